@@ -1,0 +1,23 @@
+// Folding of compile-time constants. Sema decides types; these functions only compute.
+#pragma once
+
+#include "AST.h"
+
+#include <optional>
+#include <string>
+
+namespace tlc {
+
+struct FoldResult {
+  std::optional<ConstValue> value;
+  std::string error; // non-empty: the operation is invalid on these constants
+};
+
+FoldResult foldUnary(UnaryOp op, const ConstValue &v);
+FoldResult foldBinary(BinaryOp op, const ConstValue &a, const ConstValue &b);
+// Scalar builtins (exp, max, ceildiv, ...) on constant arguments.
+FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args);
+// Value conversion for casts and typed bindings.
+ConstValue castConstant(const ConstValue &v, DType to);
+
+} // namespace tlc

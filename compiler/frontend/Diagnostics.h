@@ -1,0 +1,77 @@
+// Diagnostics: every user-facing error goes through DiagnosticEngine so that it prints as
+//   file:line:col: error: message
+//   <source line>
+//   <caret and underline>
+// followed by notes (with their own locations) and hints. llvm::SourceMgr does the
+// line/column bookkeeping and the caret rendering.
+#pragma once
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/SMLoc.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+class DiagnosticEngine {
+public:
+  // Past this many errors we stop printing: the rest are usually fallout of the first ones.
+  static constexpr unsigned kMaxErrors = 25;
+
+  explicit DiagnosticEngine(llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os = llvm::errs());
+
+  // Collects notes and hints, then prints everything when it goes out of scope.
+  class Builder {
+  public:
+    Builder(DiagnosticEngine *engine, llvm::SourceMgr::DiagKind kind, llvm::SMRange range,
+            std::string message);
+    Builder(Builder &&other) noexcept;
+    Builder(const Builder &) = delete;
+    Builder &operator=(const Builder &) = delete;
+    ~Builder();
+
+    Builder &note(llvm::SMRange range, const llvm::Twine &message);
+    Builder &hint(const llvm::Twine &message);
+
+  private:
+    struct Note {
+      llvm::SMRange range;
+      std::string message;
+    };
+    DiagnosticEngine *engine;
+    llvm::SourceMgr::DiagKind kind;
+    llvm::SMRange range;
+    std::string message;
+    std::vector<Note> notes;
+    std::vector<std::string> hints;
+  };
+
+  Builder error(llvm::SMRange range, const llvm::Twine &message);
+  Builder warning(llvm::SMRange range, const llvm::Twine &message);
+  // An error about the command line or a file as a whole: "tlc: error: message".
+  void errorNoLocation(const llvm::Twine &message);
+
+  unsigned errorCount() const { return numErrors; }
+  bool hasErrors() const { return numErrors != 0; }
+  void setShowColors(bool enabled) { showColors = enabled; }
+  llvm::SourceMgr &sourceManager() { return sourceMgr; }
+
+private:
+  friend class Builder;
+  void emit(llvm::SourceMgr::DiagKind kind, llvm::SMRange range, const std::string &message);
+
+  llvm::SourceMgr &sourceMgr;
+  llvm::raw_ostream &os;
+  unsigned numErrors = 0;
+  bool showColors = false;
+  bool suppressed = false;
+};
+
+// Edit distance suggestion: the candidate closest to `name`, or "" if none is close.
+std::string closestMatch(llvm::StringRef name, llvm::ArrayRef<std::string> candidates);
+
+} // namespace tlc

@@ -1,0 +1,670 @@
+// Sema: declarations, scopes, kernels and statements. Expressions are in SemaExpr.cpp and
+// tile operators in SemaTileOps.cpp.
+#include "Sema.h"
+#include "ConstantFolder.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace tlc {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+using llvm::isa;
+
+std::optional<Define> parseDefine(llvm::StringRef text) {
+  auto [lhs, value] = text.split('=');
+  if (lhs.empty() || value.empty() || lhs.size() == text.size())
+    return std::nullopt;
+  Define d;
+  auto [kernel, name] = lhs.rsplit('.');
+  if (name.empty()) {
+    d.name = lhs.str();
+  } else {
+    d.kernel = kernel.str();
+    d.name = name.str();
+  }
+  d.value = value.trim().str();
+  auto isIdent = [](llvm::StringRef s) {
+    return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
+           llvm::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  };
+  if (!isIdent(d.name) || (!d.kernel.empty() && !isIdent(d.kernel)))
+    return std::nullopt;
+  return d;
+}
+
+// ------------------------------------------------------------------ scopes
+
+Decl *Sema::lookup(llvm::StringRef name) const {
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto found = it->find(name);
+    if (found != it->end())
+      return found->second;
+  }
+  return nullptr;
+}
+
+bool Sema::declare(Decl *d) {
+  // No shadowing at all: in a 70-line kernel a reused name is nearly always a mistake.
+  if (Decl *previous = lookup(d->getName())) {
+    diags.error(d->getRange(), "redefinition of '" + d->getName() + "'")
+        .note(previous->getRange(),
+              "'" + previous->getName() + "' was declared here as a " + previous->kindName());
+    return false;
+  }
+  scopes.back()[d->getName()] = d;
+  return true;
+}
+
+std::vector<std::string> Sema::visibleNames() const {
+  std::vector<std::string> names;
+  for (const auto &scope : scopes)
+    for (const auto &entry : scope)
+      names.push_back(entry.first().str());
+  return names;
+}
+
+// ------------------------------------------------------------------ -D overrides
+
+Define *Sema::findDefine(llvm::StringRef name) {
+  Define *match = nullptr;
+  for (Define &d : defines) {
+    if (d.name != name)
+      continue;
+    if (!d.kernel.empty() && (!kernel || d.kernel != kernel->name))
+      continue;
+    // A kernel-qualified -D wins over a plain one.
+    if (!match || !d.kernel.empty())
+      match = &d;
+  }
+  if (match)
+    match->used = true;
+  return match;
+}
+
+std::optional<ConstValue> Sema::parseDefineValue(Define &d, Type expected, llvm::StringRef what) {
+  llvm::StringRef v = d.value;
+  auto bad = [&](llvm::StringRef wanted) -> std::optional<ConstValue> {
+    ++numCommandLineErrors;
+    diags.errorNoLocation("-D " + d.name + "=" + d.value + ": " + what + " expects " + wanted);
+    return std::nullopt;
+  };
+  switch (expected.kind()) {
+  case Type::IntLiteral: {
+    int64_t x;
+    if (v.getAsInteger(0, x))
+      return bad("an integer");
+    return ConstValue{x};
+  }
+  case Type::FloatLiteral: {
+    double x;
+    if (v.getAsDouble(x))
+      return bad("a number");
+    return ConstValue{x};
+  }
+  case Type::DTypeValue:
+    if (auto dt = parseDType(v))
+      return ConstValue{*dt};
+    return bad("a dtype (f16, bf16, f32, ...)");
+  case Type::PolicyValue:
+    if (v == "full_row")
+      return ConstValue{WarpPolicy::FullRow};
+    if (v == "full_col")
+      return ConstValue{WarpPolicy::FullCol};
+    if (v == "square")
+      return ConstValue{WarpPolicy::Square};
+    return bad("a warp policy (full_row, full_col or square)");
+  case Type::Scalar:
+    if (expected.isBool()) {
+      if (v == "true" || v == "1")
+        return ConstValue{true};
+      if (v == "false" || v == "0")
+        return ConstValue{false};
+      return bad("true or false");
+    }
+    if (isFloat(expected.dtype())) {
+      double x;
+      if (v.getAsDouble(x))
+        return bad("a number");
+      return ConstValue{x};
+    } else {
+      int64_t x;
+      if (v.getAsInteger(0, x))
+        return bad("an integer");
+      return ConstValue{x};
+    }
+  default:
+    return bad("a value of a supported kind");
+  }
+}
+
+// ------------------------------------------------------------------ top level
+
+bool Sema::run() {
+  unsigned errorsBefore = diags.errorCount();
+  pushScope(); // file scope: constants
+  for (ConstDecl *c : ctx.program.consts)
+    checkConst(c);
+  llvm::StringMap<KernelDecl *> kernelNames;
+  for (KernelDecl *k : ctx.program.kernels) {
+    auto [it, inserted] = kernelNames.try_emplace(k->name, k);
+    if (!inserted)
+      diags.error(k->nameRange, "redefinition of kernel '" + k->name + "'")
+          .note(it->second->nameRange, "the first definition is here");
+    checkKernel(k);
+  }
+  popScope();
+  return diags.errorCount() == errorsBefore;
+}
+
+void Sema::checkConst(ConstDecl *c) {
+  Type t = checkExpr(c->init);
+  if (Define *d = findDefine(c->getName()))
+    if (auto v = parseDefineValue(*d, t, "constant '" + c->getName().str() + "'"))
+      c->init->constant = v;
+  c->type = t;
+  c->constant = c->init->constant;
+  if (!t.isError() && !c->constant)
+    diags.error(c->init->getRange(), "the value of const '" + c->getName() +
+                                         "' is not a compile-time constant");
+  if (c->declaredType && !t.isError()) {
+    llvm::StringRef want = *c->declaredType;
+    bool okType = (want == "int" && t.isIntegral()) || (want == "float" && t.isNumeric()) ||
+                  (want == "dtype" && t.kind() == Type::DTypeValue) ||
+                  (parseDType(want) && (t.isNumeric() || t.isBool()));
+    if (!okType)
+      diags.error(c->init->getRange(), "const '" + c->getName() + "' is declared " + want +
+                                           " but its value has type " + t.str());
+    if (want == "float" && t.kind() == Type::IntLiteral) {
+      c->type = Type::floatLiteral();
+      if (c->constant)
+        c->constant = ConstValue{static_cast<double>(c->constant->getInt())};
+    }
+  }
+  declare(c);
+}
+
+void Sema::checkKernel(KernelDecl *k) {
+  kernel = k;
+  pushScope();
+  for (CompileParamDecl *p : k->compileParams)
+    checkCompileParam(p);
+  for (TensorParamDecl *p : k->params)
+    checkTensorParam(p);
+
+  // Launch configuration.
+  if (k->grid.empty() || k->grid.size() > 3)
+    diags.error(k->gridRange, "grid takes 1 to 3 dimensions, got " +
+                                  std::to_string(k->grid.size()));
+  for (Expr *g : k->grid)
+    expectIntegral(g, checkExpr(g), "a grid dimension");
+  Type tt = checkExpr(k->threads);
+  if (expectIntegral(k->threads, tt, "the thread count")) {
+    if (!k->threads->constant) {
+      diags.error(k->threads->getRange(), "threads(...) must be a compile-time constant")
+          .hint("use a literal or a compile-time parameter such as `threads = 128`");
+    } else {
+      int64_t n = k->threads->constant->getInt();
+      if (n <= 0 || n > 1024)
+        diags.error(k->threads->getRange(), "threads(" + std::to_string(n) +
+                                                ") is outside the range 1..1024 threads per block");
+      else if (n % 32 != 0)
+        diags.error(k->threads->getRange(), "threads(" + std::to_string(n) +
+                                                ") is not a multiple of the warp size (32)")
+            .hint("tile operators distribute work over whole warps");
+      else
+        k->numThreads = n;
+    }
+  }
+  if (k->blockIndices.size() > k->grid.size() && !k->grid.empty())
+    diags.error(k->blockIndices[k->grid.size()]->getRange(),
+                "the grid has " + std::to_string(k->grid.size()) + " dimension" +
+                    (k->grid.size() == 1 ? "" : "s") + " but " +
+                    std::to_string(k->blockIndices.size()) + " block indices are bound");
+  for (SimpleDecl *b : k->blockIndices) {
+    b->type = Type::index();
+    declare(b);
+  }
+
+  pushScope();
+  checkBlock(k->body);
+  popScope();
+  popScope();
+  kernel = nullptr;
+}
+
+void Sema::checkCompileParam(CompileParamDecl *p) {
+  // The parameter's type: declared, or that of its default.
+  std::optional<Type> declared;
+  if (p->declaredType) {
+    llvm::StringRef t = *p->declaredType;
+    if (t == "int")
+      declared = Type::intLiteral();
+    else if (t == "float")
+      declared = Type::floatLiteral();
+    else if (t == "dtype")
+      declared = Type::dtypeValue();
+    else if (t == "bool")
+      declared = Type::scalar(DType::Bool);
+    else
+      diags.error(p->declaredTypeRange,
+                  "compile-time parameters are int, float, bool or dtype, not '" + t + "'")
+          .hint("element types of tensors are given with a dtype parameter: `T: dtype = " + t +
+                "`");
+  }
+
+  Type type = declared.value_or(Type::intLiteral());
+  std::optional<ConstValue> value;
+  if (p->defaultValue) {
+    Type dt = checkExpr(p->defaultValue);
+    if (!dt.isError()) {
+      if (!p->defaultValue->constant) {
+        diags.error(p->defaultValue->getRange(), "the default of '" + p->getName() +
+                                                     "' is not a compile-time constant");
+      } else if (!declared) {
+        type = dt.isScalar() && !dt.isBool() ? (dt.isFloating() ? Type::floatLiteral()
+                                                                : Type::intLiteral())
+                                             : dt;
+        value = p->defaultValue->constant;
+      } else {
+        bool compatible = (declared->kind() == dt.kind() && (!declared->isScalar() || *declared == dt)) ||
+                          (declared->kind() == Type::FloatLiteral && dt.isNumeric());
+        if (!compatible)
+          diags.error(p->defaultValue->getRange(), "the default of '" + p->getName() +
+                                                       "' has type " + dt.str() +
+                                                       " but the parameter is " + declared->str());
+        else
+          value = declared->kind() == Type::FloatLiteral
+                      ? castConstant(*p->defaultValue->constant, DType::F64)
+                      : *p->defaultValue->constant;
+      }
+    }
+  }
+  if (p->isAuto) {
+    if (declared && declared->kind() != Type::IntLiteral)
+      diags.error(p->autoRange, "`auto` is only for int parameters (tile sizes, stages, threads)");
+    for (Expr *c : p->autoCandidates)
+      expectConstInt(c, "an auto candidate");
+    p->source = CompileParamDecl::Source::Auto;
+  }
+  if (Define *d = findDefine(p->getName())) {
+    value = parseDefineValue(*d, type, "compile-time parameter '" + p->getName().str() + "' of kernel '" +
+                                           kernel->name + "'");
+    p->source = CompileParamDecl::Source::CommandLine;
+  }
+  if (!value && !p->isAuto && p->source != CompileParamDecl::Source::CommandLine &&
+      !(p->defaultValue && p->defaultValue->type.isError())) {
+    p->source = CompileParamDecl::Source::Missing;
+    diags.error(p->getRange(), "compile-time parameter '" + p->getName() + "' has no value")
+        .hint("give it a default (`" + p->getName() + " = ...`) or pass -D " + p->getName() +
+              "=VALUE");
+  }
+  p->type = type;
+  p->constant = value;
+  declare(p);
+}
+
+std::optional<DType> Sema::resolveElemType(llvm::StringRef name, llvm::SMRange range) {
+  if (auto dt = parseDType(name))
+    return dt;
+  Decl *d = lookup(name);
+  if (!d) {
+    auto diag = diags.error(range, "unknown element type '" + name + "'");
+    std::string near = closestMatch(name, visibleNames());
+    if (!near.empty())
+      diag.hint("did you mean '" + near + "'?");
+    else
+      diag.hint("use a dtype (f16, bf16, f32, i8, ...) or a dtype parameter");
+    return std::nullopt;
+  }
+  if (d->type.kind() != Type::DTypeValue) {
+    if (!d->type.isError())
+      diags.error(range, "'" + name + "' is a " + d->kindName() + " of type " + d->type.str() +
+                             ", not a dtype")
+          .note(d->getRange(), "'" + name + "' is declared here");
+    return std::nullopt;
+  }
+  if (!d->constant)
+    return std::nullopt; // missing value, reported at the parameter
+  return d->constant->getDType();
+}
+
+void Sema::checkTensorParam(TensorParamDecl *p) {
+  std::optional<DType> elem = resolveElemType(p->elemTypeName, p->elemTypeRange);
+  p->elemType = elem.value_or(DType::F32);
+  p->scope = Scope::Global;
+  if (p->isScalar()) {
+    if (p->isOut)
+      diags.error(p->getRange(), "scalar parameter '" + p->getName() + "' cannot be `out`")
+          .hint("results are written to tensors; declare it as `" + p->getName() +
+                ": out " + p->elemTypeName + "[1]`");
+    p->type = elem ? Type::scalar(*elem) : Type::error();
+    if (Define *d = findDefine(p->getName()))
+      p->constant = parseDefineValue(*d, p->type, "scalar parameter '" + p->getName().str() + "'");
+    declare(p);
+    return;
+  }
+  p->type = elem ? Type::buffer() : Type::error();
+  for (Expr *&dim : p->shape.dims) {
+    // A fresh bare name in a shape declares a shape symbol (dynamic unless bound by -D).
+    if (auto *n = dyn_cast<NameExpr>(dim); n && !lookup(n->name)) {
+      auto *sym = ctx.make<ShapeSymbolDecl>(n->name, n->getRange());
+      sym->type = Type::index();
+      if (Define *d = findDefine(n->name)) {
+        sym->constant = parseDefineValue(*d, Type::intLiteral(), "shape symbol '" + n->name + "'");
+        if (sym->constant && sym->constant->getInt() <= 0) {
+          ++numCommandLineErrors;
+          diags.errorNoLocation("-D " + d->name + "=" + d->value +
+                                ": shape symbols must be positive");
+          sym->constant.reset();
+        }
+      }
+      declare(sym);
+      kernel->shapeSymbols.push_back(sym);
+    }
+    Type t = checkExpr(dim);
+    if (expectIntegral(dim, t, "a tensor dimension") && dim->constant && dim->constant->getInt() <= 0)
+      diags.error(dim->getRange(), "tensor dimension must be positive, got " +
+                                       std::to_string(dim->constant->getInt()));
+  }
+  declare(p);
+}
+
+// ------------------------------------------------------------------ statements
+
+void Sema::checkBlock(BlockStmt *b) {
+  for (Stmt *s : b->body)
+    checkStmt(s);
+}
+
+void Sema::checkStmt(Stmt *s) {
+  switch (s->getKind()) {
+  case Stmt::SK_Alloc: return checkAlloc(cast<AllocStmt>(s));
+  case Stmt::SK_Let: return checkLet(cast<LetStmt>(s));
+  case Stmt::SK_For: return checkFor(cast<ForStmt>(s));
+  case Stmt::SK_If: return checkIf(cast<IfStmt>(s));
+  case Stmt::SK_Assign: return checkAssign(cast<AssignStmt>(s));
+  case Stmt::SK_Call: return checkCallStmt(cast<CallStmt>(s));
+  case Stmt::SK_Block:
+    pushScope();
+    checkBlock(cast<BlockStmt>(s));
+    popScope();
+    return;
+  }
+}
+
+void Sema::checkAlloc(AllocStmt *s) {
+  BufferDecl *b = s->buffer;
+  if (!loops.empty() || conditionalDepth != 0)
+    diags.error(b->getRange(), "buffers must be allocated at the top level of the kernel body")
+        .hint("move the allocation of '" + b->getName() + "' before the loop; the compiler "
+              "reuses its storage");
+  std::optional<DType> elem = resolveElemType(b->elemTypeName, b->elemTypeRange);
+  b->elemType = elem.value_or(DType::F32);
+  b->type = elem ? Type::buffer() : Type::error();
+  for (Expr *dim : b->shape.dims) {
+    Type t = checkExpr(dim);
+    if (!expectIntegral(dim, t, "a buffer dimension"))
+      continue;
+    if (!dim->constant) {
+      diags.error(dim->getRange(), "the shape of " + scopeName(b->scope) + " buffer '" +
+                                       b->getName() + "' must be a compile-time constant")
+          .hint("on-chip buffers are sized at compile time; use a compile-time parameter "
+                "(or -D) for this dimension");
+      b->type = Type::error();
+    } else if (dim->constant->getInt() <= 0) {
+      diags.error(dim->getRange(), "buffer dimension must be positive, got " +
+                                       std::to_string(dim->constant->getInt()));
+      b->type = Type::error();
+    }
+  }
+  declare(b);
+}
+
+void Sema::checkLet(LetStmt *s) {
+  LetDecl *d = s->decl;
+  Type t = checkExpr(d->init);
+  if (t.kind() == Type::Buffer) {
+    diags.error(d->init->getRange(), "a let binding holds a scalar, not a buffer")
+        .hint("tile operators take buffers directly");
+    t = Type::error();
+  }
+  if (d->declaredType && !t.isError()) {
+    if (checkConvertible(t, *d->declaredType, d->init->getRange(), "let binding"))
+      t = Type::scalar(*d->declaredType);
+    if (d->init->constant)
+      d->constant = castConstant(*d->init->constant, *d->declaredType);
+  } else {
+    d->constant = d->init->constant;
+    if (!t.isError() && !t.isScalar() && t.kind() != Type::IntLiteral &&
+        t.kind() != Type::FloatLiteral) {
+      diags.error(d->init->getRange(), "a let binding must hold a number or a bool, not a " +
+                                           t.str());
+      t = Type::error();
+    }
+    t = materialize(t);
+  }
+  d->type = t;
+  declare(d);
+}
+
+void Sema::checkFor(ForStmt *s) {
+  for (ForStmt *outer : loops) {
+    if (outer->loopKind != LoopKind::Parallel)
+      continue;
+    diags.error(s->kindRange, s->loopKind == LoopKind::Parallel
+                                  ? "parallel loops cannot be nested"
+                                  : "a " + loopKindName(s->loopKind).str() +
+                                        " loop cannot appear inside a parallel loop")
+        .note(outer->kindRange, "inside this parallel loop")
+        .hint(s->loopKind == LoopKind::Parallel
+                  ? "list every dimension in one loop: `for i, j in parallel(M, N)`"
+                  : "a parallel loop body is per-element scalar code");
+    break;
+  }
+
+  std::vector<Expr *> positional;
+  for (CallArg &a : s->args) {
+    if (a.keyword.empty()) {
+      positional.push_back(a.value);
+      continue;
+    }
+    bool known = s->loopKind == LoopKind::Pipelined && a.keyword == "stages";
+    if (!known) {
+      auto diag = diags.error(a.keywordRange, "unknown option '" + a.keyword + "' for a " +
+                                                  loopKindName(s->loopKind) + " loop");
+      if (s->loopKind == LoopKind::Pipelined)
+        diag.hint("pipelined loops take `stages = N`");
+      checkExpr(a.value);
+      continue;
+    }
+    checkExpr(a.value);
+    s->stages = expectConstInt(a.value, "the number of pipeline stages");
+    if (s->stages && (*s->stages < 1 || *s->stages > 8)) {
+      diags.error(a.value->getRange(), "pipeline stages must be between 1 and 8, got " +
+                                           std::to_string(*s->stages));
+      s->stages.reset();
+    }
+  }
+  for (Expr *e : positional)
+    expectIntegral(e, checkExpr(e), "a loop bound");
+
+  size_t nvars = s->vars.size();
+  if (s->loopKind == LoopKind::Parallel) {
+    if (positional.size() != nvars)
+      diags.error(s->kindRange, "parallel loop binds " + std::to_string(nvars) + " variable" +
+                                    (nvars == 1 ? "" : "s") + " but has " +
+                                    std::to_string(positional.size()) + " extent" +
+                                    (positional.size() == 1 ? "" : "s"))
+          .hint("give one extent per variable: `for i, j in parallel(M, N)`");
+    s->extents = positional;
+  } else {
+    if (nvars != 1)
+      diags.error(s->vars[1]->getRange(), "a " + loopKindName(s->loopKind) +
+                                              " loop binds exactly one variable");
+    bool range2 = s->loopKind == LoopKind::Serial && positional.size() == 2;
+    if (positional.empty() || (positional.size() > 1 && !range2))
+      diags.error(s->kindRange, loopKindName(s->loopKind) +
+                                    (s->loopKind == LoopKind::Serial
+                                         ? " takes a trip count or a range: serial(n) or serial(lo, hi)"
+                                         : " takes one trip count: " +
+                                               loopKindName(s->loopKind).str() + "(n)"));
+    else if (range2) {
+      s->start = positional[0];
+      s->extents = {positional[1]};
+    } else {
+      s->extents = {positional[0]};
+    }
+    if ((s->loopKind == LoopKind::Unroll || s->loopKind == LoopKind::Vectorized) &&
+        s->extents.size() == 1 && !s->extents[0]->type.isError() && !s->extents[0]->constant)
+      diags.error(s->extents[0]->getRange(), "the extent of a " + loopKindName(s->loopKind) +
+                                                 " loop must be a compile-time constant");
+    if (s->loopKind == LoopKind::Pipelined && !s->stages &&
+        !llvm::any_of(s->args, [](const CallArg &a) { return a.keyword == "stages"; }))
+      s->stages = 2; // paper default: double buffering
+  }
+  for (Expr *e : s->extents)
+    if (e->constant && e->constant->isInt() && e->constant->getInt() <= 0 &&
+        s->loopKind == LoopKind::Parallel)
+      diags.error(e->getRange(), "parallel loop extent must be positive, got " +
+                                     std::to_string(e->constant->getInt()));
+
+  pushScope();
+  for (SimpleDecl *v : s->vars) {
+    v->type = Type::index();
+    declare(v);
+  }
+  loops.push_back(s);
+  checkBlock(s->body);
+  loops.pop_back();
+  popScope();
+}
+
+void Sema::checkIf(IfStmt *s) {
+  expectBool(s->cond, checkExpr(s->cond), "an if condition");
+  ++conditionalDepth;
+  pushScope();
+  checkBlock(s->thenBody);
+  popScope();
+  if (s->elseBody) {
+    pushScope();
+    checkStmt(s->elseBody);
+    popScope();
+  }
+  --conditionalDepth;
+}
+
+void Sema::checkAssign(AssignStmt *s) {
+  Type valueType = checkExpr(s->value);
+  if (auto *n = dyn_cast<NameExpr>(s->target)) {
+    Decl *d = lookup(n->name);
+    if (!d) {
+      checkExpr(n); // reports the undeclared name
+      return;
+    }
+    n->decl = d;
+    if (isa<BufferDecl>(d) || (isa<TensorParamDecl>(d) && !cast<TensorParamDecl>(d)->isScalar())) {
+      diags.error(n->getRange(), "cannot assign to the whole buffer '" + n->name + "'")
+          .hint("assign elements inside a parallel loop, or use fill(" + n->name + ", value) / copy");
+      return;
+    }
+    auto diag = diags.error(n->getRange(), "cannot assign to '" + n->name + "': it is a " +
+                                               d->kindName());
+    diag.note(d->getRange(), "'" + n->name + "' is declared here");
+    if (isa<LetDecl>(d))
+      diag.hint("let bindings are immutable; keep mutable state in a buffer: `" + n->name +
+                "_acc = local f32[1];`");
+    return;
+  }
+  auto *ix = cast<IndexExpr>(s->target);
+  Type targetType = checkExpr(ix);
+  if (targetType.isError() || !ix->base->decl)
+    return;
+  auto *buf = dyn_cast<BufferLikeDecl>(ix->base->decl);
+  if (!buf)
+    return;
+  if (auto *tp = dyn_cast<TensorParamDecl>(buf); tp && !tp->isOut)
+    reportReadOnly(buf, ix->base->getRange());
+  if (valueType.isError())
+    return;
+  if (s->op != AssignOp::Assign && (buf->elemType == DType::Bool || !valueType.isNumeric())) {
+    diags.error(s->getRange(), "compound assignment '" + spelling(s->op) +
+                                   "' needs numeric operands, got " + dtypeName(buf->elemType) +
+                                   " and " + valueType.str());
+    return;
+  }
+  checkConvertible(valueType, buf->elemType, s->value->getRange(),
+                   "an element of '" + buf->getName().str() + "'");
+}
+
+void Sema::checkCallStmt(CallStmt *s) {
+  CallExpr *call = s->call;
+  if (call->calleeKind == CalleeKind::TileOp) {
+    checkTileOp(call);
+    return;
+  }
+  Type t = checkExpr(call);
+  if (!t.isError())
+    diags.error(call->getRange(), "the result of '" + call->callee + "(...)' is unused")
+        .hint("assign it to a buffer element or bind it with `let`");
+}
+
+// ------------------------------------------------------------------ helpers
+
+bool Sema::expectIntegral(Expr *e, Type t, llvm::StringRef what) {
+  if (t.isError())
+    return false;
+  if (t.isIntegral())
+    return true;
+  diags.error(e->getRange(), what.str() + " must be an integer, got " + t.str())
+      .hint(t.isFloating() ? "convert explicitly with i32(...)" : "use an integer expression");
+  return false;
+}
+
+bool Sema::expectBool(Expr *e, Type t, llvm::StringRef what) {
+  if (t.isError() || t.isBool())
+    return !t.isError();
+  auto diag = diags.error(e->getRange(), what.str() + " must be bool, got " + t.str());
+  if (t.isNumeric())
+    diag.hint("compare explicitly, e.g. `x != 0`");
+  return false;
+}
+
+std::optional<int64_t> Sema::expectConstInt(Expr *e, llvm::StringRef what) {
+  Type t = e->type;
+  if (!expectIntegral(e, t, what))
+    return std::nullopt;
+  if (!e->constant) {
+    diags.error(e->getRange(), what.str() + " must be a compile-time constant");
+    return std::nullopt;
+  }
+  return e->constant->getInt();
+}
+
+bool Sema::checkConvertible(Type from, DType to, llvm::SMRange range, llvm::StringRef what) {
+  if (from.isError())
+    return false;
+  bool toBool = to == DType::Bool;
+  if (from.isBool() == toBool && (from.isNumeric() || from.isBool()))
+    return true;
+  if (!from.isNumeric() && !from.isBool()) {
+    diags.error(range, "cannot use a " + from.str() + " as " + what);
+    return false;
+  }
+  diags.error(range, "cannot implicitly convert " + from.str() + " to " + dtypeName(to) +
+                         " for " + what)
+      .hint(toBool ? "compare explicitly, e.g. `x != 0`"
+                   : "convert explicitly with " + dtypeName(to).str() + "(...)");
+  return false;
+}
+
+void Sema::reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range) {
+  diags.error(range, "cannot write to '" + buf->getName() + "': it is not declared `out`")
+      .note(buf->getRange(), "'" + buf->getName() + "' is declared here")
+      .hint("declare it as `" + buf->getName().str() + ": out " + buf->elemTypeName + buf->shape.str() +
+            "`");
+}
+
+} // namespace tlc

@@ -1,0 +1,126 @@
+// Semantic analysis: name resolution and scopes, compile-time parameters and `-D`
+// overrides, constant folding, scalar typing with implicit-conversion rules, and the shape
+// rules of tile operators. Errors are reported with recovery: an expression that fails gets
+// the Error type, which silences follow-on errors about it.
+#pragma once
+
+#include "AST.h"
+#include "Diagnostics.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+// `-D name=value` or `-D kernel.name=value` from the command line.
+struct Define {
+  std::string kernel; // empty: applies to every kernel that has `name`
+  std::string name;
+  std::string value;
+  bool used = false;
+};
+
+// Parses "name=value" or "kernel.name=value"; nullopt if malformed.
+std::optional<Define> parseDefine(llvm::StringRef text);
+
+// A linear form sum(coeff_i * decl_i) + constant over integer declarations: enough to see
+// that `by * 64 + 64` minus `by * 64` is the constant 64.
+struct LinearForm {
+  std::vector<std::pair<const Decl *, int64_t>> terms; // sorted by pointer, no zero coeffs
+  int64_t constant = 0;
+  bool isConstant() const { return terms.empty(); }
+};
+std::optional<LinearForm> linearize(const Expr *e);
+std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
+
+// A tile operand: a whole buffer, an origin-only point `A[i, j]`, or a sliced region.
+struct Region {
+  BufferLikeDecl *buffer = nullptr;
+  bool originOnly = false;
+  // Per buffer dimension: the extent if known (nullopt: dynamic), and whether it is a point.
+  std::vector<std::optional<int64_t>> extents;
+  std::vector<bool> isPoint;
+  std::vector<const Expr *> origins; // null where the origin is 0
+  llvm::SMRange range;
+  // Extents that are not points, i.e. the tile shape the region contributes.
+  std::vector<std::optional<int64_t>> tileShape() const;
+  std::string shapeStr() const;
+};
+
+class Sema {
+public:
+  Sema(ASTContext &ctx, DiagnosticEngine &diags, std::vector<Define> &defines)
+      : ctx(ctx), diags(diags), defines(defines) {}
+
+  // Returns false if errors were reported in the program.
+  bool run();
+  // Errors in `-D` values (reported without a source location; exit code 2).
+  unsigned commandLineErrors() const { return numCommandLineErrors; }
+
+  // Expression checking (SemaExpr.cpp).
+  enum class ExprContext { Value, TileOperand };
+  Type checkExpr(Expr *e, ExprContext context = ExprContext::Value);
+
+private:
+  friend class TileOpChecker;
+
+  // Scopes (Sema.cpp).
+  void pushScope() { scopes.emplace_back(); }
+  void popScope() { scopes.pop_back(); }
+  Decl *lookup(llvm::StringRef name) const;
+  bool declare(Decl *d);
+  std::vector<std::string> visibleNames() const;
+
+  // Declarations and statements (Sema.cpp).
+  void checkConst(ConstDecl *c);
+  void checkKernel(KernelDecl *k);
+  void checkCompileParam(CompileParamDecl *p);
+  void checkTensorParam(TensorParamDecl *p);
+  std::optional<DType> resolveElemType(llvm::StringRef name, llvm::SMRange range);
+  void checkBlock(BlockStmt *b);
+  void checkStmt(Stmt *s);
+  void checkAlloc(AllocStmt *s);
+  void checkLet(LetStmt *s);
+  void checkFor(ForStmt *s);
+  void checkIf(IfStmt *s);
+  void checkAssign(AssignStmt *s);
+  void checkCallStmt(CallStmt *s);
+  Define *findDefine(llvm::StringRef name);
+  std::optional<ConstValue> parseDefineValue(Define &d, Type expected, llvm::StringRef what);
+
+  // Expressions (SemaExpr.cpp).
+  Type checkName(NameExpr *e, ExprContext context);
+  Type checkIndex(IndexExpr *e, ExprContext context);
+  Type checkUnary(UnaryExpr *e);
+  Type checkBinary(BinaryExpr *e);
+  Type checkCall(CallExpr *e);
+  Type checkScalarBuiltin(CallExpr *e);
+  Type checkCast(CallExpr *e, DType to);
+  void checkIndexBounds(IndexExpr *e, BufferLikeDecl *buf);
+
+  // Shared helpers.
+  bool expectIntegral(Expr *e, Type t, llvm::StringRef what);
+  bool expectBool(Expr *e, Type t, llvm::StringRef what);
+  std::optional<int64_t> expectConstInt(Expr *e, llvm::StringRef what);
+  bool checkConvertible(Type from, DType to, llvm::SMRange range, llvm::StringRef what);
+  void reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range);
+
+  // Tile operators (SemaTileOps.cpp).
+  void checkTileOp(CallExpr *call);
+  std::optional<Region> analyzeRegion(Expr *arg, bool isWrite, llvm::StringRef role);
+
+  ASTContext &ctx;
+  DiagnosticEngine &diags;
+  std::vector<Define> &defines;
+  unsigned numCommandLineErrors = 0;
+
+  std::vector<llvm::StringMap<Decl *>> scopes;
+  KernelDecl *kernel = nullptr;
+  std::vector<ForStmt *> loops;     // enclosing loops, innermost last
+  unsigned conditionalDepth = 0;    // enclosing if statements
+};
+
+} // namespace tlc

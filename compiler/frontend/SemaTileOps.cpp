@@ -1,0 +1,618 @@
+// Sema for tile operators: argument binding (positional or keyword), operand regions, and
+// the shape rules of copy, gemm, the reduce family, fill/clear, atomic_add, cumsum,
+// annotate_layout, swizzle_blocks, barriers and call_extern.
+#include "Sema.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace tlc {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+using llvm::isa;
+
+namespace {
+
+std::string extentStr(const std::vector<std::optional<int64_t>> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += "x";
+    s += shape[i] ? std::to_string(*shape[i]) : "?";
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+// Drops unit extents: a [1, 64] tile and a [64] tile have the same elements.
+std::vector<std::optional<int64_t>> squeeze(const std::vector<std::optional<int64_t>> &shape) {
+  std::vector<std::optional<int64_t>> out;
+  for (const auto &e : shape)
+    if (!e || *e != 1)
+      out.push_back(e);
+  return out;
+}
+
+// What each tile operator accepts: positional parameters in order, then keyword-only ones.
+struct Signature {
+  std::vector<const char *> params;   // may also be passed by keyword
+  size_t required;                    // how many of params are required
+  std::vector<const char *> keywords; // keyword-only options
+  bool variadic = false;              // call_extern
+};
+
+Signature signatureOf(Builtin b) {
+  switch (b) {
+  case Builtin::Copy: return {{"src", "dst"}, 2, {}};
+  case Builtin::Gemm:
+    return {{"A", "B", "C"}, 3, {"transpose_A", "transpose_B", "policy", "clear_accum"}};
+  case Builtin::Fill: return {{"dst", "value"}, 2, {}};
+  case Builtin::Clear: return {{"dst"}, 1, {}};
+  case Builtin::AtomicAdd: return {{"dst", "src"}, 2, {}};
+  case Builtin::Cumsum: return {{"src", "dst"}, 2, {"dim", "reverse"}};
+  case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
+  case Builtin::SwizzleBlocks: return {{"panel"}, 0, {}};
+  case Builtin::BarrierArrive: return {{"id"}, 1, {}};
+  case Builtin::BarrierWait: return {{"id"}, 1, {}};
+  case Builtin::CallExtern: return {{"name"}, 1, {"returns"}, true};
+  default: // reductions
+    return {{"src", "dst"}, 2, {"dim", "clear"}};
+  }
+}
+
+} // namespace
+
+std::vector<std::optional<int64_t>> Region::tileShape() const {
+  std::vector<std::optional<int64_t>> out;
+  for (size_t i = 0; i < extents.size(); ++i)
+    if (!isPoint[i])
+      out.push_back(extents[i]);
+  return out;
+}
+
+std::string Region::shapeStr() const { return extentStr(tileShape()); }
+
+// Binds a tile operator's arguments and runs its rule.
+class TileOpChecker {
+public:
+  TileOpChecker(Sema &sema, CallExpr *call) : sema(sema), diags(sema.diags), call(call) {}
+
+  void run();
+
+private:
+  bool bind();
+  Expr *arg(llvm::StringRef name) const { return bound.lookup(name); }
+  // A bool/int/policy option: its constant value, or `fallback` when absent.
+  std::optional<ConstValue> option(llvm::StringRef name, Type::Kind kind, ConstValue fallback);
+  std::optional<Region> operand(llvm::StringRef name, bool isWrite);
+  // A whole on-chip buffer operand (gemm and reductions).
+  BufferDecl *wholeBuffer(llvm::StringRef name, std::initializer_list<Scope> scopes);
+  llvm::StringRef op() const { return call->callee; }
+
+  void checkCopy(bool atomic);
+  void checkGemm();
+  void checkReduce();
+  void checkCumsum();
+  void checkFill();
+  void checkAnnotateLayout();
+  void checkSwizzleBlocks();
+  void checkBarrier();
+  void checkCallExtern();
+  bool checkSameTile(const Region &src, const Region &dst);
+  std::optional<int64_t> checkDim(llvm::StringRef name, size_t rank);
+
+  Sema &sema;
+  DiagnosticEngine &diags;
+  CallExpr *call;
+  llvm::StringMap<Expr *> bound;
+  std::vector<Expr *> extraArgs; // call_extern's arguments after the name
+};
+
+bool TileOpChecker::bind() {
+  Signature sig = signatureOf(call->builtin);
+  size_t position = 0;
+  bool ok = true;
+  for (CallArg &a : call->args) {
+    if (a.keyword.empty()) {
+      if (position < sig.params.size()) {
+        bound[sig.params[position++]] = a.value;
+      } else if (sig.variadic) {
+        extraArgs.push_back(a.value);
+      } else {
+        diags.error(a.value->getRange(), op() + " takes " + std::to_string(sig.params.size()) +
+                                             " positional argument" +
+                                             (sig.params.size() == 1 ? "" : "s"))
+            .hint("options are passed by name, e.g. " +
+                  std::string(sig.keywords.empty() ? "none exist for this operator"
+                                                   : std::string(sig.keywords[0]) + " = ..."));
+        ok = false;
+      }
+      continue;
+    }
+    bool known = llvm::is_contained(sig.params, a.keyword) || llvm::is_contained(sig.keywords, a.keyword);
+    if (!known) {
+      std::vector<std::string> names(sig.params.begin(), sig.params.end());
+      names.insert(names.end(), sig.keywords.begin(), sig.keywords.end());
+      auto diag = diags.error(a.keywordRange, "unknown argument '" + a.keyword + "' for " + op());
+      std::string near = closestMatch(a.keyword, names);
+      if (!near.empty())
+        diag.hint("did you mean '" + near + "'?");
+      else
+        diag.hint(op() + " accepts: " + llvm::join(names, ", "));
+      ok = false;
+      continue;
+    }
+    if (bound.count(a.keyword)) {
+      diags.error(a.keywordRange, "argument '" + a.keyword + "' of " + op() + " is given twice");
+      ok = false;
+      continue;
+    }
+    bound[a.keyword] = a.value;
+  }
+  for (size_t i = 0; i < sig.required; ++i)
+    if (!bound.count(sig.params[i])) {
+      diags.error(call->getRange(), op() + " is missing its '" + sig.params[i] + "' argument")
+          .hint("expected " + op() + "(" +
+                llvm::join(std::vector<std::string>(sig.params.begin(), sig.params.begin() + sig.required), ", ") +
+                ")");
+      ok = false;
+    }
+  return ok;
+}
+
+std::optional<ConstValue> TileOpChecker::option(llvm::StringRef name, Type::Kind kind,
+                                                ConstValue fallback) {
+  Expr *e = arg(name);
+  if (!e)
+    return fallback;
+  Type t = sema.checkExpr(e);
+  if (t.isError())
+    return std::nullopt;
+  bool kindOk = kind == Type::Scalar ? t.isBool()
+              : kind == Type::IntLiteral ? t.isIntegral()
+                                         : t.kind() == kind;
+  const char *want = kind == Type::Scalar ? "bool" : kind == Type::IntLiteral ? "an integer"
+                                                                              : "a warp policy";
+  if (!kindOk) {
+    diags.error(e->getRange(), "'" + name + "' of " + op() + " must be " + want + ", got " + t.str());
+    return std::nullopt;
+  }
+  if (!e->constant) {
+    diags.error(e->getRange(), "'" + name + "' of " + op() + " must be a compile-time constant");
+    return std::nullopt;
+  }
+  return e->constant;
+}
+
+std::optional<Region> TileOpChecker::operand(llvm::StringRef name, bool isWrite) {
+  Expr *e = arg(name);
+  if (!e)
+    return std::nullopt;
+  return sema.analyzeRegion(e, isWrite, (op() + "'s " + name).str());
+}
+
+BufferDecl *TileOpChecker::wholeBuffer(llvm::StringRef name, std::initializer_list<Scope> scopes) {
+  Expr *e = arg(name);
+  if (!e)
+    return nullptr;
+  Type t = sema.checkExpr(e, Sema::ExprContext::TileOperand);
+  if (t.isError())
+    return nullptr;
+  auto *n = dyn_cast<NameExpr>(e);
+  auto *buf = n ? dyn_cast_or_null<BufferDecl>(n->decl) : nullptr;
+  std::string allowed;
+  for (Scope s : scopes)
+    allowed += (allowed.empty() ? "" : " or ") + scopeName(s).str();
+  if (!buf) {
+    diags.error(e->getRange(), op() + "'s " + name + " must be a whole " + allowed + " buffer")
+        .hint(n && n->decl && isa<TensorParamDecl>(n->decl)
+                  ? "copy the tile from global memory into a shared buffer first"
+                  : "pass the buffer itself, not a region of it");
+    return nullptr;
+  }
+  if (!llvm::is_contained(scopes, buf->scope)) {
+    diags.error(e->getRange(), op() + "'s " + name + " must be a " + allowed + " buffer, but '" +
+                                   buf->getName() + "' is " + scopeName(buf->scope))
+        .note(buf->getRange(), "'" + buf->getName() + "' is declared here");
+    return nullptr;
+  }
+  return buf;
+}
+
+std::optional<Region> Sema::analyzeRegion(Expr *e, bool isWrite, llvm::StringRef role) {
+  Type t = checkExpr(e, ExprContext::TileOperand);
+  if (t.isError())
+    return std::nullopt;
+  NameExpr *base = nullptr;
+  auto *ix = dyn_cast<IndexExpr>(e);
+  if (ix)
+    base = ix->base;
+  else
+    base = dyn_cast<NameExpr>(e);
+  auto *buf = base ? dyn_cast_or_null<BufferLikeDecl>(base->decl) : nullptr;
+  if (!buf || t.kind() != Type::Buffer) {
+    diags.error(e->getRange(), role.str() + " must be a buffer or a region of one, got " +
+                                   (t.kind() == Type::Buffer ? "a buffer" : "a " + t.str()));
+    return std::nullopt;
+  }
+  if (isWrite)
+    if (auto *tp = dyn_cast<TensorParamDecl>(buf); tp && !tp->isOut) {
+      reportReadOnly(buf, base->getRange());
+      return std::nullopt;
+    }
+  Region r;
+  r.buffer = buf;
+  r.range = e->getRange();
+  size_t rank = buf->shape.rank();
+  r.extents.resize(rank);
+  r.isPoint.assign(rank, false);
+  r.origins.assign(rank, nullptr);
+  if (!ix) {
+    for (size_t i = 0; i < rank; ++i)
+      r.extents[i] = buf->shape.constDim(i);
+    return r;
+  }
+  r.originOnly = !ix->hasSlice();
+  for (size_t i = 0; i < rank; ++i) {
+    const IndexItem &item = ix->indices[i];
+    r.origins[i] = item.lo;
+    if (!item.isSlice) {
+      r.isPoint[i] = !r.originOnly;
+      r.extents[i] = r.originOnly ? std::nullopt : std::optional<int64_t>(1);
+      continue;
+    }
+    std::optional<int64_t> extent;
+    if (item.hi)
+      extent = constantDifference(item.hi, item.lo);
+    else if (auto dim = buf->shape.constDim(i); dim && (!item.lo || item.lo->constant))
+      extent = *dim - (item.lo ? item.lo->constant->getInt() : 0);
+    if (extent && *extent <= 0) {
+      diags.error(item.range, "empty region: slice " + std::to_string(i) + " of '" +
+                                  buf->getName() + "' has extent " + std::to_string(*extent));
+      return std::nullopt;
+    }
+    r.extents[i] = extent;
+  }
+  return r;
+}
+
+bool TileOpChecker::checkSameTile(const Region &src, const Region &dst) {
+  if (src.originOnly && dst.originOnly) {
+    diags.error(call->getRange(), op() + " needs the tile extent from one side, but both '" +
+                                      src.buffer->getName() + "' and '" + dst.buffer->getName() +
+                                      "' are given by origin only")
+        .hint("pass a whole buffer on one side, or slice one side: A[i0:i1, j0:j1]");
+    return false;
+  }
+  // Origin-only: the other side's tile is placed at the origin, aligned to the last dims.
+  const Region &sized = src.originOnly ? dst : src;
+  const Region &placed = src.originOnly ? src : (dst.originOnly ? dst : src);
+  if (placed.originOnly) {
+    auto tile = squeeze(sized.tileShape());
+    size_t rank = placed.buffer->shape.rank();
+    if (tile.size() > rank) {
+      diags.error(placed.range, "a " + extentStr(tile) + " tile does not fit in " +
+                                    std::to_string(rank) + "-d '" + placed.buffer->getName() + "'");
+      return false;
+    }
+    // Bounds of constant origins against constant dims.
+    std::vector<std::optional<int64_t>> full = sized.tileShape();
+    for (size_t k = 0; k < full.size() && k < rank; ++k) {
+      size_t dim = rank - full.size() + k;
+      const Expr *origin = placed.origins[dim];
+      auto size = placed.buffer->shape.constDim(dim);
+      if (full[k] && size && origin && origin->constant && origin->constant->isInt() &&
+          origin->constant->getInt() + *full[k] > *size) {
+        diags.error(origin->getRange(), "the " + extentStr(sized.tileShape()) + " tile at " +
+                                            std::to_string(origin->constant->getInt()) +
+                                            " runs past dimension " + std::to_string(dim) + " of '" +
+                                            placed.buffer->getName() + "' (size " +
+                                            std::to_string(*size) + ")");
+        return false;
+      }
+    }
+    return true;
+  }
+  auto a = squeeze(src.tileShape()), b = squeeze(dst.tileShape());
+  bool match = a.size() == b.size();
+  for (size_t i = 0; match && i < a.size(); ++i)
+    if (a[i] && b[i] && *a[i] != *b[i])
+      match = false;
+  if (!match) {
+    diags.error(call->getRange(), op() + " shapes do not match: source '" +
+                                      src.buffer->getName() + "' is " + src.shapeStr() +
+                                      " but destination '" + dst.buffer->getName() + "' is " +
+                                      dst.shapeStr())
+        .note(src.range, "source region")
+        .note(dst.range, "destination region");
+    return false;
+  }
+  return true;
+}
+
+void TileOpChecker::checkCopy(bool atomic) {
+  std::optional<Region> dst = operand("dst", /*isWrite=*/true);
+  Expr *srcExpr = arg("src");
+  // atomic_add(dst, value) with a scalar value adds one element.
+  if (atomic && srcExpr && !isa<IndexExpr>(srcExpr) &&
+      !(isa<NameExpr>(srcExpr) && sema.lookup(cast<NameExpr>(srcExpr)->name) &&
+        sema.lookup(cast<NameExpr>(srcExpr)->name)->type.kind() == Type::Buffer)) {
+    Type t = sema.checkExpr(srcExpr);
+    if (dst && !dst->originOnly)
+      diags.error(dst->range, "atomic_add of a scalar needs a single element as destination")
+          .hint("index every dimension with a point: C[i, j]");
+    else if (dst)
+      sema.checkConvertible(t, dst->buffer->elemType, srcExpr->getRange(), "atomic_add's value");
+    return;
+  }
+  std::optional<Region> src = operand("src", /*isWrite=*/false);
+  if (!src || !dst)
+    return;
+  if (atomic && dst->buffer->scope != Scope::Global && dst->buffer->scope != Scope::Shared) {
+    diags.error(dst->range, "atomic_add's destination must be global or shared memory, but '" +
+                                dst->buffer->getName() + "' is " + scopeName(dst->buffer->scope));
+    return;
+  }
+  if (src->buffer == dst->buffer && !atomic) {
+    diags.error(call->getRange(), "copy from '" + src->buffer->getName() + "' to itself");
+    return;
+  }
+  if ((dst->buffer->elemType == DType::Bool) != (src->buffer->elemType == DType::Bool)) {
+    diags.error(call->getRange(), op() + " cannot convert between bool and " +
+                                      dtypeName(dst->buffer->elemType == DType::Bool
+                                                    ? src->buffer->elemType
+                                                    : dst->buffer->elemType));
+    return;
+  }
+  checkSameTile(*src, *dst);
+}
+
+void TileOpChecker::checkGemm() {
+  BufferDecl *a = wholeBuffer("A", {Scope::Shared, Scope::Fragment});
+  BufferDecl *b = wholeBuffer("B", {Scope::Shared, Scope::Fragment});
+  BufferDecl *c = wholeBuffer("C", {Scope::Fragment});
+  auto ta = option("transpose_A", Type::Scalar, ConstValue{false});
+  auto tb = option("transpose_B", Type::Scalar, ConstValue{false});
+  option("policy", Type::PolicyValue, ConstValue{WarpPolicy::Square});
+  option("clear_accum", Type::Scalar, ConstValue{false});
+  if (!a || !b || !c || !ta || !tb)
+    return;
+  for (BufferDecl *x : {a, b, c})
+    if (x->shape.rank() != 2) {
+      diags.error(call->getRange(), "gemm operands are 2-d tiles, but '" + x->getName() +
+                                        "' has shape " + x->shape.str())
+          .note(x->getRange(), "'" + x->getName() + "' is declared here");
+      return;
+    }
+  // Element types: A and B agree; the accumulator is wide enough.
+  if (a->elemType != b->elemType) {
+    diags.error(call->getRange(), "gemm inputs have different dtypes: A is " +
+                                      dtypeName(a->elemType) + ", B is " + dtypeName(b->elemType));
+    return;
+  }
+  DType in = a->elemType, acc = c->elemType;
+  bool inOk = in == DType::F16 || in == DType::BF16 || in == DType::F8E4M3 ||
+              in == DType::F8E5M2 || in == DType::I8 || in == DType::F32;
+  if (!inOk) {
+    diags.error(arg("A")->getRange(), "gemm has no tensor-core path for " + dtypeName(in) +
+                                          " inputs")
+        .hint("supported inputs: f16, bf16, f8e4m3, f8e5m2, i8, f32 (tf32)");
+    return;
+  }
+  bool accOk = in == DType::I8 ? acc == DType::I32
+                               : (acc == DType::F32 || (in == DType::F16 && acc == DType::F16));
+  if (!accOk) {
+    diags.error(arg("C")->getRange(), "gemm accumulator '" + c->getName() + "' is " +
+                                          dtypeName(acc) + ", which " + dtypeName(in) +
+                                          " inputs cannot accumulate into")
+        .hint(in == DType::I8 ? "use an i32 accumulator" : "use an f32 accumulator");
+    return;
+  }
+  bool transA = ta->getBool(), transB = tb->getBool();
+  auto dim = [](BufferDecl *x, size_t i) { return x->shape.constDim(i); };
+  auto M = dim(a, transA ? 1 : 0), Ka = dim(a, transA ? 0 : 1);
+  auto Kb = dim(b, transB ? 1 : 0), N = dim(b, transB ? 0 : 1);
+  auto Mc = dim(c, 0), Nc = dim(c, 1);
+  auto mismatch = [&](llvm::StringRef what, const std::string &detail, const char *hint) {
+    diags.error(call->getRange(), "gemm " + what + " mismatch: " + detail)
+        .note(a->getRange(), "A '" + a->getName() + "' is " + a->shape.str() +
+                                 (transA ? " (transposed)" : ""))
+        .note(b->getRange(), "B '" + b->getName() + "' is " + b->shape.str() +
+                                 (transB ? " (transposed)" : ""))
+        .note(c->getRange(), "C '" + c->getName() + "' is " + c->shape.str())
+        .hint(hint);
+  };
+  if (Ka && Kb && *Ka != *Kb)
+    return mismatch("K", "A has K = " + std::to_string(*Ka) + " but B has K = " + std::to_string(*Kb),
+                    "if B is stored as [N, K], pass transpose_B = true");
+  if (M && Mc && *M != *Mc)
+    return mismatch("M", "A has M = " + std::to_string(*M) + " but C has " + std::to_string(*Mc) +
+                             " rows",
+                    "if A is stored as [K, M], pass transpose_A = true");
+  if (N && Nc && *N != *Nc)
+    return mismatch("N", "B has N = " + std::to_string(*N) + " but C has " + std::to_string(*Nc) +
+                             " columns",
+                    "if B is stored as [N, K], pass transpose_B = true");
+}
+
+std::optional<int64_t> TileOpChecker::checkDim(llvm::StringRef name, size_t rank) {
+  auto v = option(name, Type::IntLiteral, ConstValue{int64_t(rank) - 1});
+  if (!v)
+    return std::nullopt;
+  int64_t d = v->getInt();
+  if (d < -int64_t(rank) || d >= int64_t(rank)) {
+    diags.error(arg(name)->getRange(), op() + " dim " + std::to_string(d) +
+                                           " is out of range for a " + std::to_string(rank) +
+                                           "-d buffer (valid: " + std::to_string(-int64_t(rank)) +
+                                           " to " + std::to_string(rank - 1) + ")");
+    return std::nullopt;
+  }
+  return d < 0 ? d + int64_t(rank) : d;
+}
+
+void TileOpChecker::checkReduce() {
+  std::initializer_list<Scope> scopes = {Scope::Fragment, Scope::Shared, Scope::Local};
+  BufferDecl *src = wholeBuffer("src", scopes);
+  BufferDecl *dst = wholeBuffer("dst", scopes);
+  option("clear", Type::Scalar, ConstValue{true});
+  if (!src || !dst)
+    return;
+  auto dim = checkDim("dim", src->shape.rank());
+  if (!dim)
+    return;
+  if (src->elemType == DType::Bool || dst->elemType == DType::Bool) {
+    diags.error(call->getRange(), op() + " needs numeric buffers");
+    return;
+  }
+  // dst is src without `dim`, or src with `dim` kept as extent 1.
+  std::vector<std::optional<int64_t>> expected;
+  for (size_t i = 0; i < src->shape.rank(); ++i)
+    if (i != size_t(*dim))
+      expected.push_back(src->shape.constDim(i));
+  std::vector<std::optional<int64_t>> actual;
+  for (size_t i = 0; i < dst->shape.rank(); ++i)
+    actual.push_back(dst->shape.constDim(i));
+  if (squeeze(actual) != squeeze(expected) || actual.size() > src->shape.rank())
+    diags.error(call->getRange(), op() + " over dim " + std::to_string(*dim) + " of '" +
+                                      src->getName() + "' " + src->shape.str() + " gives " +
+                                      (expected.empty() ? "a scalar" : "[" + extentStr(expected) + "]") +
+                                      ", but '" + dst->getName() + "' is " + dst->shape.str())
+        .note(dst->getRange(), "'" + dst->getName() + "' is declared here")
+        .hint("the destination drops the reduced dimension (or keeps it with extent 1)");
+}
+
+void TileOpChecker::checkCumsum() {
+  std::optional<Region> src = operand("src", false);
+  std::optional<Region> dst = operand("dst", true);
+  option("reverse", Type::Scalar, ConstValue{false});
+  if (!src || !dst)
+    return;
+  if (!checkSameTile(*src, *dst))
+    return;
+  checkDim("dim", src->tileShape().size());
+}
+
+void TileOpChecker::checkFill() {
+  std::optional<Region> dst = operand("dst", true);
+  if (Expr *value = arg("value")) {
+    Type t = sema.checkExpr(value);
+    if (dst)
+      sema.checkConvertible(t, dst->buffer->elemType, value->getRange(), "fill's value");
+  }
+  if (dst && dst->originOnly)
+    diags.error(dst->range, op() + " needs a whole buffer or a sliced region, not an origin")
+        .hint("write " + dst->buffer->getName().str() + " or a slice like " +
+              dst->buffer->getName().str() + "[i0:i1, :]");
+}
+
+void TileOpChecker::checkAnnotateLayout() {
+  BufferDecl *buf = wholeBuffer("buffer", {Scope::Shared, Scope::Fragment});
+  Expr *layout = arg("layout");
+  auto *lambda = dyn_cast_or_null<LambdaExpr>(layout);
+  if (layout && !lambda) {
+    diags.error(layout->getRange(), "annotate_layout's layout must be a layout function such as "
+                                    "`(i, j) => [i, j ^ (i % 8)]`");
+    return;
+  }
+  if (!buf || !lambda)
+    return;
+  if (lambda->params.size() != buf->shape.rank()) {
+    diags.error(lambda->getRange(), "the layout function takes " +
+                                        std::to_string(lambda->params.size()) + " indices but '" +
+                                        buf->getName() + "' has " +
+                                        std::to_string(buf->shape.rank()) + " dimensions");
+    return;
+  }
+  sema.pushScope();
+  for (SimpleDecl *p : lambda->params) {
+    p->type = Type::index();
+    sema.declare(p);
+  }
+  for (Expr *r : lambda->results)
+    sema.expectIntegral(r, sema.checkExpr(r), "a layout result");
+  sema.popScope();
+  lambda->type = Type::layout();
+}
+
+void TileOpChecker::checkSwizzleBlocks() {
+  auto panel = option("panel", Type::IntLiteral, ConstValue{int64_t(8)});
+  if (panel && panel->getInt() <= 0)
+    diags.error(arg("panel")->getRange(), "swizzle_blocks panel must be positive");
+  if (!sema.loops.empty() || sema.conditionalDepth)
+    diags.error(call->getRange(), "swizzle_blocks reorders the whole grid and must be at the top "
+                                  "level of the kernel body");
+  else if (sema.kernel && sema.kernel->grid.size() < 2)
+    diags.error(call->getRange(), "swizzle_blocks needs a 2-d grid to reorder");
+}
+
+void TileOpChecker::checkBarrier() {
+  auto id = option("id", Type::IntLiteral, ConstValue{int64_t(1)});
+  // Barrier 0 is the one __syncthreads uses; hardware has 16.
+  if (id && (id->getInt() < 1 || id->getInt() > 15))
+    diags.error(arg("id")->getRange(), "barrier id must be between 1 and 15, got " +
+                                           std::to_string(id->getInt()))
+        .hint("barrier 0 is reserved for block-wide synchronisation");
+}
+
+void TileOpChecker::checkCallExtern() {
+  Expr *name = arg("name");
+  Type nameType = sema.checkExpr(name, Sema::ExprContext::TileOperand);
+  if (!nameType.isError() && !isa<StringLitExpr>(name))
+    diags.error(name->getRange(), "call_extern's first argument must be the function name as a "
+                                  "string");
+  for (Expr *e : extraArgs) {
+    Type t = sema.checkExpr(e);
+    if (!t.isError() && !t.isNumeric() && !t.isBool())
+      diags.error(e->getRange(), "call_extern passes scalars; got a " + t.str());
+  }
+  call->type = Type::voidTy();
+  if (Expr *ret = arg("returns")) {
+    Type t = sema.checkExpr(ret);
+    if (t.kind() != Type::DTypeValue || !ret->constant) {
+      if (!t.isError())
+        diags.error(ret->getRange(), "call_extern's 'returns' must be a dtype");
+      call->type = Type::error();
+      return;
+    }
+    call->type = Type::scalar(ret->constant->getDType());
+  }
+}
+
+void TileOpChecker::run() {
+  bool parallel = llvm::any_of(sema.loops, [](ForStmt *f) { return f->loopKind == LoopKind::Parallel; });
+  bool scalarLevel = call->builtin == Builtin::CallExtern || call->builtin == Builtin::AtomicAdd;
+  if (parallel && !scalarLevel) {
+    diags.error(call->calleeRange, "tile operator '" + op() + "' cannot be used inside a parallel loop")
+        .hint("a parallel loop body runs per element; move " + op().str() + " outside the loop");
+  }
+  if (!bind()) {
+    call->type = Type::error();
+    // Still resolve the arguments so that misspelled names are reported too.
+    for (const CallArg &a : call->args)
+      if (!isa<LambdaExpr>(a.value))
+        sema.checkExpr(a.value, Sema::ExprContext::TileOperand);
+    return;
+  }
+  call->type = Type::voidTy();
+  switch (call->builtin) {
+  case Builtin::Copy: return checkCopy(false);
+  case Builtin::AtomicAdd: return checkCopy(true);
+  case Builtin::Gemm: return checkGemm();
+  case Builtin::Fill: return checkFill();
+  case Builtin::Clear: return checkFill();
+  case Builtin::Cumsum: return checkCumsum();
+  case Builtin::AnnotateLayout: return checkAnnotateLayout();
+  case Builtin::SwizzleBlocks: return checkSwizzleBlocks();
+  case Builtin::BarrierArrive:
+  case Builtin::BarrierWait: return checkBarrier();
+  case Builtin::CallExtern: return checkCallExtern();
+  default:
+    if (isReduce(call->builtin))
+      return checkReduce();
+  }
+}
+
+void Sema::checkTileOp(CallExpr *call) { TileOpChecker(*this, call).run(); }
+
+} // namespace tlc
