@@ -81,6 +81,9 @@ void DiagnosticEngine::emit(llvm::SourceMgr::DiagKind kind, llvm::SMRange range,
 std::string closestMatch(llvm::StringRef name, llvm::ArrayRef<std::string> candidates) {
   std::string best;
   unsigned bestDistance = ~0u;
+  // One- and two-letter names are one edit away from most other short names.
+  if (name.size() < 3)
+    return best;
   // Allow roughly one edit per three characters: enough for typos, not for unrelated names.
   unsigned limit = std::max<unsigned>(1, name.size() / 3);
   for (const std::string &candidate : candidates) {

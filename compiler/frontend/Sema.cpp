@@ -561,7 +561,9 @@ void Sema::checkAssign(AssignStmt *s) {
   if (auto *n = dyn_cast<NameExpr>(s->target)) {
     Decl *d = lookup(n->name);
     if (!d) {
-      checkExpr(n); // reports the undeclared name
+      diags.error(n->getRange(), "assignment to undeclared name '" + n->name + "'")
+          .hint("declare a scalar with `let " + n->name + " = ...;` or allocate a buffer with `" +
+                n->name + " = local f32[1];`");
       return;
     }
     n->decl = d;
