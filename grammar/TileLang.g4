@@ -20,6 +20,9 @@ kernelDecl
     : 'kernel' kernelName compileParams? '(' tensorParamList? ')' launchSpec block
     ;
 
+// Keyword argument names: `clear = false` names an option, not the tile operator.
+argName : name | tileOpName | builtinName ;
+
 // Kernels are often named after the operator they implement (`kernel gemm`), so tile
 // operator and builtin names are allowed here.
 kernelName : name | tileOpName | builtinName ;
@@ -107,7 +110,7 @@ name : IDENT | 'threads' | 'grid' | 'dtype' ;
 
 argList : arg (',' arg)* ','? ;
 arg
-    : name '=' expr       # KeywordArg
+    : argName '=' expr    # KeywordArg
     | expr                # PositionalArg
     ;
 

@@ -38,6 +38,30 @@ std::string unescape(llvm::StringRef quoted) {
   return out;
 }
 
+enum class IntLiteralProblem { None, NoDigits, TooLarge };
+
+// Decodes an INT_LIT token (`12`, `1_000`, `0xFF`) into `value`. Decimal literals are
+// always base 10: a leading zero does not mean octal.
+IntLiteralProblem parseIntLiteral(llvm::StringRef text, int64_t &value) {
+  std::string digits;
+  for (char ch : text)
+    if (ch != '_')
+      digits += ch;
+  llvm::StringRef body = digits;
+  unsigned radix = 10;
+  if (body.startswith("0x")) {
+    body = body.drop_front(2);
+    radix = 16;
+    if (body.empty()) // `0x_` passes the lexer
+      return IntLiteralProblem::NoDigits;
+  }
+  unsigned long long v = 0;
+  if (body.getAsInteger(radix, v) || v > static_cast<unsigned long long>(INT64_MAX))
+    return IntLiteralProblem::TooLarge;
+  value = static_cast<int64_t>(v);
+  return IntLiteralProblem::None;
+}
+
 } // namespace
 
 void ASTBuilder::build(P::ProgramContext *tree) {
@@ -227,8 +251,8 @@ std::vector<CallArg> ASTBuilder::buildArgs(P::ArgListContext *c) {
   for (auto *a : c->arg()) {
     CallArg arg;
     if (auto *kw = dynamic_cast<P::KeywordArgContext *>(a)) {
-      arg.keyword = kw->name()->getText();
-      arg.keywordRange = range(kw->name());
+      arg.keyword = kw->argName()->getText();
+      arg.keywordRange = range(kw->argName());
       arg.value = buildExpr(kw->expr());
     } else if (auto *pos = dynamic_cast<P::PositionalArgContext *>(a)) {
       arg.value = buildExpr(pos->expr());
@@ -322,29 +346,31 @@ CallExpr *ASTBuilder::buildCall(P::CallExprContext *c) {
 }
 
 Expr *ASTBuilder::buildLiteral(P::LiteralContext *c) {
-  llvm::StringRef text = c->getText();
+  // Own the text: getText() returns a temporary.
+  std::string text = c->getText();
   llvm::SMRange r = range(c);
   if (c->INT_LIT()) {
-    std::string digits;
-    for (char ch : text)
-      if (ch != '_')
-        digits += ch;
-    unsigned long long value = 0;
-    bool overflow = llvm::StringRef(digits).getAsInteger(0, value) ||
-                    value > static_cast<unsigned long long>(INT64_MAX);
-    if (overflow) {
-      diags.error(r, "integer literal " + text.str() + " is too large")
+    int64_t value = 0;
+    switch (parseIntLiteral(text, value)) {
+    case IntLiteralProblem::None:
+      break;
+    case IntLiteralProblem::NoDigits:
+      diags.error(r, "integer literal " + text + " has no digits")
+          .hint("write hexadecimal digits after 0x, e.g. 0xFF");
+      break;
+    case IntLiteralProblem::TooLarge:
+      diags.error(r, "integer literal " + text + " is too large")
           .hint("integer constants must fit in a signed 64-bit integer");
-      value = 0;
+      break;
     }
-    return ctx.make<IntLitExpr>(r, static_cast<int64_t>(value));
+    return ctx.make<IntLitExpr>(r, value);
   }
   if (c->FLOAT_LIT()) {
     errno = 0;
-    double v = std::strtod(text.str().c_str(), nullptr);
+    double v = std::strtod(text.c_str(), nullptr);
     if (errno == ERANGE && (v > 1.0 || v < -1.0))
-      diags.error(r, "floating-point literal " + text.str() + " is out of range");
-    return ctx.make<FloatLitExpr>(r, v, text.str());
+      diags.error(r, "floating-point literal " + text + " is out of range");
+    return ctx.make<FloatLitExpr>(r, v, text);
   }
   if (c->STRING_LIT())
     return ctx.make<StringLitExpr>(r, unescape(text));
