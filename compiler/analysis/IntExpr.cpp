@@ -176,12 +176,14 @@ int64_t floorDiv(int64_t a, int64_t b) {
 
 int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
 
+static int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+
 std::optional<int64_t> foldIntOp(IntExprKind kind, int64_t a, int64_t b) {
   switch (kind) {
   // Wrap instead of overflowing (undefined behaviour) on absurd constants.
-  case IntExprKind::Add: return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  case IntExprKind::Sub: return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-  case IntExprKind::Mul: return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  case IntExprKind::Add: return wrap(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  case IntExprKind::Sub: return wrap(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  case IntExprKind::Mul: return wrap(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
   case IntExprKind::FloorDiv:
     // INT64_MIN / -1 traps; it is as undefined as a division by zero here.
     if (b == 0 || (b == -1 && a == INT64_MIN))

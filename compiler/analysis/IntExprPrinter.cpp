@@ -99,7 +99,11 @@ void IntExprPrinter::printOperand(llvm::raw_ostream &os, const IntExpr &parent,
     int parentPrec = precedence(parent.kind());
     int childPrec = precedence(child.kind());
     bool sameAssociativeOp = child.kind() == parent.kind() && isAssociative(parent.kind());
+    // `(a / 8) % 8` and `(a % 8) * 2` read ambiguously without parentheses even though C
+    // parses them left to right.
+    bool mixedSamePrec = childPrec == parentPrec && child.kind() != parent.kind();
     parens = childPrec < parentPrec || (isRhs && childPrec == parentPrec && !sameAssociativeOp) ||
+             (mixedSamePrec && childPrec == precedence(IntExprKind::Mul)) ||
              (isBitwise(parent.kind()) && child.kind() != parent.kind());
   }
   if (parens)

@@ -21,6 +21,15 @@ std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   return r;
 }
 
+// Coefficient arithmetic wraps like the generated code would instead of overflowing
+// (undefined behaviour) on absurd user constants.
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 struct Term {
   IntExpr atom;
   int64_t coeff;
@@ -33,8 +42,8 @@ struct LinearSum {
 
   void add(const LinearSum &other, int64_t scale) {
     for (const Term &t : other.terms)
-      terms.push_back({t.atom, t.coeff * scale});
-    constant += other.constant * scale;
+      terms.push_back({t.atom, wrapMul(t.coeff, scale)});
+    constant = wrapAdd(constant, wrapMul(other.constant, scale));
   }
   // gcd of every coefficient and the constant (0 for the zero sum).
   int64_t gcd() const {
@@ -75,6 +84,11 @@ public:
   explicit Simplifier(const VarBounds &bounds) : bounds(bounds) {}
 
   IntExpr visit(const IntExpr &e) {
+    if (e.isVar()) {
+      // A variable bound to a single value (a replica index of extent 1) is that value.
+      IntRange r = range(e);
+      return r.isPoint() ? IntExpr(r.lo) : e;
+    }
     if (!e.isBinary())
       return e;
     IntExpr a = visit(e.lhs());
@@ -144,7 +158,7 @@ private:
     llvm::SmallVector<Term, 4> merged;
     for (Term &t : sum.terms) {
       if (!merged.empty() && merged.back().atom == t.atom)
-        merged.back().coeff += t.coeff;
+        merged.back().coeff = wrapAdd(merged.back().coeff, t.coeff);
       else
         merged.push_back(std::move(t));
     }
@@ -218,13 +232,12 @@ private:
     }
     if (!result)
       return sum.constant;
-    if (sum.constant > 0)
-      return IntExpr::binary(IntExprKind::Add, result, sum.constant);
-    if (sum.constant < 0 && sum.constant != IntRange::kNegInf)
-      return IntExpr::binary(IntExprKind::Sub, result, -sum.constant);
-    if (sum.constant < 0)
-      return IntExpr::binary(IntExprKind::Add, result, sum.constant);
-    return result;
+    if (sum.constant == 0)
+      return result;
+    // `x - 3` rather than `x + (-3)` (INT64_MIN has no negation and stays added).
+    bool subtract = sum.constant < 0 && sum.constant != IntRange::kNegInf;
+    return IntExpr::binary(subtract ? IntExprKind::Sub : IntExprKind::Add, result,
+                           subtract ? -sum.constant : sum.constant);
   }
 
   // ------------------------------------------------------------------ products
@@ -482,6 +495,7 @@ private:
       } else if (c == 0) {
         return a;
       }
+      return IntExpr::binary(kind, a, b);
     }
     if (b < a)
       std::swap(a, b);

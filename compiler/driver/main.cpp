@@ -3,6 +3,10 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
+#include "codegen/CudaEmitter.h"
+#include "infer/Passes.h"
+#include "ir/FTG.h"
+#include "ir/PassManager.h"
 
 #include <CLI/CLI.hpp>
 
@@ -30,6 +34,9 @@ struct Options {
   std::string target = "sm_90a";
   std::vector<std::string> defines;
   std::string color = "auto";
+  bool printAfterAll = false;
+  bool timePasses = false;
+  std::string commandLine;
 };
 
 const char *kExamples = R"(
@@ -80,10 +87,57 @@ int compileFile(const std::string &path, const Options &opts, std::vector<tlc::D
     tlc::printAST(ctx.program, sourceMgr, out);
     return kSuccess;
   }
-  llvm::WithColor::error(llvm::errs(), "tlc")
-      << "--emit=" << opts.emit << " is not implemented yet (this build stops after semantic "
-      << "analysis); available: --emit=tokens, --emit=ast\n";
-  return kUsageError;
+  if (opts.emit == "loops" || opts.emit == "hip" || opts.emit == "header") {
+    llvm::WithColor::error(llvm::errs(), "tlc")
+        << "--emit=" << opts.emit << " is not implemented yet; available: tokens, ast, ftg, "
+        << "inferred, cuda\n";
+    return kUsageError;
+  }
+  if (opts.target.rfind("gfx", 0) == 0) {
+    llvm::WithColor::error(llvm::errs(), "tlc")
+        << "--target " << opts.target << " is not implemented yet (the HIP back end comes later); "
+        << "use sm_80, sm_86, sm_89 or sm_90a\n";
+    return kUsageError;
+  }
+
+  // Tile level: FTG, then inference.
+  std::vector<std::unique_ptr<tlc::ftg::Graph>> graphs;
+  for (tlc::KernelDecl *k : ctx.program.kernels)
+    if (auto g = tlc::ftg::buildGraph(*k, diags, opts.target))
+      graphs.push_back(std::move(g));
+  if (diags.hasErrors())
+    return kInputError;
+  if (opts.emit == "ftg") {
+    for (auto &g : graphs)
+      tlc::ftg::printGraph(*g, out, /*withInference=*/false);
+    return kSuccess;
+  }
+  for (auto &g : graphs) {
+    tlc::ftg::PassManager pm;
+    pm.add(tlc::infer::createLayoutInference());
+    pm.add(tlc::infer::createPipelinePlanner());
+    pm.add(tlc::infer::createInstructionSelection());
+    if (opts.printAfterAll)
+      pm.setPrintAfterAll(&llvm::errs());
+    if (opts.timePasses)
+      pm.setTimePasses(&llvm::errs());
+    pm.run(*g, diags);
+  }
+  if (diags.hasErrors())
+    return kInputError;
+  if (opts.emit == "inferred") {
+    for (auto &g : graphs)
+      tlc::ftg::printGraph(*g, out, /*withInference=*/true);
+    return kSuccess;
+  }
+  tlc::codegen::EmitOptions emitOptions;
+  emitOptions.sourceName = path;
+  emitOptions.target = opts.target;
+  emitOptions.commandLine = opts.commandLine;
+  std::vector<tlc::ftg::Graph *> raw;
+  for (auto &g : graphs)
+    raw.push_back(g.get());
+  return tlc::codegen::emitCuda(raw, emitOptions, diags, out) ? kSuccess : kInputError;
 }
 
 int run(int argc, char **argv) {
@@ -103,6 +157,8 @@ int run(int argc, char **argv) {
                  "set a compile-time parameter or bind a shape symbol: name=value or "
                  "kernel.name=value")
       ->allow_extra_args(false);
+  app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG after every pass (stderr)");
+  app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", opts.color, "colored diagnostics")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
@@ -117,6 +173,9 @@ int run(int argc, char **argv) {
     return kUsageError;
   }
 
+  opts.commandLine = "tlc";
+  for (int i = 1; i < argc; ++i)
+    opts.commandLine += std::string(" ") + argv[i];
   std::vector<tlc::Define> defines;
   for (const std::string &text : opts.defines) {
     auto d = tlc::parseDefine(text);

@@ -269,12 +269,17 @@ Expr *ASTBuilder::buildExpr(P::ExprContext *c) {
     explicit DepthGuard(unsigned &d) : d(d) { ++d; }
     ~DepthGuard() { --d; }
   } guard(exprDepth);
-  if (exprDepth == kMaxExprDepth)
-    diags.error(range(c), "expression is nested too deeply (more than " +
-                              std::to_string(kMaxExprDepth) + " levels)")
-        .hint("split it with `let` bindings");
-  if (exprDepth >= kMaxExprDepth)
+  if (exprDepth == 1)
+    depthReported = false; // a new top-level expression
+  if (exprDepth >= kMaxExprDepth) {
+    // Every subtree that reaches the limit ends here; one error per expression is enough.
+    if (!depthReported)
+      diags.error(range(c), "expression is nested too deeply (more than " +
+                                std::to_string(kMaxExprDepth) + " levels)")
+          .hint("split it with `let` bindings");
+    depthReported = true;
     return ctx.make<IntLitExpr>(range(c), 0);
+  }
 
   if (auto *p = dynamic_cast<P::PrimaryExprContext *>(c))
     return buildPrimary(p->primary());

@@ -48,6 +48,7 @@ private:
   const SourceText &source;
   // Guards recursion on pathological nesting (the driver also runs on a large stack).
   unsigned exprDepth = 0;
+  bool depthReported = false; // the current top-level expression hit the depth limit
 };
 
 } // namespace tlc

@@ -18,7 +18,8 @@ double asDouble(const ConstValue &v) {
 bool isNumber(const ConstValue &v) { return v.isInt() || v.isFloat(); }
 
 // Integer division rounds toward negative infinity, matching the index arithmetic of
-// tile programs (floordiv/floormod), not C's truncation.
+// tile programs (floordiv/floormod), not C's truncation. Callers rule out b == 0 and the
+// one overflowing quotient, INT64_MIN / -1.
 int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0)))
@@ -26,7 +27,70 @@ int64_t floorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
+// The remainder takes the sign of the divisor. Computed from C's % rather than as
+// a - floorDiv(a, b) * b, whose product can overflow; x % -1 is 0 for every x, and C++
+// leaves INT64_MIN % -1 undefined (it traps on x86).
+int64_t floorMod(int64_t a, int64_t b) {
+  if (b == -1)
+    return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+
+// 64-bit results that do not fit are errors: a wrapped tile size or offset would only
+// surface much later as a baffling shape mismatch.
+std::optional<int64_t> checkedArith(BinaryOp op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  bool overflow = false;
+  switch (op) {
+  case BinaryOp::Add: overflow = __builtin_add_overflow(x, y, &r); break;
+  case BinaryOp::Sub: overflow = __builtin_sub_overflow(x, y, &r); break;
+  case BinaryOp::Mul: overflow = __builtin_mul_overflow(x, y, &r); break;
+  case BinaryOp::Div:
+    overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
+    r = overflow ? 0 : floorDiv(x, y);
+    break;
+  default: break;
+  }
+  if (overflow)
+    return std::nullopt;
+  return r;
+}
+
+const char *const kOverflow = "integer overflow";
+
+// Wraps an integer to the width of an integer dtype, as a conversion on the device does.
+int64_t wrapToWidth(int64_t v, DType to) {
+  unsigned bits = bitWidth(to);
+  if (bits >= 64)
+    return v;
+  uint64_t mask = (uint64_t(1) << bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (isSigned(to) && (u >> (bits - 1)) != 0)
+    u |= ~mask; // sign-extend
+  return static_cast<int64_t>(u);
+}
+
+// Float to integer conversion saturates (and NaN becomes 0), like the device's cvt.rzi.
+// No integer dtype is wider than 64 bits or unsigned and 64 bits wide.
+int64_t saturateToWidth(double d, DType to) {
+  if (std::isnan(d))
+    return 0;
+  unsigned bits = bitWidth(to);
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  if (bits < 64) {
+    lo = isSigned(to) ? -(int64_t(1) << (bits - 1)) : 0;
+    hi = isSigned(to) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+  }
+  double t = std::trunc(d);
+  if (t <= static_cast<double>(lo))
+    return lo;
+  if (t >= static_cast<double>(hi)) // for i64, hi rounds up to 2^63, itself out of range
+    return hi;
+  return static_cast<int64_t>(t);
+}
 
 FoldResult ok(ConstValue v) { return {v, ""}; }
 FoldResult none() { return {std::nullopt, ""}; }
@@ -37,8 +101,11 @@ FoldResult fail(std::string msg) { return {std::nullopt, std::move(msg)}; }
 FoldResult foldUnary(UnaryOp op, const ConstValue &v) {
   switch (op) {
   case UnaryOp::Neg:
-    if (v.isInt())
+    if (v.isInt()) {
+      if (v.getInt() == std::numeric_limits<int64_t>::min())
+        return fail(kOverflow);
       return ok({-v.getInt()});
+    }
     if (v.isFloat())
       return ok({-v.getFloat()});
     return none();
@@ -66,13 +133,15 @@ FoldResult foldBinary(BinaryOp op, const ConstValue &a, const ConstValue &b) {
   if (a.isInt() && b.isInt()) {
     int64_t x = a.getInt(), y = b.getInt();
     switch (op) {
-    case BinaryOp::Add: return ok({x + y});
-    case BinaryOp::Sub: return ok({x - y});
-    case BinaryOp::Mul: return ok({x * y});
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
     case BinaryOp::Div:
-      if (y == 0)
+      if (op == BinaryOp::Div && y == 0)
         return fail("division by zero");
-      return ok({floorDiv(x, y)});
+      if (std::optional<int64_t> r = checkedArith(op, x, y))
+        return ok({*r});
+      return fail(kOverflow);
     case BinaryOp::Rem:
       if (y == 0)
         return fail("remainder by zero");
@@ -132,7 +201,7 @@ FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args) {
   case Builtin::Sigmoid: return ok({1.0 / (1.0 + std::exp(-asDouble(args[0])))});
   case Builtin::Abs:
     if (args[0].isInt())
-      return ok({args[0].getInt() < 0 ? -args[0].getInt() : args[0].getInt()});
+      return args[0].getInt() < 0 ? foldUnary(UnaryOp::Neg, args[0]) : ok(args[0]);
     return ok({std::fabs(args[0].getFloat())});
   case Builtin::Max:
   case Builtin::Min: {
@@ -149,7 +218,11 @@ FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args) {
     int64_t x = args[0].getInt(), y = args[1].getInt();
     if (y == 0)
       return fail("ceildiv by zero");
-    return ok({-floorDiv(-x, y)});
+    // ceil(x / y) = floor(x / y) + (remainder != 0), without negating x.
+    std::optional<int64_t> q = checkedArith(BinaryOp::Div, x, y);
+    if (!q)
+      return fail(kOverflow);
+    return ok({*q + (floorMod(x, y) != 0 ? 1 : 0)});
   }
   case Builtin::Select:
     if (!args[0].isBool())
@@ -166,11 +239,10 @@ ConstValue castConstant(const ConstValue &v, DType to) {
   if (isFloat(to))
     return {asDouble(v)};
   if (v.isInt())
-    return v;
-  double d = asDouble(v);
-  if (!std::isfinite(d))
-    return {int64_t(0)};
-  return {static_cast<int64_t>(std::trunc(d))};
+    return {wrapToWidth(v.getInt(), to)};
+  if (v.isBool())
+    return {int64_t(v.getBool() ? 1 : 0)};
+  return {saturateToWidth(v.getFloat(), to)};
 }
 
 } // namespace tlc

@@ -1,9 +1,73 @@
 #include "Diagnostics.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ConvertUTF.h"
+#include "llvm/Support/Unicode.h"
 #include "llvm/Support/WithColor.h"
 
 namespace tlc {
+
+namespace {
+
+// A source line as the terminal shows it: tabs expanded, invalid UTF-8 replaced by U+FFFD,
+// and for every byte of the original line the display column it starts at. LLVM's
+// SMDiagnostic draws no caret under a line with non-ASCII text (its columns are bytes), so
+// for those lines we draw it from this map.
+class DisplayLine {
+public:
+  explicit DisplayLine(llvm::StringRef line) {
+    static constexpr unsigned kTabStop = 8;
+    columnOfByte.reserve(line.size() + 1);
+    for (size_t i = 0; i < line.size();) {
+      unsigned char c = static_cast<unsigned char>(line[i]);
+      unsigned len = llvm::getNumBytesForUTF8(c);
+      const auto *p = reinterpret_cast<const llvm::UTF8 *>(line.data() + i);
+      bool valid = i + len <= line.size() && llvm::isLegalUTF8Sequence(p, p + len);
+      if (!valid)
+        len = 1;
+      columnOfByte.insert(columnOfByte.end(), len, column);
+      if (c == '\t') {
+        do
+          text += ' ';
+        while (++column % kTabStop != 0);
+      } else if (int width = valid ? llvm::sys::unicode::columnWidthUTF8(line.substr(i, len)) : -1;
+                 width >= 0) {
+        text += line.substr(i, len).str();
+        column += width;
+      } else {
+        text += "\xEF\xBF\xBD"; // U+FFFD REPLACEMENT CHARACTER
+        column += 1;
+      }
+      i += len;
+    }
+    columnOfByte.push_back(column);
+  }
+
+  const std::string &str() const { return text; }
+
+  // `^` under byte `caretByte`, `~` under each byte range; trailing blanks trimmed.
+  std::string caretLine(unsigned caretByte,
+                        llvm::ArrayRef<std::pair<unsigned, unsigned>> byteRanges) const {
+    std::string out(column + 1, ' ');
+    for (const auto &[begin, end] : byteRanges)
+      for (unsigned col = at(begin); col < at(end); ++col)
+        out[col] = '~';
+    out[at(caretByte)] = '^';
+    return llvm::StringRef(out).rtrim().str();
+  }
+
+private:
+  unsigned at(unsigned byte) const {
+    return columnOfByte[std::min<size_t>(byte, columnOfByte.size() - 1)];
+  }
+
+  std::string text;
+  std::vector<unsigned> columnOfByte;
+  unsigned column = 0;
+};
+
+} // namespace
 
 DiagnosticEngine::DiagnosticEngine(llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os)
     : sourceMgr(sourceMgr), os(os) {}
@@ -75,7 +139,24 @@ void DiagnosticEngine::emit(llvm::SourceMgr::DiagKind kind, llvm::SMRange range,
   // A one-character range draws only the caret; longer ones underline the whole token.
   if (range.isValid() && range.Start != range.End)
     ranges.push_back(range);
-  sourceMgr.PrintMessage(os, range.Start, kind, message, ranges, {}, showColors);
+  llvm::SMDiagnostic diag = sourceMgr.GetMessage(range.Start, kind, message, ranges);
+  llvm::StringRef line = diag.getLineContents();
+  if (diag.getColumnNo() < 0 || llvm::isASCII(line)) {
+    diag.print(nullptr, os, showColors);
+    return;
+  }
+  // Non-ASCII line: SMDiagnostic prints the header and the (cleaned) line but no caret.
+  DisplayLine shown(line);
+  llvm::SMDiagnostic withCleanLine(sourceMgr, diag.getLoc(), diag.getFilename(),
+                                   diag.getLineNo(), diag.getColumnNo(), kind, message,
+                                   shown.str(), {});
+  withCleanLine.print(nullptr, os, showColors);
+  std::string caret = shown.caretLine(diag.getColumnNo(), diag.getRanges());
+  if (showColors)
+    llvm::WithColor(os, llvm::raw_ostream::GREEN, /*Bold=*/true) << caret;
+  else
+    os << caret;
+  os << "\n";
 }
 
 std::string closestMatch(llvm::StringRef name, llvm::ArrayRef<std::string> candidates) {
@@ -87,6 +168,9 @@ std::string closestMatch(llvm::StringRef name, llvm::ArrayRef<std::string> candi
   // Allow roughly one edit per three characters: enough for typos, not for unrelated names.
   unsigned limit = std::max<unsigned>(1, name.size() / 3);
   for (const std::string &candidate : candidates) {
+    // A difference in case only (transpose_b for transpose_B) beats any other near miss.
+    if (name.equals_insensitive(candidate))
+      return candidate;
     unsigned d = name.edit_distance(candidate, /*AllowReplacements=*/true, limit + 1);
     if (d <= limit && d < bestDistance) {
       bestDistance = d;

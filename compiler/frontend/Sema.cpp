@@ -69,18 +69,18 @@ std::vector<std::string> Sema::visibleNames() const {
 // ------------------------------------------------------------------ -D overrides
 
 Define *Sema::findDefine(llvm::StringRef name) {
+  // As with a C compiler's -D, a later option overrides an earlier one; a kernel-qualified
+  // option overrides a plain one whatever the order. Overridden options count as used.
   Define *match = nullptr;
   for (Define &d : defines) {
     if (d.name != name)
       continue;
     if (!d.kernel.empty() && (!kernel || d.kernel != kernel->name))
       continue;
-    // A kernel-qualified -D wins over a plain one.
-    if (!match || !d.kernel.empty())
+    d.used = true;
+    if (!match || !d.kernel.empty() || match->kernel.empty())
       match = &d;
   }
-  if (match)
-    match->used = true;
   return match;
 }
 
@@ -284,7 +284,10 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
   }
   if (p->isAuto) {
     if (declared && declared->kind() != Type::IntLiteral)
-      diags.error(p->autoRange, "`auto` is only for int parameters (tile sizes, stages, threads)");
+      diags.error(p->autoRange, "'" + p->getName() + "' is a " + declared->str() +
+                                    " parameter, but `auto` is only for int parameters")
+          .hint("the recommender chooses tile sizes, stages and thread counts; give '" +
+                p->getName() + "' a default or pass -D " + p->getName() + "=VALUE");
     for (Expr *c : p->autoCandidates)
       expectConstInt(c, "an auto candidate");
     p->source = CompileParamDecl::Source::Auto;
@@ -432,7 +435,8 @@ void Sema::checkLet(LetStmt *s) {
     t = Type::error();
   }
   if (d->declaredType && !t.isError()) {
-    if (checkConvertible(t, *d->declaredType, d->init->getRange(), "let binding"))
+    if (checkConvertible(t, *d->declaredType, d->init->getRange(),
+                         "let binding '" + d->getName().str() + "'"))
       t = Type::scalar(*d->declaredType);
     if (d->init->constant)
       d->constant = castConstant(*d->init->constant, *d->declaredType);
@@ -630,7 +634,7 @@ bool Sema::expectBool(Expr *e, Type t, llvm::StringRef what) {
     return !t.isError();
   auto diag = diags.error(e->getRange(), what.str() + " must be bool, got " + t.str());
   if (t.isNumeric())
-    diag.hint("compare explicitly, e.g. `x != 0`");
+    diag.hint("compare explicitly: `" + operandText(e) + " != 0`");
   return false;
 }
 

@@ -36,6 +36,10 @@ struct LinearForm {
 std::optional<LinearForm> linearize(const Expr *e);
 std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
 
+// The source of `e` for quoting in a hint (`bx != 0`), parenthesised where an operator
+// would bind to it; a placeholder when it is too long to quote.
+std::string operandText(const Expr *e);
+
 // A tile operand: a whole buffer, an origin-only point `A[i, j]`, or a sliced region.
 struct Region {
   BufferLikeDecl *buffer = nullptr;

@@ -23,6 +23,13 @@ std::vector<std::string> scalarBuiltinNames() {
 
 } // namespace
 
+std::string operandText(const Expr *e) {
+  std::string text = toSource(e);
+  if (text.size() > 32)
+    return "x";
+  return isa<BinaryExpr>(e) ? "(" + text + ")" : text;
+}
+
 Type Sema::checkExpr(Expr *e, ExprContext context) {
   Type t;
   switch (e->getKind()) {
@@ -137,7 +144,8 @@ void Sema::checkIndexBounds(IndexExpr *e, BufferLikeDecl *buf) {
       if (loop->loopKind != LoopKind::Parallel)
         continue;
       for (size_t v = 0; v < loop->vars.size() && v < loop->extents.size(); ++v) {
-        if (loop->vars[v] != n->decl || !loop->extents[v]->constant)
+        if (loop->vars[v] != n->decl || !loop->extents[v]->constant ||
+            !loop->extents[v]->constant->isInt())
           continue;
         int64_t extent = loop->extents[v]->constant->getInt();
         if (extent > *dim)
@@ -211,8 +219,9 @@ Type Sema::checkUnary(UnaryExpr *e) {
     break;
   case UnaryOp::Not:
     if (!t.isBool()) {
-      diags.error(e->getRange(), "'!' needs a bool, got " + t.str())
-          .hint(t.isNumeric() ? "compare explicitly, e.g. `x == 0`" : "");
+      auto diag = diags.error(e->getRange(), "'!' needs a bool, got " + t.str());
+      if (t.isNumeric())
+        diag.hint("compare explicitly: `" + operandText(e->operand) + " == 0`");
       return Type::error();
     }
     break;
@@ -459,7 +468,7 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
     } else if (!types[0].isFloating()) {
       diags.error(args[0]->getRange(), "'" + name + "' needs a floating-point argument, got " +
                                            types[0].str())
-          .hint("convert explicitly, e.g. " + name.str() + "(f32(x))");
+          .hint("convert explicitly: " + name.str() + "(f32(" + toSource(args[0]) + "))");
       return Type::error();
     } else {
       result = types[0];

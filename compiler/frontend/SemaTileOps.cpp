@@ -92,6 +92,7 @@ private:
 
   void checkCopy(bool atomic);
   void checkGemm();
+  void checkGemmShapes(BufferDecl *a, BufferDecl *b, BufferDecl *c, bool transA, bool transB);
   void checkReduce();
   void checkCumsum();
   void checkFill();
@@ -265,7 +266,8 @@ std::optional<Region> Sema::analyzeRegion(Expr *e, bool isWrite, llvm::StringRef
     std::optional<int64_t> extent;
     if (item.hi)
       extent = constantDifference(item.hi, item.lo);
-    else if (auto dim = buf->shape.constDim(i); dim && (!item.lo || item.lo->constant))
+    else if (auto dim = buf->shape.constDim(i);
+             dim && (!item.lo || (item.lo->constant && item.lo->constant->isInt())))
       extent = *dim - (item.lo ? item.lo->constant->getInt() : 0);
     if (extent && *extent <= 0) {
       diags.error(item.range, "empty region: slice " + std::to_string(i) + " of '" +
@@ -409,31 +411,66 @@ void TileOpChecker::checkGemm() {
         .hint(in == DType::I8 ? "use an i32 accumulator" : "use an f32 accumulator");
     return;
   }
-  bool transA = ta->getBool(), transB = tb->getBool();
-  auto dim = [](BufferDecl *x, size_t i) { return x->shape.constDim(i); };
-  auto M = dim(a, transA ? 1 : 0), Ka = dim(a, transA ? 0 : 1);
-  auto Kb = dim(b, transB ? 1 : 0), N = dim(b, transB ? 0 : 1);
-  auto Mc = dim(c, 0), Nc = dim(c, 1);
-  auto mismatch = [&](llvm::StringRef what, const std::string &detail, const char *hint) {
-    diags.error(call->getRange(), "gemm " + what + " mismatch: " + detail)
-        .note(a->getRange(), "A '" + a->getName() + "' is " + a->shape.str() +
-                                 (transA ? " (transposed)" : ""))
-        .note(b->getRange(), "B '" + b->getName() + "' is " + b->shape.str() +
-                                 (transB ? " (transposed)" : ""))
-        .note(c->getRange(), "C '" + c->getName() + "' is " + c->shape.str())
-        .hint(hint);
-  };
-  if (Ka && Kb && *Ka != *Kb)
-    return mismatch("K", "A has K = " + std::to_string(*Ka) + " but B has K = " + std::to_string(*Kb),
-                    "if B is stored as [N, K], pass transpose_B = true");
-  if (M && Mc && *M != *Mc)
-    return mismatch("M", "A has M = " + std::to_string(*M) + " but C has " + std::to_string(*Mc) +
-                             " rows",
-                    "if A is stored as [K, M], pass transpose_A = true");
-  if (N && Nc && *N != *Nc)
-    return mismatch("N", "B has N = " + std::to_string(*N) + " but C has " + std::to_string(*Nc) +
-                             " columns",
-                    "if B is stored as [N, K], pass transpose_B = true");
+  checkGemmShapes(a, b, c, ta->getBool(), tb->getBool());
+}
+
+namespace {
+
+// The M, N, K extents gemm reads from its operands under a choice of transposes; nullopt
+// where a dimension is not a compile-time constant.
+struct GemmExtents {
+  std::optional<int64_t> M, Ka, Kb, N, Mc, Nc;
+
+  GemmExtents(BufferDecl *a, BufferDecl *b, BufferDecl *c, bool transA, bool transB)
+      : M(a->shape.constDim(transA ? 1 : 0)), Ka(a->shape.constDim(transA ? 0 : 1)),
+        Kb(b->shape.constDim(transB ? 1 : 0)), N(b->shape.constDim(transB ? 0 : 1)),
+        Mc(c->shape.constDim(0)), Nc(c->shape.constDim(1)) {}
+
+  static bool differ(std::optional<int64_t> x, std::optional<int64_t> y) { return x && y && *x != *y; }
+  bool kMismatch() const { return differ(Ka, Kb); }
+  bool mMismatch() const { return differ(M, Mc); }
+  bool nMismatch() const { return differ(N, Nc); }
+  bool consistent() const { return !kMismatch() && !mMismatch() && !nMismatch(); }
+};
+
+} // namespace
+
+void TileOpChecker::checkGemmShapes(BufferDecl *a, BufferDecl *b, BufferDecl *c, bool transA,
+                                    bool transB) {
+  GemmExtents e(a, b, c, transA, transB);
+  if (e.consistent())
+    return;
+  std::string detail;
+  if (e.kMismatch())
+    detail = "K mismatch: A has K = " + std::to_string(*e.Ka) + " but B has K = " +
+             std::to_string(*e.Kb);
+  else if (e.mMismatch())
+    detail = "M mismatch: A has M = " + std::to_string(*e.M) + " but C has " +
+             std::to_string(*e.Mc) + " rows";
+  else
+    detail = "N mismatch: B has N = " + std::to_string(*e.N) + " but C has " +
+             std::to_string(*e.Nc) + " columns";
+  auto diag = diags.error(call->getRange(), "gemm " + detail);
+  diag.note(a->getRange(), "A '" + a->getName() + "' is " + a->shape.str() +
+                               (transA ? " (transposed)" : ""))
+      .note(b->getRange(), "B '" + b->getName() + "' is " + b->shape.str() +
+                               (transB ? " (transposed)" : ""))
+      .note(c->getRange(), "C '" + c->getName() + "' is " + c->shape.str());
+  // Operands stored the other way round are the usual cause: name the flags that fix it.
+  for (bool tryA : {transA, !transA})
+    for (bool tryB : {transB, !transB}) {
+      if ((tryA == transA && tryB == transB) || !GemmExtents(a, b, c, tryA, tryB).consistent())
+        continue;
+      std::vector<std::string> flags;
+      if (tryA != transA)
+        flags.push_back(std::string("transpose_A = ") + (tryA ? "true" : "false"));
+      if (tryB != transB)
+        flags.push_back(std::string("transpose_B = ") + (tryB ? "true" : "false"));
+      diag.hint("the shapes agree with " + llvm::join(flags, " and "));
+      return;
+    }
+  diag.hint("gemm computes C[M, N] += A[M, K] * B[K, N]; transpose_A reads A as [K, M] and "
+            "transpose_B reads B as [N, K]");
 }
 
 std::optional<int64_t> TileOpChecker::checkDim(llvm::StringRef name, size_t rank) {
@@ -552,7 +589,8 @@ void TileOpChecker::checkBarrier() {
   if (id && (id->getInt() < 1 || id->getInt() > 15))
     diags.error(arg("id")->getRange(), "barrier id must be between 1 and 15, got " +
                                            std::to_string(id->getInt()))
-        .hint("barrier 0 is reserved for block-wide synchronisation");
+        .hint(id->getInt() == 0 ? "barrier 0 is reserved for block-wide synchronisation"
+                                : "the hardware has 16 named barriers per block, 0 to 15");
 }
 
 void TileOpChecker::checkCallExtern() {

@@ -1,6 +1,7 @@
 #include "SyntaxErrors.h"
 
 #include "TileLangParser.h"
+#include "Types.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -58,32 +59,32 @@ std::string rulePhrase(antlr4::Parser *parser) {
     switch (ctx->getRuleIndex()) {
     case TileLangParser::RuleCompileParams:
     case TileLangParser::RuleCompileParam:
-      return "compile-time parameter list";
+      return "the compile-time parameter list";
     case TileLangParser::RuleTensorParamList:
     case TileLangParser::RuleTensorParam:
-      return "parameter list";
+      return "the parameter list";
     case TileLangParser::RuleLaunchSpec:
-      return "launch specification (grid(...) threads(...) as (...))";
+      return "the launch specification `grid(...) threads(...) as (...)`";
     case TileLangParser::RuleForStmt:
-      return "for loop";
+      return "a for loop";
     case TileLangParser::RuleIfStmt:
-      return "if statement";
+      return "an if statement";
     case TileLangParser::RuleAllocStmt:
-      return "buffer allocation";
+      return "a buffer allocation";
     case TileLangParser::RuleLetStmt:
-      return "let binding";
+      return "a let binding";
     case TileLangParser::RuleArgList:
     case TileLangParser::RuleCallExpr:
-      return "call";
+      return "a call";
     case TileLangParser::RuleIndexList:
-      return "index list";
+      return "an index list";
     case TileLangParser::RuleConstDecl:
-      return "const declaration";
+      return "a const declaration";
     case TileLangParser::RuleKernelDecl:
-      return "kernel declaration";
+      return "a kernel declaration";
     case TileLangParser::RuleBlock:
     case TileLangParser::RuleStmt:
-      return "statement";
+      return "a statement";
     case TileLangParser::RuleProgram:
     case TileLangParser::RuleTopDecl:
       return "";
@@ -108,7 +109,63 @@ antlr4::Token *previousVisible(antlr4::Parser *parser, antlr4::Token *tok) {
   return nullptr;
 }
 
+// The token right after `tok` in the stream, on any channel.
+antlr4::Token *nextToken(antlr4::Parser *parser, const antlr4::Token *tok) {
+  auto *stream = parser->getTokenStream();
+  if (!tok || tok->getTokenIndex() == INVALID_INDEX || tok->getTokenIndex() + 1 >= stream->size())
+    return nullptr;
+  return stream->get(tok->getTokenIndex() + 1);
+}
+
+bool isUnterminatedComment(const antlr4::Token *tok) {
+  std::string text = tok->getText();
+  return tok->getType() == TileLangParser::BLOCK_COMMENT &&
+         (text.size() < 4 || !llvm::StringRef(text).endswith("*/"));
+}
+
+// The lexer has already reported the token just before `tok` (an invalid character, an
+// unterminated string or comment, all hidden from the parser); whatever the parser then
+// trips over is fallout of that error.
+bool followsLexicalError(antlr4::Parser *parser, const antlr4::Token *tok) {
+  if (!tok || tok->getTokenIndex() == INVALID_INDEX || tok->getTokenIndex() == 0)
+    return false;
+  const antlr4::Token *before = parser->getTokenStream()->get(tok->getTokenIndex() - 1);
+  return before->getType() == TileLangParser::INVALID_CHAR ||
+         before->getType() == TileLangParser::UNTERMINATED_STRING || isUnterminatedComment(before);
+}
+
+const char *closerOf(const std::string &opener) {
+  return opener == "(" ? ")" : opener == "[" ? "]" : "}";
+}
+
+bool isCloser(const std::string &text) { return text == ")" || text == "]" || text == "}"; }
+
+// Dtype and type keywords legitimately precede '=' (`dt: dtype = f16`); any other keyword
+// before an assignment is a reserved word used as a name.
+bool isTypeKeyword(const std::string &text) {
+  return text == "int" || text == "float" || text == "dtype" || parseDType(text).has_value();
+}
+
 } // namespace
+
+BracketBalance BracketBalance::of(antlr4::TokenStream *tokens) {
+  BracketBalance b;
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    antlr4::Token *tok = tokens->get(i);
+    if (tok->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      continue;
+    std::string text = tok->getText();
+    if (text == "(" || text == "[" || text == "{") {
+      b.unclosed.push_back(tok);
+    } else if (isCloser(text)) {
+      if (!b.unclosed.empty() && closerOf(b.unclosed.back()->getText()) == text)
+        b.unclosed.pop_back();
+      else
+        b.unmatchedClosers.insert(i);
+    }
+  }
+  return b;
+}
 
 std::string describeToken(const antlr4::Token *tok) {
   if (!tok || tok->getType() == antlr4::Token::EOF)
@@ -126,8 +183,10 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
                              const antlr4::dfa::Vocabulary &vocab) {
   bool expression = expected.contains(static_cast<size_t>(TileLangParser::INT_LIT)) &&
                     expected.contains(static_cast<size_t>(TileLangParser::IDENT));
+  bool name = expected.contains(static_cast<size_t>(TileLangParser::IDENT));
   bool statement = false;
   bool dtype = false;
+  bool declaration = false;
   std::vector<std::string> items;
   for (size_t type : expected.toList()) {
     std::string lit = vocab.getLiteralName(type);
@@ -135,6 +194,8 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
       statement = true;
     if (lit == "'f16'")
       dtype = true;
+    if (lit == "'kernel'")
+      declaration = true;
   }
   std::set<std::string> seen;
   auto add = [&](const std::string &s) {
@@ -143,7 +204,9 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
   };
   for (size_t type : expected.toList()) {
     if (type == antlr4::Token::EOF) {
-      add("end of file");
+      // At the top level "end of file" is always possible and says nothing useful.
+      if (!declaration)
+        add("end of file");
       continue;
     }
     std::string lit = vocab.getLiteralName(type);
@@ -162,6 +225,9 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
       add("a dtype (f16, bf16, f32, ...)");
       continue;
     }
+    // `threads`, `grid` and `dtype` are alternatives of the `name` rule, not separate choices.
+    if (name && (lit == "'threads'" || lit == "'grid'" || lit == "'dtype'"))
+      continue;
     switch (type) {
     case TileLangParser::IDENT:
       add("a name");
@@ -187,11 +253,76 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
   return joinAlternatives(items);
 }
 
-void SyntaxErrorStrategy::reportUnexpected(antlr4::Parser *parser, antlr4::Token *offending,
-                                           const antlr4::misc::IntervalSet &expected) {
-  const antlr4::dfa::Vocabulary &vocab = parser->getVocabulary();
-  std::string expectedText = describeExpected(expected, vocab);
+const BracketBalance &SyntaxErrorStrategy::brackets(antlr4::Parser *parser) {
+  if (!balance)
+    balance = BracketBalance::of(parser->getTokenStream());
+  return *balance;
+}
+
+bool SyntaxErrorStrategy::sameStatementAsLastError(antlr4::Parser *parser,
+                                                   const antlr4::Token *tok) const {
+  if (lastResyncError == INVALID_INDEX || !tok || tok->getTokenIndex() == INVALID_INDEX)
+    return false;
+  auto *stream = parser->getTokenStream();
+  for (size_t i = lastResyncError; i < tok->getTokenIndex(); ++i) {
+    std::string text = stream->get(i)->getText();
+    if (text == ";" || text == "{" || text == "}")
+      return false;
+  }
+  return true;
+}
+
+bool SyntaxErrorStrategy::reportReservedName(antlr4::Parser *parser, antlr4::Token *offending) {
+  static const std::set<std::string> assignOps = {"=", "+=", "-=", "*=", "/="};
+  if (!assignOps.count(offending->getText()))
+    return false;
+  antlr4::Token *previous = previousVisible(parser, offending);
+  if (!previous || !isWordToken(previous->getType(), parser->getVocabulary()) ||
+      isTypeKeyword(previous->getText()))
+    return false;
+  diags.error(source.rangeOf(previous), "'" + previous->getText() +
+                                            "' is a reserved word of TileLang and cannot be "
+                                            "used as a name")
+      .hint("choose another name, e.g. '" + previous->getText() + "_'");
+  return true;
+}
+
+void SyntaxErrorStrategy::reportEndOfFile(antlr4::Parser *parser, antlr4::Token *eof,
+                                          const antlr4::misc::IntervalSet &expected) {
+  const BracketBalance &b = brackets(parser);
+  antlr4::Token *last = previousVisible(parser, eof);
+  llvm::SMRange at = last ? source.after(last) : source.rangeOf(eof);
+  // Recovery may insert several missing closers in a row; each names its own opener.
+  if (unclosedReported < b.unclosed.size()) {
+    antlr4::Token *open = b.unclosed[b.unclosed.size() - 1 - unclosedReported++];
+    diags.error(at, std::string("expected '") + closerOf(open->getText()) + "' at end of file")
+        .note(source.rangeOf(open), "to match this '" + open->getText() + "'");
+    return;
+  }
+  // Brackets pair up: the parser reached the end while recovering from an earlier error.
+  if (diags.hasErrors())
+    return;
+  std::string message = "unexpected end of file";
   std::string phrase = rulePhrase(parser);
+  if (!phrase.empty())
+    message += " in " + phrase;
+  std::string expectedText = describeExpected(expected, parser->getVocabulary());
+  if (!expectedText.empty())
+    message += "; expected " + expectedText;
+  diags.error(at, message);
+}
+
+void SyntaxErrorStrategy::reportUnexpected(antlr4::Parser *parser, antlr4::Token *offending,
+                                           const antlr4::misc::IntervalSet &expected,
+                                           bool unwanted) {
+  if (followsLexicalError(parser, offending) || sameStatementAsLastError(parser, offending))
+    return;
+  // Single-token deletion resynchronises exactly; the other recoveries skip ahead.
+  if (!unwanted)
+    lastResyncError = offending->getTokenIndex();
+  if (offending->getType() == antlr4::Token::EOF)
+    return reportEndOfFile(parser, offending, expected);
+  const antlr4::dfa::Vocabulary &vocab = parser->getVocabulary();
   antlr4::Token *previous = previousVisible(parser, offending);
 
   // The common "forgot the semicolon" case reads better at the end of the previous token.
@@ -200,33 +331,53 @@ void SyntaxErrorStrategy::reportUnexpected(antlr4::Parser *parser, antlr4::Token
     diags.error(source.after(previous), "expected ';' after " + describeToken(previous));
     return;
   }
+  if (isCloser(offending->getText()) &&
+      brackets(parser).unmatchedClosers.count(offending->getTokenIndex())) {
+    diags.error(source.rangeOf(offending), "unmatched " + describeToken(offending))
+        .hint(std::string("remove it, or add the opening '") +
+              (offending->getText() == ")" ? "(" : offending->getText() == "]" ? "[" : "{") +
+              "' it belongs to");
+    return;
+  }
+  if (reportReservedName(parser, offending))
+    return;
 
   std::string message = "unexpected " + describeToken(offending);
+  std::string phrase = rulePhrase(parser);
   if (!phrase.empty())
     message += " in " + phrase;
+  std::string expectedText = describeExpected(expected, vocab);
   if (!expectedText.empty())
     message += "; expected " + expectedText;
   auto diag = diags.error(source.rangeOf(offending), message);
-  if (offending->getType() != antlr4::Token::EOF && isWordToken(offending->getType(), vocab) &&
-      expected.contains(static_cast<size_t>(TileLangParser::IDENT)))
-    diag.hint("'" + offending->getText() +
-              "' is a reserved word of TileLang; choose another name");
-  else if (offending->getType() == antlr4::Token::EOF)
-    diag.hint("the file ends early; is a closing '}' or ')' missing?");
+  bool nameExpected = expected.contains(static_cast<size_t>(TileLangParser::IDENT));
+  antlr4::Token *next = nextToken(parser, offending);
+  bool digitLed = (offending->getType() == TileLangParser::INT_LIT ||
+                   offending->getType() == TileLangParser::FLOAT_LIT) &&
+                  next && next->getType() == TileLangParser::IDENT &&
+                  next->getStartIndex() == offending->getStopIndex() + 1;
+  if (nameExpected && isWordToken(offending->getType(), vocab))
+    diag.hint("'" + offending->getText() + "' is a reserved word of TileLang; choose another name");
+  else if (nameExpected && digitLed)
+    diag.hint("names start with a letter or '_'");
+  else if (unwanted)
+    diag.hint("remove " + describeToken(offending));
 }
 
 void SyntaxErrorStrategy::reportNoViableAlternative(antlr4::Parser *parser,
                                                     const antlr4::NoViableAltException &e) {
-  reportUnexpected(parser, e.getOffendingToken(), e.getExpectedTokens());
+  reportUnexpected(parser, e.getOffendingToken(), e.getExpectedTokens(), /*unwanted=*/false);
 }
 
 void SyntaxErrorStrategy::reportInputMismatch(antlr4::Parser *parser,
                                               const antlr4::InputMismatchException &e) {
-  reportUnexpected(parser, e.getOffendingToken(), e.getExpectedTokens());
+  reportUnexpected(parser, e.getOffendingToken(), e.getExpectedTokens(), /*unwanted=*/false);
 }
 
 void SyntaxErrorStrategy::reportFailedPredicate(antlr4::Parser *parser,
                                                 const antlr4::FailedPredicateException &e) {
+  if (followsLexicalError(parser, e.getOffendingToken()))
+    return;
   diags.error(source.rangeOf(e.getOffendingToken()),
               "unexpected " + describeToken(e.getOffendingToken()));
 }
@@ -235,13 +386,8 @@ void SyntaxErrorStrategy::reportUnwantedToken(antlr4::Parser *parser) {
   if (inErrorRecoveryMode(parser))
     return;
   beginErrorCondition(parser);
-  antlr4::Token *tok = parser->getCurrentToken();
-  antlr4::misc::IntervalSet expected = getExpectedTokens(parser);
-  std::string message = "unexpected " + describeToken(tok);
-  std::string expectedText = describeExpected(expected, parser->getVocabulary());
-  if (!expectedText.empty())
-    message += "; expected " + expectedText;
-  diags.error(source.rangeOf(tok), message).hint("remove " + describeToken(tok));
+  reportUnexpected(parser, parser->getCurrentToken(), getExpectedTokens(parser),
+                   /*unwanted=*/true);
 }
 
 void SyntaxErrorStrategy::reportMissingToken(antlr4::Parser *parser) {
@@ -250,6 +396,10 @@ void SyntaxErrorStrategy::reportMissingToken(antlr4::Parser *parser) {
   beginErrorCondition(parser);
   antlr4::Token *tok = parser->getCurrentToken();
   antlr4::misc::IntervalSet expected = getExpectedTokens(parser);
+  if (followsLexicalError(parser, tok) || sameStatementAsLastError(parser, tok))
+    return;
+  if (tok->getType() == antlr4::Token::EOF)
+    return reportEndOfFile(parser, tok, expected);
   std::string expectedText = describeExpected(expected, parser->getVocabulary());
   antlr4::Token *previous = previousVisible(parser, tok);
   if (previous)

@@ -134,7 +134,11 @@ Type promote(Type a, Type b) {
     return a;
   if (isFloat(y))
     return b;
-  return bitWidth(x) >= bitWidth(y) ? a : b;
+  // Integers: the wider wins; at equal width the unsigned one, as in C. Either way the
+  // result does not depend on the operand order.
+  if (bitWidth(x) != bitWidth(y))
+    return bitWidth(x) > bitWidth(y) ? a : b;
+  return isSigned(x) ? b : a;
 }
 
 Type materialize(Type t) {

@@ -1,0 +1,200 @@
+"""The GPU side of bench/bench.py: inputs, implementations, checks and timings of bench items.
+
+Every implementation of an item runs on the same inputs. The first library peer that works
+(cuBLAS, SDPA flash, torch) gives the reference output; every other implementation, ours
+included, must match it within 1e-2 (norm-wise relative error) before it is timed, so no figure
+in the tables comes from a wrong result. Ours must also write every element: its output starts
+as NaN.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from abi import TensorView, load_entry
+from metrics import compare, judge
+from problems import ordered_tensors, problem_for
+from timing import HangError, Timer, wait
+
+TOLERANCE = 1e-2
+TIMING = dict(warmup_ms=25, rep_ms=100, min_reps=3, max_reps=100)
+TUNING = dict(warmup_ms=5, rep_ms=20, min_reps=2, max_reps=10)
+
+
+class FatalError(RuntimeError):
+    """The CUDA context is broken (illegal address, hang): nothing more can run here."""
+
+
+@dataclass
+class Impl:
+    key: str
+    run: Callable[[], torch.Tensor]   # runs once, returns the output in our layout
+    context: Callable = contextlib.nullcontext
+    config: str = ""
+
+
+def cuda_healthy() -> bool:
+    try:
+        torch.cuda.synchronize()
+        return True
+    except RuntimeError:
+        return False
+
+
+def copy_bandwidth_tbps(timer: Timer) -> float:
+    """Device-to-device copy of 2 GiB, counting bytes read plus bytes written (as the anchors)."""
+    x = torch.empty(1 << 30, dtype=torch.float16, device="cuda").normal_()
+    y = torch.empty_like(x)
+    t = timer.measure(lambda: y.copy_(x), **TIMING)
+    return 2 * x.numel() * x.element_size() / (t.median_ms * 1e-3) / 1e12
+
+
+class ItemBench:
+    """One bench item: its inputs, its implementations, their records."""
+
+    def __init__(self, item, build, timer: Timer, timeout_s: float):
+        self.item, self.build, self.timer, self.timeout_s = item, build, timer, timeout_s
+        self.problem = problem_for(build)
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(zlib.crc32(item.name.encode()))
+        self.inputs = self.problem.inputs(item.shape, gen)
+        self.reference = None
+
+    # ---- measurement --------------------------------------------------------------------------
+
+    def measure(self, impl: Impl, timing=None, may_be_reference: bool = False) -> dict:
+        """Checks impl against the reference, then times it. A library peer measured while there
+        is no reference yet (may_be_reference) provides it instead."""
+        if self.reference is None and not may_be_reference:
+            return {"status": "error: no library peer produced a reference output"}
+        try:
+            with impl.context():
+                out = impl.run()
+                wait(timeout_s=self.timeout_s)
+                record = {"status": "ok", **({"config": impl.config} if impl.config else {})}
+                if self.reference is None:
+                    if not bool(torch.isfinite(out).all()):
+                        return {"status": "wrong", "rel_err": math.nan}
+                    self.reference = out.clone()
+                else:
+                    stats = compare(out, self.reference)
+                    record["rel_err"] = stats.rel
+                    if not judge(stats, TOLERANCE).passed:
+                        return {**record, "status": "wrong"}
+                del out
+                t = self.timer.measure(impl.run, timeout_s=self.timeout_s, **(timing or TIMING))
+        except HangError as e:
+            raise FatalError(f"{self.item.name} {impl.key}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - a peer that cannot run is a table entry
+            if not cuda_healthy():
+                raise FatalError(f"{self.item.name} {impl.key}: {e}") from e
+            return {"status": f"error: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+        seconds = t.median_ms * 1e-3
+        return {**record, **t.as_dict(), "ms": t.median_ms,
+                "tflops": self.problem.flops(self.item.shape) / seconds / 1e12,
+                "gbps": self.problem.min_bytes(self.item.shape) / seconds / 1e9}
+
+    def ensure_reference(self) -> None:
+        """Computes the reference output without timing (for the Triton pass)."""
+        for impl in self.library_peers():
+            if self.reference is not None:
+                return
+            try:
+                with impl.context():
+                    out = impl.run()
+                    wait(timeout_s=self.timeout_s)
+            except HangError as e:
+                raise FatalError(f"{self.item.name} {impl.key}: {e}") from e
+            except RuntimeError as e:
+                if not cuda_healthy():
+                    raise FatalError(f"{self.item.name} {impl.key}: {e}") from e
+                continue
+            if bool(torch.isfinite(out).all()):
+                self.reference = out.clone()
+
+    def tune(self, candidates: list) -> dict:
+        """Times every candidate briefly, then the fastest correct one properly."""
+        best, best_ms, tried = None, math.inf, []
+        for impl in candidates:
+            rec = self.measure(impl, TUNING)
+            tried.append(f"{impl.config}: {rec.get('ms', rec['status'])}")
+            if rec["status"] == "ok" and rec["ms"] < best_ms:
+                best, best_ms = impl, rec["ms"]
+        if best is None:
+            return {"status": "error: no configuration ran correctly", "tried": tried}
+        return {**self.measure(best), "tried": tried}
+
+    # ---- implementations ----------------------------------------------------------------------
+
+    def ours(self, so_path: str) -> Impl:
+        spec = self.build.spec
+        entry = load_entry(so_path, spec)
+        outputs = self.problem.outputs(self.item.shape)
+        tensors = ordered_tensors(spec, self.inputs, outputs)
+        stream = torch.cuda.current_stream().cuda_stream
+        call = entry.bind([TensorView.of(t) for t in tensors],
+                          self.problem.scalars(self.item.shape), stream)
+        result = outputs[next(p.name for p in spec.tensors if p.role == "out")]
+
+        def run():
+            code = call()
+            if code != 0:
+                raise RuntimeError(f"tlc_{spec.kernel} returned {code}: {entry.message()}")
+            return result
+        run.keepalive = tensors
+        return Impl("ours", run)
+
+    def library_peers(self) -> list:
+        family, x = self.build.family, self.inputs
+        if family == "gemm":
+            return [Impl("cublas", lambda: torch.matmul(x["A"], x["B"]))]
+        if family == "attention":
+            return self._sdpa_peers()
+        if family == "softmax":
+            return [Impl("torch", lambda: torch.softmax(x["X"], dim=-1))]
+        if family == "rmsnorm":
+            n = x["X"].shape[-1]
+            return [Impl("torch", lambda: F.rms_norm(x["X"], (n,), x["W"], self.problem.eps))]
+        raise KeyError(family)
+
+    def _sdpa_peers(self) -> list:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        # SDPA wants [batch, heads, seq, dim]; contiguous copies made once, outside the timing,
+        # so each backend reads its preferred layout. Outputs go back to [batch, seq, heads, dim]
+        # as a view.
+        q, k, v = (self.inputs[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
+        causal = self.problem.causal
+
+        def sdpa():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal).transpose(1, 2)
+        return [Impl(key, sdpa, lambda b=backend: sdpa_kernel(b))
+                for key, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION),
+                                     ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION))]
+
+    def triton_candidates(self) -> list:
+        import triton_kernels as tk
+        family, x = self.build.family, self.inputs
+        if family == "gemm":
+            a, b = x["A"], x["B"]
+            c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=a.device)
+            return [Impl("triton", lambda cfg=cfg: (tk.matmul(a, b, c, cfg), c)[1],
+                         config=_config_text(cfg)) for cfg in tk.MATMUL_CONFIGS]
+        if family == "attention":
+            q, k, v = (x[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
+            o = torch.empty_like(q)
+            causal = self.problem.causal
+            return [Impl("triton", lambda cfg=cfg: (tk.attention(q, k, v, o, causal, cfg),
+                                                    o.transpose(1, 2))[1],
+                         config=_config_text(cfg))
+                    for cfg in tk.attention_configs(q.shape[-1])]
+        return []
+
+
+def _config_text(cfg) -> str:
+    return " ".join(f"{k}={v}" for k, v in cfg.__dict__.items())

@@ -1,0 +1,170 @@
+"""Triton peers for the benchmark: a tuned GEMM and a FlashAttention-2 style forward pass.
+
+Both are what a user would write in Triton today (the structure of Triton's tutorials 03 and
+06): no vendor libraries, a small configuration search per shape instead of triton.autotune,
+so that tuning stays short and does not depend on the autotuner's API of the installed version.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+
+# ---- GEMM -------------------------------------------------------------------------------------
+
+@triton.jit
+def _matmul_kernel(A, B, C, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                   stride_cn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                   GROUP_M: tl.constexpr):
+    # Grouped order: GROUP_M row panels are walked column by column, so a wave of blocks shares
+    # its A panels and B panels in L2.
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BM)
+    num_n = tl.cdiv(N, BN)
+    per_group = GROUP_M * num_n
+    first_m = (pid // per_group) * GROUP_M
+    group_rows = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_rows
+    pid_n = (pid % per_group) // group_rows
+
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    # Rows and columns past the edge wrap around (their results are never stored), so only the
+    # K edge needs masked loads.
+    a_ptrs = A + (rm % M)[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = B + rk[:, None] * stride_bk + (rn % N)[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        k_left = K - k * BK
+        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    c_ptrs = C + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(C.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@dataclass(frozen=True)
+class MatmulConfig:
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    warps: int
+    group_m: int = 8
+
+
+# The tutorial's Hopper-class configurations plus a narrow one for small and skinny problems.
+MATMUL_CONFIGS = [MatmulConfig(128, 256, 64, 3, 8), MatmulConfig(256, 128, 64, 3, 8),
+                  MatmulConfig(128, 128, 64, 4, 4), MatmulConfig(64, 128, 64, 4, 4)]
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, cfg: MatmulConfig) -> None:
+    m, k = a.shape
+    n = b.shape[1]
+    grid = (triton.cdiv(m, cfg.bm) * triton.cdiv(n, cfg.bn),)
+    _matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                         c.stride(0), c.stride(1), BM=cfg.bm, BN=cfg.bn, BK=cfg.bk,
+                         GROUP_M=cfg.group_m, num_stages=cfg.stages, num_warps=cfg.warps)
+
+
+# ---- Attention --------------------------------------------------------------------------------
+
+@triton.jit
+def _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, n0, rows, rn, rd, S,
+               qk_scale, MASK: tl.constexpr, CAUSAL: tl.constexpr):
+    cols = n0 + rn
+    if MASK:
+        k = tl.load(k_base + cols[None, :] * stride_ks + rd[:, None], mask=cols[None, :] < S,
+                    other=0.0)
+        v = tl.load(v_base + cols[:, None] * stride_vs + rd[None, :], mask=cols[:, None] < S,
+                    other=0.0)
+    else:
+        k = tl.load(k_base + cols[None, :] * stride_ks + rd[:, None])
+        v = tl.load(v_base + cols[:, None] * stride_vs + rd[None, :])
+    qk = tl.dot(q, k) * qk_scale
+    if MASK:
+        keep = cols[None, :] < S
+        if CAUSAL:
+            keep = keep & (rows[:, None] >= cols[None, :])
+        qk = tl.where(keep, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    p = tl.math.exp2(qk - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb,
+                     stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob, stride_oh,
+                     stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                     CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = (bh // H).to(tl.int64)
+    h = (bh % H).to(tl.int64)
+    q_base = Q + b * stride_qb + h * stride_qh
+    k_base = K + b * stride_kb + h * stride_kh
+    v_base = V + b * stride_vb + h * stride_vh
+    rows = start_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_base + rows[:, None] * stride_qs + rd[None, :], mask=rows[:, None] < S,
+                other=0.0)
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634  # exp(x) = exp2(x * log2(e))
+
+    # Key blocks that need no mask first, then the ones that straddle the diagonal or the end.
+    if CAUSAL:
+        unmasked_end = start_m * BM
+        end = tl.minimum((start_m + 1) * BM, S)
+    else:
+        unmasked_end = (S // BN) * BN
+        end = S
+    for n0 in range(0, unmasked_end, BN):
+        acc, l_i, m_i = _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, n0,
+                                   rows, rn, rd, S, qk_scale, False, CAUSAL)
+    for n0 in range(unmasked_end, end, BN):
+        acc, l_i, m_i = _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, n0,
+                                   rows, rn, rd, S, qk_scale, True, CAUSAL)
+    acc = acc / l_i[:, None]
+    o_base = O + b * stride_ob + h * stride_oh
+    tl.store(o_base + rows[:, None] * stride_os + rd[None, :], acc.to(O.dtype.element_ty),
+             mask=rows[:, None] < S)
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    bm: int
+    bn: int
+    warps: int
+    stages: int
+
+
+def attention_configs(dim: int) -> list:
+    # BN must divide BM: the causal split above assumes the diagonal starts a key block.
+    if dim <= 64:
+        return [AttentionConfig(128, 64, 4, 3), AttentionConfig(128, 128, 8, 3)]
+    return [AttentionConfig(128, 64, 8, 3), AttentionConfig(128, 128, 8, 2)]
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, causal: bool,
+              cfg: AttentionConfig) -> None:
+    """q, k, v, o: [batch, heads, seq, dim], any strides with a unit innermost stride."""
+    batch, heads, seq, dim = q.shape
+    grid = (triton.cdiv(seq, cfg.bm), batch * heads)
+    _attn_fwd_kernel[grid](q, k, v, o, 1.0 / math.sqrt(dim), seq, heads,
+                           q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1),
+                           k.stride(2), v.stride(0), v.stride(1), v.stride(2), o.stride(0),
+                           o.stride(1), o.stride(2), D=dim, BM=cfg.bm, BN=cfg.bn, CAUSAL=causal,
+                           num_warps=cfg.warps, num_stages=cfg.stages)

@@ -1,0 +1,172 @@
+// Host launchers: for each kernel a typed C++ function and a C entry point that check the
+// tensors against the kernel's contract (rank, dtype, shapes, contiguity), bind the shape
+// symbols, choose the aligned or scalar kernel instantiation, size the grid, raise the
+// dynamic shared-memory limit when needed, and launch. Errors come back as tlc::Status.
+#include "codegen/HostLauncher.h"
+
+#include "infer/Passes.h"
+
+namespace tlc::codegen {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+// Host-side rendering of a shape or grid expression: shape symbols are the int64_t locals
+// the launcher bound, compile-time values are folded.
+std::string hostExpr(const Expr *e) {
+  if (e->constant && e->constant->isInt())
+    return "int64_t(" + std::to_string(e->constant->getInt()) + ")";
+  if (auto *n = dyn_cast<NameExpr>(e))
+    return n->name;
+  if (auto *b = dyn_cast<BinaryExpr>(e))
+    return "(" + hostExpr(b->lhs) + " " + spelling(b->op).str() + " " + hostExpr(b->rhs) + ")";
+  if (auto *u = dyn_cast<UnaryExpr>(e))
+    return "(" + spelling(u->op).str() + hostExpr(u->operand) + ")";
+  if (auto *c = dyn_cast<CallExpr>(e)) {
+    auto args = c->positional();
+    if (c->builtin == Builtin::CeilDiv)
+      return "tlc_ceildiv(" + hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";
+    if (c->builtin == Builtin::Max || c->builtin == Builtin::Min)
+      return std::string(c->builtin == Builtin::Max ? "std::max" : "std::min") + "<int64_t>(" +
+             hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";
+  }
+  return toSource(e);
+}
+
+} // namespace
+
+void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, CodeWriter &w) {
+  const KernelDecl &k = *g.kernel;
+  std::string name = k.name;
+  std::string sig, csig, cargs;
+  for (const TensorParamDecl *p : k.params) {
+    std::string n = p->getName().str();
+    if (p->isScalar()) {
+      sig += cppTypeHost(p->elemType) + " " + n + ", ";
+      csig += cppTypeHost(p->elemType) + " " + n + ", ";
+      cargs += n + ", ";
+    } else {
+      sig += "const tlc::TensorView& " + n + ", ";
+      csig += "const tlc_tensor_view* " + n + ", ";
+      cargs += "*" + n + ", ";
+    }
+  }
+  w.line("// Launcher of '" + name + "': checks the tensors, binds shapes, launches on `stream`.");
+  w.open("inline tlc::Status " + name + "(" + sig + "cudaStream_t stream = 0)");
+  w.line("const char* kName = \"" + name + "\";");
+  w.line("tlc::Status st;");
+  for (const TensorParamDecl *p : k.params)
+    if (!p->isScalar())
+      w.line("if (!(st = tlc::check::tensor(kName, \"" + p->getName().str() + "\", &" +
+             p->getName().str() + ", " + std::to_string(p->shape.rank()) + ", " +
+             runtimeDType(p->elemType) + "))) return st;");
+  // Shape symbols: bound by the first dimension that names them, checked at the others.
+  for (const ShapeSymbolDecl *s : k.shapeSymbols) {
+    std::string n = s->getName().str();
+    w.line("int64_t " + n + " = 0; bool " + n + "_bound = false;");
+    if (s->constant)
+      w.line(n + " = " + s->constant->str() + "; " + n + "_bound = true;  // bound by -D at compile time");
+  }
+  std::vector<std::pair<const TensorParamDecl *, size_t>> derived;
+  for (const TensorParamDecl *p : k.params) {
+    if (p->isScalar())
+      continue;
+    for (size_t d = 0; d < p->shape.rank(); ++d) {
+      const Expr *dim = p->shape.dims[d];
+      std::string view = p->getName().str();
+      if (auto *n = dyn_cast<NameExpr>(dim); n && n->decl && isa<ShapeSymbolDecl>(n->decl))
+        w.line("if (!(st = tlc::check::bindSymbol(kName, \"" + n->name + "\", " + n->name + ", " +
+               n->name + "_bound, " + view + ".shape[" + std::to_string(d) + "], \"" + view + "\", " +
+               std::to_string(d) + "))) return st;");
+      else
+        derived.push_back({p, d});
+    }
+  }
+  for (auto [p, d] : derived)
+    w.line("if (!(st = tlc::check::fixedDim(kName, \"" + p->getName().str() + "\", " +
+           p->getName().str() + ", " + std::to_string(d) + ", " + hostExpr(p->shape.dims[d]) +
+           "))) return st;");
+  for (const ShapeSymbolDecl *s : k.shapeSymbols)
+    w.line("if (" + s->getName().str() + " > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
+           "std::string(kName) + \": shape symbol '" + s->getName().str() + "' exceeds 2^31 - 1\");");
+
+  // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor.
+  std::string aligned = "true";
+  for (const TensorParamDecl *p : k.params)
+    if (!p->isScalar()) {
+      std::string n = p->getName().str();
+      aligned += " && tlc::check::rowsAligned(" + n + ", 16) && (" + n + ".shape[" +
+                 std::to_string(p->shape.rank() - 1) + "] * tlc::dtypeBits(" + n + ".dtype)) % 128 == 0";
+    }
+  w.line("const bool aligned = " + aligned + ";");
+  std::string grid[3] = {"1", "1", "1"};
+  for (size_t i = 0; i < k.grid.size() && i < 3; ++i)
+    grid[i] = hostExpr(k.grid[i]);
+  w.line("const int64_t gx = " + grid[0] + ", gy = " + grid[1] + ", gz = " + grid[2] + ";");
+  w.line("if (gx <= 0 || gy <= 0 || gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
+  w.line("if (gx > INT32_MAX || gy > 65535 || gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
+         "std::string(kName) + \": grid (\" + std::to_string(gx) + \", \" + std::to_string(gy) + \", \" + "
+         "std::to_string(gz) + \") exceeds the device limits\");");
+  w.line("const size_t smem = " + std::to_string(kernel.sharedBytes()) + ";");
+  std::string launchArgs;
+  for (const KernelEmitter::Param &p : kernel.deviceParams()) {
+    std::string arg;
+    bool isTensor = false, isStride = false;
+    for (const TensorParamDecl *tp : k.params)
+      if (!tp->isScalar() && tp->getName() == p.name)
+        isTensor = true;
+    if (p.name.find("_stride") != std::string::npos && p.type == "int64_t")
+      isStride = true;
+    if (isTensor)
+      arg = "static_cast<" + p.type.substr(0, p.type.find('*')) + "*>(" + p.name + ".data)";
+    else if (isStride)
+      arg = p.name.substr(0, p.name.rfind("_stride")) + ".strides[" +
+            p.name.substr(p.name.rfind("_stride") + 7) + "]";
+    else if (p.type == "int")
+      arg = "static_cast<int>(" + p.name + ")";
+    else
+      arg = p.name;
+    launchArgs += (launchArgs.empty() ? "" : ", ") + arg;
+  }
+  w.line("auto kernel = aligned ? " + kernel.kernelName() + "<true> : " + kernel.kernelName() + "<false>;");
+  w.open("if (smem > 48 * 1024)");
+  w.line("cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));");
+  w.line("if (e != cudaSuccess) return tlc::Status::error(TLC_ERROR_LAUNCH, std::string(kName) + \": cannot reserve \" + "
+         "std::to_string(smem) + \" bytes of shared memory: \" + cudaGetErrorString(e));");
+  w.close();
+  w.line("kernel<<<dim3(unsigned(gx), unsigned(gy), unsigned(gz)), dim3(" + std::to_string(g.threads) +
+         "), smem, stream>>>(" + launchArgs + ");");
+  w.line("cudaError_t e = cudaGetLastError();");
+  w.line("if (e != cudaSuccess) return tlc::Status::error(TLC_ERROR_LAUNCH, std::string(kName) + \": launch failed: \" + cudaGetErrorString(e));");
+  w.line("return tlc::Status::ok();");
+  w.close();
+  w.line();
+  w.line("// C entry point (ABI in tlc/runtime.h): returns 0, or a code and a message in `error`.");
+  std::string guard;
+  for (const TensorParamDecl *p : k.params)
+    if (!p->isScalar())
+      guard += (guard.empty() ? "" : " || ") + std::string("!") + p->getName().str();
+  w.line("extern \"C\" int tlc_" + name + "(" + csig + "void* stream, char* error, size_t error_size);");
+  w.open("extern \"C\" int tlc_" + name + "(" + csig + "void* stream, char* error, size_t error_size)");
+  if (!guard.empty())
+    w.line("if (" + guard + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + name +
+           ": a tensor argument is null\").toC(error, error_size);");
+  w.line("return " + name + "(" + cargs + "static_cast<cudaStream_t>(stream)).toC(error, error_size);");
+  w.close();
+}
+
+std::string cppTypeHost(DType t) {
+  switch (t) {
+  case DType::F16: case DType::BF16: case DType::F32: return "float";
+  case DType::F64: return "double";
+  case DType::Bool: return "bool";
+  case DType::I64: return "long long";
+  case DType::U32: return "unsigned";
+  default: return "int";
+  }
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,629 @@
+#include "codegen/KernelEmitter.h"
+
+#include "infer/ParallelAccess.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+namespace tlc::codegen {
+
+using namespace ftg;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+std::string cppType(DType t) {
+  switch (t) {
+  case DType::F16: return "tl::f16";
+  case DType::BF16: return "tl::bf16";
+  case DType::F32: return "float";
+  case DType::F64: return "double";
+  case DType::F8E4M3: return "tl::f8e4m3";
+  case DType::F8E5M2: return "tl::f8e5m2";
+  case DType::I8: return "int8_t";
+  case DType::U8: return "uint8_t";
+  case DType::I16: return "int16_t";
+  case DType::I32: return "int";
+  case DType::U32: return "unsigned";
+  case DType::I64: return "long long";
+  case DType::Bool: return "bool";
+  case DType::I4: case DType::U4: return "uint8_t";
+  }
+  return "float";
+}
+
+std::string cppType(Type t) {
+  if (t.kind() == Type::IntLiteral)
+    return "int";
+  if (t.kind() == Type::FloatLiteral)
+    return "float";
+  return t.isScalar() ? cppType(t.dtype()) : "auto";
+}
+
+std::string runtimeDType(DType t) {
+  switch (t) {
+  case DType::F16: return "TLC_F16";
+  case DType::BF16: return "TLC_BF16";
+  case DType::F32: return "TLC_F32";
+  case DType::F64: return "TLC_F64";
+  case DType::F8E4M3: return "TLC_F8E4M3";
+  case DType::F8E5M2: return "TLC_F8E5M2";
+  case DType::I4: return "TLC_I4";
+  case DType::U4: return "TLC_U4";
+  case DType::I8: return "TLC_I8";
+  case DType::U8: return "TLC_U8";
+  case DType::I16: return "TLC_I16";
+  case DType::I32: return "TLC_I32";
+  case DType::U32: return "TLC_U32";
+  case DType::I64: return "TLC_I64";
+  case DType::Bool: return "TLC_BOOL";
+  }
+  return "TLC_F32";
+}
+
+namespace {
+
+std::string floatLiteral(double v, bool single) {
+  if (std::isinf(v))
+    return std::string(v < 0 ? "-" : "") + (single ? "tl::inf<float>()" : "tl::inf<double>()");
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format(single ? "%.9g" : "%.17g", v);
+  os.flush();
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return single ? s + "f" : s;
+}
+
+// A literal of the given scalar type.
+std::string constantAs(const ConstValue &c, Type t) {
+  if (t.isBool() || c.isBool())
+    return (c.isBool() ? c.getBool() : c.isInt() ? c.getInt() != 0 : c.getFloat() != 0) ? "true"
+                                                                                        : "false";
+  bool wantFloat = t.isFloating();
+  if (!wantFloat) {
+    int64_t v = c.isInt() ? c.getInt() : int64_t(c.getFloat());
+    bool wide = v > INT32_MAX || v < INT32_MIN || (t.isScalar() && t.dtype() == DType::I64);
+    return (v < 0 ? "(" : "") + std::to_string(v) + (wide ? "LL" : "") + (v < 0 ? ")" : "");
+  }
+  double v = c.isInt() ? double(c.getInt()) : c.getFloat();
+  if (t.kind() == Type::FloatLiteral || (t.isScalar() && t.dtype() == DType::F32))
+    return floatLiteral(v, true);
+  if (t.isScalar() && t.dtype() == DType::F64)
+    return floatLiteral(v, false);
+  return "tl::convert<" + cppType(t.dtype()) + ">(" + floatLiteral(v, true) + ")";
+}
+
+bool isShared(const Buffer *b) { return b && b->scope == Scope::Shared; }
+
+} // namespace
+
+void KernelEmitter::unsupported(llvm::SMRange r, const std::string &what) {
+  diags.error(r, "not supported yet: " + what);
+  ok = false;
+}
+
+// ------------------------------------------------------------------ expressions
+
+std::string KernelEmitter::exprAs(const Expr *e, DType t) {
+  Type want = Type::scalar(t);
+  if (e->constant && (e->type.isNumeric() || e->type.isBool()))
+    return constantAs(*e->constant, want);
+  if (e->type == want)
+    return expr(e);
+  return "tl::convert<" + cppType(t) + ">(" + expr(e) + ")";
+}
+
+std::string KernelEmitter::expr(const Expr *e) {
+  if (e->constant && (e->type.isNumeric() || e->type.isBool()))
+    return constantAs(*e->constant, e->type);
+  switch (e->getKind()) {
+  case Expr::EK_Name: {
+    auto *n = cast<NameExpr>(e);
+    if (n->decl && (isa<CompileParamDecl>(n->decl) || isa<ConstDecl>(n->decl)) && !n->decl->constant)
+      unsupported(n->getRange(), "'" + n->name + "' has no value yet: `auto` parameters are filled "
+                                 "by the recommender; pass -D " + n->name + "=VALUE for now");
+    return n->name;
+  }
+  case Expr::EK_Index:
+    return elementRef(cast<IndexExpr>(e));
+  case Expr::EK_Unary: {
+    auto *u = cast<UnaryExpr>(e);
+    return "(" + spelling(u->op).str() + expr(u->operand) + ")";
+  }
+  case Expr::EK_Binary: {
+    auto *b = cast<BinaryExpr>(e);
+    bool compare = b->op >= BinaryOp::Lt && b->op <= BinaryOp::Ne;
+    bool logical = b->op == BinaryOp::And || b->op == BinaryOp::Or;
+    Type operandType = compare ? materialize(promote(b->lhs->type, b->rhs->type))
+                               : materialize(b->type);
+    if (logical || !operandType.isScalar() || (compare && b->lhs->type.isBool()))
+      return "(" + expr(b->lhs) + " " + spelling(b->op).str() + " " + expr(b->rhs) + ")";
+    return "(" + exprAs(b->lhs, operandType.dtype()) + " " + spelling(b->op).str() + " " +
+           exprAs(b->rhs, operandType.dtype()) + ")";
+  }
+  case Expr::EK_Call: {
+    auto *c = cast<CallExpr>(e);
+    auto args = c->positional();
+    Type result = materialize(c->type);
+    if (c->calleeKind == CalleeKind::Cast)
+      return "tl::convert<" + cppType(c->castType) + ">(" + expr(args[0]) + ")";
+    if (c->builtin == Builtin::CallExtern) {
+      std::string s = cast<StringLitExpr>(args[0])->value + "(";
+      for (size_t i = 1; i < args.size(); ++i)
+        s += (i > 1 ? ", " : "") + expr(args[i]);
+      return s + ")";
+    }
+    std::string T = result.isScalar() ? cppType(result.dtype()) : "float";
+    auto arg = [&](size_t i) { return result.isScalar() ? exprAs(args[i], result.dtype()) : expr(args[i]); };
+    switch (c->builtin) {
+    case Builtin::Inf:
+      return "tl::inf<" + T + ">()";
+    case Builtin::Select:
+      return "(" + expr(args[0]) + " ? " + arg(1) + " : " + arg(2) + ")";
+    case Builtin::Max: return "tl::max(" + arg(0) + ", " + arg(1) + ")";
+    case Builtin::Min: return "tl::min(" + arg(0) + ", " + arg(1) + ")";
+    case Builtin::Abs: return "tl::abs(" + arg(0) + ")";
+    case Builtin::CeilDiv: return "tl::ceildiv(" + arg(0) + ", " + arg(1) + ")";
+    default: {
+      // Transcendentals compute in f32 (or f64) and round back for 16-bit types.
+      std::string fn = "tl::" + builtinName(c->builtin).str();
+      if (result.isScalar() && (result.dtype() == DType::F32 || result.dtype() == DType::F64))
+        return fn + "(" + arg(0) + ")";
+      return "tl::convert<" + T + ">(" + fn + "(" + exprAs(args[0], DType::F32) + "))";
+    }
+    }
+  }
+  default:
+    unsupported(e->getRange(), "this expression in generated code");
+    return "0";
+  }
+}
+
+std::string KernelEmitter::dimExpr(const Buffer &b, size_t d) {
+  if (d < b.shape.size() && b.shape[d])
+    return std::to_string(*b.shape[d]);
+  return expr(b.decl->shape.dims[d]);
+}
+
+std::string KernelEmitter::globalOffset(const Buffer &b, const std::vector<std::string> &idx) const {
+  std::string s;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    std::string term = d + 1 == idx.size() ? "(int64_t)(" + idx[d] + ")"
+                                           : "(int64_t)(" + idx[d] + ") * " + b.name + "_stride" +
+                                                 std::to_string(d);
+    s += (s.empty() ? "" : " + ") + term;
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string KernelEmitter::sharedElement(const Buffer &b, const std::string &row, const std::string &col) {
+  std::string stage = stageExpr.lookup(&b);
+  std::string off = b.shared->offsetExpr(row, col);
+  if (!stage.empty())
+    off = stage + " * " + std::to_string(b.numElements()) + " + " + off;
+  return b.name + "[" + off + "]";
+}
+
+std::string KernelEmitter::elementRef(const IndexExpr *ix) {
+  Buffer *b = g.bufferOf(ix->base->decl);
+  std::vector<std::string> idx;
+  for (const IndexItem &i : ix->indices)
+    idx.push_back(expr(i.lo));
+  if (!b) {
+    unsupported(ix->getRange(), "indexing this value");
+    return "0";
+  }
+  switch (b->scope) {
+  case Scope::Global:
+    return b->name + "[" + globalOffset(*b, idx) + "]";
+  case Scope::Shared: {
+    // Leading dimensions fold into rows, as in the buffer's layout.
+    std::string row = "0";
+    for (size_t d = 0; d + 1 < idx.size(); ++d)
+      row = d == 0 ? idx[0] : "(" + row + ") * " + dimExpr(*b, d) + " + " + idx[d];
+    return sharedElement(*b, row, idx.back());
+  }
+  case Scope::Local: {
+    std::string flat = "0";
+    for (size_t d = 0; d < idx.size(); ++d)
+      flat = d == 0 ? idx[0] : "(" + flat + ") * " + dimExpr(*b, d) + " + " + idx[d];
+    return b->name + "[" + flat + "]";
+  }
+  case Scope::Fragment:
+    break;
+  }
+  if (!parallelNode || !parallelNode->driver) {
+    unsupported(ix->getRange(), "reading or writing an element of fragment '" + b->name +
+                                    "' outside a parallel loop");
+    return "0";
+  }
+  const Buffer *driver = parallelNode->driver;
+  if (b == driver || (b->fragment && *b->fragment == *driver->fragment))
+    return b->name + "[" + parallelReg + "]";
+  // A row vector indexed by the loop's first variable in a 2-d loop.
+  return b->name + "[" + driver->fragment->rowRegister(parallelReg) + "]";
+}
+
+// ------------------------------------------------------------------ barriers
+
+void KernelEmitter::sync(const std::string &why) {
+  w.line("__syncthreads();  // " + why);
+  pendingReads.clear();
+  pendingWrites.clear();
+}
+
+void KernelEmitter::beforeAccess(const std::vector<Operand> &reads, const std::vector<Operand> &writes) {
+  std::string conflict;
+  for (const Operand &r : reads)
+    if (isShared(r.buffer) && pendingWrites.count(r.buffer))
+      conflict = "'" + r.buffer->name + "' was written by other threads";
+  for (const Operand &o : writes)
+    if (isShared(o.buffer) && (pendingReads.count(o.buffer) || pendingWrites.count(o.buffer)))
+      conflict = "'" + o.buffer->name + "' is still being read or written by other threads";
+  if (!conflict.empty())
+    sync(conflict);
+  for (const Operand &r : reads)
+    if (isShared(r.buffer))
+      pendingReads.insert(r.buffer);
+  for (const Operand &o : writes)
+    if (isShared(o.buffer))
+      pendingWrites.insert(o.buffer);
+}
+
+// ------------------------------------------------------------------ statements
+
+void KernelEmitter::emitScalarStmt(const Stmt *s) {
+  switch (s->getKind()) {
+  case Stmt::SK_Let: {
+    auto *l = cast<LetStmt>(s)->decl;
+    Type t = materialize(l->type);
+    w.line("[[maybe_unused]] const " + cppType(t) + " " + l->getName().str() + " = " +
+           (t.isScalar() ? exprAs(l->init, t.dtype()) : expr(l->init)) + ";");
+    return;
+  }
+  case Stmt::SK_Assign: {
+    auto *a = cast<AssignStmt>(s);
+    auto *ix = dyn_cast<IndexExpr>(a->target);
+    if (!ix)
+      return unsupported(a->getRange(), "this assignment");
+    DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
+    std::string target = elementRef(ix);
+    if (a->op == AssignOp::Assign) {
+      w.line(target + " = " + exprAs(a->value, elem) + ";");
+    } else {
+      // Compound assignment computes in the wider of the two types, then stores.
+      Type wide = materialize(promote(Type::scalar(elem), a->value->type));
+      std::string op = a->op == AssignOp::Add ? "+" : a->op == AssignOp::Sub ? "-"
+                     : a->op == AssignOp::Mul ? "*" : "/";
+      w.line(target + " = tl::convert<" + cppType(elem) + ">(tl::convert<" + cppType(wide.dtype()) +
+             ">(" + target + ") " + op + " " + exprAs(a->value, wide.dtype()) + ");");
+    }
+    return;
+  }
+  case Stmt::SK_If: {
+    auto *i = cast<IfStmt>(s);
+    w.open("if (" + expr(i->cond) + ")");
+    emitScalarStmt(i->thenBody);
+    if (i->elseBody) {
+      w.indent--;
+      w.line("} else {");
+      w.indent++;
+      emitScalarStmt(i->elseBody);
+    }
+    w.close();
+    return;
+  }
+  case Stmt::SK_Block:
+    for (const Stmt *c : cast<BlockStmt>(s)->body)
+      emitScalarStmt(c);
+    return;
+  case Stmt::SK_Call: {
+    const CallExpr *c = cast<CallStmt>(s)->call;
+    if (c->builtin == Builtin::AtomicAdd) {
+      auto pos = c->positional();
+      const Expr *dst = c->keywordArg("dst") ? c->keywordArg("dst")->value : pos[0];
+      const Expr *val = c->keywordArg("src") ? c->keywordArg("src")->value : pos[1];
+      auto *ix = dyn_cast<IndexExpr>(dst);
+      if (!ix)
+        return unsupported(c->getRange(), "atomic_add of a whole region inside a parallel loop");
+      DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
+      w.line("tl::atomic_add(&" + elementRef(ix) + ", " + exprAs(val, elem) + ");");
+      return;
+    }
+    w.line(expr(c) + ";");
+    return;
+  }
+  default:
+    unsupported(s->getRange(), "this statement inside a parallel loop");
+  }
+}
+
+void KernelEmitter::emitParallel(const Node &n) {
+  const ForStmt *f = n.loop;
+  beforeAccess(n.inputs, n.outputs);
+  std::string vars;
+  for (size_t i = 0; i < f->vars.size(); ++i)
+    vars += (i ? ", " : "") + f->vars[i]->getName().str() + " < " + toSource(f->extents[i]);
+  if (n.driver) {
+    const FragmentLayout &l = *n.driver->fragment;
+    std::string r = "r" + std::to_string(tempCounter++);
+    w.line("// parallel(" + vars + "): each thread visits its " + std::to_string(l.registers()) +
+           " registers of fragment '" + n.driver->name + "'");
+    w.line("#pragma unroll");
+    w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(l.registers()) + "; ++" + r + ")");
+    if (f->vars.size() == 2) {
+      w.line("[[maybe_unused]] const int " + f->vars[0]->getName().str() + " = " + l.rowOf("tid", r) + ";");
+      w.line("[[maybe_unused]] const int " + f->vars[1]->getName().str() + " = " + l.colOf("tid", r) + ";");
+    } else {
+      w.line("[[maybe_unused]] const int " + f->vars[0]->getName().str() + " = " +
+             (l.kind == FragmentLayout::Row ? l.rowOf("tid", r) : l.colOf("tid", r)) + ";");
+    }
+    const Node *saved = parallelNode;
+    std::string savedReg = parallelReg;
+    parallelNode = &n;
+    parallelReg = r;
+    emitScalarStmt(f->body);
+    parallelNode = saved;
+    parallelReg = savedReg;
+    w.close();
+    return;
+  }
+  // No fragment: threads stride over the flattened iteration space.
+  std::string total;
+  for (const Expr *e : f->extents)
+    total += (total.empty() ? "" : " * ") + std::string("(") + expr(e) + ")";
+  std::string idx = "e" + std::to_string(tempCounter++);
+  w.line("// parallel(" + vars + "): threads stride over the flattened index");
+  w.open("for (int " + idx + " = tid; " + idx + " < " + total + "; " + idx + " += " +
+         std::to_string(g.threads) + ")");
+  std::string rest = idx;
+  for (size_t i = f->vars.size(); i-- > 0;) {
+    std::string extent = "(" + expr(f->extents[i]) + ")";
+    w.line("[[maybe_unused]] const int " + f->vars[i]->getName().str() + " = " +
+           (i == 0 ? rest : rest + " % " + extent) + ";");
+    if (i)
+      rest = "(" + rest + " / " + extent + ")";
+  }
+  emitScalarStmt(f->body);
+  w.close();
+}
+
+void KernelEmitter::emitLoop(const Node &n) {
+  const ForStmt *f = n.loop;
+  std::string var = f->vars[0]->getName().str();
+  std::string lo = f->start ? expr(f->start) : "0";
+  if (f->loopKind == LoopKind::Unroll)
+    w.line("#pragma unroll");
+  auto before = pendingWrites;
+  auto beforeReads = pendingReads;
+  w.open("for (int " + var + " = " + lo + "; " + var + " < " + expr(f->extents[0]) + "; ++" + var + ")");
+  emitNodes(n.body);
+  // The next iteration may overwrite what this one still reads (or read what it wrote).
+  if (!pendingWrites.empty() || !pendingReads.empty())
+    sync("loop back-edge: shared buffers are reused by the next iteration");
+  w.close();
+  pendingWrites.insert(before.begin(), before.end());
+  pendingReads.insert(beforeReads.begin(), beforeReads.end());
+}
+
+void KernelEmitter::emitPipelined(const Node &n) {
+  const ForStmt *f = n.loop;
+  std::string var = f->vars[0]->getName().str();
+  std::vector<const Node *> producers;
+  for (auto &c : n.body)
+    if (c->producer)
+      producers.push_back(c.get());
+  int S = n.stages;
+  if (producers.empty() || S < 2)
+    return emitLoop(n);
+
+  std::string count = "n_" + var;
+  w.line("// pipelined loop over " + var + ": " + std::to_string(producers.size()) +
+         " copies prefetched " + std::to_string(S - 1) + " iteration(s) ahead into " +
+         std::to_string(S) + " rotating shared buffers");
+  w.open("");
+  w.line("const int " + count + " = " + expr(f->extents[0]) + ";");
+  // Producers write buffers other threads may still be reading from earlier code.
+  std::vector<Operand> written;
+  for (const Node *p : producers)
+    written.push_back(p->outputs[0]);
+  beforeAccess({}, written);
+  TileOpLowering lower(*this);
+  auto issue = [&](const std::string &iter, const std::string &stage) {
+    w.line("const int " + var + " = " + iter + ";");
+    for (const Node *p : producers) {
+      stageExpr[p->outputs[0].buffer] = stage;
+      lower.copy(*p, "prefetch");
+    }
+  };
+  w.line("#pragma unroll");
+  w.open("for (int s = 0; s < " + std::to_string(S - 1) + "; ++s)");
+  w.open("if (s < " + count + ")");
+  issue("s", "s");
+  w.close();
+  w.line("tl::cp_async_commit();");
+  w.close();
+
+  w.open("for (int " + var + " = 0; " + var + " < " + count + "; ++" + var + ")");
+  w.line("tl::cp_async_wait<" + std::to_string(S - 2) + ">();");
+  sync("stage " + var + " % " + std::to_string(S) + " has landed; stage (" + var + " - 1) % " +
+       std::to_string(S) + " is free again");
+  w.open("");
+  w.line("const int next = " + var + " + " + std::to_string(S - 1) + ";");
+  w.open("if (next < " + count + ")");
+  issue("next", "(next % " + std::to_string(S) + ")");
+  w.close();
+  w.line("tl::cp_async_commit();");
+  w.close();
+  for (const Node *p : producers)
+    stageExpr[p->outputs[0].buffer] = "(" + var + " % " + std::to_string(S) + ")";
+  for (auto &c : n.body)
+    if (!c->producer)
+      emitNode(*c);
+  w.close();
+  w.line("tl::cp_async_wait<0>();");
+  for (const Node *p : producers)
+    stageExpr.erase(p->outputs[0].buffer);
+  w.close();
+  // The rotating buffers are dead after the loop; anything else pending stays pending.
+  for (const Node *p : producers)
+    pendingReads.erase(p->outputs[0].buffer), pendingWrites.erase(p->outputs[0].buffer);
+}
+
+void KernelEmitter::emitNode(const Node &n) {
+  TileOpLowering lower(*this);
+  auto comment = [&](const char *what) {
+    auto lc = diags.sourceManager().getLineAndColumn(n.stmt->getRange().Start);
+    w.line(std::string("// ") + what + " (" + options.sourceName + ":" + std::to_string(lc.first) + ")");
+  };
+  switch (n.kind) {
+  case NodeKind::Copy:
+    comment(("copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value)).c_str());
+    return lower.copy(n);
+  case NodeKind::Fill:
+    comment((n.call->callee + "(" + n.outputs[0].buffer->name + ")").c_str());
+    return lower.fill(n);
+  case NodeKind::Reduce:
+    comment((n.call->callee + ": " + n.inputs[0].buffer->name + " -> " + n.outputs[0].buffer->name).c_str());
+    return lower.reduce(n);
+  case NodeKind::Gemm:
+    comment(("gemm: " + n.outputs[0].buffer->name + " += " + n.inputs[0].buffer->name + " @ " +
+             n.inputs[1].buffer->name).c_str());
+    return lower.gemm(n);
+  case NodeKind::AtomicAdd:
+    comment("atomic_add");
+    return lower.atomicAdd(n);
+  case NodeKind::Parallel:
+    return emitParallel(n);
+  case NodeKind::Let:
+  case NodeKind::Scalar:
+    beforeAccess(n.inputs, n.outputs);
+    return emitScalarStmt(n.stmt);
+  case NodeKind::Loop:
+    comment((loopKindName(n.loop->loopKind).str() + " loop").c_str());
+    return n.loop->loopKind == LoopKind::Pipelined ? emitPipelined(n) : emitLoop(n);
+  case NodeKind::If: {
+    auto *i = cast<IfStmt>(n.stmt);
+    w.open("if (" + expr(i->cond) + ")");
+    emitNodes(n.body);
+    if (!n.elseBody.empty()) {
+      w.indent--;
+      w.line("} else {");
+      w.indent++;
+      emitNodes(n.elseBody);
+    }
+    w.close();
+    return;
+  }
+  case NodeKind::SwizzleBlocks:
+    comment("swizzle_blocks: L2-friendly block order");
+    w.line("tl::swizzle_blocks(" + std::to_string(g.swizzlePanel) + ", " +
+           k.blockIndices[0]->getName().str() + ", " + k.blockIndices[1]->getName().str() + ");");
+    return;
+  case NodeKind::Extern:
+    w.line(expr(n.call) + ";");
+    return;
+  default:
+    unsupported(n.stmt->getRange(), nodeKindName(n.kind).str() + " in code generation");
+  }
+}
+
+void KernelEmitter::emitNodes(const std::vector<std::unique_ptr<Node>> &nodes) {
+  for (auto &n : nodes)
+    emitNode(*n);
+}
+
+// ------------------------------------------------------------------ kernel
+
+void KernelEmitter::planSharedMemory() {
+  int64_t offset = 0;
+  for (auto &b : g.buffers) {
+    if (b->scope != Scope::Shared)
+      continue;
+    sharedOffset[b.get()] = offset;
+    offset += (b->bytes() * b->stages + 127) / 128 * 128;
+  }
+  scratchOffset = offset;
+  // Cross-warp reductions combine partial results through this scratch area.
+  int64_t scratch = 0;
+  g.walk([&](Node &n) {
+    if (n.kind != NodeKind::Reduce || !n.inputs[0].buffer->fragment)
+      return;
+    const FragmentLayout &l = *n.inputs[0].buffer->fragment;
+    if (l.kind == FragmentLayout::MmaC && l.wn > 1)
+      scratch = std::max<int64_t>(scratch, l.rows * l.wn * 4);
+    if (l.kind == FragmentLayout::Blocked && l.tpr > 32)
+      scratch = std::max<int64_t>(scratch, l.rows * (l.tpr / 32) * 4);
+  });
+  sharedTotal = offset + scratch;
+}
+
+std::vector<KernelEmitter::Param> KernelEmitter::deviceParams() const {
+  std::vector<Param> params;
+  for (const TensorParamDecl *p : k.params) {
+    if (p->isScalar()) {
+      params.push_back({cppType(p->elemType), p->getName().str()});
+      continue;
+    }
+    params.push_back({std::string(p->isOut ? "" : "const ") + cppType(p->elemType) + "* __restrict__",
+                      p->getName().str()});
+    for (size_t d = 0; d + 1 < p->shape.rank(); ++d)
+      params.push_back({"int64_t", p->getName().str() + "_stride" + std::to_string(d)});
+  }
+  for (const ShapeSymbolDecl *s : k.shapeSymbols)
+    if (!s->constant)
+      params.push_back({"int", s->getName().str()});
+  return params;
+}
+
+bool KernelEmitter::emitKernel() {
+  planSharedMemory();
+  for (auto &b : g.buffers)
+    if (b->scope != Scope::Fragment && (b->dtype == DType::I4 || b->dtype == DType::U4))
+      unsupported(b->decl->getRange(), "packed i4/u4 buffers in code generation (store them as "
+                                       "u8 and unpack with shifts)");
+
+  std::string params;
+  for (const Param &p : deviceParams())
+    params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
+  w.line("// kernel '" + k.name + "': " + std::to_string(g.threads) + " threads per block, " +
+         std::to_string(sharedTotal) + " bytes of shared memory");
+  w.line("template <bool kAligned>");
+  w.line("__global__ void __launch_bounds__(" + std::to_string(g.threads) + ") " + kernelName() + "(" +
+         params + ") {");
+  w.indent++;
+  if (sharedTotal > 0)
+    w.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
+  w.line("const int tid = threadIdx.x;");
+  const char *axes = "xyz";
+  for (size_t i = 0; i < k.blockIndices.size(); ++i)
+    w.line("int " + k.blockIndices[i]->getName().str() + " = blockIdx." + axes[i] + ";");
+  for (const ShapeSymbolDecl *s : k.shapeSymbols)
+    if (s->constant)
+      w.line("constexpr int " + s->getName().str() + " = " + s->constant->str() + ";  // bound by -D");
+  for (auto &b : g.buffers) {
+    std::string T = cppType(b->dtype);
+    if (b->scope == Scope::Shared) {
+      w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " +
+             std::to_string(sharedOffset[b.get()]) + ");  // shared " + dtypeName(b->dtype).str() +
+             " " + b->shared->str() + (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
+    } else if (b->scope == Scope::Fragment) {
+      w.line(T + " " + b->name + "[" + std::to_string(b->fragment->registers()) + "];  // fragment " +
+             b->fragment->str());
+    } else if (b->scope == Scope::Local) {
+      w.line(T + " " + b->name + "[" + std::to_string(b->numElements()) + "];  // local");
+    }
+  }
+  if (sharedTotal > scratchOffset)
+    w.line("float* tl_reduce_scratch = reinterpret_cast<float*>(tl_smem + " +
+           std::to_string(scratchOffset) + ");");
+  w.line();
+  emitNodes(g.body);
+  w.indent--;
+  w.line("}");
+  return ok;
+}
+
+} // namespace tlc::codegen

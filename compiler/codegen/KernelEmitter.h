@@ -1,0 +1,126 @@
+// Emits the device code of one kernel. Split over KernelEmitter.cpp (structure, statements,
+// scalar expressions, barriers, pipelines) and TileOpLowering.cpp (copy, fill, reduce, gemm,
+// atomic_add).
+#pragma once
+
+#include "codegen/CudaEmitter.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <sstream>
+
+namespace tlc::codegen {
+
+std::string cppType(DType t);
+std::string cppType(Type t);
+// The C dtype code of runtime/tlc/runtime.h.
+std::string runtimeDType(DType t);
+
+// Indented line writer.
+class CodeWriter {
+public:
+  explicit CodeWriter(llvm::raw_ostream &os) : os(os) {}
+  CodeWriter &line(const std::string &text = "") {
+    if (text.empty())
+      os << "\n";
+    else
+      os.indent(indent * 2) << text << "\n";
+    return *this;
+  }
+  void open(const std::string &text) {
+    line(text.empty() ? "{" : text + " {");
+    ++indent;
+  }
+  void close(const std::string &suffix = "") {
+    --indent;
+    line("}" + suffix);
+  }
+  unsigned indent = 0;
+
+private:
+  llvm::raw_ostream &os;
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(ftg::Graph &g, const EmitOptions &options, DiagnosticEngine &diags, CodeWriter &w)
+      : g(g), k(*g.kernel), options(options), diags(diags), w(w) {}
+
+  bool emitKernel();
+  // Names of the kernel's device parameters in order, with their C++ types.
+  struct Param {
+    std::string type, name;
+  };
+  std::vector<Param> deviceParams() const;
+  int64_t sharedBytes() const { return sharedTotal; }
+  std::string kernelName() const { return k.name + "_kernel"; }
+
+  // ---- scalar expressions (KernelEmitter.cpp)
+  std::string expr(const Expr *e);
+  std::string exprAs(const Expr *e, DType t); // converted to t
+  std::string globalOffset(const ftg::Buffer &b, const std::vector<std::string> &idx) const;
+  std::string sharedElement(const ftg::Buffer &b, const std::string &row, const std::string &col);
+  std::string dimExpr(const ftg::Buffer &b, size_t d); // tensor extent as C++
+
+private:
+  friend class TileOpLowering;
+
+  void planSharedMemory();
+  void emitNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes);
+  void emitNode(const ftg::Node &n);
+  void emitLoop(const ftg::Node &n);
+  void emitPipelined(const ftg::Node &n);
+  void emitParallel(const ftg::Node &n);
+  void emitScalarStmt(const Stmt *s);
+  std::string elementRef(const IndexExpr *ix);
+
+  // Barriers: shared buffers written or read since the last __syncthreads.
+  void beforeAccess(const std::vector<ftg::Operand> &reads, const std::vector<ftg::Operand> &writes);
+  void sync(const std::string &why);
+
+  void unsupported(llvm::SMRange r, const std::string &what);
+
+  ftg::Graph &g;
+  const KernelDecl &k;
+  const EmitOptions &options;
+  DiagnosticEngine &diags;
+  CodeWriter &w;
+  bool ok = true;
+
+  llvm::DenseMap<const ftg::Buffer *, int64_t> sharedOffset; // bytes into the dynamic window
+  int64_t sharedTotal = 0;
+  int64_t scratchOffset = 0; // reduction scratch, floats
+  llvm::DenseMap<const ftg::Buffer *, std::string> stageExpr;
+  llvm::SmallPtrSet<const ftg::Buffer *, 8> pendingWrites, pendingReads;
+
+  // Inside a parallel loop driven by a fragment: its register variable.
+  const ftg::Node *parallelNode = nullptr;
+  std::string parallelReg;
+  unsigned tempCounter = 0;
+};
+
+// Tile operators (TileOpLowering.cpp).
+class TileOpLowering {
+public:
+  explicit TileOpLowering(KernelEmitter &e) : e(e), w(e.w) {}
+  void copy(const ftg::Node &n, const std::string &note = "");
+  void fill(const ftg::Node &n);
+  void reduce(const ftg::Node &n);
+  void gemm(const ftg::Node &n);
+  void atomicAdd(const ftg::Node &n);
+
+private:
+  struct TileDims; // how a region's elements map to tensor coordinates
+  TileDims tileDims(const ftg::Operand &op, const std::vector<std::optional<int64_t>> &tile);
+  void cooperativeCopy(const ftg::Node &n, const ftg::Operand &src, const ftg::Operand &dst,
+                       bool atomic);
+  void fragmentCopy(const ftg::Node &n, const ftg::Operand &src, const ftg::Operand &dst,
+                    bool atomic);
+  std::string fresh(const std::string &stem) { return stem + std::to_string(e.tempCounter++); }
+
+  KernelEmitter &e;
+  CodeWriter &w;
+};
+
+} // namespace tlc::codegen

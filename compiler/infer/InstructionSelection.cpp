@@ -1,0 +1,114 @@
+// Instruction inference for the sm_80+ tensor-core path: how each copy moves data, and the
+// resource checks that must fail at compile time (shared memory and registers per block).
+// Hopper's own instructions (wgmma, TMA) will plug in here, keyed by target.
+#include "infer/Passes.h"
+
+#include "llvm/Support/Format.h"
+
+namespace tlc::infer {
+
+using namespace ftg;
+
+namespace {
+
+struct TargetLimits {
+  int64_t sharedBytesPerBlock; // opt-in maximum of dynamic shared memory
+  int registersPerThread;
+};
+
+TargetLimits limitsOf(llvm::StringRef target) {
+  if (target == "sm_90a")
+    return {232448, 255};
+  if (target == "sm_80")
+    return {166912, 255};
+  return {101376, 255}; // sm_86, sm_89
+}
+
+class InstructionSelection : public Pass {
+public:
+  llvm::StringRef name() const override { return "instruction-selection"; }
+
+  bool run(Graph &g, DiagnosticEngine &diags) override {
+    g.walk([&](Node &n) {
+      if (n.kind != NodeKind::Copy || n.inputs.empty() || n.outputs.empty())
+        return;
+      Scope from = n.inputs[0].buffer->scope, to = n.outputs[0].buffer->scope;
+      int bits = int(bitWidth(n.outputs[0].buffer->dtype));
+      if (from == Scope::Fragment || to == Scope::Fragment) {
+        n.instr = CopyInstr::Fragment;
+        const ftg::Buffer *f = from == Scope::Fragment ? n.inputs[0].buffer : n.outputs[0].buffer;
+        n.copyVector = f->fragment ? (f->fragment->kind == FragmentLayout::Blocked ? f->fragment->vec
+                                      : f->fragment->kind == FragmentLayout::MmaC ? 2 : 1)
+                                   : 1;
+      } else if (from == Scope::Global && to == Scope::Shared &&
+                 n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
+        // 16-byte cp.async where the tile's rows are whole 16-byte chunks; the launcher
+        // falls back to the scalar instantiation when the tensor's rows are not aligned.
+        int64_t cols = n.outputs[0].buffer->shared ? n.outputs[0].buffer->shared->cols : 0;
+        n.copyVector = 128 / bits;
+        n.instr = cols % n.copyVector == 0 ? CopyInstr::CpAsync16 : CopyInstr::Scalar;
+        if (n.instr == CopyInstr::Scalar)
+          n.copyVector = 1;
+      } else if (from == Scope::Shared && to == Scope::Global &&
+                 n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
+        int64_t cols = n.inputs[0].buffer->shared ? n.inputs[0].buffer->shared->cols : 0;
+        n.copyVector = 128 / bits;
+        n.instr = cols % n.copyVector == 0 ? CopyInstr::Vector : CopyInstr::Scalar;
+        if (n.instr == CopyInstr::Scalar)
+          n.copyVector = 1;
+      } else {
+        n.instr = CopyInstr::Scalar;
+        n.copyVector = 1;
+      }
+    });
+    return checkResources(g, diags);
+  }
+
+private:
+  bool checkResources(Graph &g, DiagnosticEngine &diags) {
+    TargetLimits limits = limitsOf(g.target);
+    int64_t shared = 0;
+    std::string breakdown;
+    int registers = 0;
+    for (auto &b : g.buffers) {
+      if (b->scope == Scope::Shared) {
+        int64_t bytes = b->bytes() * b->stages;
+        shared += (bytes + 127) / 128 * 128;
+        breakdown += (breakdown.empty() ? "" : ", ") + b->name + " " +
+                     (b->stages > 1 ? std::to_string(b->stages) + " x " : "") +
+                     std::to_string(b->bytes());
+      } else if (b->scope == Scope::Fragment && b->fragment) {
+        registers += (b->fragment->registers() * int(bitWidth(b->dtype)) + 31) / 32;
+      } else if (b->scope == Scope::Local) {
+        registers += int((b->bytes() + 3) / 4);
+      }
+    }
+    const KernelDecl &k = *g.kernel;
+    bool ok = true;
+    if (shared > limits.sharedBytesPerBlock) {
+      diags.error(k.nameRange, "kernel '" + k.name + "' needs " + std::to_string(shared) +
+                                   " bytes of shared memory (" + breakdown + ") but " + g.target +
+                                   " allows " + std::to_string(limits.sharedBytesPerBlock) +
+                                   " per block")
+          .hint("use smaller tiles or fewer pipeline stages");
+      ok = false;
+    }
+    // Fragments plus ~32 registers of addresses, indices and temporaries.
+    int estimate = registers + 32;
+    if (estimate > limits.registersPerThread) {
+      diags.error(k.nameRange, "kernel '" + k.name + "' needs about " + std::to_string(estimate) +
+                                   " registers per thread (" + std::to_string(registers) +
+                                   " for fragments) but " + g.target + " allows " +
+                                   std::to_string(limits.registersPerThread))
+          .hint("use more threads, smaller tiles, or keep large tiles in shared memory");
+      ok = false;
+    }
+    return ok;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createInstructionSelection() { return std::make_unique<InstructionSelection>(); }
+
+} // namespace tlc::infer

@@ -1,0 +1,350 @@
+// Layout inference, in the spirit of the TileLang paper's appendix E:
+//   STRICT  tensor-core gemm fixes its accumulator's fragment layout (mma.m16n8k16 tiled over
+//           the warp grid its policy picks), a register A operand's layout, and swizzled
+//           shared layouts for its shared operands;
+//   COMMON  reductions derive the row layout of their destination, fragment-to-fragment copies
+//           and parallel loops propagate layouts between the fragments they touch;
+//   FREE    every fragment still unconstrained gets the blocked layout (vectorized, rows over
+//           groups of consecutive lanes), then COMMON runs again.
+#include "infer/ParallelAccess.h"
+#include "infer/Passes.h"
+
+#include <functional>
+
+namespace tlc::infer {
+
+using namespace ftg;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+
+std::vector<FragmentAccess> collectFragmentAccesses(const Graph &g, const ForStmt &loop) {
+  std::vector<FragmentAccess> out;
+  std::function<void(const Expr *, bool)> visitExpr = [&](const Expr *e, bool isWrite) {
+    if (!e)
+      return;
+    if (auto *ix = dyn_cast<IndexExpr>(e)) {
+      ftg::Buffer *b = g.bufferOf(ix->base->decl);
+      if (b && b->scope == Scope::Fragment) {
+        FragmentAccess a{FragmentAccess::Other, b, ix, isWrite};
+        bool full = ix->indices.size() == loop.vars.size();
+        for (size_t i = 0; full && i < ix->indices.size(); ++i) {
+          auto *n = dyn_cast_or_null<NameExpr>(ix->indices[i].lo);
+          full = n && n->decl == loop.vars[i];
+        }
+        if (full)
+          a.kind = FragmentAccess::Full;
+        else if (loop.vars.size() == 2 && ix->indices.size() == 1)
+          if (auto *n = dyn_cast_or_null<NameExpr>(ix->indices[0].lo); n && n->decl == loop.vars[0])
+            a.kind = FragmentAccess::Row;
+        out.push_back(a);
+      }
+      for (const IndexItem &i : ix->indices)
+        visitExpr(i.lo, false);
+      return;
+    }
+    if (auto *u = dyn_cast<UnaryExpr>(e))
+      return visitExpr(u->operand, false);
+    if (auto *b = dyn_cast<BinaryExpr>(e)) {
+      visitExpr(b->lhs, false);
+      visitExpr(b->rhs, false);
+      return;
+    }
+    if (auto *c = dyn_cast<CallExpr>(e))
+      for (const CallArg &a : c->args)
+        visitExpr(a.value, false);
+  };
+  std::function<void(const Stmt *)> visitStmt = [&](const Stmt *s) {
+    if (auto *b = dyn_cast<BlockStmt>(s)) {
+      for (const Stmt *c : b->body)
+        visitStmt(c);
+    } else if (auto *l = dyn_cast<LetStmt>(s)) {
+      visitExpr(l->decl->init, false);
+    } else if (auto *a = dyn_cast<AssignStmt>(s)) {
+      visitExpr(a->value, false);
+      visitExpr(a->target, true);
+      if (a->op != AssignOp::Assign)
+        visitExpr(a->target, false);
+    } else if (auto *i = dyn_cast<IfStmt>(s)) {
+      visitExpr(i->cond, false);
+      visitStmt(i->thenBody);
+      if (i->elseBody)
+        visitStmt(i->elseBody);
+    } else if (auto *c = dyn_cast<CallStmt>(s)) {
+      visitExpr(c->call, false);
+    }
+  };
+  visitStmt(loop.body);
+  return out;
+}
+
+ftg::Buffer *pickDriver(const std::vector<FragmentAccess> &accesses) {
+  for (bool wantWrite : {true, false})
+    for (const FragmentAccess &a : accesses)
+      if (a.kind == FragmentAccess::Full && a.isWrite == wantWrite)
+        return a.buffer;
+  return nullptr;
+}
+
+namespace {
+
+int64_t dim(const ftg::Buffer &b, size_t i) { return b.shape.size() > i ? b.shape[i].value_or(1) : 1; }
+
+// Rows and columns of a fragment seen as a 2-d tile (a 1-d fragment is one row).
+std::pair<int64_t, int64_t> tile2d(const ftg::Buffer &b) {
+  if (b.shape.size() == 1)
+    return {1, dim(b, 0)};
+  return {dim(b, 0), dim(b, 1)};
+}
+
+class LayoutInference : public Pass {
+public:
+  llvm::StringRef name() const override { return "layout-inference"; }
+
+  bool run(Graph &g, DiagnosticEngine &diags) override {
+    this->g = &g;
+    this->diags = &diags;
+    ok = true;
+    g.walk([&](Node &n) {
+      if (n.kind == NodeKind::Gemm)
+        strictGemm(n);
+    });
+    if (!ok)
+      return false;
+    common();
+    // FREE: 2-d fragments first, since 1-d ones are usually rows of a 2-d one and get their
+    // layout from it through COMMON.
+    for (size_t rank : {2, 1})
+      for (auto &b : g.buffers)
+        if (ok && b->scope == Scope::Fragment && !b->fragment && b->shape.size() == rank) {
+          freeLayout(*b);
+          common();
+        }
+    common();
+    if (!ok)
+      return false;
+    g.walk([&](Node &n) {
+      if (n.kind == NodeKind::Parallel)
+        checkParallel(n);
+    });
+    for (auto &b : g.buffers)
+      if (b->scope == Scope::Shared && !b->shared) {
+        auto [rows, cols] = b->shape.size() >= 2
+                                ? std::pair<int64_t, int64_t>{b->numElements() / dim(*b, b->shape.size() - 1),
+                                                              dim(*b, b->shape.size() - 1)}
+                                : std::pair<int64_t, int64_t>{1, dim(*b, 0)};
+        b->shared = SharedLayout::rowMajor(rows, cols, int(bitWidth(b->dtype)));
+        b->layoutReason = "free: row-major";
+      }
+    return ok;
+  }
+
+private:
+  void error(llvm::SMRange r, const std::string &msg, const std::string &hint = "") {
+    auto d = diags->error(r, msg);
+    if (!hint.empty())
+      d.hint(hint);
+    ok = false;
+  }
+
+  void assign(ftg::Buffer &b, const FragmentLayout &l, const std::string &reason, llvm::SMRange at) {
+    if (b.fragment) {
+      if (*b.fragment != l)
+        error(at, "layout conflict for fragment '" + b.name + "': " + reason + " needs " + l.str() +
+                      " but it already has " + b.fragment->str() + " (" + b.layoutReason + ")",
+              "use the same warp policy for gemms whose results are combined, or copy through a "
+              "shared buffer");
+      return;
+    }
+    b.fragment = l;
+    b.layoutReason = reason;
+    changed = true;
+  }
+
+  void strictGemm(Node &n) {
+    ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
+    int64_t M = dim(*C, 0), N = dim(*C, 1);
+    int64_t K = n.transA ? dim(*A, 0) : dim(*A, 1);
+    int warps = g->threads / 32;
+    llvm::SMRange at = n.call->getRange();
+    // Warp grid: full_row puts every warp on its own rows, full_col on its own columns,
+    // square the most balanced split with each warp tile a multiple of 16x16.
+    int wm = 0, wn = 0;
+    auto fits = [&](int m, int nn) { return M % (16 * m) == 0 && N % (16 * nn) == 0; };
+    if (n.policy == WarpPolicy::FullRow) {
+      wm = warps, wn = 1;
+    } else if (n.policy == WarpPolicy::FullCol) {
+      wm = 1, wn = warps;
+    } else {
+      double best = 1e30;
+      for (int m = 1; m <= warps; m *= 2) {
+        int nn = warps / m;
+        if (m * nn != warps || !fits(m, nn))
+          continue;
+        double ratio = double(M / m) / double(N / nn);
+        double score = ratio > 1 ? ratio : 1 / ratio;
+        if (score < best)
+          best = score, wm = m, wn = nn;
+      }
+      if (!wm)
+        wm = warps, wn = 1;
+    }
+    if (!fits(wm, wn)) {
+      error(at, "gemm tile " + std::to_string(M) + "x" + std::to_string(N) + " cannot be split over " +
+                    std::to_string(wm) + "x" + std::to_string(wn) + " warps (policy " +
+                    policyName(n.policy).str() + "): each warp needs a multiple of 16x16",
+            "change the tile size, the thread count or the policy");
+      return;
+    }
+    if (K % 16 != 0) {
+      error(at, "gemm K = " + std::to_string(K) + " is not a multiple of 16 (the mma.m16n8k16 K)");
+      return;
+    }
+    n.warpsM = wm;
+    n.warpsN = wn;
+    assign(*C, FragmentLayout::mmaC(M, N, g->threads, wm, wn),
+           "gemm accumulator, policy " + policyName(n.policy).str(), at);
+    if (A->scope == Scope::Fragment) {
+      if (n.transA)
+        error(at, "not supported yet: a transposed A operand in registers");
+      else if (wn != 1)
+        error(at, "gemm with A in registers needs every warp to own whole rows",
+              "pass policy = full_row to this gemm (and to the gemm that produced A)");
+      else
+        assign(*A, FragmentLayout::mmaC(M, K, g->threads, wm, 1), "gemm A operand in registers", at);
+    }
+    for (auto [buf, rows, cols] : {std::tuple{A, n.transA ? K : M, n.transA ? M : K},
+                                   std::tuple{B, n.transB ? N : K, n.transB ? K : N}}) {
+      if (buf->scope != Scope::Shared)
+        continue;
+      SharedLayout l = SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype)));
+      if (buf->shared && !(*buf->shared == l)) {
+        error(at, "shared buffer '" + buf->name + "' is used by gemms that need different layouts");
+        continue;
+      }
+      buf->shared = l;
+      buf->layoutReason = "strict: gemm operand, bank-conflict-free for ldmatrix";
+    }
+  }
+
+  void common() {
+    do {
+      changed = false;
+      g->walk([&](Node &n) {
+        switch (n.kind) {
+        case NodeKind::Reduce: {
+          ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
+          if (src->scope == Scope::Fragment && dst->scope == Scope::Fragment && src->fragment &&
+              src->shape.size() == 2)
+            assign(*dst, src->fragment->rowLayout(), "common: rows of reduced '" + src->name + "'",
+                   n.call->getRange());
+          break;
+        }
+        case NodeKind::Copy: {
+          if (n.inputs.empty() || n.outputs.empty())
+            break;
+          ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
+          if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment ||
+              src->shape != dst->shape)
+            break;
+          if (src->fragment)
+            assign(*dst, *src->fragment, "common: copied from '" + src->name + "'", n.call->getRange());
+          else if (dst->fragment)
+            assign(*src, *dst->fragment, "common: copied to '" + dst->name + "'", n.call->getRange());
+          break;
+        }
+        case NodeKind::Parallel:
+          propagateParallel(n);
+          break;
+        default:
+          break;
+        }
+      });
+    } while (changed && ok);
+  }
+
+  void propagateParallel(Node &n) {
+    auto accesses = collectFragmentAccesses(*g, *n.loop);
+    const FragmentLayout *full = nullptr;
+    for (const FragmentAccess &a : accesses)
+      if (a.kind == FragmentAccess::Full && a.buffer->fragment && a.buffer->shape.size() == n.loop->vars.size())
+        full = &*a.buffer->fragment;
+    // In a 1-d loop every fragment is indexed by the one variable: they share one layout.
+    if (!full)
+      return;
+    FragmentLayout layout = *full;
+    for (const FragmentAccess &a : accesses) {
+      if (a.kind == FragmentAccess::Full && a.buffer->shape.size() == n.loop->vars.size())
+        assign(*a.buffer, layout, "common: indexed like the other fragments of a parallel loop",
+               a.expr->getRange());
+      else if (a.kind == FragmentAccess::Row && layout.kind != FragmentLayout::Row)
+        assign(*a.buffer, layout.rowLayout(), "common: row of a parallel loop's fragment",
+               a.expr->getRange());
+    }
+  }
+
+  void freeLayout(ftg::Buffer &b) {
+    auto [rows, cols] = tile2d(b);
+    int bytes = std::max(1, int(bitWidth(b.dtype) / 8));
+    bool fits = false;
+    // 16 bytes per access where the tile allows it (one 128-bit load or store).
+    FragmentLayout l = FragmentLayout::blocked(rows, cols, g->threads, std::max(1, 16 / bytes), fits);
+    if (!fits) {
+      error(b.decl->getRange(),
+            "fragment '" + b.name + "' of " + std::to_string(rows) + "x" + std::to_string(cols) +
+                " elements cannot be spread evenly over " + std::to_string(g->threads) + " threads",
+            "make the number of elements a multiple of the thread count");
+      return;
+    }
+    b.fragment = l;
+    b.layoutReason = "free: fewest registers, vectorized";
+    changed = true;
+  }
+
+  void checkParallel(Node &n) {
+    auto accesses = collectFragmentAccesses(*g, *n.loop);
+    n.driver = pickDriver(accesses);
+    if (!n.driver && !accesses.empty() && n.loop->vars.size() == 1)
+      n.driver = accesses[0].buffer;
+    for (const FragmentAccess &a : accesses) {
+      if (a.kind == FragmentAccess::Other && !(n.loop->vars.size() == 1 && a.buffer == n.driver)) {
+        error(a.expr->getRange(), "not supported yet: fragment '" + a.buffer->name +
+                                      "' indexed other than by the loop variables in order",
+              "index fragments inside parallel loops as F[i, j] (or F[i] for a row vector)");
+        continue;
+      }
+      if (!n.driver || a.buffer == n.driver)
+        continue;
+      const FragmentLayout &d = *n.driver->fragment;
+      const FragmentLayout &l = *a.buffer->fragment;
+      bool compatible = a.kind == FragmentAccess::Row ? l == d.rowLayout() : l == d;
+      if (!compatible)
+        error(a.expr->getRange(), "fragment '" + a.buffer->name + "' (" + l.str() +
+                                      ") does not line up with '" + n.driver->name + "' (" +
+                                      d.str() + ") in this parallel loop",
+              "the compiler cannot move elements between threads inside a parallel loop; copy "
+              "one of them through shared memory first");
+    }
+    if (n.driver) {
+      const ForStmt *f = n.loop;
+      for (size_t i = 0; i < f->extents.size() && i < n.driver->shape.size(); ++i)
+        if (!f->extents[i]->constant || f->extents[i]->constant->getInt() != dim(*n.driver, i))
+          error(f->extents[i]->getRange(),
+                "not supported yet: a parallel loop that covers part of fragment '" +
+                    n.driver->name + "'",
+                "loop over the whole fragment and guard with `if`");
+      n.vectorWidth = n.driver->fragment->kind == FragmentLayout::Blocked ? n.driver->fragment->vec : 1;
+    }
+  }
+
+  Graph *g = nullptr;
+  DiagnosticEngine *diags = nullptr;
+  bool ok = true;
+  bool changed = false;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLayoutInference() { return std::make_unique<LayoutInference>(); }
+
+} // namespace tlc::infer

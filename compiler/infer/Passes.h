@@ -1,0 +1,19 @@
+// The tile-inference passes (TileLang paper §4.3, appendices E and F), in pipeline order.
+#pragma once
+
+#include "ir/PassManager.h"
+
+#include <memory>
+
+namespace tlc::infer {
+
+// STRICT -> COMMON -> FREE: gemm fixes accumulator fragments and swizzled shared operands;
+// reductions, fragment copies and parallel loops propagate; what is left gets the blocked
+// layout with the fewest registers. Also binds parallel loops to threads.
+std::unique_ptr<ftg::Pass> createLayoutInference();
+// Pipelined loops: which copies are prefetched, how many buffers each shared tile needs.
+std::unique_ptr<ftg::Pass> createPipelinePlanner();
+// cp.async / vector / scalar copies, mma.m16n8k16 variants, and the shared-memory budget.
+std::unique_ptr<ftg::Pass> createInstructionSelection();
+
+} // namespace tlc::infer

@@ -1,0 +1,107 @@
+// Pipeline inference (TileLang paper appendix F), for the cp.async multistage scheme of
+// sm_80+: in a `pipelined(n, stages = s)` loop, the copies from global into shared memory
+// whose source addresses depend only on the loop variable and values fixed before the loop
+// are producers. They are issued s - 1 iterations ahead into s rotating shared buffers; the
+// rest of the body consumes buffer k % s after cp.async.wait_group(s - 2) and a barrier.
+// Issuing the prefetch of iteration k + s - 1 right after that barrier is what makes
+// overwriting buffer (k - 1) % s safe: every thread has finished iteration k - 1.
+#include "infer/Passes.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace tlc::infer {
+
+using namespace ftg;
+using llvm::cast;
+using llvm::dyn_cast;
+
+namespace {
+
+// Declarations an expression reads.
+void collectDecls(const Expr *e, llvm::SmallPtrSetImpl<const Decl *> &out) {
+  if (!e)
+    return;
+  if (auto *n = dyn_cast<NameExpr>(e)) {
+    if (n->decl)
+      out.insert(n->decl);
+  } else if (auto *u = dyn_cast<UnaryExpr>(e)) {
+    collectDecls(u->operand, out);
+  } else if (auto *b = dyn_cast<BinaryExpr>(e)) {
+    collectDecls(b->lhs, out);
+    collectDecls(b->rhs, out);
+  } else if (auto *c = dyn_cast<CallExpr>(e)) {
+    for (const CallArg &a : c->args)
+      collectDecls(a.value, out);
+  } else if (auto *ix = dyn_cast<IndexExpr>(e)) {
+    out.insert(ix->base->decl);
+    for (const IndexItem &i : ix->indices) {
+      collectDecls(i.lo, out);
+      collectDecls(i.hi, out);
+    }
+  }
+}
+
+// Declarations made inside a loop body (lets), which a prefetch cannot see ahead of time.
+void collectLocalLets(const Stmt *s, llvm::SmallPtrSetImpl<const Decl *> &out) {
+  if (auto *b = dyn_cast<BlockStmt>(s)) {
+    for (const Stmt *c : b->body)
+      collectLocalLets(c, out);
+  } else if (auto *l = dyn_cast<LetStmt>(s)) {
+    out.insert(l->decl);
+  } else if (auto *i = dyn_cast<IfStmt>(s)) {
+    collectLocalLets(i->thenBody, out);
+    if (i->elseBody)
+      collectLocalLets(i->elseBody, out);
+  } else if (auto *f = dyn_cast<ForStmt>(s)) {
+    collectLocalLets(f->body, out);
+  }
+}
+
+class PipelinePlanner : public Pass {
+public:
+  llvm::StringRef name() const override { return "pipeline-planner"; }
+
+  bool run(Graph &g, DiagnosticEngine &diags) override {
+    g.walk([&](Node &loop) {
+      if (loop.kind != NodeKind::Loop || loop.loop->loopKind != LoopKind::Pipelined)
+        return;
+      llvm::SmallPtrSet<const Decl *, 8> inLoop;
+      collectLocalLets(loop.loop->body, inLoop);
+      // Buffers written in the loop by anything but a copy from global memory.
+      llvm::SmallPtrSet<const ftg::Buffer *, 8> writtenOtherwise;
+      for (auto &n : loop.body)
+        if (!isGlobalToShared(*n))
+          for (const Operand &o : n->outputs)
+            writtenOtherwise.insert(o.buffer);
+      for (auto &n : loop.body) {
+        if (!isGlobalToShared(*n) || loop.stages < 2)
+          continue;
+        ftg::Buffer *dst = n->outputs[0].buffer;
+        llvm::SmallPtrSet<const Decl *, 8> used;
+        for (const Expr *o : n->inputs[0].region.origins)
+          collectDecls(o, used);
+        bool independent = !writtenOtherwise.count(dst);
+        for (const Decl *d : used)
+          if (inLoop.count(d) || (d && d->getKind() == Decl::DK_Buffer))
+            independent = false;
+        if (!independent)
+          continue;
+        n->producer = true;
+        dst->stages = std::max(dst->stages, loop.stages);
+      }
+    });
+    return true;
+  }
+
+private:
+  static bool isGlobalToShared(const Node &n) {
+    return n.kind == NodeKind::Copy && !n.inputs.empty() && !n.outputs.empty() &&
+           n.inputs[0].buffer->scope == Scope::Global && n.outputs[0].buffer->scope == Scope::Shared;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createPipelinePlanner() { return std::make_unique<PipelinePlanner>(); }
+
+} // namespace tlc::infer

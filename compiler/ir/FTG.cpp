@@ -1,0 +1,644 @@
+#include "ir/FTG.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace tlc::ftg {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+llvm::StringRef nodeKindName(NodeKind k) {
+  switch (k) {
+  case NodeKind::Copy: return "copy";
+  case NodeKind::Gemm: return "gemm";
+  case NodeKind::Reduce: return "reduce";
+  case NodeKind::Fill: return "fill";
+  case NodeKind::AtomicAdd: return "atomic_add";
+  case NodeKind::Cumsum: return "cumsum";
+  case NodeKind::Parallel: return "parallel";
+  case NodeKind::Let: return "let";
+  case NodeKind::Scalar: return "scalar";
+  case NodeKind::Extern: return "call_extern";
+  case NodeKind::Barrier: return "barrier";
+  case NodeKind::AnnotateLayout: return "annotate_layout";
+  case NodeKind::SwizzleBlocks: return "swizzle_blocks";
+  case NodeKind::Loop: return "loop";
+  case NodeKind::If: return "if";
+  }
+  return "?";
+}
+
+llvm::StringRef copyInstrName(CopyInstr c) {
+  switch (c) {
+  case CopyInstr::None: return "none";
+  case CopyInstr::CpAsync16: return "cp.async.cg 16B";
+  case CopyInstr::Vector: return "vector ld/st";
+  case CopyInstr::Scalar: return "scalar ld/st";
+  case CopyInstr::Fragment: return "per-thread fragment access";
+  }
+  return "?";
+}
+
+int64_t Buffer::numElements() const {
+  int64_t n = 1;
+  for (const auto &d : shape)
+    n *= d.value_or(1);
+  return n;
+}
+
+int64_t Buffer::bytes() const { return (numElements() * bitWidth(dtype) + 7) / 8; }
+
+Buffer *Graph::addBuffer(const BufferLikeDecl *d) {
+  auto b = std::make_unique<Buffer>();
+  b->decl = d;
+  b->name = d->getName().str();
+  b->scope = d->scope;
+  b->dtype = d->elemType;
+  for (size_t i = 0; i < d->shape.rank(); ++i)
+    b->shape.push_back(d->shape.constDim(i));
+  if (auto *tp = dyn_cast<TensorParamDecl>(d)) {
+    b->isParam = true;
+    b->isOut = tp->isOut;
+  }
+  Buffer *raw = b.get();
+  byDecl[d] = raw;
+  buffers.push_back(std::move(b));
+  return raw;
+}
+
+namespace {
+
+// Collects the buffers a piece of scalar code reads and writes.
+class AccessCollector {
+public:
+  explicit AccessCollector(Graph &g) : g(g) {}
+  std::vector<Buffer *> reads, writes;
+
+  void expr(const Expr *e) {
+    if (!e)
+      return;
+    switch (e->getKind()) {
+    case Expr::EK_Index: {
+      auto *ix = cast<IndexExpr>(e);
+      add(reads, ix->base->decl);
+      for (const IndexItem &i : ix->indices) {
+        expr(i.lo);
+        expr(i.hi);
+      }
+      return;
+    }
+    case Expr::EK_Unary: return expr(cast<UnaryExpr>(e)->operand);
+    case Expr::EK_Binary:
+      expr(cast<BinaryExpr>(e)->lhs);
+      expr(cast<BinaryExpr>(e)->rhs);
+      return;
+    case Expr::EK_Call:
+      for (const CallArg &a : cast<CallExpr>(e)->args)
+        expr(a.value);
+      return;
+    default:
+      return;
+    }
+  }
+
+  void stmt(const Stmt *s) {
+    switch (s->getKind()) {
+    case Stmt::SK_Let: return expr(cast<LetStmt>(s)->decl->init);
+    case Stmt::SK_Assign: {
+      auto *a = cast<AssignStmt>(s);
+      expr(a->value);
+      if (auto *ix = dyn_cast<IndexExpr>(a->target)) {
+        add(writes, ix->base->decl);
+        if (a->op != AssignOp::Assign)
+          add(reads, ix->base->decl);
+        for (const IndexItem &i : ix->indices)
+          expr(i.lo);
+      }
+      return;
+    }
+    case Stmt::SK_If: {
+      auto *i = cast<IfStmt>(s);
+      expr(i->cond);
+      stmt(i->thenBody);
+      if (i->elseBody)
+        stmt(i->elseBody);
+      return;
+    }
+    case Stmt::SK_Block:
+      for (const Stmt *c : cast<BlockStmt>(s)->body)
+        stmt(c);
+      return;
+    case Stmt::SK_For:
+      for (const CallArg &a : cast<ForStmt>(s)->args)
+        expr(a.value);
+      stmt(cast<ForStmt>(s)->body);
+      return;
+    case Stmt::SK_Call:
+      expr(cast<CallStmt>(s)->call);
+      return;
+    default:
+      return;
+    }
+  }
+
+private:
+  void add(std::vector<Buffer *> &list, const Decl *d) {
+    Buffer *b = d ? g.bufferOf(d) : nullptr;
+    if (b && !llvm::is_contained(list, b))
+      list.push_back(b);
+  }
+  Graph &g;
+};
+
+class GraphBuilder {
+public:
+  GraphBuilder(Graph &g, DiagnosticEngine &diags) : g(g), diags(diags) {}
+
+  void block(const BlockStmt *b, std::vector<std::unique_ptr<Node>> &out, bool inLoop) {
+    for (const Stmt *s : b->body)
+      stmt(s, out, inLoop);
+    linkDependencies(out);
+  }
+
+  bool failed = false;
+
+private:
+  Node *add(std::vector<std::unique_ptr<Node>> &out, NodeKind k, const Stmt *s) {
+    auto n = std::make_unique<Node>();
+    n->kind = k;
+    n->stmt = s;
+    n->id = nextId++;
+    out.push_back(std::move(n));
+    return out.back().get();
+  }
+
+  void unsupported(llvm::SMRange r, const llvm::Twine &what, const llvm::Twine &hint = "") {
+    auto d = diags.error(r, "not supported yet: " + what);
+    if (!hint.isTriviallyEmpty())
+      d.hint(hint);
+    failed = true;
+  }
+
+  std::optional<Operand> operand(const Expr *e) {
+    const NameExpr *base = isa<IndexExpr>(e) ? cast<IndexExpr>(e)->base : dyn_cast<NameExpr>(e);
+    if (!base || !base->decl)
+      return std::nullopt;
+    Operand op;
+    op.buffer = g.bufferOf(base->decl);
+    if (!op.buffer)
+      return std::nullopt;
+    // Region facts again, without diagnostics (Sema accepted this operand).
+    const BufferLikeDecl *buf = op.buffer->decl;
+    size_t rank = buf->shape.rank();
+    op.region.buffer = const_cast<BufferLikeDecl *>(buf);
+    op.region.range = e->getRange();
+    op.region.extents.resize(rank);
+    op.region.isPoint.assign(rank, false);
+    op.region.origins.assign(rank, nullptr);
+    auto *ix = dyn_cast<IndexExpr>(e);
+    if (!ix) {
+      for (size_t i = 0; i < rank; ++i)
+        op.region.extents[i] = buf->shape.constDim(i);
+      return op;
+    }
+    op.region.originOnly = !ix->hasSlice();
+    for (size_t i = 0; i < rank && i < ix->indices.size(); ++i) {
+      const IndexItem &item = ix->indices[i];
+      op.region.origins[i] = item.lo;
+      if (!item.isSlice) {
+        op.region.isPoint[i] = !op.region.originOnly;
+        op.region.extents[i] = op.region.originOnly ? std::nullopt : std::optional<int64_t>(1);
+      } else if (item.hi) {
+        op.region.extents[i] = constantDifference(item.hi, item.lo);
+      } else if (auto dim = buf->shape.constDim(i)) {
+        op.region.extents[i] = *dim - (item.lo && item.lo->constant ? item.lo->constant->getInt() : 0);
+      }
+    }
+    return op;
+  }
+
+  void tileOp(const CallStmt *s, std::vector<std::unique_ptr<Node>> &out) {
+    const CallExpr *c = s->call;
+    auto arg = [&](size_t pos, llvm::StringRef kw) -> const Expr * {
+      if (const CallArg *a = c->keywordArg(kw))
+        return a->value;
+      auto p = c->positional();
+      return pos < p.size() ? p[pos] : nullptr;
+    };
+    auto boolArg = [&](llvm::StringRef kw, bool dflt) {
+      const CallArg *a = c->keywordArg(kw);
+      return a && a->value->constant ? a->value->constant->getBool() : dflt;
+    };
+    switch (c->builtin) {
+    case Builtin::Copy: {
+      Node *n = add(out, NodeKind::Copy, s);
+      n->call = c;
+      if (auto src = operand(arg(0, "src")))
+        n->inputs.push_back(*src);
+      if (auto dst = operand(arg(1, "dst")))
+        n->outputs.push_back(*dst);
+      return;
+    }
+    case Builtin::Gemm: {
+      Node *n = add(out, NodeKind::Gemm, s);
+      n->call = c;
+      for (auto [i, kw] : {std::pair<size_t, const char *>{0, "A"}, {1, "B"}})
+        if (auto op = operand(arg(i, kw)))
+          n->inputs.push_back(*op);
+      if (auto op = operand(arg(2, "C"))) {
+        n->inputs.push_back(*op);
+        n->outputs.push_back(*op);
+      }
+      n->transA = boolArg("transpose_A", false);
+      n->transB = boolArg("transpose_B", false);
+      n->clearAccum = boolArg("clear_accum", false);
+      if (const CallArg *p = c->keywordArg("policy"); p && p->value->constant)
+        n->policy = p->value->constant->getPolicy();
+      if (n->inputs.size() == 3 && n->inputs[1].buffer->scope == Scope::Fragment)
+        unsupported(arg(1, "B")->getRange(), "gemm with B in registers",
+                    "keep B in shared memory; A may be a fragment");
+      return;
+    }
+    case Builtin::Fill:
+    case Builtin::Clear: {
+      Node *n = add(out, NodeKind::Fill, s);
+      n->call = c;
+      if (auto dst = operand(arg(0, "dst")))
+        n->outputs.push_back(*dst);
+      return;
+    }
+    case Builtin::AtomicAdd: {
+      Node *n = add(out, NodeKind::AtomicAdd, s);
+      n->call = c;
+      if (auto dst = operand(arg(0, "dst")))
+        n->outputs.push_back(*dst);
+      if (const Expr *src = arg(1, "src"); src && src->type.kind() == Type::Buffer) {
+        if (auto in = operand(src))
+          n->inputs.push_back(*in);
+      }
+      return;
+    }
+    case Builtin::SwizzleBlocks: {
+      Node *n = add(out, NodeKind::SwizzleBlocks, s);
+      n->call = c;
+      const Expr *p = arg(0, "panel");
+      g.swizzlePanel = p && p->constant ? int(p->constant->getInt()) : 8;
+      return;
+    }
+    case Builtin::CallExtern: {
+      Node *n = add(out, NodeKind::Extern, s);
+      n->call = c;
+      return;
+    }
+    case Builtin::Cumsum:
+      return unsupported(c->calleeRange, "cumsum in code generation");
+    case Builtin::AnnotateLayout:
+      return unsupported(c->calleeRange, "annotate_layout in code generation",
+                         "layouts are inferred; remove the annotation");
+    case Builtin::BarrierArrive:
+    case Builtin::BarrierWait:
+      return unsupported(c->calleeRange, "named barriers (warp specialization comes with the "
+                                         "Hopper back end)");
+    default:
+      break;
+    }
+    if (isReduce(c->builtin)) {
+      Node *n = add(out, NodeKind::Reduce, s);
+      n->call = c;
+      n->reduceOp = c->builtin;
+      auto src = operand(arg(0, "src"));
+      auto dst = operand(arg(1, "dst"));
+      if (src)
+        n->inputs.push_back(*src);
+      if (dst) {
+        n->outputs.push_back(*dst);
+        n->inputs.push_back(*dst);
+      }
+      n->clear = boolArg("clear", true);
+      int64_t rank = src ? int64_t(src->buffer->shape.size()) : 1;
+      n->dim = int(rank - 1);
+      if (const CallArg *d = c->keywordArg("dim"); d && d->value->constant) {
+        int64_t v = d->value->constant->getInt();
+        n->dim = int(v < 0 ? v + rank : v);
+      }
+      if (src && (n->dim != rank - 1 || rank > 2))
+        unsupported(c->calleeRange, "reductions over any but the last dimension of a 1-d or "
+                                    "2-d buffer");
+    }
+  }
+
+  void stmt(const Stmt *s, std::vector<std::unique_ptr<Node>> &out, bool inLoop) {
+    switch (s->getKind()) {
+    case Stmt::SK_Alloc:
+      return;
+    case Stmt::SK_Let: {
+      Node *n = add(out, NodeKind::Let, s);
+      AccessCollector acc(g);
+      acc.stmt(s);
+      for (Buffer *b : acc.reads)
+        n->inputs.push_back({b, {}});
+      return;
+    }
+    case Stmt::SK_Assign: {
+      auto *a = cast<AssignStmt>(s);
+      auto *ix = dyn_cast<IndexExpr>(a->target);
+      Buffer *b = ix ? g.bufferOf(ix->base->decl) : nullptr;
+      if (b && b->scope != Scope::Local) {
+        unsupported(a->target->getRange(),
+                    "assigning an element of " + scopeName(b->scope) + " buffer '" + b->name +
+                        "' outside a parallel loop",
+                    "write elements inside `for ... in parallel(...)` so every thread knows "
+                    "which elements are its own");
+        return;
+      }
+      Node *n = add(out, NodeKind::Scalar, s);
+      AccessCollector acc(g);
+      acc.stmt(s);
+      for (Buffer *r : acc.reads)
+        n->inputs.push_back({r, {}});
+      for (Buffer *w : acc.writes)
+        n->outputs.push_back({w, {}});
+      return;
+    }
+    case Stmt::SK_Call:
+      return tileOp(cast<CallStmt>(s), out);
+    case Stmt::SK_Block:
+      return block(cast<BlockStmt>(s), out, inLoop);
+    case Stmt::SK_If: {
+      auto *i = cast<IfStmt>(s);
+      Node *n = add(out, NodeKind::If, s);
+      block(i->thenBody, n->body, inLoop);
+      if (i->elseBody) {
+        if (auto *b = dyn_cast<BlockStmt>(i->elseBody))
+          block(b, n->elseBody, inLoop);
+        else
+          stmt(i->elseBody, n->elseBody, inLoop);
+      }
+      collectRegionAccess(*n);
+      return;
+    }
+    case Stmt::SK_For: {
+      auto *f = cast<ForStmt>(s);
+      if (f->loopKind == LoopKind::Parallel) {
+        Node *n = add(out, NodeKind::Parallel, s);
+        n->loop = f;
+        AccessCollector acc(g);
+        acc.stmt(f->body);
+        for (Buffer *r : acc.reads)
+          n->inputs.push_back({r, {}});
+        for (Buffer *w : acc.writes)
+          n->outputs.push_back({w, {}});
+        checkParallelBody(f->body);
+        return;
+      }
+      Node *n = add(out, NodeKind::Loop, s);
+      n->loop = f;
+      n->stages = f->loopKind == LoopKind::Pipelined ? int(f->stages.value_or(2)) : 1;
+      block(f->body, n->body, true);
+      collectRegionAccess(*n);
+      return;
+    }
+    }
+  }
+
+  // A parallel body is per-element scalar code; loops inside it are serial per thread.
+  void checkParallelBody(const Stmt *s) {
+    if (auto *b = dyn_cast<BlockStmt>(s)) {
+      for (const Stmt *c : b->body)
+        checkParallelBody(c);
+    } else if (auto *i = dyn_cast<IfStmt>(s)) {
+      checkParallelBody(i->thenBody);
+      if (i->elseBody)
+        checkParallelBody(i->elseBody);
+    } else if (auto *f = dyn_cast<ForStmt>(s)) {
+      unsupported(f->kindRange, "loops inside a parallel loop body");
+    }
+  }
+
+  static void collectRegionAccess(Node &n) {
+    auto merge = [](std::vector<Operand> &into, const std::vector<Operand> &from) {
+      for (const Operand &o : from)
+        if (!llvm::any_of(into, [&](const Operand &x) { return x.buffer == o.buffer; }))
+          into.push_back({o.buffer, {}});
+    };
+    for (auto *list : {&n.body, &n.elseBody})
+      for (auto &c : *list) {
+        merge(n.inputs, c->inputs);
+        merge(n.outputs, c->outputs);
+      }
+  }
+
+  // RAW, WAR and WAW edges to the latest earlier node of the same region.
+  static void linkDependencies(std::vector<std::unique_ptr<Node>> &nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Node &n = *nodes[i];
+      for (size_t j = i; j-- > 0;) {
+        Node &p = *nodes[j];
+        auto touches = [](const std::vector<Operand> &a, const std::vector<Operand> &b) {
+          for (const Operand &x : a)
+            for (const Operand &y : b)
+              if (x.buffer == y.buffer)
+                return true;
+          return false;
+        };
+        if (touches(n.inputs, p.outputs) || touches(n.outputs, p.outputs) ||
+            touches(n.outputs, p.inputs))
+          if (!llvm::is_contained(n.deps, &p))
+            n.deps.push_back(&p);
+      }
+    }
+  }
+
+  Graph &g;
+  DiagnosticEngine &diags;
+  unsigned nextId = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Graph> buildGraph(const KernelDecl &kernel, DiagnosticEngine &diags,
+                                  llvm::StringRef target) {
+  auto g = std::make_unique<Graph>();
+  g->kernel = &kernel;
+  g->threads = int(kernel.numThreads.value_or(128));
+  g->target = target.str();
+  for (TensorParamDecl *p : kernel.params)
+    if (!p->isScalar())
+      g->addBuffer(p);
+  // Allocations are at the top level of the body (Sema enforces it).
+  for (Stmt *s : kernel.body->body)
+    if (auto *a = dyn_cast<AllocStmt>(s))
+      g->addBuffer(a->buffer);
+  GraphBuilder builder(*g, diags);
+  builder.block(kernel.body, g->body, false);
+  if (builder.failed)
+    return nullptr;
+  return g;
+}
+
+// ------------------------------------------------------------------ printing
+
+namespace {
+
+std::string shapeStr(const Buffer &b) {
+  std::string s = "[";
+  for (size_t i = 0; i < b.shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += b.shape[i] ? std::to_string(*b.shape[i])
+                    : b.decl ? toSource(b.decl->shape.dims[i]) : "?";
+  }
+  return s + "]";
+}
+
+void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostream &os,
+                unsigned indent, bool inferred) {
+  for (const auto &np : nodes) {
+    const Node &n = *np;
+    os.indent(indent) << "%" << n.id << " = ";
+    switch (n.kind) {
+    case NodeKind::Loop: {
+      const ForStmt *f = n.loop;
+      os << loopKindName(f->loopKind) << " " << f->vars[0]->getName() << " < "
+         << (f->extents.empty() ? "?" : toSource(f->extents[0]));
+      if (f->loopKind == LoopKind::Pipelined)
+        os << " stages=" << n.stages;
+      break;
+    }
+    case NodeKind::Parallel: {
+      os << "parallel(";
+      const ForStmt *f = n.loop;
+      for (size_t i = 0; i < f->vars.size() && i < f->extents.size(); ++i)
+        os << (i ? ", " : "") << f->vars[i]->getName() << " < " << toSource(f->extents[i]);
+      os << ")";
+      break;
+    }
+    case NodeKind::If:
+      os << "if " << toSource(cast<IfStmt>(n.stmt)->cond);
+      break;
+    case NodeKind::Let: {
+      auto *l = cast<LetStmt>(n.stmt)->decl;
+      os << "let " << l->getName() << " : " << l->type.str() << " = " << toSource(l->init);
+      break;
+    }
+    case NodeKind::Scalar: {
+      auto *a = cast<AssignStmt>(n.stmt);
+      os << "scalar " << toSource(a->target) << " " << spelling(a->op) << " " << toSource(a->value);
+      break;
+    }
+    default:
+      os << (n.call ? n.call->callee : nodeKindName(n.kind).str()) << "(";
+      if (n.call) {
+        for (size_t i = 0; i < n.call->args.size(); ++i) {
+          const CallArg &a = n.call->args[i];
+          os << (i ? ", " : "") << (a.keyword.empty() ? "" : a.keyword + " = ") << toSource(a.value);
+        }
+      }
+      os << ")";
+      break;
+    }
+    auto names = [&](const std::vector<Operand> &ops) {
+      std::string s;
+      for (const Operand &o : ops)
+        s += (s.empty() ? "" : " ") + o.buffer->name;
+      return s;
+    };
+    if (!n.inputs.empty())
+      os << "  reads " << names(n.inputs);
+    if (!n.outputs.empty())
+      os << "  writes " << names(n.outputs);
+    if (!n.deps.empty()) {
+      os << "  after";
+      for (const Node *d : n.deps)
+        os << " %" << d->id;
+    }
+    if (inferred) {
+      if (n.kind == NodeKind::Gemm && n.warpsM)
+        os << "  {warps " << n.warpsM << "x" << n.warpsN << ", mma.m16n8k16, ldmatrix"
+           << (n.transB ? "" : ".trans for B") << "}";
+      if (n.kind == NodeKind::Copy && n.instr != CopyInstr::None)
+        os << "  {" << copyInstrName(n.instr) << ", " << n.copyVector << " elements/access"
+           << (n.producer ? ", prefetched" : "") << "}";
+      if (n.kind == NodeKind::Parallel)
+        os << "  {threads bound by " << (n.driver ? "fragment " + n.driver->name : "flattened index")
+           << "}";
+      if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined)
+        os << "  {cp.async multistage, " << n.stages << " buffers}";
+    }
+    os << "\n";
+    if (n.kind == NodeKind::Loop || n.kind == NodeKind::If) {
+      printNodes(n.body, os, indent + 2, inferred);
+      if (!n.elseBody.empty()) {
+        os.indent(indent) << "else\n";
+        printNodes(n.elseBody, os, indent + 2, inferred);
+      }
+    }
+  }
+}
+
+} // namespace
+
+void printGraph(const Graph &g, llvm::raw_ostream &os, bool inferred) {
+  const KernelDecl &k = *g.kernel;
+  os << "ftg " << k.name << " grid(";
+  for (size_t i = 0; i < k.grid.size(); ++i)
+    os << (i ? ", " : "") << toSource(k.grid[i]);
+  os << ") threads(" << g.threads << ")";
+  if (g.swizzlePanel)
+    os << " swizzle_blocks(" << g.swizzlePanel << ")";
+  os << "\n";
+  for (const auto &b : g.buffers) {
+    os << "  buffer " << b->name << " : " << scopeName(b->scope) << " " << dtypeName(b->dtype)
+       << shapeStr(*b);
+    if (b->isParam)
+      os << (b->isOut ? " (out)" : " (in)");
+    if (inferred) {
+      if (b->shared)
+        os << "  layout " << b->shared->str();
+      if (b->fragment)
+        os << "  layout " << b->fragment->str();
+      if (b->stages > 1)
+        os << "  x" << b->stages << " stages";
+      if (!b->layoutReason.empty())
+        os << "  (" << b->layoutReason << ")";
+    }
+    os << "\n";
+  }
+  printNodes(g.body, os, 2, inferred);
+}
+
+bool verifyGraph(const Graph &g, llvm::raw_ostream &errors) {
+  bool ok = true;
+  llvm::SmallPtrSet<const Buffer *, 16> known;
+  for (const auto &b : g.buffers)
+    known.insert(b.get());
+  llvm::SmallPtrSet<const Node *, 32> seen;
+  const_cast<Graph &>(g).walk([&](Node &n) {
+    for (const auto *list : {&n.inputs, &n.outputs})
+      for (const Operand &o : *list)
+        if (!known.count(o.buffer)) {
+          errors << "ftg verifier: node %" << n.id << " uses a buffer not in the graph\n";
+          ok = false;
+        }
+    for (const Node *d : n.deps)
+      if (!seen.count(d)) {
+        errors << "ftg verifier: node %" << n.id << " depends on %" << d->id
+               << ", which does not precede it\n";
+        ok = false;
+      }
+    if (n.kind == NodeKind::Gemm && n.inputs.size() == 3 &&
+        n.inputs[2].buffer->scope != Scope::Fragment) {
+      errors << "ftg verifier: gemm %" << n.id << " accumulates outside a fragment\n";
+      ok = false;
+    }
+    if (n.kind == NodeKind::Loop && n.stages < 1) {
+      errors << "ftg verifier: loop %" << n.id << " has " << n.stages << " stages\n";
+      ok = false;
+    }
+    seen.insert(&n);
+  });
+  return ok;
+}
+
+} // namespace tlc::ftg

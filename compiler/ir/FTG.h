@@ -1,0 +1,129 @@
+// The fused tile-level dataflow graph (FTG) of one kernel (TileLang paper §3): tile-operator
+// nodes connected by the buffers they read and write, nested in loop and branch regions.
+//
+// The FTG is built from the typed AST and keeps pointers into it: scalar code (the bodies of
+// parallel loops, `let` bindings, index expressions) stays in AST form, as TileLang keeps
+// TIR inside T.Parallel. What the FTG adds is the tile-level structure that inference works
+// on: every buffer as a value with scope, dtype, shape and (once inferred) a layout; every
+// tile operator as a node with its operand regions; data-dependency edges between nodes.
+#pragma once
+
+#include "frontend/AST.h"
+#include "frontend/Sema.h"
+#include "ir/TileLayout.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlc::ftg {
+
+// A buffer value: a kernel tensor, a shared/fragment/local allocation.
+struct Buffer {
+  const BufferLikeDecl *decl = nullptr;
+  std::string name;
+  Scope scope = Scope::Global;
+  DType dtype = DType::F32;
+  std::vector<std::optional<int64_t>> shape; // nullopt: dynamic (tensors only)
+  bool isParam = false;
+  bool isOut = false;
+
+  // Filled by inference.
+  std::optional<SharedLayout> shared;     // shared buffers
+  std::optional<FragmentLayout> fragment; // fragment buffers
+  int stages = 1;                          // multi-buffering of shared buffers in pipelines
+  std::string layoutReason;                // which rule fixed the layout (for --emit=inferred)
+
+  int64_t numElements() const; // of on-chip buffers (constant shape)
+  int64_t bytes() const;       // per stage
+};
+
+enum class NodeKind {
+  Copy, Gemm, Reduce, Fill, AtomicAdd, Cumsum, Parallel, Let, Scalar, Extern, Barrier,
+  AnnotateLayout, SwizzleBlocks, Loop, If,
+};
+llvm::StringRef nodeKindName(NodeKind k);
+
+// How a copy moves data, decided by instruction selection.
+enum class CopyInstr { None, CpAsync16, Vector, Scalar, Fragment };
+llvm::StringRef copyInstrName(CopyInstr c);
+
+struct Operand {
+  Buffer *buffer = nullptr;
+  Region region; // from Sema: extents, origins, points
+};
+
+struct Node {
+  NodeKind kind;
+  unsigned id = 0;
+  const Stmt *stmt = nullptr;   // the statement this node lowers
+  const CallExpr *call = nullptr;
+  std::vector<Operand> inputs, outputs;
+  std::vector<Node *> deps;     // earlier nodes in the same region this one must follow
+
+  // Loop / If regions.
+  const ForStmt *loop = nullptr;
+  std::vector<std::unique_ptr<Node>> body;     // loop body or then-branch
+  std::vector<std::unique_ptr<Node>> elseBody; // if statements
+
+  // Gemm.
+  bool transA = false, transB = false, clearAccum = false;
+  WarpPolicy policy = WarpPolicy::Square;
+  int warpsM = 0, warpsN = 0; // inferred warp partition
+  // Reduce / cumsum.
+  Builtin reduceOp = Builtin::None;
+  int dim = 0;
+  bool clear = true;
+  // Parallel: the fragment that drives thread binding (inferred), vector width.
+  Buffer *driver = nullptr;
+  int vectorWidth = 1;
+  // Copy.
+  CopyInstr instr = CopyInstr::None;
+  int copyVector = 1; // elements per access
+  bool producer = false; // a pipelined loop's prefetched global->shared copy
+  // Loop.
+  int stages = 1;
+};
+
+class Graph {
+public:
+  const KernelDecl *kernel = nullptr;
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<std::unique_ptr<Node>> body;
+  int threads = 128;
+  int swizzlePanel = 0;
+  std::string target = "sm_90a";
+
+  Buffer *bufferOf(const Decl *d) const { return byDecl.lookup(d); }
+  Buffer *addBuffer(const BufferLikeDecl *d);
+  // Visits every node, depth first, in program order.
+  template <typename F> void walk(F &&f) { walkNodes(body, f); }
+
+private:
+  template <typename F> static void walkNodes(std::vector<std::unique_ptr<Node>> &nodes, F &f) {
+    for (auto &n : nodes) {
+      f(*n);
+      walkNodes(n->body, f);
+      walkNodes(n->elseBody, f);
+    }
+  }
+  llvm::DenseMap<const Decl *, Buffer *> byDecl;
+};
+
+// Builds the FTG of a kernel that passed Sema. Constructs the back end cannot lower yet are
+// reported as "not supported yet" errors at the construct; returns null then.
+std::unique_ptr<Graph> buildGraph(const KernelDecl &kernel, DiagnosticEngine &diags,
+                                  llvm::StringRef target);
+
+// Textual dumps: `--emit=ftg` (structure) and `--emit=inferred` (with layouts, bindings,
+// stages and instructions).
+void printGraph(const Graph &g, llvm::raw_ostream &os, bool withInference);
+
+// Structural invariants; returns false and reports through `diags` on violation.
+bool verifyGraph(const Graph &g, llvm::raw_ostream &errors);
+
+} // namespace tlc::ftg

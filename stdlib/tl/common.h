@@ -1,0 +1,186 @@
+// tl/common.h - the base of tlc's device library.
+//
+// Every other tl/*.h header includes this one. It picks the toolchain (CUDA or HIP), pulls
+// in the vendor half/bfloat16/fp8 types, defines the function-attribute macros, the
+// architecture feature macros that guard inline PTX, the TileLang dtype aliases and a few
+// integer helpers that generated code and the other headers share.
+//
+// Conventions for the whole library:
+//   * Device functions are `TL_DEVICE` (`__device__ __forceinline__`); helpers that are also
+//     useful in host-side reference code are `TL_HOST_DEVICE`.
+//   * Inline PTX only ever appears under `#if TL_CUDA_ARCH >= N` for the architecture that
+//     introduced the instruction. The host pass (where TL_CUDA_ARCH is 0) and older device
+//     architectures take a portable fallback or, where none exists, `tl::trap()`, so that
+//     every header compiles for every architecture nvcc accepts.
+//   * Parts that only exist on NVIDIA hardware (mma.sync, ldmatrix, named barriers, fp8) are
+//     compiled only when TL_CUDA is 1; the rest also compiles under hipcc.
+#pragma once
+
+#if defined(__HIPCC__) || defined(__HIP__)
+#define TL_HIP 1
+#define TL_CUDA 0
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bfloat16.h>
+#else
+#define TL_HIP 0
+#define TL_CUDA 1
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+// ---- Function attributes ------------------------------------------------------------------
+#define TL_DEVICE __device__ __forceinline__
+#define TL_HOST_DEVICE __host__ __device__ __forceinline__
+
+// ---- Architecture feature macros ----------------------------------------------------------
+// TL_CUDA_ARCH is __CUDA_ARCH__ in an NVIDIA device pass and 0 everywhere else (host pass,
+// HIP), so `#if TL_CUDA_ARCH >= 800` both selects the instruction and keeps PTX away from
+// the host compiler.
+#if defined(__CUDA_ARCH__)
+#define TL_CUDA_ARCH __CUDA_ARCH__
+#else
+#define TL_CUDA_ARCH 0
+#endif
+
+// ldmatrix.sync.aligned.m8n8 (sm_75), tanh.approx (sm_75).
+#define TL_ARCH_SM75 (TL_CUDA_ARCH >= 750)
+// mma.sync m16n8k16 (f16/bf16), cp.async, max.NaN (sm_80).
+#define TL_ARCH_SM80 (TL_CUDA_ARCH >= 800)
+// Hardware fp8 conversions, cvt.*.e4m3x2/e5m2x2 (sm_89).
+#define TL_ARCH_SM89 (TL_CUDA_ARCH >= 890)
+// Hopper baseline (sm_90): vector f32 atomics, clusters.
+#define TL_ARCH_SM90 (TL_CUDA_ARCH >= 900)
+// The architecture-specific Hopper set (sm_90a): wgmma, setmaxnreg. The wgmma/TMA/mbarrier
+// headers will key on this macro.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TL_ARCH_SM90A 1
+#else
+#define TL_ARCH_SM90A 0
+#endif
+
+#if TL_HIP
+#define TL_WARP_SIZE 64
+#else
+#define TL_WARP_SIZE 32
+#endif
+
+namespace tl {
+
+// ---- TileLang dtype aliases ---------------------------------------------------------------
+// Generated code names element types through these, so that one printer serves CUDA and HIP.
+using f16 = __half;
+using f16x2 = __half2;
+#if TL_CUDA
+using bf16 = __nv_bfloat16;
+using bf16x2 = __nv_bfloat162;
+using f8e4m3 = __nv_fp8_e4m3;
+using f8e5m2 = __nv_fp8_e5m2;
+using f8e4m3x2 = __nv_fp8x2_e4m3;
+using f8e5m2x2 = __nv_fp8x2_e5m2;
+#else
+using bf16 = hip_bfloat16;
+#endif
+using f32 = float;
+using f64 = double;
+using i8 = std::int8_t;
+using u8 = std::uint8_t;
+using i16 = std::int16_t;
+using i32 = std::int32_t;
+using u32 = std::uint32_t;
+using i64 = std::int64_t;
+// i4/u4 have no scalar type: they are stored two per byte (element 2k in the low nibble)
+// and handled eight at a time as a u32 by tl/dtypes.h.
+
+// ---- Small type traits --------------------------------------------------------------------
+template <class T, class... Ts>
+inline constexpr bool is_one_of_v = (std::is_same_v<T, Ts> || ...);
+
+// A `false` that depends on T, for static_asserts in templates that must only fire when
+// instantiated.
+template <class T>
+inline constexpr bool dependent_false_v = false;
+
+// Two-element vector type of a scalar: the unit of packed f16/bf16 arithmetic.
+template <class T>
+struct Vec2;
+template <>
+struct Vec2<float> {
+  using type = float2;
+};
+template <>
+struct Vec2<f16> {
+  using type = f16x2;
+};
+#if TL_CUDA
+template <>
+struct Vec2<bf16> {
+  using type = bf16x2;
+};
+#endif
+template <class T>
+using vec2_t = typename Vec2<T>::type;
+
+// Bit-level reinterpretation (std::bit_cast is C++20). memcpy of a register-sized value
+// compiles to a move. Not restricted to trivially copyable types: the vendor pair types
+// (__half2, __nv_bfloat162) declare copy operations, yet their value is exactly their bits.
+template <class To, class From>
+TL_HOST_DEVICE To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "tl::bit_cast: sizes differ");
+  static_assert(std::is_trivially_destructible_v<To> && std::is_trivially_destructible_v<From>,
+                "tl::bit_cast: only for plain value types");
+  To to;
+  std::memcpy(static_cast<void*>(&to), static_cast<const void*>(&from), sizeof(To));
+  return to;
+}
+
+// ---- Integer helpers ----------------------------------------------------------------------
+template <class T>
+TL_HOST_DEVICE constexpr T ceildiv(T a, T b) {
+  static_assert(std::is_integral_v<T>, "tl::ceildiv needs integers");
+  return (a + b - 1) / b;
+}
+
+// Round `a` up to a multiple of `b` (b > 0, a >= 0).
+template <class T>
+TL_HOST_DEVICE constexpr T round_up(T a, T b) {
+  return ceildiv(a, b) * b;
+}
+
+// Floor division and its matching non-negative remainder for a signed dividend and b > 0
+// (C++ `/` truncates toward zero).
+template <class T>
+TL_HOST_DEVICE constexpr T floordiv(T a, T b) {
+  static_assert(std::is_integral_v<T>, "tl::floordiv needs integers");
+  T q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+template <class T>
+TL_HOST_DEVICE constexpr T floormod(T a, T b) {
+  return a - floordiv(a, b) * b;
+}
+
+TL_HOST_DEVICE constexpr bool is_pow2(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+// log2 of a power of two (compile-time use: shift amounts, loop trip counts).
+TL_HOST_DEVICE constexpr int log2_pow2(std::int64_t x) {
+  return x <= 1 ? 0 : 1 + log2_pow2(x >> 1);
+}
+
+// ---- Unreachable paths ----------------------------------------------------------------------
+// Taken by an architecture that lacks an instruction the caller asked for (for example mma.sync
+// compiled into a sm_75 fatbin slice). It aborts the kernel rather than computing garbage.
+TL_DEVICE void trap() {
+#if TL_HIP
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
+
+}  // namespace tl

@@ -1,0 +1,161 @@
+// tl/mma.h - warp-level tensor-core MMA (Ampere mma.sync), shape m16n8k16.
+//
+//   D[16x8] = A[16x16] * B[16x8] + C[16x8] for one warp; A row-major, B column-major
+//   ("row.col"). PTX supports A/B f16 with C/D f32 or f16, and A/B bf16 with C/D f32.
+//
+// Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type").
+// Let g = lane / 4 (the group, 0..7) and t = lane % 4 (the thread in the group). Element e
+// of a fragment lives in register e / 2 for 16-bit types (low half = even e) and in register
+// e for f32. Lane (g, t) holds, as (row, col) of A and C/D and as (k, n) of B:
+//   A   (8 elements)  e = 0,1: (g,     2t + e%2)       e = 4,5: (g,     2t + 8 + e%2)
+//                     e = 2,3: (g + 8, 2t + e%2)       e = 6,7: (g + 8, 2t + 8 + e%2)
+//   B   (4 elements)  e = 0,1: (2t + e%2,     g)       e = 2,3: (2t + 8 + e%2, g)
+//   C/D (4 elements)  e = 0,1: (g,     2t + e%2)       e = 2,3: (g + 8, 2t + e%2)
+// So the four lanes of a group share a row of C (xor-1/xor-2 shuffles reduce a row, see
+// tl/reduce.h), and A's registers are the four 8x8 quadrants in the order top-left,
+// bottom-left, top-right, bottom-right: what ldmatrix.x4 delivers (tl/ldmatrix.h).
+//
+// Hopper's warpgroup MMA (wgmma) will live in tl/wgmma.h and key on TL_ARCH_SM90A.
+#pragma once
+
+#include "common.h"
+
+#if TL_CUDA
+
+namespace tl {
+namespace m16n8k16 {
+
+inline constexpr int M = 16;
+inline constexpr int N = 8;
+inline constexpr int K = 16;
+
+// The layouts above as functions of (lane, element), usable on host and device.
+struct Layout {
+  TL_HOST_DEVICE static constexpr int a_row(int lane, int e) {
+    return lane / 4 + 8 * ((e / 2) % 2);
+  }
+  TL_HOST_DEVICE static constexpr int a_col(int lane, int e) {
+    return 2 * (lane % 4) + e % 2 + 8 * (e / 4);
+  }
+  TL_HOST_DEVICE static constexpr int b_row(int lane, int e) {
+    return 2 * (lane % 4) + e % 2 + 8 * (e / 2);
+  }
+  TL_HOST_DEVICE static constexpr int b_col(int lane, int /*e*/) { return lane / 4; }
+  TL_HOST_DEVICE static constexpr int c_row(int lane, int e) { return lane / 4 + 8 * (e / 2); }
+  TL_HOST_DEVICE static constexpr int c_col(int lane, int e) { return 2 * (lane % 4) + e % 2; }
+};
+
+template <class T>
+inline constexpr bool is_input_type_v = is_one_of_v<T, f16, bf16>;
+
+// Operand fragments hold packed 16-bit pairs; T only records the element type so that a
+// mismatched mma cannot compile.
+template <class T>
+struct FragA {
+  static_assert(is_input_type_v<T>, "m16n8k16::FragA: element type must be f16 or bf16");
+  static constexpr int kElements = 8;
+  std::uint32_t reg[4];
+};
+
+template <class T>
+struct FragB {
+  static_assert(is_input_type_v<T>, "m16n8k16::FragB: element type must be f16 or bf16");
+  static constexpr int kElements = 4;
+  std::uint32_t reg[2];
+};
+
+template <class Acc>
+struct FragC {
+  static_assert(is_one_of_v<Acc, float, f16>, "m16n8k16::FragC: accumulator must be f32 or f16");
+};
+template <>
+struct FragC<float> {
+  static constexpr int kElements = 4;
+  float reg[4];
+  TL_DEVICE void clear() {
+    for (float& r : reg) r = 0.0f;
+  }
+};
+template <>
+struct FragC<f16> {
+  static constexpr int kElements = 4;
+  std::uint32_t reg[2];
+  TL_DEVICE void clear() {
+    for (std::uint32_t& r : reg) r = 0u;
+  }
+};
+
+namespace detail {
+
+template <bool Bf16Inputs>
+TL_DEVICE void mma_f32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
+                       const float (&c)[4]) {
+#if TL_ARCH_SM80
+  if constexpr (Bf16Inputs) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  }
+#else
+  (void)d, (void)a, (void)b, (void)c;
+  tl::trap();
+#endif
+}
+
+TL_DEVICE void mma_f16(std::uint32_t (&d)[2], const std::uint32_t (&a)[4],
+                       const std::uint32_t (&b)[2], const std::uint32_t (&c)[2]) {
+#if TL_ARCH_SM80
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 "
+      "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
+      : "=r"(d[0]), "=r"(d[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]));
+#else
+  (void)d, (void)a, (void)b, (void)c;
+  tl::trap();
+#endif
+}
+
+}  // namespace detail
+
+// D = A * B + C on raw registers, for code that keeps fragments in flat arrays; T (f16 or
+// bf16) names the input type. D may alias C.
+template <class T>
+TL_DEVICE void mma_raw(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
+                       const float (&c)[4]) {
+  static_assert(is_input_type_v<T>, "m16n8k16::mma: element type must be f16 or bf16");
+  detail::mma_f32<std::is_same_v<T, bf16>>(d, a, b, c);
+}
+template <class T>
+TL_DEVICE void mma_raw(std::uint32_t (&d)[2], const std::uint32_t (&a)[4],
+                       const std::uint32_t (&b)[2], const std::uint32_t (&c)[2]) {
+  static_assert(std::is_same_v<T, f16>, "m16n8k16::mma: bf16 inputs need an f32 accumulator");
+  detail::mma_f16(d, a, b, c);
+}
+
+// D = A * B + C on typed fragments. D may alias C.
+template <class T, class Acc>
+TL_DEVICE void mma(FragC<Acc>& d, const FragA<T>& a, const FragB<T>& b, const FragC<Acc>& c) {
+  mma_raw<T>(d.reg, a.reg, b.reg, c.reg);
+}
+
+// acc += A * B.
+template <class T, class Acc>
+TL_DEVICE void mma(FragC<Acc>& acc, const FragA<T>& a, const FragB<T>& b) {
+  mma(acc, a, b, acc);
+}
+
+}  // namespace m16n8k16
+}  // namespace tl
+
+#endif  // TL_CUDA

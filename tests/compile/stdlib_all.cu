@@ -1,0 +1,290 @@
+// Compile test of the device library: includes tl/tl.h and instantiates every function in
+// small kernels, so that nvcc (front end and ptxas) checks each inline-PTX form and each
+// template for the architecture it is built for. It is built, never run; see
+// tests/gpu/stdlib/stdlib_selftest.cu for the run-time checks.
+#include "tl/tl.h"
+
+namespace {
+
+// ---- common.h ------------------------------------------------------------------------------
+static_assert(tl::ceildiv(10, 4) == 3 && tl::ceildiv(8, 4) == 2, "ceildiv");
+static_assert(tl::round_up(10, 8) == 16, "round_up");
+static_assert(tl::floordiv(-7, 2) == -4 && tl::floordiv(7, 2) == 3, "floordiv");
+static_assert(tl::floormod(-7, 2) == 1 && tl::floormod(6, 3) == 0, "floormod");
+static_assert(tl::is_pow2(64) && !tl::is_pow2(48) && !tl::is_pow2(0), "is_pow2");
+static_assert(tl::log2_pow2(1) == 0 && tl::log2_pow2(128) == 7, "log2_pow2");
+static_assert(std::is_same_v<tl::vec2_t<tl::f16>, __half2>, "vec2_t");
+
+// ---- dtypes.h ------------------------------------------------------------------------------
+template <class To, class From>
+__device__ void convert_into(To* out, const From* in, int i) {
+  out[i] = tl::convert<To>(in[i]);
+}
+
+__global__ void k_dtypes(float* f, tl::f16* h, tl::bf16* b, tl::f8e4m3* e4, tl::f8e5m2* e5,
+                         double* d, int* n, std::uint32_t* words, tl::f16x2* h2, tl::bf16x2* b2) {
+  const int i = static_cast<int>(threadIdx.x);
+  convert_into(h, f, i);
+  convert_into(b, f, i);
+  convert_into(e4, f, i);
+  convert_into(e5, f, i);
+  convert_into(f, h, i);
+  convert_into(f, b, i);
+  convert_into(f, e4, i);
+  convert_into(f, e5, i);
+  convert_into(h, b, i);
+  convert_into(e4, h, i);
+  convert_into(h, d, i);
+  convert_into(n, h, i);
+  convert_into(h, n, i);
+  convert_into(d, f, i);
+
+  float2 p = tl::to_float2(h2[i]);
+  p.x += tl::to_float2(b2[i]).y;
+  h2[i] = tl::to_f16x2(p);
+  b2[i] = tl::to_bf16x2(p);
+  tl::f8e4m3x2 q4 = tl::to_f8e4m3x2(p);
+  tl::f8e5m2x2 q5 = tl::to_f8e5m2x2(p);
+  h2[i + 1] = __hadd2(tl::to_f16x2(q4), tl::to_f16x2(q5));
+  f[i + 1] = tl::to_float2(q4).x + tl::to_float2(q5).y;
+  h2[i + 2] = tl::make_f16x2(h[0], h[1]);
+  b2[i + 2] = tl::make_bf16x2(b[0], b[1]);
+
+  tl::f16x2 hs[4], hu[4], hr[4];
+  tl::bf16x2 bs[4], bu[4], br[4];
+  tl::unpack_int4x8<true, tl::f16>(words[i], hs);
+  tl::unpack_int4x8<false, tl::f16>(words[i], hu);
+  tl::unpack_int4x8_ref<true, tl::f16>(words[i], hr);
+  tl::unpack_int4x8<true, tl::bf16>(words[i], bs);
+  tl::unpack_int4x8<false, tl::bf16>(words[i], bu);
+  tl::unpack_int4x8_ref<false, tl::bf16>(words[i], br);
+  for (int k = 0; k < 4; ++k) {
+    h2[4 * i + k] = __hadd2(__hadd2(hs[k], hu[k]), hr[k]);
+    b2[4 * i + k] = __hadd2(__hadd2(bs[k], bu[k]), br[k]);
+  }
+  const int v[8] = {n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]};
+  words[i] = tl::pack_int4x8(v) ^ static_cast<std::uint32_t>(tl::extract_int4<true>(words[i], 3) +
+                                                             tl::extract_int4<false>(words[i], 5));
+  words[i + 1] =
+      tl::lop3<0x96>(words[0], words[1], words[2]) + tl::byte_perm(words[0], words[1], 0x5410);
+}
+
+// ---- math.h --------------------------------------------------------------------------------
+template <class T>
+__device__ T all_math(T x, T y) {
+  T r = tl::exp2(x) + tl::exp(y) + tl::log2(x) + tl::log(y) + tl::sqrt(x) + tl::rsqrt(y);
+  r = r + tl::tanh(x) + tl::sigmoid(y) + tl::abs(x);
+  return tl::max(r, tl::min(x, y)) + tl::max(tl::inf<T>(), tl::neg_inf<T>());
+}
+
+__global__ void k_math(float* f, double* d, tl::f16* h, tl::bf16* b, int* n, tl::f16x2* h2,
+                       tl::bf16x2* b2, tl::f8e4m3* e4, tl::f8e5m2* e5) {
+  const int i = static_cast<int>(threadIdx.x);
+  f[i] = all_math(f[i], f[i + 1]) + tl::rcp(f[i + 2]);
+  d[i] = all_math(d[i], d[i + 1]);
+  h[i] = all_math(h[i], h[i + 1]);
+  b[i] = all_math(b[i], b[i + 1]);
+  n[i] = tl::max(n[i], tl::min(n[i + 1], tl::abs(n[i + 2]))) + tl::inf<int>() + tl::neg_inf<int>();
+  h2[i] = tl::max(h2[i], tl::min(h2[i + 1], h2[i + 2]));
+  b2[i] = tl::max(b2[i], tl::min(b2[i + 1], b2[i + 2]));
+  e4[i] = tl::inf<tl::f8e4m3>();
+  e5[i] = tl::neg_inf<tl::f8e5m2>();
+  n[i + 1] = static_cast<int>(tl::inf<std::uint8_t>()) + tl::neg_inf<std::int16_t>() +
+             static_cast<int>(tl::inf<std::int64_t>() >> 40);
+}
+
+// ---- memory.h / cp_async.h -----------------------------------------------------------------
+template <int Bytes>
+__device__ void vector_moves(char* g, char* s, int i) {
+  tl::store_vec<Bytes>(g + Bytes * i, tl::load_vec<Bytes>(s + Bytes * i));
+  tl::copy_vec<Bytes>(s + Bytes * (i + 32), g + Bytes * (i + 32));
+  if constexpr (Bytes >= 4) {
+    const std::uint32_t a = tl::smem_addr(s + Bytes * i);
+    tl::st_shared<Bytes>(a, tl::load_vec_readonly<Bytes>(g + Bytes * (i + 64)));
+    tl::store_vec<Bytes>(g + Bytes * (i + 96), tl::ld_shared<Bytes>(a));
+  }
+}
+
+template <int Bytes, tl::CacheLevel Cache>
+__device__ void async_copies(char* s, const char* g, int i, bool valid) {
+  tl::cp_async<Bytes, Cache>(s + Bytes * i, g + Bytes * i);
+  tl::cp_async_zfill<Bytes, Cache>(s + Bytes * (i + 32), g + Bytes * (i + 32), valid);
+  tl::cp_async_partial<Bytes, Cache>(s + Bytes * (i + 64), g + Bytes * (i + 64), i % Bytes);
+}
+
+__global__ void k_memory(char* g, int flag) {
+  alignas(16) __shared__ char s[16 * 128];
+  const int i = static_cast<int>(threadIdx.x);
+  vector_moves<1>(g, s, i);
+  vector_moves<2>(g, s, i);
+  vector_moves<4>(g, s, i);
+  vector_moves<8>(g, s, i);
+  vector_moves<16>(g, s, i);
+  g[i] = static_cast<char>(tl::is_aligned<16>(g + i) + tl::is_aligned<4>(s + i));
+  __syncthreads();
+
+  async_copies<4, tl::CacheLevel::All>(s, g, i, flag != 0);
+  async_copies<8, tl::CacheLevel::All>(s, g, i, flag != 0);
+  async_copies<16, tl::CacheLevel::All>(s, g, i, flag != 0);
+  async_copies<16, tl::CacheLevel::Global>(s, g, i, flag != 0);
+  tl::cp_async<16>(s, g);  // default cache level
+  tl::cp_async_commit();
+  tl::cp_async_wait<1>();
+  tl::cp_async_wait<0>();
+  tl::cp_async_wait_all();
+  __syncthreads();
+  g[i + 1] = s[i];
+}
+
+// ---- ldmatrix.h / mma.h --------------------------------------------------------------------
+template <int Num, bool Trans>
+__device__ std::uint32_t load_matrices(const tl::f16* smem, int lane) {
+  std::uint32_t r[Num];
+  tl::ldmatrix<Num, Trans>(r, smem + 8 * lane);
+  std::uint32_t acc = 0;
+  for (std::uint32_t x : r) acc ^= x;
+  tl::ldmatrix<Num, Trans>(r, tl::smem_addr(smem + 8 * lane));
+  for (std::uint32_t x : r) acc ^= x;
+  return acc;
+}
+
+template <class T, class Acc>
+__device__ void one_mma(tl::m16n8k16::FragC<Acc>& acc, const std::uint32_t* words) {
+  tl::m16n8k16::FragA<T> a;
+  tl::m16n8k16::FragB<T> b;
+  for (int r = 0; r < 4; ++r) a.reg[r] = words[r];
+  for (int r = 0; r < 2; ++r) b.reg[r] = words[4 + r];
+  tl::m16n8k16::FragC<Acc> d;
+  tl::m16n8k16::mma(d, a, b, acc);
+  tl::m16n8k16::mma(acc, a, b);
+  tl::m16n8k16::mma(acc, a, b, d);
+  tl::m16n8k16::mma_raw<T>(acc.reg, a.reg, b.reg, acc.reg);
+}
+
+__global__ void k_tensor_core(std::uint32_t* out, float* outf) {
+  alignas(16) __shared__ tl::f16 tile[32 * 8 * 2];
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  tile[threadIdx.x] = tl::convert<tl::f16>(static_cast<float>(threadIdx.x));
+  __syncthreads();
+  std::uint32_t words[6];
+  words[0] = load_matrices<1, false>(tile, lane) ^ load_matrices<1, true>(tile, lane);
+  words[1] = load_matrices<2, false>(tile, lane) ^ load_matrices<2, true>(tile, lane);
+  words[2] = load_matrices<4, false>(tile, lane) ^ load_matrices<4, true>(tile, lane);
+  std::uint32_t r1[1], r2[2], r4[4];
+  tl::ldmatrix_x1(r1, tile + 8 * lane);
+  tl::ldmatrix_x2(r2, tile + 8 * lane);
+  tl::ldmatrix_x4(r4, tile + 8 * lane);
+  words[3] = r1[0] ^ r2[1] ^ r4[3];
+  tl::ldmatrix_x1_trans(r1, tl::smem_addr(tile + 8 * lane));
+  tl::ldmatrix_x2_trans(r2, tile + 8 * lane);
+  tl::ldmatrix_x4_trans(r4, tile + 8 * lane);
+  words[4] = r1[0] ^ r2[1] ^ r4[3];
+  words[5] = out[lane];
+
+  tl::m16n8k16::FragC<float> acc_f16_in, acc_bf16_in;
+  tl::m16n8k16::FragC<tl::f16> acc_h;
+  acc_f16_in.clear();
+  acc_bf16_in.clear();
+  acc_h.clear();
+  one_mma<tl::f16, float>(acc_f16_in, words);
+  one_mma<tl::bf16, float>(acc_bf16_in, words);
+  one_mma<tl::f16, tl::f16>(acc_h, words);
+  using L = tl::m16n8k16::Layout;
+  for (int e = 0; e < 4; ++e) {
+    outf[L::c_row(lane, e) * tl::m16n8k16::N + L::c_col(lane, e)] =
+        acc_f16_in.reg[e] + acc_bf16_in.reg[e];
+  }
+  out[lane] = acc_h.reg[0] ^ acc_h.reg[1] ^
+              static_cast<std::uint32_t>(
+                  L::a_row(lane, 3) + L::a_col(lane, 5) + L::b_row(lane, 2) + L::b_col(lane, 1) +
+                  tl::LdmatrixLayout::row(lane, 1, true) + tl::LdmatrixLayout::col(lane, 0, false) +
+                  tl::LdmatrixLayout::address_lane(lane / 8, lane % 8));
+}
+
+// ---- reduce.h ------------------------------------------------------------------------------
+template <class Op, class T>
+__device__ T all_reductions(T x, T* smem) {
+  T r = tl::warp_allreduce<Op>(x);
+  r = Op::combine(r, tl::warp_allreduce<Op, 4, 1>(x));
+  r = Op::combine(r, tl::warp_allreduce<Op, 8, 4>(x));
+  r = Op::combine(r, tl::group_allreduce<Op, 4, 1, 256>(x, smem));
+  r = Op::combine(r, tl::group_allreduce<Op, 4, 64, 256>(x, smem));
+  r = Op::combine(r, tl::group_allreduce<Op, 16, 4, 256>(x, smem));
+  r = Op::combine(r, tl::block_allreduce<Op, 256>(x, smem));
+  r = Op::combine(r, tl::block_allreduce<Op, 32>(x, smem));
+  return Op::combine(r, Op::template identity<T>());
+}
+
+template <class T>
+__device__ void reductions_of(T* data, T* smem) {
+  const int i = static_cast<int>(threadIdx.x);
+  T x = data[i];
+  T r = all_reductions<tl::SumOp>(x, smem);
+  r = r + all_reductions<tl::MaxOp>(x, smem);
+  r = r + all_reductions<tl::MinOp>(x, smem);
+  r = r + all_reductions<tl::AbsSumOp>(x, smem);
+  r = r + all_reductions<tl::AbsMaxOp>(x, smem);
+  r = r + tl::warp_sum(x) + tl::warp_max(x) + tl::warp_min(x) + tl::warp_abssum(x) +
+      tl::warp_absmax(x);
+  data[i] = r;
+}
+
+__global__ void __launch_bounds__(256) k_reduce(float* f, tl::f16* h, tl::bf16* b, int* n) {
+  __shared__ float sf[256];
+  __shared__ tl::f16 sh[256];
+  __shared__ tl::bf16 sb[256];
+  __shared__ int sn[256];
+  reductions_of(f, sf);
+  reductions_of(h, sh);
+  reductions_of(b, sb);
+  reductions_of(n, sn);
+}
+
+// ---- atomic.h / barrier.h ------------------------------------------------------------------
+__global__ void k_atomic(float* f, double* d, int* n, unsigned* u, unsigned long long* ull,
+                         tl::f16* h, tl::f16x2* h2, tl::bf16* b, tl::bf16x2* b2, float2* f2,
+                         float4* f4) {
+  const float old = tl::atomic_add(f, 1.0f);
+  tl::atomic_add(d, 1.0);
+  tl::atomic_add(n, 1);
+  tl::atomic_add(u, 1u);
+  tl::atomic_add(ull, 1ull);
+  tl::atomic_add(h, tl::convert<tl::f16>(old));
+  tl::atomic_add(h2, tl::to_f16x2(make_float2(1.0f, 2.0f)));
+  tl::atomic_add(b, tl::convert<tl::bf16>(1.0f));
+  tl::atomic_add(b2, tl::to_bf16x2(make_float2(1.0f, 2.0f)));
+  tl::atomic_add(f2, make_float2(1.0f, 2.0f));
+  const float4 prev = tl::atomic_add(f4, make_float4(1.0f, 2.0f, 3.0f, 4.0f));
+  f[1] = prev.w;
+}
+
+__global__ void k_barrier(int* out) {
+  __shared__ int slot;
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  if (warp == 0) {
+    if (threadIdx.x == 0) slot = out[0];
+    tl::barrier_arrive(1, 64);
+    tl::NamedBarrier<2, 64>::arrive();
+  } else {
+    tl::barrier_sync(1, 64);
+    tl::NamedBarrier<2, 64>::sync();
+    out[threadIdx.x] = slot;
+  }
+  tl::warp_sync();
+}
+
+}  // namespace
+
+// The kernels have internal linkage; reference them so that they are emitted and checked.
+void tl_stdlib_compile_test_launch_all() {
+  k_dtypes<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                      nullptr, nullptr);
+  k_math<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                    nullptr);
+  k_memory<<<1, 32>>>(nullptr, 0);
+  k_tensor_core<<<1, 32>>>(nullptr, nullptr);
+  k_reduce<<<1, 256>>>(nullptr, nullptr, nullptr, nullptr);
+  k_atomic<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                      nullptr, nullptr, nullptr);
+  k_barrier<<<1, 64>>>(nullptr);
+}

@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""What the GPU correctness runner and the benchmark run: kernels, builds, cases, bench items.
+
+Pure data plus the manifest that carries it to the GPU machine; no torch, so it runs on the
+build machine (which generates the bundle) as well as on the GPU machine.
+
+  KernelSpec  one kernel of a sample .tl file: its run-time parameters in C ABI order, the shape
+              symbols a case binds, and the compile-time knobs its reference depends on.
+  Build       one generated .cu file: a kernel compiled with a fixed set of -D values. The shapes
+              of the samples are dynamic, so one build serves many cases.
+  Case        one correctness check: a build, a shape, the precision of the reference.
+  BenchItem   one benchmark shape for a build; bench/bench.py adds the peers (cuBLAS, SDPA...).
+
+Command line (run from the repository root; make_bundle.sh uses the first two):
+  python3 tests/gpu/cases.py builds [--selftest] [--only REGEX]     one build per line
+  python3 tests/gpu/cases.py manifest --out DIR [--target T] [--selftest] [--only REGEX]
+  python3 tests/gpu/cases.py list [--selftest]                      human-readable listing
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import zlib
+from dataclasses import asdict, dataclass, field
+
+MANIFEST_VERSION = 1
+DEFAULT_TOLERANCE = 1e-2
+
+
+@dataclass(frozen=True)
+class Param:
+    """A run-time parameter of a kernel. Tensors are `in` or `out`; scalars carry their C type
+    as a tlc dtype name (f32, f64, i32, i64, bool)."""
+    name: str
+    role: str  # "in" | "out" | "scalar"
+    scalar_type: str = ""
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.role in ("in", "out")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    family: str            # the problem in problems.py that builds inputs and references
+    source: str            # .tl file, relative to the repository root
+    kernel: str            # kernel name in the .tl file; the C entry point is tlc_<kernel>
+    params: tuple          # Params in the kernel's parameter order (the C ABI order)
+    shape_keys: tuple      # shape symbols (and compile-time dims) a case must give
+    knobs: tuple           # -D values every build must set because the reference reads them
+
+    @property
+    def tensors(self) -> list:
+        return [p for p in self.params if p.is_tensor]
+
+    @property
+    def scalars(self) -> list:
+        return [p for p in self.params if not p.is_tensor]
+
+
+def _tensors(*names_and_roles: str) -> tuple:
+    """'A', 'B', 'out:C' -> Params; keeps the spec tables below one line per kernel."""
+    params = []
+    for entry in names_and_roles:
+        role, _, name = entry.rpartition(":")
+        params.append(Param(name, role or "in"))
+    return tuple(params)
+
+
+# The samples' run-time signatures (samples/*.tl). Attention tensors are [batch, seq_len, heads,
+# dim]; the head dimension is a compile-time knob, so it appears in both shape_keys and knobs.
+KERNELS = {
+    "gemm": KernelSpec("gemm", "samples/gemm.tl", "gemm", _tensors("A", "B", "out:C"),
+                       ("M", "N", "K"), ("dtype",)),
+    "attention": KernelSpec("attention", "samples/flash_attention.tl", "flash_attention",
+                            _tensors("Q", "K", "V", "out:O"),
+                            ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
+    "softmax": KernelSpec("softmax", "samples/softmax.tl", "softmax", _tensors("X", "out:Y"),
+                          ("M", "N"), ("dtype",)),
+    "rmsnorm": KernelSpec("rmsnorm", "samples/rmsnorm.tl", "rmsnorm",
+                          _tensors("X", "W", "out:Y"), ("M", "N"), ("dtype", "eps")),
+}
+
+
+@dataclass(frozen=True)
+class Build:
+    name: str                      # bundle file stem: <name>.cu, lib<name>.so
+    family: str
+    defines: dict = field(default_factory=dict, hash=False)
+
+    @property
+    def spec(self) -> KernelSpec:
+        return KERNELS[self.family]
+
+    def define_args(self) -> list:
+        return [f"{k}={v}" for k, v in self.defines.items()]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: str
+    shape: dict = field(hash=False)
+    reference: str = "float64"     # precision of the reference computation
+    tolerance: float = DEFAULT_TOLERANCE
+
+    @property
+    def seed(self) -> int:
+        """Fixed per case (reproducible), different between cases (fresh inputs each check)."""
+        return zlib.crc32(self.name.encode())
+
+
+@dataclass(frozen=True)
+class BenchItem:
+    name: str
+    build: str
+    shape: dict = field(hash=False)
+    note: str = ""
+
+
+# ---- The tables of issue 3 --------------------------------------------------------------------
+
+def _gemm_builds() -> list:
+    return [Build(f"gemm_{dt}", "gemm", {"dtype": dt}) for dt in ("f16", "bf16")]
+
+
+def _attention_builds() -> list:
+    builds = []
+    for dim in (64, 128):
+        for causal in (False, True):
+            name = f"fa_d{dim}" + ("_causal" if causal else "")
+            builds.append(Build(name, "attention",
+                                {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower()}))
+    return builds
+
+
+def _rowwise_builds() -> list:
+    return [Build("softmax_f16", "softmax", {"dtype": "f16"}),
+            Build("rmsnorm_f16", "rmsnorm", {"dtype": "f16", "eps": "1e-6"})]
+
+
+# (label, M, N, K). 8192^3 is checked against a float32 reference: a float64 product of that
+# size costs more than every other case together, and float32 is still far below tolerance.
+GEMM_CHECK_SHAPES = [("8192", 8192, 8192, 8192, "float32"),
+                     ("4096", 4096, 4096, 4096, "float64"),
+                     ("1000", 1000, 1000, 1000, "float64"),
+                     ("m1", 1, 4096, 4096, "float64"),
+                     ("n4095", 4096, 4095, 4096, "float64")]
+
+# (batch, heads, seq_len, dim): issue 3.
+ATTENTION_CHECK_SHAPES = [(2, 8, 1000, 64), (8, 16, 1024, 128), (64, 64, 2048, 128)]
+
+ROWWISE_SHAPES = [(4096, 4096), (1000, 3000)]
+
+
+def _attention_build_name(dim: int, causal: bool) -> str:
+    return f"fa_d{dim}" + ("_causal" if causal else "")
+
+
+def _attention_shape(batch, heads, seq_len, dim) -> dict:
+    return {"batch": batch, "seq_len": seq_len, "heads": heads, "dim": dim}
+
+
+def _check_cases() -> list:
+    cases = []
+    for dt in ("f16", "bf16"):
+        for label, m, n, k, ref in GEMM_CHECK_SHAPES:
+            cases.append(Case(f"gemm_{dt}_{label}", f"gemm_{dt}", {"M": m, "N": n, "K": k}, ref))
+    for causal in (False, True):
+        for b, h, s, d in ATTENTION_CHECK_SHAPES:
+            build = _attention_build_name(d, causal)
+            cases.append(Case(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, d),
+                              "float32"))
+    for family in ("softmax", "rmsnorm"):
+        for m, n in ROWWISE_SHAPES:
+            cases.append(Case(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n},
+                              "float32"))
+    return cases
+
+
+# TileLang paper, appendix N: table 12 (FP16 matmul) and table 14 (FlashAttention).
+PAPER_GEMM_SHAPES = [(8192, 1024, 8192), (8192, 8192, 8192), (8192, 28672, 8192),
+                     (8192, 8192, 28672)]
+PAPER_ATTENTION_SEQ = [1024, 2048, 4096, 8192]
+
+
+def _bench_items() -> list:
+    items = []
+    gemm_shapes = [(m, n, k) for _, m, n, k, _ in GEMM_CHECK_SHAPES]
+    gemm_shapes += [s for s in PAPER_GEMM_SHAPES if s not in gemm_shapes]
+    for dt in ("f16", "bf16"):
+        for m, n, k in gemm_shapes:
+            items.append(BenchItem(f"gemm_{dt}_{m}x{n}x{k}", f"gemm_{dt}", {"M": m, "N": n, "K": k}))
+    att = [(b, h, s, d, "") for b, h, s, d in ATTENTION_CHECK_SHAPES]
+    for s in PAPER_ATTENTION_SEQ:
+        if (64, 64, s, 128) in ATTENTION_CHECK_SHAPES:
+            continue
+        # The paper runs batch 64 throughout; at 8192 that is 140 TFLOP per call and 34 GB of
+        # tensors per implementation, so batch 16 keeps the run in budget (as the anchors did).
+        batch, note = (16, "batch 16 instead of the paper's 64") if s == 8192 else (64, "")
+        att.append((batch, 64, s, 128, note))
+    for causal in (False, True):
+        for b, h, s, d, note in att:
+            build = _attention_build_name(d, causal)
+            items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, d),
+                                   note))
+    for family in ("softmax", "rmsnorm"):
+        for m, n in ROWWISE_SHAPES + [(16384, 8192)]:
+            items.append(BenchItem(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n}))
+    return items
+
+
+def default_tables(selftest: bool = False) -> tuple:
+    """(builds, cases, bench items). The self-test bundle replaces the generated GEMMs with the
+    hand-written naive one (selftest/naive_gemm.cu) and carries only what uses them."""
+    builds = _gemm_builds() + _attention_builds() + _rowwise_builds()
+    cases, bench = _check_cases(), _bench_items()
+    if selftest:
+        builds = [b for b in builds if b.family == "gemm"]
+    return select(builds, cases, bench, None)
+
+
+def select(builds, cases, bench, only) -> tuple:
+    """Keeps the builds whose name matches `only` (a regex; None keeps all), and what uses them."""
+    if only:
+        builds = [b for b in builds if re.search(only, b.name)]
+    names = {b.name for b in builds}
+    return (builds, [c for c in cases if c.build in names], [i for i in bench if i.build in names])
+
+
+# ---- Validation -------------------------------------------------------------------------------
+
+class TableError(ValueError):
+    pass
+
+
+def validate(builds, cases, bench) -> None:
+    """Raises TableError on the first inconsistency; the runner relies on all of these."""
+    by_name = {}
+    for b in builds:
+        if b.name in by_name:
+            raise TableError(f"duplicate build '{b.name}'")
+        if b.family not in KERNELS:
+            raise TableError(f"build '{b.name}': unknown kernel family '{b.family}'")
+        if not re.fullmatch(r"[A-Za-z0-9_]+", b.name):
+            raise TableError(f"build '{b.name}': names must be [A-Za-z0-9_]+ (file names)")
+        missing = [k for k in b.spec.knobs if k not in b.defines]
+        if missing:
+            raise TableError(f"build '{b.name}' must set {missing}: the reference depends on them")
+        by_name[b.name] = b
+    for kind, entries in (("case", cases), ("bench item", bench)):
+        seen = set()
+        for e in entries:
+            if e.name in seen:
+                raise TableError(f"duplicate {kind} '{e.name}'")
+            seen.add(e.name)
+            build = by_name.get(e.build)
+            if build is None:
+                raise TableError(f"{kind} '{e.name}': unknown build '{e.build}'")
+            _validate_shape(kind, e, build)
+    for c in cases:
+        if c.reference not in ("float32", "float64"):
+            raise TableError(f"case '{c.name}': reference must be float32 or float64")
+        if not 0 < c.tolerance < 1:
+            raise TableError(f"case '{c.name}': tolerance {c.tolerance} out of (0, 1)")
+
+
+def _validate_shape(kind, entry, build) -> None:
+    keys = build.spec.shape_keys
+    if sorted(entry.shape) != sorted(keys):
+        raise TableError(f"{kind} '{entry.name}': shape keys {sorted(entry.shape)}, "
+                         f"expected {sorted(keys)}")
+    for k, v in entry.shape.items():
+        if not isinstance(v, int) or v <= 0:
+            raise TableError(f"{kind} '{entry.name}': {k} = {v!r} is not a positive int")
+        # A shape key that is also a knob (attention's dim) is fixed by the build.
+        if k in build.defines and int(build.defines[k]) != v:
+            raise TableError(f"{kind} '{entry.name}': {k} = {v} but build '{build.name}' "
+                             f"was generated with {k} = {build.defines[k]}")
+
+
+# ---- Manifest ---------------------------------------------------------------------------------
+
+def make_manifest(builds, cases, bench, target: str, selftest: bool, generator: str) -> dict:
+    validate(builds, cases, bench)
+    return {
+        "version": MANIFEST_VERSION,
+        "target": target,
+        "selftest": selftest,
+        "generator": generator,
+        "builds": [{"name": b.name, "family": b.family, "source": b.spec.source,
+                    "kernel": b.spec.kernel, "defines": dict(b.defines), "cu": f"{b.name}.cu"}
+                   for b in builds],
+        "cases": [asdict(c) for c in cases],
+        "bench": [asdict(i) for i in bench],
+    }
+
+
+@dataclass
+class Manifest:
+    target: str
+    selftest: bool
+    generator: str
+    builds: list
+    cases: list
+    bench: list
+    root: str = ""                 # the bundle directory
+
+    def build(self, name: str) -> Build:
+        return next(b for b in self.builds if b.name == name)
+
+    def cu_path(self, build: Build) -> str:
+        return os.path.join(self.root, f"{build.name}.cu")
+
+
+def parse_manifest(data: dict, root: str = "") -> Manifest:
+    if data.get("version") != MANIFEST_VERSION:
+        raise TableError(f"manifest version {data.get('version')!r}, expected {MANIFEST_VERSION}")
+    builds = [Build(b["name"], b["family"], dict(b["defines"])) for b in data["builds"]]
+    cases = [Case(**c) for c in data["cases"]]
+    bench = [BenchItem(**i) for i in data["bench"]]
+    validate(builds, cases, bench)
+    return Manifest(data["target"], data["selftest"], data.get("generator", ""), builds, cases,
+                    bench, root)
+
+
+def load_manifest(bundle_dir: str) -> Manifest:
+    with open(os.path.join(bundle_dir, "manifest.json")) as f:
+        return parse_manifest(json.load(f), bundle_dir)
+
+
+# ---- Command line -----------------------------------------------------------------------------
+
+def _main(argv) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("builds", "manifest", "list"):
+        p = sub.add_parser(name)
+        p.add_argument("--selftest", action="store_true")
+        p.add_argument("--only", help="regex over build names")
+        if name == "manifest":
+            p.add_argument("--out", required=True)
+            p.add_argument("--target", default="sm_90a")
+            p.add_argument("--generator", default="", help="tlc version / git revision")
+    args = ap.parse_args(argv)
+    builds, cases, bench = select(*default_tables(args.selftest), args.only)
+    validate(builds, cases, bench)
+    if args.cmd == "builds":
+        # One line per build: name, source, kernel, then the -D values (no spaces inside).
+        for b in builds:
+            print(" ".join([b.name, b.spec.source, b.spec.kernel] + b.define_args()))
+    elif args.cmd == "manifest":
+        data = make_manifest(builds, cases, bench, args.target, args.selftest, args.generator)
+        with open(os.path.join(args.out, "manifest.json"), "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+    else:
+        for b in builds:
+            print(f"build {b.name}: {b.spec.source} -D {' -D '.join(b.define_args())}")
+        for c in cases:
+            print(f"case  {c.name}: {c.build} {c.shape} ref={c.reference}")
+        for i in bench:
+            print(f"bench {i.name}: {i.build} {i.shape} {i.note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

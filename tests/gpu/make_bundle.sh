@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Generates the GPU bundle on the build machine: every .cu the cases and benchmarks need, a copy
+# of stdlib/ and runtime/ (so the bundle builds with nvcc alone), and manifest.json (the cases,
+# the benchmark items, the -D values of each build). tests/gpu/run.py and bench/bench.py read it
+# on the GPU machine.
+#
+#   tests/gpu/make_bundle.sh [--out DIR] [--tlc PATH] [--target sm_90a] [--only REGEX]
+#   tests/gpu/make_bundle.sh --selftest [--out DIR]
+#
+#   --out DIR      the bundle directory (default gpu-bundle, emptied first)
+#   --tlc PATH     the compiler (default build/bin/tlc)
+#   --target T     tlc --target (default sm_90a)
+#   --only REGEX   only the builds whose name matches (gemm_f16, fa_d128_causal, softmax_f16...)
+#   --selftest     no tlc: the GEMM builds are tests/gpu/selftest/naive_gemm.cu, a hand-written
+#                  kernel with the same C ABI, to validate the runner and the benchmark harness
+#
+# A build that tlc cannot generate is reported and left out of the bundle (its cases then fail
+# on the GPU machine as "not generated"); the exit status is 1 if any build failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=gpu-bundle
+tlc=$root/build/bin/tlc
+target=sm_90a
+only=
+selftest=
+
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while (($#)); do
+  case $1 in
+    --out) out=$2; shift 2 ;;
+    --tlc) tlc=$2; shift 2 ;;
+    --target) target=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --selftest) selftest=1; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "make_bundle.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+
+table_args=()
+[[ -n $only ]] && table_args+=(--only "$only")
+[[ -n $selftest ]] && table_args+=(--selftest)
+
+if [[ -z $selftest && ! -x $tlc ]]; then
+  echo "make_bundle.sh: $tlc is not built (cmake --build build), or pass --tlc" >&2
+  exit 2
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+cp -r "$root/stdlib" "$root/runtime" "$out/"
+
+failed=()
+while read -r name source kernel defines; do
+  dest=$out/$name.cu
+  if [[ -n $selftest ]]; then
+    # The naive GEMM picks its element type from TLC_SELFTEST_DTYPE (dtype=f16 -> TLC_F16).
+    dtype=$(sed -n 's/.*\bdtype=\([a-z0-9]*\).*/\1/p' <<<"$defines")
+    { printf '#define TLC_SELFTEST_DTYPE TLC_%s\n' "${dtype^^}"
+      cat "$root/tests/gpu/selftest/naive_gemm.cu"; } >"$dest"
+    echo "selftest $name (dtype $dtype)"
+    continue
+  fi
+  args=()
+  for d in $defines; do args+=(-D "$d"); done
+  echo "tlc $source --target $target ${args[*]} -o $dest"
+  if ! "$tlc" "$root/$source" --target "$target" "${args[@]}" -o "$dest" 2>"$out/$name.tlc.log"; then
+    echo "  FAILED: $(head -n 3 "$out/$name.tlc.log")" >&2
+    rm -f "$dest"
+    failed+=("$name")
+  else
+    rm -f "$out/$name.tlc.log"
+  fi
+done < <(python3 "$root/tests/gpu/cases.py" builds "${table_args[@]}")
+
+generator="selftest (tests/gpu/selftest/naive_gemm.cu)"
+if [[ -z $selftest ]]; then
+  generator="$("$tlc" --version 2>/dev/null | head -n 1), git $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  [[ -n $(git -C "$root" status --porcelain -- compiler stdlib runtime 2>/dev/null) ]] && generator+="+dirty"
+fi
+python3 "$root/tests/gpu/cases.py" manifest --out "$out" --target "$target" \
+  --generator "$generator" "${table_args[@]}"
+
+echo "bundle: $out ($(ls "$out"/*.cu 2>/dev/null | wc -l) .cu files, $(du -sh "$out" | cut -f1))"
+if ((${#failed[@]})); then
+  echo "make_bundle.sh: tlc failed for: ${failed[*]} (logs: $out/<name>.tlc.log)" >&2
+  exit 1
+fi
