@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import zlib
 from dataclasses import dataclass
 from typing import Callable
@@ -129,6 +130,13 @@ class ItemBench:
         if best is None:
             return {"status": "error: no configuration ran correctly", "tried": tried}
         return {**self.measure(best), "tried": tried}
+
+    def measure_ours(self, so_path: str) -> dict:
+        try:
+            impl = self.ours(so_path)
+        except (OSError, AttributeError) as e:  # dlopen failed, or no tlc_<kernel> in it
+            return {"status": f"error: cannot load {os.path.basename(so_path)}: {e}"}
+        return self.measure(impl)
 
     # ---- implementations ----------------------------------------------------------------------
 

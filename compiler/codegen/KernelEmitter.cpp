@@ -254,14 +254,31 @@ void KernelEmitter::sync(const std::string &why) {
   pendingWrites.clear();
 }
 
+// Buffers that share bytes (SharedMemoryPlanner) conflict as if they were one.
+static bool overlaps(const Buffer *a, const Buffer *b) {
+  if (a == b)
+    return true;
+  int64_t aEnd = a->sharedOffset + a->bytes() * a->stages, bEnd = b->sharedOffset + b->bytes() * b->stages;
+  return a->sharedOffset < bEnd && b->sharedOffset < aEnd;
+}
+
 void KernelEmitter::beforeAccess(const std::vector<Operand> &reads, const std::vector<Operand> &writes) {
+  auto pendingOverlap = [](const llvm::SmallPtrSetImpl<const Buffer *> &set, const Buffer *b) {
+    for (const Buffer *p : set)
+      if (overlaps(p, b))
+        return p;
+    return static_cast<const Buffer *>(nullptr);
+  };
   std::string conflict;
   for (const Operand &r : reads)
-    if (isShared(r.buffer) && pendingWrites.count(r.buffer))
-      conflict = "'" + r.buffer->name + "' was written by other threads";
+    if (isShared(r.buffer))
+      if (const Buffer *p = pendingOverlap(pendingWrites, r.buffer))
+        conflict = "'" + p->name + "' was written by other threads";
   for (const Operand &o : writes)
-    if (isShared(o.buffer) && (pendingReads.count(o.buffer) || pendingWrites.count(o.buffer)))
-      conflict = "'" + o.buffer->name + "' is still being read or written by other threads";
+    if (isShared(o.buffer))
+      if (const Buffer *p = pendingOverlap(pendingReads, o.buffer) ? pendingOverlap(pendingReads, o.buffer)
+                                                                   : pendingOverlap(pendingWrites, o.buffer))
+        conflict = "'" + p->name + "' is still being read or written by other threads";
   if (!conflict.empty())
     sync(conflict);
   for (const Operand &r : reads)
@@ -467,9 +484,8 @@ void KernelEmitter::emitPipelined(const Node &n) {
   for (const Node *p : producers)
     stageExpr.erase(p->outputs[0].buffer);
   w.close();
-  // The rotating buffers are dead after the loop; anything else pending stays pending.
-  for (const Node *p : producers)
-    pendingReads.erase(p->outputs[0].buffer), pendingWrites.erase(p->outputs[0].buffer);
+  // What the last iteration read stays pending: a buffer placed in the same bytes after
+  // the loop must wait for every thread to finish with it.
 }
 
 void KernelEmitter::emitNode(const Node &n) {
@@ -538,26 +554,11 @@ void KernelEmitter::emitNodes(const std::vector<std::unique_ptr<Node>> &nodes) {
 // ------------------------------------------------------------------ kernel
 
 void KernelEmitter::planSharedMemory() {
-  int64_t offset = 0;
-  for (auto &b : g.buffers) {
-    if (b->scope != Scope::Shared)
-      continue;
-    sharedOffset[b.get()] = offset;
-    offset += (b->bytes() * b->stages + 127) / 128 * 128;
-  }
-  scratchOffset = offset;
-  // Cross-warp reductions combine partial results through this scratch area.
-  int64_t scratch = 0;
-  g.walk([&](Node &n) {
-    if (n.kind != NodeKind::Reduce || !n.inputs[0].buffer->fragment)
-      return;
-    const FragmentLayout &l = *n.inputs[0].buffer->fragment;
-    if (l.kind == FragmentLayout::MmaC && l.wn > 1)
-      scratch = std::max<int64_t>(scratch, l.rows * l.wn * 4);
-    if (l.kind == FragmentLayout::Blocked && l.tpr > 32)
-      scratch = std::max<int64_t>(scratch, l.rows * (l.tpr / 32) * 4);
-  });
-  sharedTotal = offset + scratch;
+  for (auto &b : g.buffers)
+    if (b->scope == Scope::Shared)
+      sharedOffset[b.get()] = b->sharedOffset;
+  scratchOffset = g.scratchOffset;
+  sharedTotal = g.sharedBytes;
 }
 
 std::vector<KernelEmitter::Param> KernelEmitter::deviceParams() const {

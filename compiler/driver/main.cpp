@@ -116,6 +116,7 @@ int compileFile(const std::string &path, const Options &opts, std::vector<tlc::D
     tlc::ftg::PassManager pm;
     pm.add(tlc::infer::createLayoutInference());
     pm.add(tlc::infer::createPipelinePlanner());
+    pm.add(tlc::infer::createSharedMemoryPlanner());
     pm.add(tlc::infer::createInstructionSelection());
     if (opts.printAfterAll)
       pm.setPrintAfterAll(&llvm::errs());

@@ -140,6 +140,47 @@ std::optional<ConstValue> Sema::parseDefineValue(Define &d, Type expected, llvm:
   }
 }
 
+// ------------------------------------------------------------------ `auto` parameters
+
+const CompileParamDecl *unresolvedAutoParam(const Expr *e) {
+  if (!e || e->constant)
+    return nullptr;
+  switch (e->getKind()) {
+  case Expr::EK_Name: {
+    auto *p = dyn_cast_or_null<CompileParamDecl>(cast<NameExpr>(e)->decl);
+    return p && p->isAuto && !p->constant ? p : nullptr;
+  }
+  case Expr::EK_Unary:
+    return unresolvedAutoParam(cast<UnaryExpr>(e)->operand);
+  case Expr::EK_Binary: {
+    auto *b = cast<BinaryExpr>(e);
+    if (const CompileParamDecl *p = unresolvedAutoParam(b->lhs))
+      return p;
+    return unresolvedAutoParam(b->rhs);
+  }
+  case Expr::EK_Call:
+    for (const CallArg &a : cast<CallExpr>(e)->args)
+      if (const CompileParamDecl *p = unresolvedAutoParam(a.value))
+        return p;
+    return nullptr;
+  default:
+    return nullptr;
+  }
+}
+
+void Sema::explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e) {
+  const CompileParamDecl *p = unresolvedAutoParam(e);
+  if (!p)
+    return;
+  std::string candidates;
+  for (const Expr *c : p->autoCandidates)
+    candidates += (candidates.empty() ? "" : ", ") + toSource(c);
+  diag.note(p->getRange(), "'" + p->getName() + "' is `auto`: its value is left to the "
+                                                "recommender, which this build does not have yet")
+      .hint("pass -D " + p->getName() + "=VALUE" +
+            (candidates.empty() ? "" : " (candidates: " + candidates + ")"));
+}
+
 // ------------------------------------------------------------------ top level
 
 bool Sema::run() {
@@ -203,8 +244,11 @@ void Sema::checkKernel(KernelDecl *k) {
   Type tt = checkExpr(k->threads);
   if (expectIntegral(k->threads, tt, "the thread count")) {
     if (!k->threads->constant) {
-      diags.error(k->threads->getRange(), "threads(...) must be a compile-time constant")
-          .hint("use a literal or a compile-time parameter such as `threads = 128`");
+      auto diag = diags.error(k->threads->getRange(), "threads(...) must be a compile-time constant");
+      if (unresolvedAutoParam(k->threads))
+        explainNotConstant(diag, k->threads);
+      else
+        diag.hint("use a literal or a compile-time parameter such as `threads = 128`");
     } else {
       int64_t n = k->threads->constant->getInt();
       if (n <= 0 || n > 1024)
@@ -297,12 +341,16 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
                                            kernel->name + "'");
     p->source = CompileParamDecl::Source::CommandLine;
   }
-  if (!value && !p->isAuto && p->source != CompileParamDecl::Source::CommandLine &&
-      !(p->defaultValue && p->defaultValue->type.isError())) {
-    p->source = CompileParamDecl::Source::Missing;
-    diags.error(p->getRange(), "compile-time parameter '" + p->getName() + "' has no value")
-        .hint("give it a default (`" + p->getName() + " = ...`) or pass -D " + p->getName() +
-              "=VALUE");
+  if (!value && !p->isAuto) {
+    // A rejected default or -D value has been reported already; only a parameter that was
+    // never given one is "missing". Either way the Error type keeps every use of it quiet.
+    if (!p->defaultValue && p->source != CompileParamDecl::Source::CommandLine) {
+      p->source = CompileParamDecl::Source::Missing;
+      diags.error(p->getRange(), "compile-time parameter '" + p->getName() + "' has no value")
+          .hint("give it a default (`" + p->getName() + " = ...`) or pass -D " + p->getName() +
+                "=VALUE");
+    }
+    type = Type::error();
   }
   p->type = type;
   p->constant = value;
@@ -412,10 +460,14 @@ void Sema::checkAlloc(AllocStmt *s) {
     if (!expectIntegral(dim, t, "a buffer dimension"))
       continue;
     if (!dim->constant) {
-      diags.error(dim->getRange(), "the shape of " + scopeName(b->scope) + " buffer '" +
-                                       b->getName() + "' must be a compile-time constant")
-          .hint("on-chip buffers are sized at compile time; use a compile-time parameter "
-                "(or -D) for this dimension");
+      auto diag = diags.error(dim->getRange(), "the shape of " + scopeName(b->scope) +
+                                                   " buffer '" + b->getName() +
+                                                   "' must be a compile-time constant");
+      if (unresolvedAutoParam(dim))
+        explainNotConstant(diag, dim);
+      else
+        diag.hint("on-chip buffers are sized at compile time; use a compile-time parameter "
+                  "(or -D) for this dimension");
       b->type = Type::error();
     } else if (dim->constant->getInt() <= 0) {
       diags.error(dim->getRange(), "buffer dimension must be positive, got " +
@@ -435,7 +487,7 @@ void Sema::checkLet(LetStmt *s) {
     t = Type::error();
   }
   if (d->declaredType && !t.isError()) {
-    if (checkConvertible(t, *d->declaredType, d->init->getRange(),
+    if (checkConvertible(t, *d->declaredType, d->init,
                          "let binding '" + d->getName().str() + "'"))
       t = Type::scalar(*d->declaredType);
     if (d->init->constant)
@@ -601,7 +653,7 @@ void Sema::checkAssign(AssignStmt *s) {
                                    " and " + valueType.str());
     return;
   }
-  checkConvertible(valueType, buf->elemType, s->value->getRange(),
+  checkConvertible(valueType, buf->elemType, s->value,
                    "an element of '" + buf->getName().str() + "'");
 }
 
@@ -625,7 +677,8 @@ bool Sema::expectIntegral(Expr *e, Type t, llvm::StringRef what) {
   if (t.isIntegral())
     return true;
   diags.error(e->getRange(), what.str() + " must be an integer, got " + t.str())
-      .hint(t.isFloating() ? "convert explicitly with i32(...)" : "use an integer expression");
+      .hint(t.isFloating() ? "convert explicitly: i32(" + toSource(e) + ")"
+                           : "use an integer expression");
   return false;
 }
 
@@ -643,26 +696,27 @@ std::optional<int64_t> Sema::expectConstInt(Expr *e, llvm::StringRef what) {
   if (!expectIntegral(e, t, what))
     return std::nullopt;
   if (!e->constant) {
-    diags.error(e->getRange(), what.str() + " must be a compile-time constant");
+    auto diag = diags.error(e->getRange(), what.str() + " must be a compile-time constant");
+    explainNotConstant(diag, e);
     return std::nullopt;
   }
   return e->constant->getInt();
 }
 
-bool Sema::checkConvertible(Type from, DType to, llvm::SMRange range, llvm::StringRef what) {
+bool Sema::checkConvertible(Type from, DType to, const Expr *value, llvm::StringRef what) {
   if (from.isError())
     return false;
   bool toBool = to == DType::Bool;
   if (from.isBool() == toBool && (from.isNumeric() || from.isBool()))
     return true;
   if (!from.isNumeric() && !from.isBool()) {
-    diags.error(range, "cannot use a " + from.str() + " as " + what);
+    diags.error(value->getRange(), "cannot use a " + from.str() + " as " + what);
     return false;
   }
-  diags.error(range, "cannot implicitly convert " + from.str() + " to " + dtypeName(to) +
-                         " for " + what)
-      .hint(toBool ? "compare explicitly, e.g. `x != 0`"
-                   : "convert explicitly with " + dtypeName(to).str() + "(...)");
+  diags.error(value->getRange(), "cannot implicitly convert " + from.str() + " to " +
+                                     dtypeName(to) + " for " + what)
+      .hint(toBool ? "compare explicitly: `" + operandText(value) + " != 0`"
+                   : "convert explicitly: " + dtypeName(to).str() + "(" + toSource(value) + ")");
   return false;
 }
 

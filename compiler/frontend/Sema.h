@@ -40,6 +40,9 @@ std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
 // would bind to it; a placeholder when it is too long to quote.
 std::string operandText(const Expr *e);
 
+// The `auto` parameter without a value that keeps `e` from being a compile-time constant.
+const CompileParamDecl *unresolvedAutoParam(const Expr *e);
+
 // A tile operand: a whole buffer, an origin-only point `A[i, j]`, or a sliced region.
 struct Region {
   BufferLikeDecl *buffer = nullptr;
@@ -109,7 +112,10 @@ private:
   bool expectIntegral(Expr *e, Type t, llvm::StringRef what);
   bool expectBool(Expr *e, Type t, llvm::StringRef what);
   std::optional<int64_t> expectConstInt(Expr *e, llvm::StringRef what);
-  bool checkConvertible(Type from, DType to, llvm::SMRange range, llvm::StringRef what);
+  bool checkConvertible(Type from, DType to, const Expr *value, llvm::StringRef what);
+  // Adds a note to a "must be a compile-time constant" error when an `auto` parameter
+  // without a value is the reason.
+  void explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e);
   void reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range);
 
   // Tile operators (SemaTileOps.cpp).

@@ -102,8 +102,8 @@ Type Sema::checkName(NameExpr *e, ExprContext context) {
         return d->type;
       if (d->type.isError())
         return Type::error();
-      diags.error(e->getRange(), "'" + e->name + "' is a " + scopeName(buf->scope) +
-                                     " buffer, not a scalar")
+      std::string what = tp ? "tensor" : scopeName(buf->scope).str() + " buffer";
+      diags.error(e->getRange(), "'" + e->name + "' is a " + what + ", not a scalar")
           .hint("index it (" + e->name + "[...]) or pass it to a tile operator");
       return Type::error();
     }
@@ -119,9 +119,9 @@ void Sema::checkIndexBounds(IndexExpr *e, BufferLikeDecl *buf) {
     if (!dim)
       continue;
     auto outOfBounds = [&](const Expr *at, int64_t value) {
-      diags.error(at->getRange(), "index " + std::to_string(value) +
-                                      " is out of bounds for dimension " + std::to_string(i) +
-                                      " of '" + buf->getName() + "' (size " +
+      diags.error(at->getRange(), std::string(item.isSlice ? "slice end " : "index ") +
+                                      std::to_string(value) + " is out of bounds for dimension " +
+                                      std::to_string(i) + " of '" + buf->getName() + "' (size " +
                                       std::to_string(*dim) + ")")
           .note(buf->getRange(), "'" + buf->getName() + "' is declared here with shape " +
                                      buf->shape.str());
@@ -310,7 +310,10 @@ Type Sema::checkBinary(BinaryExpr *e) {
 Type Sema::checkCast(CallExpr *e, DType to) {
   std::vector<Expr *> pos = e->positional();
   if (pos.size() != 1 || pos.size() != e->args.size()) {
-    diags.error(e->getRange(), "a cast to " + dtypeName(to) + " takes exactly one argument");
+    std::string target = dtypeName(to).str();
+    if (e->callee != target)
+      target = "'" + e->callee + "' (" + target + ")";
+    diags.error(e->getRange(), "a cast to " + target + " takes exactly one argument");
     for (const CallArg &a : e->args)
       checkExpr(a.value);
     return Type::error();

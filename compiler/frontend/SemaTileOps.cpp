@@ -25,6 +25,14 @@ std::string extentStr(const std::vector<std::optional<int64_t>> &shape) {
   return s.empty() ? "scalar" : s;
 }
 
+// "[64, 32]", with '?' for extents that are not compile-time constants.
+std::string bracketStr(const std::vector<std::optional<int64_t>> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + (shape[i] ? std::to_string(*shape[i]) : std::string("?"));
+  return s + "]";
+}
+
 // Drops unit extents: a [1, 64] tile and a [64] tile have the same elements.
 std::vector<std::optional<int64_t>> squeeze(const std::vector<std::optional<int64_t>> &shape) {
   std::vector<std::optional<int64_t>> out;
@@ -101,7 +109,8 @@ private:
   void checkBarrier();
   void checkCallExtern();
   bool checkSameTile(const Region &src, const Region &dst);
-  std::optional<int64_t> checkDim(llvm::StringRef name, size_t rank);
+  // `what` names the operand in messages: "'S' [64, 32]".
+  std::optional<int64_t> checkDim(llvm::StringRef name, size_t rank, const std::string &what);
 
   Sema &sema;
   DiagnosticEngine &diags;
@@ -121,12 +130,15 @@ bool TileOpChecker::bind() {
       } else if (sig.variadic) {
         extraArgs.push_back(a.value);
       } else {
-        diags.error(a.value->getRange(), op() + " takes " + std::to_string(sig.params.size()) +
-                                             " positional argument" +
-                                             (sig.params.size() == 1 ? "" : "s"))
-            .hint("options are passed by name, e.g. " +
-                  std::string(sig.keywords.empty() ? "none exist for this operator"
-                                                   : std::string(sig.keywords[0]) + " = ..."));
+        auto diag = diags.error(a.value->getRange(),
+                                op() + " takes " + std::to_string(sig.params.size()) +
+                                    " positional argument" + (sig.params.size() == 1 ? "" : "s") +
+                                    ": " + op() + "(" +
+                                    llvm::join(std::vector<std::string>(sig.params.begin(), sig.params.end()), ", ") + ")");
+        if (sig.keywords.empty())
+          diag.hint(op() + " has no options");
+        else
+          diag.hint("options are passed by name, e.g. " + std::string(sig.keywords[0]) + " = ...");
         ok = false;
       }
       continue;
@@ -151,14 +163,24 @@ bool TileOpChecker::bind() {
     }
     bound[a.keyword] = a.value;
   }
+  std::vector<std::string> missing;
   for (size_t i = 0; i < sig.required; ++i)
-    if (!bound.count(sig.params[i])) {
-      diags.error(call->getRange(), op() + " is missing its '" + sig.params[i] + "' argument")
-          .hint("expected " + op() + "(" +
-                llvm::join(std::vector<std::string>(sig.params.begin(), sig.params.begin() + sig.required), ", ") +
-                ")");
-      ok = false;
-    }
+    if (!bound.count(sig.params[i]))
+      missing.push_back("'" + std::string(sig.params[i]) + "'");
+  if (!missing.empty()) {
+    std::string list = missing.size() == 1
+                           ? missing[0]
+                           : llvm::join(llvm::ArrayRef<std::string>(missing).drop_back(), ", ") +
+                                 " and " + missing.back();
+    diags.error(call->getRange(), op() + " is missing its " + list + " argument" +
+                                      (missing.size() == 1 ? "" : "s"))
+        .hint("expected " + op() + "(" +
+              llvm::join(std::vector<std::string>(sig.params.begin(),
+                                                  sig.params.begin() + sig.required),
+                         ", ") +
+              ")");
+    ok = false;
+  }
   return ok;
 }
 
@@ -206,10 +228,12 @@ BufferDecl *TileOpChecker::wholeBuffer(llvm::StringRef name, std::initializer_li
   for (Scope s : scopes)
     allowed += (allowed.empty() ? "" : " or ") + scopeName(s).str();
   if (!buf) {
-    diags.error(e->getRange(), op() + "'s " + name + " must be a whole " + allowed + " buffer")
-        .hint(n && n->decl && isa<TensorParamDecl>(n->decl)
-                  ? "copy the tile from global memory into a shared buffer first"
-                  : "pass the buffer itself, not a region of it");
+    bool tensor = n && n->decl && isa<TensorParamDecl>(n->decl);
+    diags.error(e->getRange(), op() + "'s " + name + " must be a whole " + allowed + " buffer" +
+                                   (tensor ? ", but '" + n->name + "' is a global tensor"
+                                           : std::string(", not a region")))
+        .hint(tensor ? "copy the tile from global memory into a shared buffer first"
+                     : "pass the buffer itself");
     return nullptr;
   }
   if (!llvm::is_contained(scopes, buf->scope)) {
@@ -345,7 +369,7 @@ void TileOpChecker::checkCopy(bool atomic) {
       diags.error(dst->range, "atomic_add of a scalar needs a single element as destination")
           .hint("index every dimension with a point: C[i, j]");
     else if (dst)
-      sema.checkConvertible(t, dst->buffer->elemType, srcExpr->getRange(), "atomic_add's value");
+      sema.checkConvertible(t, dst->buffer->elemType, srcExpr, "atomic_add's value");
     return;
   }
   std::optional<Region> src = operand("src", /*isWrite=*/false);
@@ -473,16 +497,17 @@ void TileOpChecker::checkGemmShapes(BufferDecl *a, BufferDecl *b, BufferDecl *c,
             "transpose_B reads B as [N, K]");
 }
 
-std::optional<int64_t> TileOpChecker::checkDim(llvm::StringRef name, size_t rank) {
+std::optional<int64_t> TileOpChecker::checkDim(llvm::StringRef name, size_t rank,
+                                              const std::string &what) {
   auto v = option(name, Type::IntLiteral, ConstValue{int64_t(rank) - 1});
   if (!v)
     return std::nullopt;
   int64_t d = v->getInt();
   if (d < -int64_t(rank) || d >= int64_t(rank)) {
     diags.error(arg(name)->getRange(), op() + " dim " + std::to_string(d) +
-                                           " is out of range for a " + std::to_string(rank) +
-                                           "-d buffer (valid: " + std::to_string(-int64_t(rank)) +
-                                           " to " + std::to_string(rank - 1) + ")");
+                                           " is out of range for " + what + " (valid: " +
+                                           std::to_string(-int64_t(rank)) + " to " +
+                                           std::to_string(rank - 1) + ")");
     return std::nullopt;
   }
   return d < 0 ? d + int64_t(rank) : d;
@@ -495,7 +520,7 @@ void TileOpChecker::checkReduce() {
   option("clear", Type::Scalar, ConstValue{true});
   if (!src || !dst)
     return;
-  auto dim = checkDim("dim", src->shape.rank());
+  auto dim = checkDim("dim", src->shape.rank(), "'" + src->getName().str() + "' " + src->shape.str());
   if (!dim)
     return;
   if (src->elemType == DType::Bool || dst->elemType == DType::Bool) {
@@ -513,7 +538,7 @@ void TileOpChecker::checkReduce() {
   if (squeeze(actual) != squeeze(expected) || actual.size() > src->shape.rank())
     diags.error(call->getRange(), op() + " over dim " + std::to_string(*dim) + " of '" +
                                       src->getName() + "' " + src->shape.str() + " gives " +
-                                      (expected.empty() ? "a scalar" : "[" + extentStr(expected) + "]") +
+                                      (expected.empty() ? "a scalar" : bracketStr(expected)) +
                                       ", but '" + dst->getName() + "' is " + dst->shape.str())
         .note(dst->getRange(), "'" + dst->getName() + "' is declared here")
         .hint("the destination drops the reduced dimension (or keeps it with extent 1)");
@@ -527,7 +552,7 @@ void TileOpChecker::checkCumsum() {
     return;
   if (!checkSameTile(*src, *dst))
     return;
-  checkDim("dim", src->tileShape().size());
+  checkDim("dim", src->tileShape().size(), "the " + src->shapeStr() + " tile");
 }
 
 void TileOpChecker::checkFill() {
@@ -535,7 +560,7 @@ void TileOpChecker::checkFill() {
   if (Expr *value = arg("value")) {
     Type t = sema.checkExpr(value);
     if (dst)
-      sema.checkConvertible(t, dst->buffer->elemType, value->getRange(), "fill's value");
+      sema.checkConvertible(t, dst->buffer->elemType, value, "fill's value");
   }
   if (dst && dst->originOnly)
     diags.error(dst->range, op() + " needs a whole buffer or a sliced region, not an origin")

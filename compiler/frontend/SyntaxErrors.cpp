@@ -56,6 +56,11 @@ std::string joinAlternatives(const std::vector<std::string> &items) {
 std::string rulePhrase(antlr4::Parser *parser) {
   antlr4::ParserRuleContext *ctx = parser->getContext();
   while (ctx) {
+    // A block that has not even matched its '{' belongs to the loop, if or kernel around it.
+    if (ctx->getRuleIndex() == TileLangParser::RuleBlock && ctx->children.empty()) {
+      ctx = dynamic_cast<antlr4::ParserRuleContext *>(ctx->parent);
+      continue;
+    }
     switch (ctx->getRuleIndex()) {
     case TileLangParser::RuleCompileParams:
     case TileLangParser::RuleCompileParam:
@@ -123,15 +128,29 @@ bool isUnterminatedComment(const antlr4::Token *tok) {
          (text.size() < 4 || !llvm::StringRef(text).endswith("*/"));
 }
 
-// The lexer has already reported the token just before `tok` (an invalid character, an
-// unterminated string or comment, all hidden from the parser); whatever the parser then
-// trips over is fallout of that error.
+bool isLexicalError(const antlr4::Token *tok) {
+  return tok->getType() == TileLangParser::INVALID_CHAR ||
+         tok->getType() == TileLangParser::UNTERMINATED_STRING || isUnterminatedComment(tok);
+}
+
+// The lexer has already reported a token just before `tok` on the same line, or right before
+// it (an invalid character, an unterminated string or comment, all hidden from the parser);
+// whatever the parser then trips over is fallout of that error. A `#` comment, for one,
+// leaves a line of words the parser cannot make sense of.
 bool followsLexicalError(antlr4::Parser *parser, const antlr4::Token *tok) {
   if (!tok || tok->getTokenIndex() == INVALID_INDEX || tok->getTokenIndex() == 0)
     return false;
-  const antlr4::Token *before = parser->getTokenStream()->get(tok->getTokenIndex() - 1);
-  return before->getType() == TileLangParser::INVALID_CHAR ||
-         before->getType() == TileLangParser::UNTERMINATED_STRING || isUnterminatedComment(before);
+  auto *stream = parser->getTokenStream();
+  if (isLexicalError(stream->get(tok->getTokenIndex() - 1)))
+    return true;
+  for (size_t i = tok->getTokenIndex(); i-- > 0;) {
+    const antlr4::Token *before = stream->get(i);
+    if (before->getLine() != tok->getLine())
+      return false;
+    if (isLexicalError(before))
+      return true;
+  }
+  return false;
 }
 
 const char *closerOf(const std::string &opener) {

@@ -67,22 +67,22 @@ public:
 private:
   bool checkResources(Graph &g, DiagnosticEngine &diags) {
     TargetLimits limits = limitsOf(g.target);
-    int64_t shared = 0;
+    int64_t shared = g.sharedBytes;
     std::string breakdown;
     int registers = 0;
     for (auto &b : g.buffers) {
       if (b->scope == Scope::Shared) {
-        int64_t bytes = b->bytes() * b->stages;
-        shared += (bytes + 127) / 128 * 128;
         breakdown += (breakdown.empty() ? "" : ", ") + b->name + " " +
                      (b->stages > 1 ? std::to_string(b->stages) + " x " : "") +
-                     std::to_string(b->bytes());
+                     std::to_string(b->bytes()) + " at " + std::to_string(b->sharedOffset);
       } else if (b->scope == Scope::Fragment && b->fragment) {
         registers += (b->fragment->registers() * int(bitWidth(b->dtype)) + 31) / 32;
       } else if (b->scope == Scope::Local) {
         registers += int((b->bytes() + 3) / 4);
       }
     }
+    if (g.sharedBytes > g.scratchOffset)
+      breakdown += ", reduction scratch " + std::to_string(g.sharedBytes - g.scratchOffset);
     const KernelDecl &k = *g.kernel;
     bool ok = true;
     if (shared > limits.sharedBytesPerBlock) {

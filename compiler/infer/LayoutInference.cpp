@@ -170,7 +170,7 @@ private:
     // Warp grid: full_row puts every warp on its own rows, full_col on its own columns,
     // square the most balanced split with each warp tile a multiple of 16x16.
     int wm = 0, wn = 0;
-    auto fits = [&](int m, int nn) { return M % (16 * m) == 0 && N % (16 * nn) == 0; };
+    auto fits = [&](int m, int nn) { return M % (16 * m) == 0 && N % (8 * nn) == 0; };
     if (n.policy == WarpPolicy::FullRow) {
       wm = warps, wn = 1;
     } else if (n.policy == WarpPolicy::FullCol) {
@@ -192,7 +192,7 @@ private:
     if (!fits(wm, wn)) {
       error(at, "gemm tile " + std::to_string(M) + "x" + std::to_string(N) + " cannot be split over " +
                     std::to_string(wm) + "x" + std::to_string(wn) + " warps (policy " +
-                    policyName(n.policy).str() + "): each warp needs a multiple of 16x16",
+                    policyName(n.policy).str() + "): each warp needs a multiple of 16x8",
             "change the tile size, the thread count or the policy");
       return;
     }

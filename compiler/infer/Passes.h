@@ -13,6 +13,9 @@ namespace tlc::infer {
 std::unique_ptr<ftg::Pass> createLayoutInference();
 // Pipelined loops: which copies are prefetched, how many buffers each shared tile needs.
 std::unique_ptr<ftg::Pass> createPipelinePlanner();
+// Places shared buffers in the block's shared memory; buffers whose lifetimes do not overlap
+// share bytes (as Q and O tiles do in attention).
+std::unique_ptr<ftg::Pass> createSharedMemoryPlanner();
 // cp.async / vector / scalar copies, mma.m16n8k16 variants, and the shared-memory budget.
 std::unique_ptr<ftg::Pass> createInstructionSelection();
 

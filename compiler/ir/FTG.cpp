@@ -600,6 +600,8 @@ void printGraph(const Graph &g, llvm::raw_ostream &os, bool inferred) {
         os << "  layout " << b->fragment->str();
       if (b->stages > 1)
         os << "  x" << b->stages << " stages";
+      if (b->sharedOffset >= 0)
+        os << "  at byte " << b->sharedOffset;
       if (!b->layoutReason.empty())
         os << "  (" << b->layoutReason << ")";
     }

@@ -36,6 +36,7 @@ struct Buffer {
   std::optional<SharedLayout> shared;     // shared buffers
   std::optional<FragmentLayout> fragment; // fragment buffers
   int stages = 1;                          // multi-buffering of shared buffers in pipelines
+  int64_t sharedOffset = -1;               // bytes into the block's dynamic shared memory
   std::string layoutReason;                // which rule fixed the layout (for --emit=inferred)
 
   int64_t numElements() const; // of on-chip buffers (constant shape)
@@ -97,6 +98,10 @@ public:
   int threads = 128;
   int swizzlePanel = 0;
   std::string target = "sm_90a";
+  // Shared-memory plan (SharedMemoryPlanner): total bytes, and where the scratch area of
+  // cross-warp reductions starts.
+  int64_t sharedBytes = 0;
+  int64_t scratchOffset = 0;
 
   Buffer *bufferOf(const Decl *d) const { return byDecl.lookup(d); }
   Buffer *addBuffer(const BufferLikeDecl *d);

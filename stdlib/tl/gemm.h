@@ -53,6 +53,42 @@ TL_DEVICE void load_b_pair(const T* B, int kk, int n0, int lane, std::uint32_t (
   b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
 }
 
+// The B fragment of one n8 tile (a warp tile only 8 columns wide).
+template <int K, int N, bool TransB, class T>
+TL_DEVICE void load_b_single(const T* B, int kk, int n0, int lane, std::uint32_t (&b)[2]) {
+  int q = (lane / 8) % 2;  // lanes 16..31 repeat 0..15: ldmatrix.x2 ignores their addresses
+  if constexpr (!TransB) {
+    using L = SwizzledLayout<K, N, 16>;
+    ldmatrix<2, true>(b, B + L::offset(kk * 16 + q * 8 + lane % 8, n0));
+  } else {
+    using L = SwizzledLayout<N, K, 16>;
+    ldmatrix<2, false>(b, B + L::offset(n0 + lane % 8, kk * 16 + q * 8));
+  }
+}
+
+// C tiles (mi, ni..ni+1) += A[mi] * B for one k16 step; a lone last n8 tile when NT is odd.
+template <int K, int N, bool TransB, int MT, int NT, class T, class Acc>
+TL_DEVICE void mma_row_of_tiles(const T* B, int kk, int col0, int lane,
+                                const std::uint32_t (&a)[MT][4], Acc* C) {
+#pragma unroll
+  for (int ni = 0; ni < NT; ni += 2) {
+    if (ni + 1 < NT) {
+      std::uint32_t b0[2], b1[2];
+      load_b_pair<K, N, TransB>(B, kk, col0 + ni * 8, lane, b0, b1);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        mma_16816<T>(&C[(mi * NT + ni) * 4], a[mi], b0);
+        mma_16816<T>(&C[(mi * NT + ni + 1) * 4], a[mi], b1);
+      }
+    } else {
+      std::uint32_t b0[2];
+      load_b_single<K, N, TransB>(B, kk, col0 + ni * 8, lane, b0);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) mma_16816<T>(&C[(mi * NT + ni) * 4], a[mi], b0);
+    }
+  }
+}
+
 }  // namespace detail
 
 template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, class T, class Acc,
@@ -60,7 +96,7 @@ template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, class T
 TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_ss: inputs must be f16 or bf16");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8;
-  static_assert(WTM % 16 == 0 && WTN % 16 == 0 && K % 16 == 0, "tl::gemm_ss: tile shape");
+  static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % 16 == 0, "tl::gemm_ss: tile shape");
   static_assert(R == MT * NT * 4, "tl::gemm_ss: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int row0 = (warp / WN) * WTM, col0 = (warp % WN) * WTN;
@@ -80,16 +116,7 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
         ldmatrix<4, true>(a[mi], A + L::offset(k, m));
       }
     }
-#pragma unroll
-    for (int ni = 0; ni < NT; ni += 2) {
-      std::uint32_t b0[2], b1[2];
-      detail::load_b_pair<K, N, TransB>(B, kk, col0 + ni * 8, lane, b0, b1);
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {
-        detail::mma_16816<T>(&C[(mi * NT + ni) * 4], a[mi], b0);
-        detail::mma_16816<T>(&C[(mi * NT + ni + 1) * 4], a[mi], b1);
-      }
-    }
+    detail::mma_row_of_tiles<K, N, TransB, MT, NT, T>(B, kk, col0, lane, a, C);
   }
 }
 
@@ -99,7 +126,7 @@ template <int M, int N, int K, int WM, int WN, bool TransB, class T, class Acc, 
 TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_rs: inputs must be f16 or bf16");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8, KT8 = K / 8;
-  static_assert(WTN % 16 == 0 && K % 16 == 0, "tl::gemm_rs: tile shape");
+  static_assert(WTN % 8 == 0 && K % 16 == 0, "tl::gemm_rs: tile shape");
   static_assert(RA == MT * KT8 * 4, "tl::gemm_rs: A fragment size does not match");
   static_assert(R == MT * NT * 4, "tl::gemm_rs: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -115,16 +142,7 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
       a[mi][2] = detail::pack2(hi[0], hi[1]);
       a[mi][3] = detail::pack2(hi[2], hi[3]);
     }
-#pragma unroll
-    for (int ni = 0; ni < NT; ni += 2) {
-      std::uint32_t b0[2], b1[2];
-      detail::load_b_pair<K, N, TransB>(B, kk, col0 + ni * 8, lane, b0, b1);
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {
-        detail::mma_16816<T>(&C[(mi * NT + ni) * 4], a[mi], b0);
-        detail::mma_16816<T>(&C[(mi * NT + ni + 1) * 4], a[mi], b1);
-      }
-    }
+    detail::mma_row_of_tiles<K, N, TransB, MT, NT, T>(B, kk, col0, lane, a, C);
   }
 }
 

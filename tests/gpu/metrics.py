@@ -87,3 +87,15 @@ def compare(out, ref, chunk_elements: int = 1 << 26) -> ErrorStats:
                                 ref_sq=float((r * r).sum()),
                                 max_abs=float(diff.abs().max()) if diff.numel() else 0.0))
     return combine(parts)
+
+
+def json_safe(value):
+    """`value` with every NaN or infinity replaced by None: strict JSON has neither, and the
+    result files are read by other tools."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -55,14 +55,16 @@ class Problem:
         return {p.name: self._random(p.name, shapes[p.name], gen)
                 for p in self.spec.tensors if p.role == "in"}
 
-    def outputs(self, shape: dict) -> dict:
+    def outputs(self, shape: dict, device: str = "cuda") -> dict:
         """Outputs filled with NaN: an element still NaN after the call was never written."""
         shapes = self.tensor_shapes(shape)
-        return {p.name: torch.full(shapes[p.name], math.nan, dtype=self.dtype, device="cuda")
+        return {p.name: torch.full(shapes[p.name], math.nan, dtype=self.dtype, device=device)
                 for p in self.spec.tensors if p.role == "out"}
 
+    # Inputs are drawn in float32 (every backend has that) on the generator's device (the GPU,
+    # or the CPU in unit tests), then rounded to the kernel's dtype.
     def _random(self, name: str, shape: tuple, gen: torch.Generator) -> torch.Tensor:
-        return torch.randn(shape, generator=gen, device="cuda", dtype=self.dtype)
+        return torch.randn(shape, generator=gen, device=gen.device).to(self.dtype)
 
     def scalars(self, shape: dict) -> list:
         """Values of the kernel's run-time scalar parameters (none in the samples)."""
@@ -137,7 +139,7 @@ class SoftmaxProblem(Problem):
 
     def _random(self, name, shape, gen):
         # Spread of +-12: the row maximum matters and exp would overflow without subtracting it.
-        return (torch.randn(shape, generator=gen, device="cuda") * 4).to(self.dtype)
+        return (torch.randn(shape, generator=gen, device=gen.device) * 4).to(self.dtype)
 
     def reference(self, inputs, shape, precision):
         return {"Y": torch.softmax(inputs["X"].to(REFERENCE_DTYPES[precision]), dim=-1)}
@@ -158,7 +160,7 @@ class RmsNormProblem(Problem):
         return {"X": (m, n), "W": (n,), "Y": (m, n)}
 
     def _random(self, name, shape, gen):
-        x = torch.randn(shape, generator=gen, device="cuda")
+        x = torch.randn(shape, generator=gen, device=gen.device)
         return (1.0 + 0.5 * x if name == "W" else x).to(self.dtype)
 
     def reference(self, inputs, shape, precision):

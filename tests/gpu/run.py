@@ -32,6 +32,7 @@ import time
 import cases as case_tables
 from abi import check_prototype
 from build import make_job, run_jobs
+from metrics import json_safe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -94,10 +95,12 @@ def print_plan(manifest, jobs, items) -> None:
 class WorkerPool:
     """Runs items in worker processes, restarting after a crash until every item has a record."""
 
-    def __init__(self, deadline: float, case_timeout_s: float, scratch: str):
+    def __init__(self, deadline: float, case_timeout_s: float, scratch: str,
+                 worker: tuple = (sys.executable, os.path.join(HERE, "worker.py"))):
         self.deadline = deadline
         self.case_timeout_s = case_timeout_s
         self.scratch = scratch
+        self.worker = list(worker)   # the command; PLAN and EVENTS are appended
         self.env = None
 
     def run(self, items: list) -> dict:
@@ -114,7 +117,7 @@ class WorkerPool:
             if started is not None:
                 why = ("the worker was killed at the time limit" if timed_out else
                        f"the worker died (exit code {code}) while running it")
-                records[started] = _failure(_by_name(pending, started), why)
+                records[started] = {**_failure(_by_name(pending, started), why), "fatal": True}
                 done.add(started)
             if not done:  # it failed before any item: torch or the GPU is missing
                 for item in pending:
@@ -126,9 +129,8 @@ class WorkerPool:
 
     def _spawn(self, plan: str, events: str) -> tuple:
         limit = max(60.0, self.deadline - time.time() + 2 * self.case_timeout_s)
-        cmd = [sys.executable, os.path.join(HERE, "worker.py"), plan, events]
         try:
-            return subprocess.run(cmd, timeout=limit).returncode, False
+            return subprocess.run(self.worker + [plan, events], timeout=limit).returncode, False
         except subprocess.TimeoutExpired:
             return None, True
 
@@ -223,7 +225,7 @@ def write_results(path: str, manifest, env, builds: dict, abi_errors: dict, reco
             "contract": [r for r in records if r["kind"] == "contract"],
             "summary": summary}
     with open(path, "w") as f:
-        json.dump(data, f, indent=1)
+        json.dump(json_safe(data), f, indent=1)
     return summary
 
 

@@ -22,7 +22,7 @@ import torch
 import contract
 from abi import TensorView, load_entry
 from cases import Build
-from metrics import combine, compare, judge
+from metrics import combine, compare, json_safe, judge
 from problems import configure_reference_precision, ordered_tensors, problem_for
 from timing import HangError, Timer, wait
 
@@ -155,12 +155,12 @@ def run_item(item: dict, ctx: Context) -> tuple:
     try:
         return runner(item, ctx), False
     except HangError as e:
-        return _error_record(item, f"hang: {e}"), True
+        return {**_error_record(item, f"hang: {e}"), "fatal": True}, True
     except Exception as e:  # noqa: BLE001 - any failure of one item is that item's result
         traceback.print_exc()
-        fatal = not cuda_healthy()
-        what = "CUDA error" if fatal else type(e).__name__
-        return _error_record(item, f"{what}: {e}".strip()), fatal
+        if cuda_healthy():
+            return _error_record(item, f"{type(e).__name__}: {e}".strip()), False
+        return {**_error_record(item, f"CUDA error: {e}".strip()), "fatal": True}, True
 
 
 def _error_record(item: dict, reason: str) -> dict:
@@ -182,12 +182,12 @@ def main(plan_path: str, events_path: str) -> int:
             record["skipped"] = True
         else:
             record, fatal = run_item(item, ctx)
-        events.emit("result", record=record)
+        events.emit("result", record=json_safe(record))
         status = "PASS" if record["passed"] else "FAIL"
         print(f"[worker] {status} {item['name']}: {record['reason']}", flush=True)
-        torch.cuda.empty_cache()
         if fatal:
             os._exit(FATAL_EXIT)  # no clean-up: the context is broken and may hang on exit
+        torch.cuda.empty_cache()
     return 0
 
 

@@ -1,0 +1,108 @@
+// Shared-memory planning: every shared buffer gets a byte offset in the block's dynamic
+// shared memory. Lifetimes are measured in top-level statements of the kernel body (a loop
+// counts as one, so a buffer used anywhere in a loop lives through all of it); two buffers
+// whose lifetimes do not overlap may occupy the same bytes. The code generator's barrier
+// placement compares byte ranges, so reuse gets the __syncthreads it needs.
+#include "infer/Passes.h"
+
+#include <algorithm>
+
+namespace tlc::infer {
+
+using namespace ftg;
+
+namespace {
+
+class SharedMemoryPlanner : public Pass {
+public:
+  llvm::StringRef name() const override { return "shared-memory-planner"; }
+
+  bool run(Graph &g, DiagnosticEngine &) override {
+    struct Interval {
+      ftg::Buffer *buffer;
+      size_t first = SIZE_MAX, last = 0;
+      int64_t bytes = 0;
+    };
+    std::vector<Interval> items;
+    llvm::DenseMap<const ftg::Buffer *, size_t> index;
+    for (auto &b : g.buffers)
+      if (b->scope == Scope::Shared) {
+        index[b.get()] = items.size();
+        items.push_back({b.get(), SIZE_MAX, 0, (b->bytes() * b->stages + 127) / 128 * 128});
+      }
+    for (size_t i = 0; i < g.body.size(); ++i) {
+      auto touch = [&](const Node &n) {
+        for (const auto *list : {&n.inputs, &n.outputs})
+          for (const Operand &o : *list)
+            if (auto it = index.find(o.buffer); it != index.end()) {
+              Interval &iv = items[it->second];
+              iv.first = std::min(iv.first, i);
+              iv.last = std::max(iv.last, i);
+            }
+      };
+      touch(*g.body[i]);
+      std::vector<Node *> stack;
+      for (auto &c : g.body[i]->body)
+        stack.push_back(c.get());
+      for (auto &c : g.body[i]->elseBody)
+        stack.push_back(c.get());
+      while (!stack.empty()) {
+        Node *n = stack.back();
+        stack.pop_back();
+        touch(*n);
+        for (auto &c : n->body)
+          stack.push_back(c.get());
+        for (auto &c : n->elseBody)
+          stack.push_back(c.get());
+      }
+    }
+    // Largest first, each at the lowest offset free of every live-overlapping buffer.
+    std::vector<Interval *> order;
+    for (Interval &iv : items)
+      order.push_back(&iv);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Interval *a, const Interval *b) { return a->bytes > b->bytes; });
+    std::vector<Interval *> placed;
+    int64_t total = 0;
+    for (Interval *iv : order) {
+      bool unused = iv->first == SIZE_MAX;
+      int64_t offset = 0;
+      bool moved = true;
+      while (moved) {
+        moved = false;
+        for (Interval *p : placed) {
+          bool liveTogether = unused || p->first == SIZE_MAX ||
+                              !(iv->last < p->first || p->last < iv->first);
+          int64_t pOff = p->buffer->sharedOffset;
+          if (liveTogether && offset < pOff + p->bytes && pOff < offset + iv->bytes) {
+            offset = pOff + p->bytes;
+            moved = true;
+          }
+        }
+      }
+      iv->buffer->sharedOffset = offset;
+      placed.push_back(iv);
+      total = std::max(total, offset + iv->bytes);
+    }
+    g.scratchOffset = total;
+    // Cross-warp reductions combine partial rows through a scratch area after the buffers.
+    int64_t scratch = 0;
+    g.walk([&](Node &n) {
+      if (n.kind != NodeKind::Reduce || !n.inputs[0].buffer->fragment)
+        return;
+      const FragmentLayout &l = *n.inputs[0].buffer->fragment;
+      if (l.kind == FragmentLayout::MmaC && l.wn > 1)
+        scratch = std::max<int64_t>(scratch, l.rows * l.wn * 4);
+      if (l.kind == FragmentLayout::Blocked && l.tpr > 32)
+        scratch = std::max<int64_t>(scratch, l.rows * (l.tpr / 32) * 4);
+    });
+    g.sharedBytes = total + scratch;
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSharedMemoryPlanner() { return std::make_unique<SharedMemoryPlanner>(); }
+
+} // namespace tlc::infer

@@ -1,0 +1,203 @@
+"""Unit tests of the case tables and the manifest (no GPU, no torch).
+
+    python3 -m unittest discover -s tests/gpu -p 'test_*.py'
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import cases  # noqa: E402
+from cases import Build, BenchItem, Case, TableError  # noqa: E402
+
+
+def _split_top(text: str) -> list:
+    """Splits on commas outside (), [] and <>."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([<"
+        depth -= ch in ")]>"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in parts + [cur] if p.strip()]
+
+
+def tl_signature(path: str, kernel: str) -> tuple:
+    """(compile-time parameter names, [(name, is_out, dims or None)]) of `kernel` in a .tl file.
+    Compile-time defaults that compare need parentheses (language rule), so at parenthesis
+    depth 0 the first '>' closes the list."""
+    with open(path) as f:
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", "", f.read(), flags=re.S)
+    pos = re.search(rf"\bkernel\s+{kernel}\s*<", text).end()
+    depth, start = 0, pos
+    while not (text[pos] == ">" and depth == 0):
+        depth += text[pos] == "("
+        depth -= text[pos] == ")"
+        pos += 1
+    compile_params = [re.match(r"\w+", p).group(0) for p in _split_top(text[start:pos])]
+    open_paren = text.index("(", pos)
+    depth, end = 0, open_paren
+    while True:
+        depth += text[end] == "("
+        depth -= text[end] == ")"
+        if depth == 0:
+            break
+        end += 1
+    run_params = []
+    for p in _split_top(text[open_paren + 1:end]):
+        name, _, rest = p.partition(":")
+        dims = re.search(r"\[(.*)\]", rest)
+        run_params.append((name.strip(), rest.split()[0] == "out",
+                           [d.strip() for d in dims.group(1).split(",")] if dims else None))
+    return compile_params, run_params
+
+
+class SamplesInSync(unittest.TestCase):
+    """cases.KERNELS restates each sample's signature; these tests fail when a sample changes."""
+
+    def test_parameter_order_roles_and_shapes(self):
+        for family, spec in cases.KERNELS.items():
+            with self.subTest(family=family):
+                compile_params, run_params = tl_signature(os.path.join(ROOT, spec.source),
+                                                          spec.kernel)
+                self.assertEqual([p.name for p in spec.params], [n for n, _, _ in run_params])
+                for param, (_, is_out, dims) in zip(spec.params, run_params):
+                    self.assertEqual(param.role == "out", is_out, param.name)
+                    self.assertEqual(param.is_tensor, dims is not None, param.name)
+                dims = {d for _, _, ds in run_params for d in ds or []}
+                self.assertLessEqual(set(spec.shape_keys), dims)
+                self.assertLessEqual(set(spec.knobs), set(compile_params))
+
+    def test_every_define_is_a_compile_time_parameter(self):
+        builds, _, _ = cases.default_tables()
+        for b in builds:
+            compile_params, _ = tl_signature(os.path.join(ROOT, b.spec.source), b.spec.kernel)
+            self.assertLessEqual(set(b.defines), set(compile_params), b.name)
+
+    @unittest.skipUnless(os.access(os.path.join(ROOT, "build/bin/tlc"), os.X_OK), "no tlc")
+    def test_tlc_accepts_every_build(self):
+        tlc = os.path.join(ROOT, "build/bin/tlc")
+        for b in cases.default_tables()[0]:
+            args = [tlc, os.path.join(ROOT, b.spec.source), "--emit=ast"]
+            for d in b.define_args():
+                args += ["-D", d]
+            proc = subprocess.run(args, capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, f"{b.name}: {proc.stderr[:500]}")
+
+
+class Tables(unittest.TestCase):
+    def setUp(self):
+        self.builds, self.cases, self.bench = cases.default_tables()
+
+    def test_default_tables_are_valid(self):
+        cases.validate(self.builds, self.cases, self.bench)
+        cases.validate(*cases.default_tables(selftest=True))
+
+    def test_issue_cases_are_all_there(self):
+        shapes = {(c.build, tuple(sorted(c.shape.items()))) for c in self.cases}
+        for dt in ("f16", "bf16"):
+            for m, n, k in [(8192,) * 3, (4096,) * 3, (1000,) * 3, (1, 4096, 4096),
+                            (4096, 4095, 4096)]:
+                self.assertIn((f"gemm_{dt}", tuple(sorted({"M": m, "N": n, "K": k}.items()))),
+                              shapes)
+        attention = [(c.shape["batch"], c.shape["heads"], c.shape["seq_len"], c.shape["dim"],
+                      c.build.endswith("causal")) for c in self.cases if c.build.startswith("fa")]
+        self.assertEqual(sorted(attention), sorted(
+            (b, h, s, d, causal) for b, h, s, d in [(2, 8, 1000, 64), (8, 16, 1024, 128),
+                                                    (64, 64, 2048, 128)]
+            for causal in (False, True)))
+        for family in ("softmax", "rmsnorm"):
+            got = sorted((c.shape["M"], c.shape["N"]) for c in self.cases
+                         if c.build.startswith(family))
+            self.assertEqual(got, [(1000, 3000), (4096, 4096)])
+
+    def test_bench_has_the_paper_shapes(self):
+        gemm = {(i.shape["M"], i.shape["N"], i.shape["K"]) for i in self.bench
+                if i.build == "gemm_f16"}
+        self.assertLessEqual(set(cases.PAPER_GEMM_SHAPES), gemm)
+        seqs = {(i.shape["seq_len"], i.build) for i in self.bench if i.build.startswith("fa_d128")}
+        for s in cases.PAPER_ATTENTION_SEQ:
+            self.assertIn((s, "fa_d128"), seqs)
+            self.assertIn((s, "fa_d128_causal"), seqs)
+
+    def test_references_are_high_precision(self):
+        for c in self.cases:
+            self.assertIn(c.reference, ("float32", "float64"))
+            self.assertLessEqual(c.tolerance, 1e-2)
+
+    def test_seeds_differ_between_cases(self):
+        self.assertEqual(len({c.seed for c in self.cases}), len(self.cases))
+
+    def test_selftest_and_only_keep_what_uses_the_builds(self):
+        builds, cs, bench = cases.default_tables(selftest=True)
+        self.assertEqual({b.family for b in builds}, {"gemm"})
+        self.assertTrue(cs and all(c.build.startswith("gemm") for c in cs))
+        builds, cs, bench = cases.select(self.builds, self.cases, self.bench, r"^softmax")
+        self.assertEqual([b.name for b in builds], ["softmax_f16"])
+        self.assertEqual({c.build for c in cs} | {i.build for i in bench}, {"softmax_f16"})
+
+
+class Validation(unittest.TestCase):
+    def check_rejects(self, builds, cs, bench, pattern):
+        with self.assertRaisesRegex(TableError, pattern):
+            cases.validate(builds, cs, bench)
+
+    def test_rejects_inconsistent_tables(self):
+        gemm = Build("g", "gemm", {"dtype": "f16"})
+        ok_case = Case("c", "g", {"M": 1, "N": 2, "K": 3})
+        cases.validate([gemm], [ok_case], [])
+        self.check_rejects([gemm, gemm], [], [], "duplicate build")
+        self.check_rejects([Build("g", "conv", {})], [], [], "unknown kernel family")
+        self.check_rejects([Build("g/x", "gemm", {"dtype": "f16"})], [], [], "names must be")
+        self.check_rejects([Build("g", "gemm", {})], [], [], r"must set \['dtype'\]")
+        self.check_rejects([gemm], [Case("c", "h", {"M": 1, "N": 2, "K": 3})], [],
+                           "unknown build 'h'")
+        self.check_rejects([gemm], [Case("c", "g", {"M": 1, "N": 2})], [], "shape keys")
+        self.check_rejects([gemm], [Case("c", "g", {"M": 0, "N": 2, "K": 3})], [],
+                           "not a positive int")
+        self.check_rejects([gemm], [ok_case, ok_case], [], "duplicate case")
+        self.check_rejects([gemm], [Case("c", "g", {"M": 1, "N": 2, "K": 3}, "float16")], [],
+                           "reference must be")
+        self.check_rejects([gemm], [], [BenchItem("b", "g", {"M": 1, "N": 1})], "bench item")
+
+    def test_rejects_a_shape_that_contradicts_a_compile_time_dim(self):
+        fa = Build("fa", "attention", {"dtype": "f16", "dim": "64", "causal": "false"})
+        shape = {"batch": 1, "seq_len": 16, "heads": 1, "dim": 128}
+        self.check_rejects([fa], [Case("c", "fa", shape)], [], "generated with dim = 64")
+
+
+class ManifestRoundTrip(unittest.TestCase):
+    def test_round_trip_keeps_everything(self):
+        tables = cases.default_tables()
+        data = json.loads(json.dumps(cases.make_manifest(*tables, "sm_90a", False, "tlc x")))
+        m = cases.parse_manifest(data, "/bundle")
+        self.assertEqual((m.builds, m.cases, m.bench), tables)
+        self.assertEqual(m.target, "sm_90a")
+        self.assertEqual(m.cu_path(m.build("gemm_f16")), "/bundle/gemm_f16.cu")
+
+    def test_rejects_another_version(self):
+        data = cases.make_manifest(*cases.default_tables(), "sm_90a", False, "")
+        data["version"] = 99
+        with self.assertRaisesRegex(TableError, "version"):
+            cases.parse_manifest(data)
+
+    def test_command_line_writes_a_loadable_manifest(self):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "manifest", "--out",
+                            d, "--only", "gemm"], check=True)
+            m = cases.load_manifest(d)
+            self.assertEqual([b.name for b in m.builds], ["gemm_f16", "gemm_bf16"])
+
+
+if __name__ == "__main__":
+    unittest.main()
