@@ -172,7 +172,7 @@ TEST_CASE("undeclared names get a suggestion when one is close", "[sema]") {
 }
 
 TEST_CASE("names used the wrong way", "[sema]") {
-  rejects("let v = A;", "A;", "'A' is a global buffer, not a scalar");
+  rejects("let v = A;", "A;", "'A' is a tensor, not a scalar");
   rejects("let v = C_f;", "C_f", "'C_f' is a fragment buffer, not a scalar");
   rejects("let v = scale[0];", "scale", "'scale' is a scalar parameter and cannot be indexed");
   rejects("let v = BM(3);", "BM", "'BM' is a compile-time parameter, not a function");
@@ -610,7 +610,7 @@ TEST_CASE("reductions", "[sema][tileops]") {
   rejects("reduce_sum(X_f, R_f, dim = 0);", "reduce_sum",
           "reduce_sum over dim 0 of 'X_f' [64, 16] gives [16], but 'R_f' is [64]");
   rejects("reduce_max(C_f, R_f, dim = 2);", "2)",
-          "reduce_max dim 2 is out of range for a 2-d buffer (valid: -2 to 1)");
+          "reduce_max dim 2 is out of range for 'C_f' [64, 64] (valid: -2 to 1)");
   rejects("reduce_sum(A, R_f);", "A,", "reduce_sum's src must be a whole fragment or shared or local buffer");
   rejects("reduce_sum(C_f, R_f, dim = bx);", "bx)", "'dim' of reduce_sum must be a compile-time constant");
 }
