@@ -154,18 +154,13 @@ def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
             if time.time() > deadline:
                 record["impls"]["ours"] = {"status": "skipped: time budget"}
                 continue
-            item_bench = ItemBench(item, build, timer, args.case_timeout_s)
-            record["flops"] = item_bench.problem.flops(item.shape)
-            record["min_bytes"] = item_bench.problem.min_bytes(item.shape)
-            for peer in item_bench.library_peers():
-                record["impls"][peer.key] = item_bench.measure(peer, may_be_reference=True)
-            if build.name in unusable:
-                record["impls"]["ours"] = {"status": f"skipped: {unusable[build.name]}"}
-            else:
-                record["impls"]["ours"] = item_bench.measure_ours(so_paths[build.name])
+            try:
+                bench_libraries_and_ours(ItemBench(item, build, timer, args.case_timeout_s),
+                                         record, so_paths[build.name], unusable.get(build.name))
+            except torch.cuda.OutOfMemoryError as e:
+                record["error"] = f"out of memory: {str(e).splitlines()[0]}"
             print(_summary(record), flush=True)
             recorder.save()
-            del item_bench
             torch.cuda.empty_cache()
         if not args.skip_triton:
             run_triton_pass(manifest, items, run, recorder, timer, deadline, args, ItemBench)
@@ -180,6 +175,16 @@ def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
     return 0
 
 
+def bench_libraries_and_ours(item_bench, record: dict, so_path: str, unusable: str | None):
+    shape = item_bench.item.shape
+    record["flops"] = item_bench.problem.flops(shape)
+    record["min_bytes"] = item_bench.problem.min_bytes(shape)
+    for peer in item_bench.library_peers():
+        record["impls"][peer.key] = item_bench.measure(peer, may_be_reference=True)
+    record["impls"]["ours"] = ({"status": f"skipped: {unusable}"} if unusable
+                               else item_bench.measure_ours(so_path))
+
+
 def run_triton_pass(manifest, items, run, recorder, timer, deadline, args, item_bench) -> None:
     import torch
     for item, record in zip(items, run["items"]):
@@ -188,12 +193,15 @@ def run_triton_pass(manifest, items, run, recorder, timer, deadline, args, item_
         if time.time() > deadline:
             record["impls"]["triton"] = {"status": "skipped: time budget"}
             continue
-        ib = item_bench(item, manifest.build(item.build), timer, args.case_timeout_s)
-        ib.ensure_reference()
-        record["impls"]["triton"] = ib.tune(ib.triton_candidates())
+        try:
+            ib = item_bench(item, manifest.build(item.build), timer, args.case_timeout_s)
+            ib.ensure_reference()
+            record["impls"]["triton"] = ib.tune(ib.triton_candidates())
+            del ib
+        except torch.cuda.OutOfMemoryError as e:
+            record["impls"]["triton"] = {"status": f"error: out of memory: {e}"[:200]}
         print(_summary(record), flush=True)
         recorder.save()
-        del ib
         torch.cuda.empty_cache()
 
 

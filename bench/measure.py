@@ -87,7 +87,7 @@ class ItemBench:
                     stats = compare(out, self.reference)
                     record["rel_err"] = stats.rel
                     if not judge(stats, TOLERANCE).passed:
-                        return {**record, "status": "wrong"}
+                        return {**record, "status": "wrong", "nan": stats.nan}
                 del out
                 t = self.timer.measure(impl.run, timeout_s=self.timeout_s, **(timing or TIMING))
         except HangError as e:
@@ -95,7 +95,8 @@ class ItemBench:
         except Exception as e:  # noqa: BLE001 - a peer that cannot run is a table entry
             if not cuda_healthy():
                 raise FatalError(f"{self.item.name} {impl.key}: {e}") from e
-            return {"status": f"error: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+            first_line = (str(e).splitlines() or [""])[0][:200]
+            return {"status": f"error: {type(e).__name__}: {first_line}"}
         seconds = t.median_ms * 1e-3
         return {**record, **t.as_dict(), "ms": t.median_ms,
                 "tflops": self.problem.flops(self.item.shape) / seconds / 1e12,
@@ -186,21 +187,33 @@ class ItemBench:
                                      ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION))]
 
     def triton_candidates(self) -> list:
+        """One Impl per configuration, each with its own NaN-poisoned output, so that a
+        configuration that skips elements cannot pass on what another one wrote."""
         import triton_kernels as tk
         family, x = self.build.family, self.inputs
         if family == "gemm":
             a, b = x["A"], x["B"]
-            c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=a.device)
-            return [Impl("triton", lambda cfg=cfg: (tk.matmul(a, b, c, cfg), c)[1],
-                         config=_config_text(cfg)) for cfg in tk.MATMUL_CONFIGS]
+
+            def gemm(cfg):
+                c = torch.full((a.shape[0], b.shape[1]), math.nan, dtype=a.dtype, device=a.device)
+
+                def run():
+                    tk.matmul(a, b, c, cfg)
+                    return c
+                return Impl("triton", run, config=_config_text(cfg))
+            return [gemm(cfg) for cfg in tk.MATMUL_CONFIGS]
         if family == "attention":
             q, k, v = (x[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
-            o = torch.empty_like(q)
             causal = self.problem.causal
-            return [Impl("triton", lambda cfg=cfg: (tk.attention(q, k, v, o, causal, cfg),
-                                                    o.transpose(1, 2))[1],
-                         config=_config_text(cfg))
-                    for cfg in tk.attention_configs(q.shape[-1])]
+
+            def attention(cfg):
+                o = torch.full_like(q, math.nan)
+
+                def run():
+                    tk.attention(q, k, v, o, causal, cfg)
+                    return o.transpose(1, 2)  # back to [batch, seq, heads, dim]
+                return Impl("triton", run, config=_config_text(cfg))
+            return [attention(cfg) for cfg in tk.attention_configs(q.shape[-1])]
         return []
 
 

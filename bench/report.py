@@ -40,7 +40,10 @@ def _cell(impl: dict | None, memory_bound: bool) -> str:
     if status == "ok":
         return f"{_rate(impl, memory_bound):.1f}"
     if status == "wrong":
-        return f"wrong (rel {impl.get('rel_err', math.nan):.1e})"
+        if impl.get("nan"):
+            return f"wrong ({impl['nan']} NaN)"
+        rel = impl.get("rel_err")  # None in a saved JSON where it was NaN
+        return "wrong" if rel is None or math.isnan(rel) else f"wrong (rel {rel:.1e})"
     return status.split(":")[0]  # "error", "skipped", "unavailable"
 
 

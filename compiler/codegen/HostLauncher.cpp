@@ -38,7 +38,8 @@ std::string hostExpr(const Expr *e) {
 
 } // namespace
 
-void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, CodeWriter &w) {
+void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &cPrefix,
+                  bool inlineC, CodeWriter &w) {
   const KernelDecl &k = *g.kernel;
   std::string name = k.name;
   std::string sig, csig, cargs;
@@ -149,8 +150,11 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, CodeWriter &
   for (const TensorParamDecl *p : k.params)
     if (!p->isScalar())
       guard += (guard.empty() ? "" : " || ") + std::string("!") + p->getName().str();
-  w.line("extern \"C\" int tlc_" + name + "(" + csig + "void* stream, char* error, size_t error_size);");
-  w.open("extern \"C\" int tlc_" + name + "(" + csig + "void* stream, char* error, size_t error_size)");
+  std::string cName = cPrefix + name;
+  std::string cDecl = std::string("extern \"C\" ") + (inlineC ? "inline " : "") + "int " + cName + "(" + csig +
+                      "void* stream, char* error, size_t error_size)";
+  w.line(cDecl + ";");
+  w.open(cDecl);
   if (!guard.empty())
     w.line("if (" + guard + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + name +
            ": a tensor argument is null\").toC(error, error_size);");

@@ -492,7 +492,7 @@ void KernelEmitter::emitNode(const Node &n) {
   TileOpLowering lower(*this);
   auto comment = [&](const char *what) {
     auto lc = diags.sourceManager().getLineAndColumn(n.stmt->getRange().Start);
-    w.line(std::string("// ") + what + " (" + options.sourceName + ":" + std::to_string(lc.first) + ")");
+    w.line(std::string("// ") + what + " (" + sourceName + ":" + std::to_string(lc.first) + ")");
   };
   switch (n.kind) {
   case NodeKind::Copy:

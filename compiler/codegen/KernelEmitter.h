@@ -44,8 +44,10 @@ private:
 
 class KernelEmitter {
 public:
-  KernelEmitter(ftg::Graph &g, const EmitOptions &options, DiagnosticEngine &diags, CodeWriter &w)
-      : g(g), k(*g.kernel), options(options), diags(diags), w(w) {}
+  KernelEmitter(ftg::Graph &g, const EmitOptions &options, DiagnosticEngine &diags,
+                std::string sourceName, CodeWriter &w)
+      : g(g), k(*g.kernel), options(options), diags(diags), sourceName(std::move(sourceName)),
+        w(w) {}
 
   bool emitKernel();
   // Names of the kernel's device parameters in order, with their C++ types.
@@ -85,6 +87,7 @@ private:
   const KernelDecl &k;
   const EmitOptions &options;
   DiagnosticEngine &diags;
+  std::string sourceName;
   CodeWriter &w;
   bool ok = true;
 

@@ -1,148 +1,68 @@
-// The `tlc` command. Exit codes: 0 success, 1 errors in the input, 2 bad command line.
-#include "frontend/ASTPrinter.h"
-#include "frontend/Diagnostics.h"
-#include "frontend/Parser.h"
-#include "frontend/Sema.h"
+// The `tlc` command. Exit codes: 0 success, 1 errors in the input (or from nvcc with -c),
+// 2 bad command line.
+#include "driver/Compilation.h"
+#include "driver/DeviceCompiler.h"
+
 #include "codegen/CudaEmitter.h"
-#include "infer/Passes.h"
-#include "ir/FTG.h"
-#include "ir/PassManager.h"
 
 #include <CLI/CLI.hpp>
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <pthread.h>
 
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace {
 
-enum ExitCode { kSuccess = 0, kInputError = 1, kUsageError = 2, kInternalError = 3 };
-
-struct Options {
-  std::vector<std::string> inputs;
-  std::string output = "-";
-  std::string emit = "cuda";
-  std::string target = "sm_90a";
-  std::vector<std::string> defines;
-  std::string color = "auto";
-  bool printAfterAll = false;
-  bool timePasses = false;
-  std::string commandLine;
-};
+using tlc::driver::kInputError;
+using tlc::driver::kInternalError;
+using tlc::driver::kSuccess;
+using tlc::driver::kUsageError;
 
 const char *kExamples = R"(
 Examples:
-  tlc samples/gemm.tl -o gemm.cu                    compile to CUDA C++ (target sm_90a)
-  tlc samples/gemm.tl --emit=ast                    print the typed AST
-  tlc samples/gemm.tl --emit=tokens                 print the token stream
-  tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape
+  tlc samples/gemm.tl -o gemm.cu                    CUDA C++ and a host launcher (target sm_90a)
+  tlc -c samples/gemm.tl -o gemm.o                  the same, compiled by nvcc into an object
+  tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
+                                                    a self-contained header-only kernel library
+  tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
+  tlc samples/gemm.tl --emit=ast                    the typed AST
+  tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape symbol
   tlc samples/gemm.tl -D gemm.stages=4              override one kernel's parameter
   tlc samples/gemm.tl --target sm_80 -o gemm.cu     compile for Ampere
 
-Exit status: 0 success, 1 errors in the input, 2 bad command line.
+Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad command line.
 )";
 
-// Emit kinds that later pipeline stages produce; listed so that asking for one gives a
-// clear "not implemented yet" rather than "invalid value".
 const std::vector<std::string> kEmitKinds = {"tokens", "ast",  "ftg", "inferred", "loops",
                                              "cuda",   "hip",  "header"};
 const std::vector<std::string> kTargets = {"sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a", "gfx940"};
 
-int compileFile(const std::string &path, const Options &opts, std::vector<tlc::Define> &defines,
-                llvm::raw_ostream &out, bool showColors) {
-  auto bufferOrErr = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
-  if (!bufferOrErr) {
-    llvm::WithColor::error(llvm::errs(), "tlc")
-        << "cannot read '" << path << "': " << bufferOrErr.getError().message() << "\n";
-    return kUsageError;
-  }
-  llvm::SourceMgr sourceMgr;
-  unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(*bufferOrErr), llvm::SMLoc());
-  tlc::DiagnosticEngine diags(sourceMgr, llvm::errs());
-  diags.setShowColors(showColors);
+void usageError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "tlc") << message << "\n";
+}
 
-  if (opts.emit == "tokens")
-    return tlc::dumpTokens(bufferId, diags, out) ? kSuccess : kInputError;
-
-  tlc::ASTContext ctx;
-  if (!tlc::parseProgram(bufferId, ctx, diags))
-    return kInputError;
-  tlc::Sema sema(ctx, diags, defines);
-  bool ok = sema.run();
-  if (sema.commandLineErrors())
-    return kUsageError;
-  if (!ok)
-    return kInputError;
-
-  if (opts.emit == "ast") {
-    tlc::printAST(ctx.program, sourceMgr, out);
-    return kSuccess;
-  }
-  if (opts.emit == "loops" || opts.emit == "hip" || opts.emit == "header") {
-    llvm::WithColor::error(llvm::errs(), "tlc")
-        << "--emit=" << opts.emit << " is not implemented yet; available: tokens, ast, ftg, "
-        << "inferred, cuda\n";
-    return kUsageError;
-  }
-  if (opts.target.rfind("gfx", 0) == 0) {
-    llvm::WithColor::error(llvm::errs(), "tlc")
-        << "--target " << opts.target << " is not implemented yet (the HIP back end comes later); "
-        << "use sm_80, sm_86, sm_89 or sm_90a\n";
-    return kUsageError;
-  }
-
-  // Tile level: FTG, then inference.
-  std::vector<std::unique_ptr<tlc::ftg::Graph>> graphs;
-  for (tlc::KernelDecl *k : ctx.program.kernels)
-    if (auto g = tlc::ftg::buildGraph(*k, diags, opts.target))
-      graphs.push_back(std::move(g));
-  if (diags.hasErrors())
-    return kInputError;
-  if (opts.emit == "ftg") {
-    for (auto &g : graphs)
-      tlc::ftg::printGraph(*g, out, /*withInference=*/false);
-    return kSuccess;
-  }
-  for (auto &g : graphs) {
-    tlc::ftg::PassManager pm;
-    pm.add(tlc::infer::createLayoutInference());
-    pm.add(tlc::infer::createPipelinePlanner());
-    pm.add(tlc::infer::createSharedMemoryPlanner());
-    pm.add(tlc::infer::createInstructionSelection());
-    if (opts.printAfterAll)
-      pm.setPrintAfterAll(&llvm::errs());
-    if (opts.timePasses)
-      pm.setTimePasses(&llvm::errs());
-    pm.run(*g, diags);
-  }
-  if (diags.hasErrors())
-    return kInputError;
-  if (opts.emit == "inferred") {
-    for (auto &g : graphs)
-      tlc::ftg::printGraph(*g, out, /*withInference=*/true);
-    return kSuccess;
-  }
-  tlc::codegen::EmitOptions emitOptions;
-  emitOptions.sourceName = path;
-  emitOptions.target = opts.target;
-  emitOptions.commandLine = opts.commandLine;
-  std::vector<tlc::ftg::Graph *> raw;
-  for (auto &g : graphs)
-    raw.push_back(g.get());
-  return tlc::codegen::emitCuda(raw, emitOptions, diags, out) ? kSuccess : kInputError;
+// A C++ identifier from a file name, for the default header namespace.
+std::string identifierFrom(llvm::StringRef path) {
+  std::string id;
+  for (char c : llvm::sys::path::stem(path))
+    id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
+    id = "k_" + id;
+  return id;
 }
 
 int run(int argc, char **argv) {
-  Options opts;
+  tlc::driver::Options opts;
+  bool compileOnly = false;
+  std::string nvcc;
+  std::string color = "auto";
   CLI::App app{"tlc: ahead-of-time compiler for TileLang (.tl) GPU kernels"};
   app.footer(kExamples);
   app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
@@ -158,9 +78,14 @@ int run(int argc, char **argv) {
                  "set a compile-time parameter or bind a shape symbol: name=value or "
                  "kernel.name=value")
       ->allow_extra_args(false);
+  app.add_option("--namespace", opts.cppNamespace,
+                 "C++ namespace of the generated launchers (default tlc_kernels; for "
+                 "--emit=header, the output file's name)");
+  app.add_flag("-c", compileOnly, "compile the generated code with nvcc into an object file");
+  app.add_option("--nvcc", nvcc, "the nvcc to use with -c (default: $CUDA_HOME/bin/nvcc, then PATH)");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG after every pass (stderr)");
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
-  app.add_option("--color", opts.color, "colored diagnostics")
+  app.add_option("--color", color, "colored diagnostics")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
   try {
@@ -173,47 +98,85 @@ int run(int argc, char **argv) {
     app.exit(e);
     return kUsageError;
   }
-
   opts.commandLine = "tlc";
   for (int i = 1; i < argc; ++i)
     opts.commandLine += std::string(" ") + argv[i];
+  opts.showColors = color == "always" ||
+                    (color == "auto" && llvm::errs().has_colors() && !std::getenv("NO_COLOR"));
+
+  if (compileOnly && app.count("--emit") && opts.emit != "cuda") {
+    usageError("-c compiles the generated CUDA; it cannot be combined with --emit=" + opts.emit);
+    return kUsageError;
+  }
+  if (opts.emit == "loops" || opts.emit == "hip") {
+    usageError("--emit=" + opts.emit + " is not implemented yet; available: tokens, ast, ftg, "
+               "inferred, cuda, header");
+    return kUsageError;
+  }
+  if (opts.target.rfind("gfx", 0) == 0 && opts.emit != "tokens" && opts.emit != "ast") {
+    usageError("--target " + opts.target + " is not implemented yet (the HIP back end comes "
+               "later); use sm_80, sm_86, sm_89 or sm_90a");
+    return kUsageError;
+  }
+  if (opts.emit == "header" && opts.cppNamespace.empty())
+    opts.cppNamespace = opts.output == "-" ? identifierFrom(opts.inputs[0]) : identifierFrom(opts.output);
+
   std::vector<tlc::Define> defines;
   for (const std::string &text : opts.defines) {
     auto d = tlc::parseDefine(text);
     if (!d) {
-      llvm::WithColor::error(llvm::errs(), "tlc")
-          << "-D " << text << ": expected name=value or kernel.name=value\n";
+      usageError("-D " + text + ": expected name=value or kernel.name=value");
       return kUsageError;
     }
     defines.push_back(*d);
   }
 
-  bool showColors = opts.color == "always" ||
-                    (opts.color == "auto" && llvm::errs().has_colors() && !std::getenv("NO_COLOR"));
-
+  // -c writes an object; everything else text (stdout by default).
+  std::string output = opts.output;
+  if (compileOnly && output == "-")
+    output = llvm::sys::path::stem(opts.inputs[0]).str() + ".o";
+  std::string textOutput = compileOnly ? "" : output;
   std::error_code ec;
-  llvm::raw_fd_ostream out(opts.output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    llvm::WithColor::error(llvm::errs(), "tlc")
-        << "cannot open output '" << opts.output << "': " << ec.message() << "\n";
-    return kUsageError;
+  std::unique_ptr<llvm::raw_fd_ostream> out;
+  if (!compileOnly) {
+    out = std::make_unique<llvm::raw_fd_ostream>(textOutput, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      usageError("cannot open output '" + textOutput + "': " + ec.message());
+      return kUsageError;
+    }
   }
 
+  tlc::driver::Compilation compilation(opts, defines);
   int status = kSuccess;
   for (const std::string &input : opts.inputs)
-    status = std::max(status, compileFile(input, opts, defines, out, showColors));
+    status = std::max(status, compilation.addFile(input, out ? *out : llvm::nulls()));
   if (status == kSuccess || status == kInputError) {
     for (const tlc::Define &d : defines) {
       if (d.used)
         continue;
-      llvm::WithColor::error(llvm::errs(), "tlc")
-          << "-D " << (d.kernel.empty() ? "" : d.kernel + ".") << d.name << "=" << d.value
-          << " does not name a constant, compile-time parameter or shape symbol"
-          << (d.kernel.empty() ? "" : " of kernel '" + d.kernel + "'") << "\n";
+      usageError("-D " + (d.kernel.empty() ? "" : d.kernel + ".") + d.name + "=" + d.value +
+                 " does not name a constant, compile-time parameter or shape symbol" +
+                 (d.kernel.empty() ? "" : " of kernel '" + d.kernel + "'"));
       status = kUsageError;
     }
   }
-  return status;
+  if (status != kSuccess || !compilation.needsCodegen())
+    return status;
+
+  tlc::codegen::EmitOptions emit;
+  emit.target = opts.target;
+  emit.cppNamespace = opts.cppNamespace;
+  emit.commandLine = opts.commandLine;
+  emit.header = opts.emit == "header";
+  emit.selfContained = emit.header || compileOnly;
+  if (!compileOnly)
+    return tlc::codegen::emitCuda(compilation.kernels(), emit, *out) ? kSuccess : kInputError;
+
+  std::string source;
+  llvm::raw_string_ostream sourceStream(source);
+  if (!tlc::codegen::emitCuda(compilation.kernels(), emit, sourceStream))
+    return kInputError;
+  return tlc::driver::compileWithNvcc(sourceStream.str(), opts.target, output, nvcc);
 }
 
 struct MainArgs {

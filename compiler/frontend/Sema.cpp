@@ -140,45 +140,58 @@ std::optional<ConstValue> Sema::parseDefineValue(Define &d, Type expected, llvm:
   }
 }
 
-// ------------------------------------------------------------------ `auto` parameters
+// ------------------------------------------------------------------ non-constant values
 
-const CompileParamDecl *unresolvedAutoParam(const Expr *e) {
-  if (!e || e->constant)
+const NameExpr *firstNonConstantName(const Expr *e) {
+  if (!e || e->constant || e->type.isError())
     return nullptr;
   switch (e->getKind()) {
-  case Expr::EK_Name: {
-    auto *p = dyn_cast_or_null<CompileParamDecl>(cast<NameExpr>(e)->decl);
-    return p && p->isAuto && !p->constant ? p : nullptr;
-  }
+  case Expr::EK_Name:
+    return cast<NameExpr>(e)->decl ? cast<NameExpr>(e) : nullptr;
+  case Expr::EK_Index:
+    return firstNonConstantName(cast<IndexExpr>(e)->base);
   case Expr::EK_Unary:
-    return unresolvedAutoParam(cast<UnaryExpr>(e)->operand);
+    return firstNonConstantName(cast<UnaryExpr>(e)->operand);
   case Expr::EK_Binary: {
     auto *b = cast<BinaryExpr>(e);
-    if (const CompileParamDecl *p = unresolvedAutoParam(b->lhs))
-      return p;
-    return unresolvedAutoParam(b->rhs);
+    if (const NameExpr *n = firstNonConstantName(b->lhs))
+      return n;
+    return firstNonConstantName(b->rhs);
   }
   case Expr::EK_Call:
     for (const CallArg &a : cast<CallExpr>(e)->args)
-      if (const CompileParamDecl *p = unresolvedAutoParam(a.value))
-        return p;
+      if (const NameExpr *n = firstNonConstantName(a.value))
+        return n;
     return nullptr;
   default:
     return nullptr;
   }
 }
 
-void Sema::explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e) {
-  const CompileParamDecl *p = unresolvedAutoParam(e);
-  if (!p)
+void Sema::explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e,
+                              llvm::StringRef fallbackHint) {
+  const NameExpr *n = firstNonConstantName(e);
+  const Decl *d = n ? n->decl : nullptr;
+  if (auto *p = dyn_cast_or_null<CompileParamDecl>(d); p && p->isAuto) {
+    std::string candidates;
+    for (const Expr *c : p->autoCandidates)
+      candidates += (candidates.empty() ? "" : ", ") + toSource(c);
+    diag.note(p->getRange(), "'" + p->getName() + "' is `auto`: its value is left to the "
+                                                  "recommender, which this build does not have yet")
+        .hint("pass -D " + p->getName() + "=VALUE" +
+              (candidates.empty() ? "" : " (candidates: " + candidates + ")"));
     return;
-  std::string candidates;
-  for (const Expr *c : p->autoCandidates)
-    candidates += (candidates.empty() ? "" : ", ") + toSource(c);
-  diag.note(p->getRange(), "'" + p->getName() + "' is `auto`: its value is left to the "
-                                                "recommender, which this build does not have yet")
-      .hint("pass -D " + p->getName() + "=VALUE" +
-            (candidates.empty() ? "" : " (candidates: " + candidates + ")"));
+  }
+  if (d && !isa<CompileParamDecl>(d) && !isa<ConstDecl>(d)) {
+    diag.note(d->getRange(), "'" + d->getName() + "' is a " + d->kindName() +
+                                 ", known only at run time");
+    if (isa<ShapeSymbolDecl>(d)) {
+      diag.hint("bind it at compile time with -D " + d->getName() + "=VALUE");
+      return;
+    }
+  }
+  if (!fallbackHint.empty())
+    diag.hint(fallbackHint);
 }
 
 // ------------------------------------------------------------------ top level
@@ -245,10 +258,8 @@ void Sema::checkKernel(KernelDecl *k) {
   if (expectIntegral(k->threads, tt, "the thread count")) {
     if (!k->threads->constant) {
       auto diag = diags.error(k->threads->getRange(), "threads(...) must be a compile-time constant");
-      if (unresolvedAutoParam(k->threads))
-        explainNotConstant(diag, k->threads);
-      else
-        diag.hint("use a literal or a compile-time parameter such as `threads = 128`");
+      explainNotConstant(diag, k->threads,
+                         "use a literal or a compile-time parameter such as `threads = 128`");
     } else {
       int64_t n = k->threads->constant->getInt();
       if (n <= 0 || n > 1024)
@@ -450,8 +461,9 @@ void Sema::checkAlloc(AllocStmt *s) {
   BufferDecl *b = s->buffer;
   if (!loops.empty() || conditionalDepth != 0)
     diags.error(b->getRange(), "buffers must be allocated at the top level of the kernel body")
-        .hint("move the allocation of '" + b->getName() + "' before the loop; the compiler "
-              "reuses its storage");
+        .hint("move the allocation of '" + b->getName() + "' " +
+              (loops.empty() ? "out of the if statement" : "before the loop") +
+              "; the compiler reuses its storage");
   std::optional<DType> elem = resolveElemType(b->elemTypeName, b->elemTypeRange);
   b->elemType = elem.value_or(DType::F32);
   b->type = elem ? Type::buffer() : Type::error();
@@ -463,11 +475,9 @@ void Sema::checkAlloc(AllocStmt *s) {
       auto diag = diags.error(dim->getRange(), "the shape of " + scopeName(b->scope) +
                                                    " buffer '" + b->getName() +
                                                    "' must be a compile-time constant");
-      if (unresolvedAutoParam(dim))
-        explainNotConstant(diag, dim);
-      else
-        diag.hint("on-chip buffers are sized at compile time; use a compile-time parameter "
-                  "(or -D) for this dimension");
+      explainNotConstant(diag, dim,
+                         "on-chip buffers are sized at compile time; use a compile-time "
+                         "parameter (or -D) for this dimension");
       b->type = Type::error();
     } else if (dim->constant->getInt() <= 0) {
       diags.error(dim->getRange(), "buffer dimension must be positive, got " +
@@ -574,9 +584,12 @@ void Sema::checkFor(ForStmt *s) {
       s->extents = {positional[0]};
     }
     if ((s->loopKind == LoopKind::Unroll || s->loopKind == LoopKind::Vectorized) &&
-        s->extents.size() == 1 && !s->extents[0]->type.isError() && !s->extents[0]->constant)
-      diags.error(s->extents[0]->getRange(), "the extent of a " + loopKindName(s->loopKind) +
-                                                 " loop must be a compile-time constant");
+        s->extents.size() == 1 && !s->extents[0]->type.isError() && !s->extents[0]->constant) {
+      auto diag = diags.error(s->extents[0]->getRange(), "the extent of a " +
+                                                             loopKindName(s->loopKind) +
+                                                             " loop must be a compile-time constant");
+      explainNotConstant(diag, s->extents[0]);
+    }
     if (s->loopKind == LoopKind::Pipelined && !s->stages &&
         !llvm::any_of(s->args, [](const CallArg &a) { return a.keyword == "stages"; }))
       s->stages = 2; // paper default: double buffering
@@ -715,8 +728,9 @@ bool Sema::checkConvertible(Type from, DType to, const Expr *value, llvm::String
   }
   diags.error(value->getRange(), "cannot implicitly convert " + from.str() + " to " +
                                      dtypeName(to) + " for " + what)
-      .hint(toBool ? "compare explicitly: `" + operandText(value) + " != 0`"
-                   : "convert explicitly: " + dtypeName(to).str() + "(" + toSource(value) + ")");
+      .hint(!toBool ? "convert explicitly: " + dtypeName(to).str() + "(" + toSource(value) + ")"
+            : isa<IntLitExpr>(value) ? std::string("write true or false")
+                                     : "compare explicitly: `" + operandText(value) + " != 0`");
   return false;
 }
 

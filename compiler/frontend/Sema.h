@@ -40,8 +40,9 @@ std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
 // would bind to it; a placeholder when it is too long to quote.
 std::string operandText(const Expr *e);
 
-// The `auto` parameter without a value that keeps `e` from being a compile-time constant.
-const CompileParamDecl *unresolvedAutoParam(const Expr *e);
+// The first name that keeps `e` from being a compile-time constant: a run-time value or an
+// `auto` parameter the recommender has not chosen yet.
+const NameExpr *firstNonConstantName(const Expr *e);
 
 // A tile operand: a whole buffer, an origin-only point `A[i, j]`, or a sliced region.
 struct Region {
@@ -113,9 +114,10 @@ private:
   bool expectBool(Expr *e, Type t, llvm::StringRef what);
   std::optional<int64_t> expectConstInt(Expr *e, llvm::StringRef what);
   bool checkConvertible(Type from, DType to, const Expr *value, llvm::StringRef what);
-  // Adds a note to a "must be a compile-time constant" error when an `auto` parameter
-  // without a value is the reason.
-  void explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e);
+  // Completes a "must be a compile-time constant" error: a note at the run-time value or
+  // `auto` parameter that is the reason, and a hint (`fallbackHint` when nothing better).
+  void explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e,
+                          llvm::StringRef fallbackHint = "");
   void reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range);
 
   // Tile operators (SemaTileOps.cpp).

@@ -121,6 +121,9 @@ private:
 
 bool TileOpChecker::bind() {
   Signature sig = signatureOf(call->builtin);
+  auto paramList = [&](size_t n) {
+    return llvm::join(std::vector<std::string>(sig.params.begin(), sig.params.begin() + n), ", ");
+  };
   size_t position = 0;
   bool ok = true;
   for (CallArg &a : call->args) {
@@ -133,8 +136,7 @@ bool TileOpChecker::bind() {
         auto diag = diags.error(a.value->getRange(),
                                 op() + " takes " + std::to_string(sig.params.size()) +
                                     " positional argument" + (sig.params.size() == 1 ? "" : "s") +
-                                    ": " + op() + "(" +
-                                    llvm::join(std::vector<std::string>(sig.params.begin(), sig.params.end()), ", ") + ")");
+                                    ": " + op() + "(" + paramList(sig.params.size()) + ")");
         if (sig.keywords.empty())
           diag.hint(op() + " has no options");
         else
@@ -174,11 +176,7 @@ bool TileOpChecker::bind() {
                                  " and " + missing.back();
     diags.error(call->getRange(), op() + " is missing its " + list + " argument" +
                                       (missing.size() == 1 ? "" : "s"))
-        .hint("expected " + op() + "(" +
-              llvm::join(std::vector<std::string>(sig.params.begin(),
-                                                  sig.params.begin() + sig.required),
-                         ", ") +
-              ")");
+        .hint("expected " + op() + "(" + paramList(sig.required) + ")");
     ok = false;
   }
   return ok;
@@ -202,7 +200,9 @@ std::optional<ConstValue> TileOpChecker::option(llvm::StringRef name, Type::Kind
     return std::nullopt;
   }
   if (!e->constant) {
-    diags.error(e->getRange(), "'" + name + "' of " + op() + " must be a compile-time constant");
+    auto diag = diags.error(e->getRange(),
+                            "'" + name + "' of " + op() + " must be a compile-time constant");
+    sema.explainNotConstant(diag, e);
     return std::nullopt;
   }
   return e->constant;
@@ -581,7 +581,8 @@ void TileOpChecker::checkAnnotateLayout() {
     return;
   if (lambda->params.size() != buf->shape.rank()) {
     diags.error(lambda->getRange(), "the layout function takes " +
-                                        std::to_string(lambda->params.size()) + " indices but '" +
+                                        std::to_string(lambda->params.size()) +
+                                        (lambda->params.size() == 1 ? " index" : " indices") + " but '" +
                                         buf->getName() + "' has " +
                                         std::to_string(buf->shape.rank()) + " dimensions");
     return;
@@ -600,7 +601,8 @@ void TileOpChecker::checkAnnotateLayout() {
 void TileOpChecker::checkSwizzleBlocks() {
   auto panel = option("panel", Type::IntLiteral, ConstValue{int64_t(8)});
   if (panel && panel->getInt() <= 0)
-    diags.error(arg("panel")->getRange(), "swizzle_blocks panel must be positive");
+    diags.error(arg("panel")->getRange(), "swizzle_blocks panel must be positive, got " +
+                                              std::to_string(panel->getInt()));
   if (!sema.loops.empty() || sema.conditionalDepth)
     diags.error(call->getRange(), "swizzle_blocks reorders the whole grid and must be at the top "
                                   "level of the kernel body");
@@ -620,10 +622,17 @@ void TileOpChecker::checkBarrier() {
 
 void TileOpChecker::checkCallExtern() {
   Expr *name = arg("name");
-  Type nameType = sema.checkExpr(name, Sema::ExprContext::TileOperand);
-  if (!nameType.isError() && !isa<StringLitExpr>(name))
-    diags.error(name->getRange(), "call_extern's first argument must be the function name as a "
-                                  "string");
+  // `call_extern(my_fn, ...)`: a bare unknown name is the function name without quotes, not
+  // an undeclared variable.
+  auto *bare = dyn_cast<NameExpr>(name);
+  bool unquoted = bare && !sema.lookup(bare->name);
+  Type nameType = unquoted ? Type::error() : sema.checkExpr(name, Sema::ExprContext::TileOperand);
+  if (unquoted || (!nameType.isError() && !isa<StringLitExpr>(name))) {
+    auto diag = diags.error(name->getRange(), "call_extern's first argument must be the function "
+                                              "name as a string");
+    if (unquoted)
+      diag.hint("quote it: call_extern(\"" + bare->name + "\", ...)");
+  }
   for (Expr *e : extraArgs) {
     Type t = sema.checkExpr(e);
     if (!t.isError() && !t.isNumeric() && !t.isBool())

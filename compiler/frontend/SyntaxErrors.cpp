@@ -244,8 +244,10 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
       add("a dtype (f16, bf16, f32, ...)");
       continue;
     }
-    // `threads`, `grid` and `dtype` are alternatives of the `name` rule, not separate choices.
-    if (name && (lit == "'threads'" || lit == "'grid'" || lit == "'dtype'"))
+    // Where a name may stand, keywords that are also allowed there (`threads` and `grid` in
+    // the `name` rule, builtin and tile operator names as kernel and keyword-argument names)
+    // are variants of "a name", not separate choices worth listing.
+    if (name && isWordToken(type, vocab))
       continue;
     switch (type) {
     case TileLangParser::IDENT:

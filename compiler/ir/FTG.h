@@ -93,6 +93,7 @@ struct Node {
 class Graph {
 public:
   const KernelDecl *kernel = nullptr;
+  std::string sourceName; // the .tl file it came from
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<std::unique_ptr<Node>> body;
   int threads = 128;

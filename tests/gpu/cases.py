@@ -124,17 +124,18 @@ class BenchItem:
 # ---- The tables of issue 3 --------------------------------------------------------------------
 
 def _gemm_builds() -> list:
-    return [Build(f"gemm_{dt}", "gemm", {"dtype": dt}) for dt in ("f16", "bf16")]
+    # Square warp tiles (64x64 per warp with 4 warps) balance ldmatrix traffic between A and B.
+    return [Build(f"gemm_{dt}", "gemm", {"dtype": dt, "policy": "square"}) for dt in ("f16", "bf16")]
+
+
+def _attention_build_name(dim: int, causal: bool) -> str:
+    return f"fa_d{dim}" + ("_causal" if causal else "")
 
 
 def _attention_builds() -> list:
-    builds = []
-    for dim in (64, 128):
-        for causal in (False, True):
-            name = f"fa_d{dim}" + ("_causal" if causal else "")
-            builds.append(Build(name, "attention",
-                                {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower()}))
-    return builds
+    return [Build(_attention_build_name(dim, causal), "attention",
+                  {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower()})
+            for dim in (64, 128) for causal in (False, True)]
 
 
 def _rowwise_builds() -> list:
@@ -142,7 +143,7 @@ def _rowwise_builds() -> list:
             Build("rmsnorm_f16", "rmsnorm", {"dtype": "f16", "eps": "1e-6"})]
 
 
-# (label, M, N, K). 8192^3 is checked against a float32 reference: a float64 product of that
+# (label, M, N, K, reference precision). 8192^3 is checked against a float32 reference: a float64 product of that
 # size costs more than every other case together, and float32 is still far below tolerance.
 GEMM_CHECK_SHAPES = [("8192", 8192, 8192, 8192, "float32"),
                      ("4096", 4096, 4096, 4096, "float64"),
@@ -156,29 +157,25 @@ ATTENTION_CHECK_SHAPES = [(2, 8, 1000, 64), (8, 16, 1024, 128), (64, 64, 2048, 1
 ROWWISE_SHAPES = [(4096, 4096), (1000, 3000)]
 
 
-def _attention_build_name(dim: int, causal: bool) -> str:
-    return f"fa_d{dim}" + ("_causal" if causal else "")
-
-
 def _attention_shape(batch, heads, seq_len, dim) -> dict:
     return {"batch": batch, "seq_len": seq_len, "heads": heads, "dim": dim}
 
 
 def _check_cases() -> list:
-    cases = []
+    result = []
     for dt in ("f16", "bf16"):
         for label, m, n, k, ref in GEMM_CHECK_SHAPES:
-            cases.append(Case(f"gemm_{dt}_{label}", f"gemm_{dt}", {"M": m, "N": n, "K": k}, ref))
+            result.append(Case(f"gemm_{dt}_{label}", f"gemm_{dt}", {"M": m, "N": n, "K": k}, ref))
     for causal in (False, True):
         for b, h, s, d in ATTENTION_CHECK_SHAPES:
             build = _attention_build_name(d, causal)
-            cases.append(Case(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, d),
+            result.append(Case(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, d),
                               "float32"))
     for family in ("softmax", "rmsnorm"):
         for m, n in ROWWISE_SHAPES:
-            cases.append(Case(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n},
+            result.append(Case(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n},
                               "float32"))
-    return cases
+    return result
 
 
 # TileLang paper, appendix N: table 12 (FP16 matmul) and table 14 (FlashAttention).

@@ -155,6 +155,12 @@ class WorkerPool:
         return done, started
 
 
+def _first_error(log: str) -> str:
+    """The line of a compiler log that says what went wrong first."""
+    lines = log.strip().splitlines() or ["(no output)"]
+    return next((line for line in lines if re.search(r"\berror\b", line)), lines[-1])[:300]
+
+
 def _by_name(items, name):
     return next(i for i in items if i["name"] == name)
 
@@ -260,7 +266,7 @@ def main(argv) -> int:
     for name, result in builds.items():
         build = manifest.build(name)
         if not result.ok:
-            broken[name] = f"build failed: {result.log.strip().splitlines()[-1][:300]}"
+            broken[name] = f"build failed: {_first_error(result.log)} (build.log)"
             continue
         with open(manifest.cu_path(build)) as f:
             error = check_prototype(f.read(), build.spec)

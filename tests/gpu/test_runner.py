@@ -4,6 +4,7 @@ build commands, crash recovery of the worker pool, the plan, the report, the scr
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,26 @@ class Verdicts(unittest.TestCase):
                      stats(nan=3, diff_sq=3.0, ref_sq=2.0, max_abs=0.25)])
         self.assertEqual((c.numel, c.nan, c.diff_sq, c.ref_sq, c.max_abs),
                          (200, 3, 4.0, 4.0, 0.5))
+
+
+class JsonSafety(unittest.TestCase):
+    def test_non_finite_floats_become_null(self):
+        from metrics import json_safe
+        value = {"rel": math.nan, "list": [1.0, math.inf, {"x": -math.inf}], "ok": 2, "s": "n"}
+        self.assertEqual(json.dumps(json_safe(value), allow_nan=False),
+                         '{"rel": null, "list": [1.0, null, {"x": null}], "ok": 2, "s": "n"}')
+
+    def test_a_saved_run_renders(self):
+        run = json.loads(json.dumps(json_safe_run()))
+        self.assertIn("| wrong |", report.markdown(run))
+
+
+def json_safe_run():
+    from metrics import json_safe
+    return json_safe({"device": "d", "date": "2026-01-01", "items": [
+        {"family": "softmax", "shape": {"M": 1, "N": 2}, "dtype": "f16", "causal": False,
+         "impls": {"ours": {"status": "wrong", "rel_err": math.nan}, "torch": {"status": "ok",
+                                                                              "gbps": 1.0}}}]})
 
 
 class BuildCommands(unittest.TestCase):
@@ -259,6 +280,28 @@ class Scripts(unittest.TestCase):
         out = self.dry_run(os.path.join(ROOT, "bench", "bench.py"), "--skip-triton")
         self.assertIn("bench gemm_f16_8192x28672x8192: {'M': 8192, 'N': 28672, 'K': 8192} "
                       "ours vs cublas\n", out)
+
+    @unittest.skipUnless(shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"),
+                         "no nvcc")
+    def test_a_build_that_fails_fails_its_cases_with_the_compiler_error(self):
+        bundle = os.path.join(self.tmp.name, "broken")
+        shutil.copytree(self.bundle, bundle)
+        with open(os.path.join(bundle, "gemm_bf16.cu"), "a") as f:
+            f.write("\nthis is not C++;\n")
+        out = os.path.join(self.tmp.name, "out")
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), bundle, "--out", out,
+                               "--only", "bf16", "--nvcc", nvcc], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        with open(os.path.join(out, "results.json")) as f:
+            results = json.load(f)
+        self.assertEqual(len(results["cases"]), 5)
+        for rec in results["cases"] + results["contract"]:
+            self.assertFalse(rec["passed"])
+            self.assertRegex(rec["reason"], r"^build failed: .*error.*\(build\.log\)$")
+        self.assertEqual(results["summary"], {"passed": 0, "failed": 6, "skipped": 0})
+        with open(os.path.join(out, "build.log")) as f:
+            self.assertIn("==== gemm_bf16: FAILED", f.read())
 
     def test_bad_bundle_is_a_usage_error(self):
         proc = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), self.tmp.name],

@@ -1,0 +1,95 @@
+// Inlining of the device library for self-contained output (header-only libraries, tlc -c).
+#include "codegen/CudaEmitter.h"
+#include "codegen/EmbeddedSources.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <regex>
+
+namespace tlc::codegen {
+
+namespace {
+
+const EmbeddedFile *findFile(llvm::StringRef path) {
+  for (size_t i = 0; i < kNumEmbeddedFiles; ++i)
+    if (path == kEmbeddedFiles[i].path)
+      return &kEmbeddedFiles[i];
+  return nullptr;
+}
+
+// Library headers a piece of generated code calls into, by the names it uses.
+std::vector<std::string> directNeeds(const std::string &code) {
+  static const std::pair<const char *, const char *> uses[] = {
+      {"tl::gemm_", "stdlib/tl/gemm.h"},         {"tl::swizzle_blocks", "stdlib/tl/gemm.h"},
+      {"tl::cp_async", "stdlib/tl/cp_async.h"},  {"tl::copy_vec", "stdlib/tl/memory.h"},
+      {"Op::", "stdlib/tl/reduce.h"},            {"tl::detail::warp_combine", "stdlib/tl/reduce.h"},
+      {"tl::atomic_add", "stdlib/tl/atomic.h"},  {"tl::convert", "stdlib/tl/dtypes.h"},
+      {"tl::inf", "stdlib/tl/math.h"},           {"tl::exp", "stdlib/tl/math.h"},
+      {"tl::log", "stdlib/tl/math.h"},           {"tl::sqrt", "stdlib/tl/math.h"},
+      {"tl::rsqrt", "stdlib/tl/math.h"},         {"tl::tanh", "stdlib/tl/math.h"},
+      {"tl::sigmoid", "stdlib/tl/math.h"},       {"tl::max", "stdlib/tl/math.h"},
+      {"tl::min", "stdlib/tl/math.h"},           {"tl::abs", "stdlib/tl/math.h"},
+      {"tl::ceildiv", "stdlib/tl/common.h"},     {"tl::f16", "stdlib/tl/common.h"},
+      {"tlc::", "runtime/tlc/runtime.h"},
+  };
+  std::vector<std::string> out;
+  for (const auto &[needle, file] : uses)
+    if (code.find(needle) != std::string::npos)
+      out.push_back(file);
+  return out;
+}
+
+std::string guardName(llvm::StringRef path) {
+  std::string g = "TLC_INLINED_";
+  for (char c : path)
+    g += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
+  return g;
+}
+
+class Inliner {
+public:
+  // Emits `path` after the library headers it includes, each once.
+  void add(const std::string &path) {
+    if (!done.insert(path).second)
+      return;
+    const EmbeddedFile *f = findFile(path);
+    if (!f)
+      return;
+    static const std::regex include(R"(^\s*#\s*include\s+"([^"]+)\"\s*$)");
+    std::string body;
+    llvm::StringRef text(f->text);
+    llvm::StringRef dir = llvm::StringRef(path).rsplit('/').first;
+    while (!text.empty()) {
+      auto [line, rest] = text.split('\n');
+      text = rest;
+      std::smatch m;
+      std::string l = line.str();
+      if (std::regex_match(l, m, include)) {
+        add((dir + "/" + m[1].str()).str());
+        continue;
+      }
+      if (llvm::StringRef(l).trim() == "#pragma once")
+        continue;
+      body += l + "\n";
+    }
+    std::string guard = guardName(path);
+    out += "// ---- " + path + " (inlined by tlc)\n#ifndef " + guard + "\n#define " + guard + "\n" +
+           body + "#endif  // " + guard + "\n\n";
+  }
+  std::string out;
+
+private:
+  llvm::StringSet<> done;
+};
+
+} // namespace
+
+std::string inlineLibrary(const std::string &code) {
+  Inliner inliner;
+  for (const std::string &file : directNeeds(code))
+    inliner.add(file);
+  return inliner.out;
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,88 @@
+#include "driver/DeviceCompiler.h"
+
+#include "driver/Compilation.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+namespace tlc::driver {
+
+namespace {
+
+std::string findNvcc(const std::string &requested) {
+  if (!requested.empty())
+    return requested;
+  if (const char *home = std::getenv("CUDA_HOME")) {
+    llvm::SmallString<256> p(home);
+    llvm::sys::path::append(p, "bin", "nvcc");
+    if (llvm::sys::fs::can_execute(p))
+      return std::string(p);
+  }
+  if (auto onPath = llvm::sys::findProgramByName("nvcc"))
+    return *onPath;
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    return "/usr/local/cuda/bin/nvcc";
+  return "";
+}
+
+// Removes a temporary file when it goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+} // namespace
+
+int compileWithNvcc(const std::string &source, const std::string &target,
+                    const std::string &output, const std::string &requested) {
+  auto error = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "tlc") << msg << "\n";
+  };
+  std::string nvcc = findNvcc(requested);
+  if (nvcc.empty() || !llvm::sys::fs::can_execute(nvcc)) {
+    error(requested.empty() ? "cannot find nvcc: set CUDA_HOME, put nvcc on PATH, or pass --nvcc"
+                            : "--nvcc " + requested + " is not an executable");
+    return kUsageError;
+  }
+  TempFile cu, log;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("tlc", "cu", fd, cu.path) ||
+      llvm::sys::fs::createTemporaryFile("tlc-nvcc", "log", log.path)) {
+    error("cannot create a temporary file for nvcc");
+    return kUsageError;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << source;
+  }
+  std::string arch = "-arch=" + target;
+  std::vector<llvm::StringRef> args = {nvcc, "-std=c++17", "-O3", arch, "-x", "cu",
+                                       "-c", cu.path.str(), "-o", output};
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(log.path),
+                                                 llvm::StringRef(log.path)};
+  std::string errMsg;
+  int rc = llvm::sys::ExecuteAndWait(nvcc, args, llvm::None, redirects, 0, 0, &errMsg);
+  if (auto text = llvm::MemoryBuffer::getFile(log.path))
+    llvm::errs() << (*text)->getBuffer();
+  if (rc < 0) {
+    error("cannot run " + nvcc + ": " + errMsg);
+    return kUsageError;
+  }
+  if (rc != 0) {
+    error("nvcc failed (exit code " + std::to_string(rc) + ") compiling the generated code");
+    return kInputError;
+  }
+  return kSuccess;
+}
+
+} // namespace tlc::driver
