@@ -158,7 +158,9 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
          !multipleOf(o->region.origins.empty() ? nullptr : o->region.origins.back(), vec)))
       vec = 1;
   }
-  if (cols % vec != 0 || atomic)
+  // A local buffer is per thread: every thread copies the whole region into (or out of) its own.
+  bool perThread = src.buffer->scope == Scope::Local || dst.buffer->scope == Scope::Local;
+  if (cols % vec != 0 || atomic || perThread)
     vec = 1;
   bool cpAsync = n.instr == CopyInstr::CpAsync16 && vec > 1;
   DType dt = dst.buffer->dtype;
@@ -166,8 +168,11 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
   auto body = [&](int v) {
     std::string c = fresh("c");
     w.line("#pragma unroll 4");
-    w.open("for (int " + c + " = tid; " + c + " < " + std::to_string(total / v) + "; " + c + " += " +
-           std::to_string(e.g.threads) + ")");
+    if (perThread)
+      w.open("for (int " + c + " = 0; " + c + " < " + std::to_string(total) + "; ++" + c + ")");
+    else
+      w.open("for (int " + c + " = tid; " + c + " < " + std::to_string(total / v) + "; " + c + " += " +
+             std::to_string(e.g.threads) + ")");
     // Tile coordinates from the flat chunk index, innermost first.
     std::vector<std::string> coords(T.size());
     std::string rest = c;

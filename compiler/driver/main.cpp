@@ -95,7 +95,7 @@ int run(int argc, char **argv) {
   } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    app.exit(e);
+    usageError(std::string(e.what()) + "\n(run tlc --help for usage)");
     return kUsageError;
   }
   opts.commandLine = "tlc";
@@ -146,10 +146,13 @@ int run(int argc, char **argv) {
     }
   }
 
+  // Text goes to a buffer and reaches the output only when the whole run succeeded.
+  std::string text;
+  llvm::raw_string_ostream textStream(text);
   tlc::driver::Compilation compilation(opts, defines);
   int status = kSuccess;
   for (const std::string &input : opts.inputs)
-    status = std::max(status, compilation.addFile(input, out ? *out : llvm::nulls()));
+    status = std::max(status, compilation.addFile(input, textStream));
   if (status == kSuccess || status == kInputError) {
     for (const tlc::Define &d : defines) {
       if (d.used)
@@ -160,8 +163,17 @@ int run(int argc, char **argv) {
       status = kUsageError;
     }
   }
-  if (status != kSuccess || !compilation.needsCodegen())
+  if (status != kSuccess) {
+    // A token dump is a debugging aid: it is shown even for input with lexical errors.
+    if (status == kInputError && opts.emit == "tokens" && out)
+      *out << textStream.str();
     return status;
+  }
+  if (!compilation.needsCodegen()) {
+    if (out)
+      *out << textStream.str();
+    return status;
+  }
 
   tlc::codegen::EmitOptions emit;
   emit.target = opts.target;

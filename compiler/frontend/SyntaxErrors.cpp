@@ -159,10 +159,12 @@ const char *closerOf(const std::string &opener) {
 
 bool isCloser(const std::string &text) { return text == ")" || text == "]" || text == "}"; }
 
-// Dtype and type keywords legitimately precede '=' (`dt: dtype = f16`); any other keyword
-// before an assignment is a reserved word used as a name.
-bool isTypeKeyword(const std::string &text) {
-  return text == "int" || text == "float" || text == "dtype" || parseDType(text).has_value();
+// Keywords that may legitimately precede '=': types (`dt: dtype = f16`) and the keywords
+// that are also names (`threads = 128`). Any other keyword before an assignment is a
+// reserved word used as a name.
+bool mayPrecedeAssignment(const std::string &text) {
+  return text == "int" || text == "float" || text == "dtype" || text == "threads" ||
+         text == "grid" || parseDType(text).has_value();
 }
 
 } // namespace
@@ -299,7 +301,7 @@ bool SyntaxErrorStrategy::reportReservedName(antlr4::Parser *parser, antlr4::Tok
     return false;
   antlr4::Token *previous = previousVisible(parser, offending);
   if (!previous || !isWordToken(previous->getType(), parser->getVocabulary()) ||
-      isTypeKeyword(previous->getText()))
+      mayPrecedeAssignment(previous->getText()))
     return false;
   diags.error(source.rangeOf(previous), "'" + previous->getText() +
                                             "' is a reserved word of TileLang and cannot be "

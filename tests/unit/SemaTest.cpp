@@ -624,7 +624,7 @@ TEST_CASE("other tile operators", "[sema][tileops]") {
   rejects("fill(C_f, true);", "true", "cannot implicitly convert bool to f32 for fill's value");
   rejects("fill(C_f[0, 0], 1.0);", "C_f[", "fill needs a whole buffer or a sliced region, not an origin");
   rejects("atomic_add(L_l, R_f);", "L_l", "atomic_add's destination must be global or shared memory, but 'L_l' is local");
-  rejects("annotate_layout(A_s, (i) => [i]);", "(i)", "the layout function takes 1 indices but 'A_s' has 2 dimensions");
+  rejects("annotate_layout(A_s, (i) => [i]);", "(i)", "the layout function takes 1 index but 'A_s' has 2 dimensions");
   rejects("annotate_layout(A_s, 3);", "3)", "annotate_layout's layout must be a layout function");
   rejects("barrier_arrive(0);", "0)", "barrier id must be between 1 and 15, got 0");
   rejects("for k in serial(2) { swizzle_blocks(4); }", "swizzle_blocks",
