@@ -167,12 +167,22 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
 
   auto body = [&](int v) {
     std::string c = fresh("c");
-    w.line("#pragma unroll 4");
-    if (perThread)
+    int64_t chunks = total / v, threads = e.g.threads;
+    if (perThread) {
+      w.line("#pragma unroll 4");
       w.open("for (int " + c + " = 0; " + c + " < " + std::to_string(total) + "; ++" + c + ")");
-    else
-      w.open("for (int " + c + " = tid; " + c + " < " + std::to_string(total / v) + "; " + c + " += " +
-             std::to_string(e.g.threads) + ")");
+    } else if (chunks % threads == 0) {
+      // A fixed trip count unrolls fully: every address becomes tid-based plus constants.
+      std::string it = fresh("it");
+      // Long scalar paths unroll partially: full unrolling would spill registers.
+      w.line(chunks / threads <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+      w.open("for (int " + it + " = 0; " + it + " < " + std::to_string(chunks / threads) + "; ++" + it + ")");
+      w.line("const int " + c + " = tid + " + it + " * " + std::to_string(threads) + ";");
+    } else {
+      w.line("#pragma unroll 4");
+      w.open("for (int " + c + " = tid; " + c + " < " + std::to_string(chunks) + "; " + c + " += " +
+             std::to_string(threads) + ")");
+    }
     // Tile coordinates from the flat chunk index, innermost first.
     std::vector<std::string> coords(T.size());
     std::string rest = c;

@@ -10,6 +10,10 @@
 // wc*WTN + ni*8 + 2*(lane%4) + e%2], NT = N / WN / 8 (compiler/ir/TileLayout.h).
 // Shared tiles: A is [M][K] ([K][M] when TransA), B is [K][N] ([N][K] when TransB), each
 // laid out by tl::SwizzledLayout.
+//
+// Addressing is the hot path at mma.sync rates: each operand computes its lane's row base and
+// swizzle key once, and a k16 step then costs one add and one xor per ldmatrix. This works
+// because the key depends only on row % 8 and a k16 step moves by two 16-byte chunks.
 #pragma once
 
 #include "common.h"
@@ -35,56 +39,97 @@ TL_DEVICE void mma_16816(Acc* c, const std::uint32_t (&a)[4], const std::uint32_
   m16n8k16::mma_raw<T>(d, a, b, d);
 }
 
-// B fragments of two adjacent n8 tiles (columns n0..n0+15) for k16 step kk.
-template <int K, int N, bool TransB, class T>
-TL_DEVICE void load_b_pair(const T* B, int kk, int n0, int lane, std::uint32_t (&b0)[2],
-                           std::uint32_t (&b1)[2]) {
-  std::uint32_t r[4];
-  int q = lane / 8;
-  if constexpr (!TransB) {
-    using L = SwizzledLayout<K, N, 16>;
-    int k = kk * 16 + (q % 2) * 8 + lane % 8, n = n0 + (q / 2) * 8;
-    ldmatrix<4, true>(r, B + L::offset(k, n));
-  } else {
-    using L = SwizzledLayout<N, K, 16>;
-    int n = n0 + (q / 2) * 8 + lane % 8, k = kk * 16 + (q % 2) * 8;
-    ldmatrix<4, false>(r, B + L::offset(n, k));
-  }
-  b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
-}
+// The A operand of one warp: MT m16 tiles, ldmatrix.x4 per (mi, k16 step).
+template <int M, int K, int MT, bool TransA, class T>
+struct OperandA {
+  int base;     // element offset of this lane's row for mi = 0, kk = 0
+  int xorKey;   // chunk xor term (see below)
+  int colOff[MT];
 
-// The B fragment of one n8 tile (a warp tile only 8 columns wide).
-template <int K, int N, bool TransB, class T>
-TL_DEVICE void load_b_single(const T* B, int kk, int n0, int lane, std::uint32_t (&b)[2]) {
-  int q = (lane / 8) % 2;  // lanes 16..31 repeat 0..15: ldmatrix.x2 ignores their addresses
-  if constexpr (!TransB) {
-    using L = SwizzledLayout<K, N, 16>;
-    ldmatrix<2, true>(b, B + L::offset(kk * 16 + q * 8 + lane % 8, n0));
-  } else {
-    using L = SwizzledLayout<N, K, 16>;
-    ldmatrix<2, false>(b, B + L::offset(n0 + lane % 8, kk * 16 + q * 8));
+  TL_DEVICE OperandA(int lane, int row0) {
+    int q = lane / 8;
+    if constexpr (!TransA) {  // [M][K]: rows fixed, chunk = 2*kk + q/2
+      using L = SwizzledLayout<M, K, 16>;
+      int row = row0 + (q % 2) * 8 + lane % 8;
+      base = row * K;
+      xorKey = (q / 2) ^ L::key(row);
+    } else {  // [K][M]: rows advance with kk, chunk = row0/8 + 2*mi + q%2
+      using L = SwizzledLayout<K, M, 16>;
+      int krow = (q / 2) * 8 + lane % 8;
+      base = krow * M;
+      xorKey = (q % 2) ^ L::key(krow);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) colOff[mi] = ((row0 / 8 + 2 * mi) ^ xorKey) * 8;
+    }
   }
-}
 
-// C tiles (mi, ni..ni+1) += A[mi] * B for one k16 step; a lone last n8 tile when NT is odd.
-template <int K, int N, bool TransB, int MT, int NT, class T, class Acc>
-TL_DEVICE void mma_row_of_tiles(const T* B, int kk, int col0, int lane,
-                                const std::uint32_t (&a)[MT][4], Acc* C) {
+  TL_DEVICE void load(const T* A, int kk, int mi, std::uint32_t (&a)[4]) const {
+    if constexpr (!TransA)
+      ldmatrix<4, false>(a, A + base + mi * 16 * K + (((2 * kk) ^ xorKey) * 8));
+    else
+      ldmatrix<4, true>(a, A + base + kk * 16 * M + colOff[mi]);
+  }
+};
+
+// The B operand of one warp: NT n8 tiles loaded in pairs by ldmatrix.x4 (x2 for a lone last
+// tile when NT is odd).
+template <int N, int K, int NT, bool TransB, class T>
+struct OperandB {
+  static constexpr int kPairs = (NT + 1) / 2;
+  int base[kPairs];
+  int xorKey;
+  int colOff[kPairs];
+
+  TL_DEVICE OperandB(int lane, int col0) {
+    int q = lane / 8;
+    if constexpr (!TransB) {  // [K][N], ldmatrix.trans: rows = k, chunk = col0/8 + 2p + q/2
+      using L = SwizzledLayout<K, N, 16>;
+      int krow = (q % 2) * 8 + lane % 8;
+      int key = L::key(krow);
 #pragma unroll
-  for (int ni = 0; ni < NT; ni += 2) {
-    if (ni + 1 < NT) {
-      std::uint32_t b0[2], b1[2];
-      load_b_pair<K, N, TransB>(B, kk, col0 + ni * 8, lane, b0, b1);
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {
-        mma_16816<T>(&C[(mi * NT + ni) * 4], a[mi], b0);
-        mma_16816<T>(&C[(mi * NT + ni + 1) * 4], a[mi], b1);
+      for (int p = 0; p < kPairs; ++p) {
+        base[p] = krow * N;
+        int chunk = col0 / 8 + 2 * p + (2 * p + 1 < NT ? q / 2 : 0);
+        colOff[p] = (chunk ^ key) * 8;
       }
-    } else {
-      std::uint32_t b0[2];
-      load_b_single<K, N, TransB>(B, kk, col0 + ni * 8, lane, b0);
+      xorKey = 0;
+    } else {  // [N][K]: rows = n, chunk = 2*kk + q%2
+      using L = SwizzledLayout<N, K, 16>;
 #pragma unroll
-      for (int mi = 0; mi < MT; ++mi) mma_16816<T>(&C[(mi * NT + ni) * 4], a[mi], b0);
+      for (int p = 0; p < kPairs; ++p) {
+        int nrow = col0 + 16 * p + (2 * p + 1 < NT ? (q / 2) * 8 : 0) + lane % 8;
+        base[p] = nrow * K;
+        colOff[p] = 0;
+      }
+      xorKey = (q % 2) ^ L::key(lane % 8);
+    }
+  }
+
+  // B fragments of n8 tiles 2p and 2p + 1 (b1 untouched when 2p + 1 == NT).
+  TL_DEVICE void load(const T* B, int kk, int p, std::uint32_t (&b0)[2], std::uint32_t (&b1)[2]) const {
+    const T* addr = !TransB ? B + base[p] + kk * 16 * N + colOff[p]
+                            : B + base[p] + (((2 * kk) ^ xorKey) * 8);
+    if (2 * p + 1 < NT) {
+      std::uint32_t r[4];
+      ldmatrix<4, !TransB>(r, addr);
+      b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
+    } else {
+      ldmatrix<2, !TransB>(b0, addr);
+    }
+  }
+};
+
+// C tiles of one k16 step: every (mi, ni) pair.
+template <int MT, int NT, class T, class Acc, class LoadB>
+TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc* C) {
+#pragma unroll
+  for (int p = 0; p < (NT + 1) / 2; ++p) {
+    std::uint32_t b0[2], b1[2];
+    loadB(p, b0, b1);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      mma_16816<T>(&C[(mi * NT + 2 * p) * 4], a[mi], b0);
+      if (2 * p + 1 < NT) mma_16816<T>(&C[(mi * NT + 2 * p + 1) * 4], a[mi], b1);
     }
   }
 }
@@ -99,24 +144,16 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
   static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % 16 == 0, "tl::gemm_ss: tile shape");
   static_assert(R == MT * NT * 4, "tl::gemm_ss: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int row0 = (warp / WN) * WTM, col0 = (warp % WN) * WTN;
+  const detail::OperandA<M, K, MT, TransA, T> opA(lane, (warp / WN) * WTM);
+  const detail::OperandB<N, K, NT, TransB, T> opB(lane, (warp % WN) * WTN);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     std::uint32_t a[MT][4];
 #pragma unroll
-    for (int mi = 0; mi < MT; ++mi) {
-      int q = lane / 8;
-      if constexpr (!TransA) {
-        using L = SwizzledLayout<M, K, 16>;
-        int m = row0 + mi * 16 + (q % 2) * 8 + lane % 8, k = kk * 16 + (q / 2) * 8;
-        ldmatrix<4, false>(a[mi], A + L::offset(m, k));
-      } else {
-        using L = SwizzledLayout<K, M, 16>;
-        int k = kk * 16 + (q / 2) * 8 + lane % 8, m = row0 + mi * 16 + (q % 2) * 8;
-        ldmatrix<4, true>(a[mi], A + L::offset(k, m));
-      }
-    }
-    detail::mma_row_of_tiles<K, N, TransB, MT, NT, T>(B, kk, col0, lane, a, C);
+    for (int mi = 0; mi < MT; ++mi) opA.load(A, kk, mi, a[mi]);
+    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
+      opB.load(B, kk, p, b0, b1);
+    }, C);
   }
 }
 
@@ -130,7 +167,7 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
   static_assert(RA == MT * KT8 * 4, "tl::gemm_rs: A fragment size does not match");
   static_assert(R == MT * NT * 4, "tl::gemm_rs: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int col0 = (warp % WN) * WTN;
+  const detail::OperandB<N, K, NT, TransB, T> opB(lane, (warp % WN) * WTN);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     std::uint32_t a[MT][4];
@@ -142,7 +179,9 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
       a[mi][2] = detail::pack2(hi[0], hi[1]);
       a[mi][3] = detail::pack2(hi[2], hi[3]);
     }
-    detail::mma_row_of_tiles<K, N, TransB, MT, NT, T>(B, kk, col0, lane, a, C);
+    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
+      opB.load(B, kk, p, b0, b1);
+    }, C);
   }
 }
 

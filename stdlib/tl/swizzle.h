@@ -33,6 +33,10 @@ struct SwizzledLayout {
   static constexpr int kShift = kChunks >= 8 ? 0 : kChunks == 4 ? 1 : 2;
   static constexpr int kSize = Rows * Cols;
 
+  // The XOR key of a row. It depends only on row % 8 (shift <= 2, mask <= 7), which is what
+  // lets tl::gemm hoist address arithmetic out of its k loop.
+  TL_HOST_DEVICE static constexpr int key(int row) { return (row >> kShift) & kMask; }
+
   TL_HOST_DEVICE static constexpr int offset(int row, int col) {
     if constexpr (kMask == 0) {
       return row * Cols + col;
