@@ -40,22 +40,18 @@ public:
         n.copyVector = f->fragment ? (f->fragment->kind == FragmentLayout::Blocked ? f->fragment->vec
                                       : f->fragment->kind == FragmentLayout::MmaC ? 2 : 1)
                                    : 1;
-      } else if (from == Scope::Global && to == Scope::Shared &&
+      } else if (((from == Scope::Global && to == Scope::Shared) ||
+                  (from == Scope::Shared && to == Scope::Global)) &&
                  n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
-        // 16-byte cp.async where the tile's rows are whole 16-byte chunks; the launcher
-        // falls back to the scalar instantiation when the tensor's rows are not aligned.
-        int64_t cols = n.outputs[0].buffer->shared ? n.outputs[0].buffer->shared->cols : 0;
-        n.copyVector = 128 / bits;
-        n.instr = cols % n.copyVector == 0 ? CopyInstr::CpAsync16 : CopyInstr::Scalar;
-        if (n.instr == CopyInstr::Scalar)
-          n.copyVector = 1;
-      } else if (from == Scope::Shared && to == Scope::Global &&
-                 n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
-        int64_t cols = n.inputs[0].buffer->shared ? n.inputs[0].buffer->shared->cols : 0;
-        n.copyVector = 128 / bits;
-        n.instr = cols % n.copyVector == 0 ? CopyInstr::Vector : CopyInstr::Scalar;
-        if (n.instr == CopyInstr::Scalar)
-          n.copyVector = 1;
+        // 16-byte accesses where the shared tile's rows are whole 16-byte chunks: cp.async into
+        // shared memory, 128-bit loads and stores out of it. The launcher falls back to the
+        // scalar instantiation when a tensor's rows are not 16-byte aligned.
+        const ftg::Buffer *tile = to == Scope::Shared ? n.outputs[0].buffer : n.inputs[0].buffer;
+        int64_t cols = tile->shared ? tile->shared->cols : 0;
+        bool whole = cols % (128 / bits) == 0;
+        n.copyVector = whole ? 128 / bits : 1;
+        n.instr = !whole ? CopyInstr::Scalar
+                 : to == Scope::Shared ? CopyInstr::CpAsync16 : CopyInstr::Vector;
       } else {
         n.instr = CopyInstr::Scalar;
         n.copyVector = 1;
