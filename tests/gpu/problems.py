@@ -2,9 +2,10 @@
 
 One class per family of cases.KERNELS. Tensor layouts follow the samples: GEMM A [M, K],
 B [K, N], C [M, N] (row-major); attention Q/K/V/O [batch, seq_len, heads, dim]; softmax and
-RMSNorm X/Y [M, N] (RMSNorm's weight W [N]). References are computed on the GPU in float32 or
-float64 from the very same low-precision inputs, so they measure the kernel's error and not the
-rounding of the inputs.
+RMSNorm X/Y [M, N] (RMSNorm's weight W [N]); the test kernels of tests/gpu/ops/ describe theirs
+in their header comments. References are computed on the GPU in float32 or float64 from the
+very same low-precision inputs, so they measure the kernel's error and not the rounding of the
+inputs.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 
 import torch
 
-from cases import Build
+from cases import REDUCE_OPS, Build
 
 TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 REFERENCE_DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -37,15 +38,18 @@ def parse_bool(text: str) -> bool:
 class Problem:
     """Base: the knobs of one build and what every family shares."""
     bound = "compute"   # "compute": report TFLOP/s; "memory": report GB/s
+    # True for kernels that atomic_add into their outputs: those must start at zero before
+    # every launch (see launcher()), so they cannot carry the NaN poison into the call.
+    accumulates = False
 
     def __init__(self, build: Build):
         self.build = build
         self.spec = build.spec
         self.dtype = TORCH_DTYPES[build.defines["dtype"]]
 
-    @property
-    def element_bytes(self) -> int:
-        return torch.empty((), dtype=self.dtype).element_size()
+    def tensor_dtype(self, name: str) -> torch.dtype:
+        """The element type of tensor `name`: the build's dtype unless the family says else."""
+        return self.dtype
 
     def tensor_shapes(self, shape: dict) -> dict:
         raise NotImplementedError
@@ -58,16 +62,33 @@ class Problem:
     def outputs(self, shape: dict, device: str = "cuda") -> dict:
         """Outputs filled with NaN: an element still NaN after the call was never written."""
         shapes = self.tensor_shapes(shape)
-        return {p.name: torch.full(shapes[p.name], math.nan, dtype=self.dtype, device=device)
+        return {p.name: torch.full(shapes[p.name], math.nan, dtype=self.tensor_dtype(p.name),
+                                   device=device)
                 for p in self.spec.tensors if p.role == "out"}
 
+    def launcher(self, call, outputs: dict):
+        """`call` (the bound C entry point, returning its status code) as every launch of a
+        case must go through it: accumulating kernels get their outputs zeroed first, since
+        the runner calls a kernel several times on the same outputs (the check, the timing,
+        the check again). The launcher-contract checks call the entry point directly: their
+        outputs must keep the NaN poison that shows a launch."""
+        if not self.accumulates:
+            return call
+        tensors = list(outputs.values())
+
+        def zero_then_call() -> int:
+            for t in tensors:
+                t.zero_()
+            return call()
+        return zero_then_call
+
     # Inputs are drawn in float32 (every backend has that) on the generator's device (the GPU,
-    # or the CPU in unit tests), then rounded to the kernel's dtype.
+    # or the CPU in unit tests), then rounded to the tensor's dtype.
     def _random(self, name: str, shape: tuple, gen: torch.Generator) -> torch.Tensor:
-        return torch.randn(shape, generator=gen, device=gen.device).to(self.dtype)
+        return torch.randn(shape, generator=gen, device=gen.device).to(self.tensor_dtype(name))
 
     def scalars(self, shape: dict) -> list:
-        """Values of the kernel's run-time scalar parameters (none in the samples)."""
+        """Values of the kernel's run-time scalar parameters, in parameter order."""
         return []
 
     def reference(self, inputs: dict, shape: dict, precision: str) -> dict:
@@ -79,17 +100,25 @@ class Problem:
     def min_bytes(self, shape: dict) -> float:
         """Each input read once, each output written once."""
         shapes = self.tensor_shapes(shape)
-        return float(sum(math.prod(s) for s in shapes.values()) * self.element_bytes)
+        return float(sum(math.prod(s) * torch.empty((), dtype=self.tensor_dtype(name))
+                         .element_size() for name, s in shapes.items()))
 
 
 class GemmProblem(Problem):
+    """C = op(A) @ op(B); samples/gemm.tl is the NN case, tests/gpu/ops/gemm_{nt,tn,tt}.tl
+    store A as [K, M] (transpose_A) and/or B as [N, K] (transpose_B)."""
+    transpose_a = False
+    transpose_b = False
+
     def tensor_shapes(self, shape):
         m, n, k = shape["M"], shape["N"], shape["K"]
-        return {"A": (m, k), "B": (k, n), "C": (m, n)}
+        return {"A": (k, m) if self.transpose_a else (m, k),
+                "B": (n, k) if self.transpose_b else (k, n), "C": (m, n)}
 
     def reference(self, inputs, shape, precision):
         ref = REFERENCE_DTYPES[precision]
-        return {"C": inputs["A"].to(ref) @ inputs["B"].to(ref)}
+        a, b = inputs["A"].to(ref), inputs["B"].to(ref)
+        return {"C": (a.T if self.transpose_a else a) @ (b.T if self.transpose_b else b)}
 
     def flops(self, shape):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
@@ -173,8 +202,296 @@ class RmsNormProblem(Problem):
         return 4.0 * shape["M"] * shape["N"]
 
 
+class MlaDecodeProblem(Problem):
+    """samples/flash_mla_decode.tl: one query token per sequence, a latent KV cache that is its
+    own value matrix, query head h reading KV head h / (heads / kv_heads)."""
+
+    def tensor_shapes(self, shape):
+        b, h, s, g = shape["batch"], shape["heads"], shape["seqlen_kv"], shape["kv_heads"]
+        d, p = shape["dim"], shape["pe_dim"]
+        return {"Q": (b, h, d), "Q_pe": (b, h, p), "KV": (b, s, g, d), "K_pe": (b, s, g, p),
+                "O": (b, h, d)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q, q_pe, kv, k_pe = (inputs[n].to(ref) for n in ("Q", "Q_pe", "KV", "K_pe"))
+        batch, heads, dim = q.shape
+        kv_heads, pe_dim = kv.shape[2], q_pe.shape[2]
+        group = heads // kv_heads
+        scale = 1.0 / math.sqrt(dim + pe_dim)
+        out = torch.empty(q.shape, dtype=ref, device=q.device)
+        for b in range(batch):
+            for g in range(kv_heads):
+                rows = slice(g * group, (g + 1) * group)
+                keys, keys_pe = kv[b, :, g, :], k_pe[b, :, g, :]
+                scores = (q[b, rows] @ keys.T + q_pe[b, rows] @ keys_pe.T) * scale
+                out[b, rows] = torch.softmax(scores, dim=-1) @ keys
+        return {"O": out}
+
+    def flops(self, shape):
+        b, h, s = shape["batch"], shape["heads"], shape["seqlen_kv"]
+        return 2.0 * b * h * s * (2 * shape["dim"] + shape["pe_dim"])
+
+
+class DequantW4A16Problem(Problem):
+    """samples/dequant_gemm_w4a16.tl: C = A @ W^T, W[n, c] = int4 nibble c of row n of B (low
+    nibble first, two's complement) times Scales[n, c / group_size]."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.group_size = int(build.defines["group_size"])
+
+    def tensor_shapes(self, shape):
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        if k % 2 or k % self.group_size:
+            raise ValueError(f"K = {k} must be even and a multiple of group_size "
+                             f"{self.group_size}")
+        return {"A": (m, k), "B": (n, k // 2), "Scales": (n, k // self.group_size), "C": (m, n)}
+
+    def tensor_dtype(self, name):
+        return torch.uint8 if name == "B" else self.dtype
+
+    def _random(self, name, shape, gen):
+        if name == "B":
+            return torch.randint(0, 256, shape, generator=gen, device=gen.device,
+                                 dtype=torch.uint8)
+        if name == "Scales":
+            # Positive, around 0.05: W = q * s stays O(0.3) and C = A @ W^T O(10) at K = 1024.
+            x = torch.randn(shape, generator=gen, device=gen.device)
+            return (0.05 * (1.0 + 0.25 * x).abs()).to(self.dtype)
+        return super()._random(name, shape, gen)
+
+    def weights(self, packed: torch.Tensor, scales: torch.Tensor, ref) -> torch.Tensor:
+        """[N, K] dequantized weights in `ref` from the packed bytes and the scales."""
+        nibbles = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(packed.shape[0], -1)
+        q = (nibbles.to(torch.int32) ^ 8) - 8          # sign extension of a 4-bit value
+        return q.to(ref) * scales.to(ref).repeat_interleave(self.group_size, dim=1)
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        w = self.weights(inputs["B"], inputs["Scales"], ref)
+        return {"C": inputs["A"].to(ref) @ w.T}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
+# ---- The test kernels of tests/gpu/ops/ --------------------------------------------------------
+
+class GemmNTProblem(GemmProblem):
+    transpose_b = True
+
+
+class GemmTNProblem(GemmProblem):
+    transpose_a = True
+
+
+class GemmTTProblem(GemmProblem):
+    transpose_a = True
+    transpose_b = True
+
+
+class GemmRsProblem(Problem):
+    """D = dtype(A @ B) @ E: the second gemm takes dtype(A @ B) from registers."""
+
+    def tensor_shapes(self, shape):
+        m, n, dk, dp = shape["M"], shape["N"], shape["dim_k"], shape["dim_p"]
+        return {"A": (m, dk), "B": (dk, n), "E": (n, dp), "D": (m, dp)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        # The kernel rounds A @ B to dtype on purpose (the fragment-to-fragment copy), as
+        # attention rounds its probabilities; the reference rounds too, so that with bf16 the
+        # error left is the kernel's, not that of the rounding it was asked to do.
+        p = (inputs["A"].to(ref) @ inputs["B"].to(ref)).to(self.dtype).to(ref)
+        return {"D": p @ inputs["E"].to(ref)}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * (shape["dim_k"] + shape["dim_p"])
+
+
+def reduce_last(x: torch.Tensor, op: str) -> torch.Tensor:
+    """The tile operator reduce_<op> over the last dimension."""
+    if op in ("abssum", "absmax"):
+        x = x.abs()
+    if op in ("sum", "abssum"):
+        return x.sum(dim=-1)
+    return x.amin(dim=-1) if op == "min" else x.amax(dim=-1)
+
+
+def combine(a: torch.Tensor, b: torch.Tensor, op: str) -> torch.Tensor:
+    """What reduce_<op>(..., clear = false) does with the destination's old value `a`."""
+    if op in ("sum", "abssum"):
+        return a + b
+    return torch.minimum(a, b) if op == "min" else torch.maximum(a, b)
+
+
+class ReduceRowsProblem(Problem):
+    """tests/gpu/ops/reduce_rows.tl: Tiles[t, m] = OP over the t-th block_N columns of row m
+    (clear = true), Acc[m] = OP(Init[m], OP over row m) (clear = false)."""
+    bound = "memory"
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.op = REDUCE_OPS[int(build.defines["op"])]
+        self.block_n = int(build.defines["block_N"])
+
+    def tiles(self, n: int) -> int:
+        if n % self.block_n:
+            raise ValueError(f"N = {n} must be a multiple of block_N = {self.block_n}")
+        return n // self.block_n
+
+    def tensor_shapes(self, shape):
+        m, n = shape["M"], shape["N"]
+        return {"X": (m, n), "Init": (m,), "Tiles": (self.tiles(n), m), "Acc": (m,)}
+
+    def tensor_dtype(self, name):
+        return self.dtype if name in ("X", "A", "B") else torch.float32
+
+    def _random(self, name, shape, gen):
+        if name != "Init":
+            return super()._random(name, shape, gen)
+        # Wide enough to win some maxima and minima, so that Acc shows whether the old value
+        # took part; not negative for the abs* reductions, whose combine does not take abs.
+        init = 3.0 * torch.randn(shape, generator=gen, device=gen.device)
+        return init.abs() if self.op.startswith("abs") else init
+
+    def matrix(self, inputs: dict, ref) -> torch.Tensor:
+        """The [M, N] values the kernel reduces."""
+        return inputs["X"].to(ref)
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        x = self.matrix(inputs, ref)
+        m, n = x.shape
+        tiles = reduce_last(x.reshape(m, self.tiles(n), self.block_n), self.op)
+        acc = combine(inputs["Init"].to(ref), reduce_last(x, self.op), self.op)
+        return {"Tiles": tiles.T, "Acc": acc}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"]
+
+
+class ReduceGemmProblem(ReduceRowsProblem):
+    """tests/gpu/ops/reduce_gemm.tl: the same reductions over the rows of A @ B."""
+    bound = "compute"
+
+    def tensor_shapes(self, shape):
+        m, n, k = shape["M"], shape["N"], shape["dim_k"]
+        return {"A": (m, k), "B": (k, n), "Init": (m,), "Tiles": (self.tiles(n), m),
+                "Acc": (m,)}
+
+    def matrix(self, inputs, ref):
+        return inputs["A"].to(ref) @ inputs["B"].to(ref)
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * shape["dim_k"]
+
+
+class AtomicSplitKProblem(Problem):
+    """tests/gpu/ops/atomic_splitk.tl: split-K C = A @ B accumulated by atomics from fragments
+    (C_frag) and from shared tiles (C_shared), row sums by scalar atomics, a block count."""
+    accumulates = True
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.splits = int(build.defines["splits"])
+        self.block_m = int(build.defines["block_M"])
+        self.block_n = int(build.defines["block_N"])
+
+    def tensor_shapes(self, shape):
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        return {"A": (m, k), "B": (k, n), "C_frag": (m, n), "C_shared": (m, n),
+                "RowSum": (m,), "Blocks": (self.splits,)}
+
+    def tensor_dtype(self, name):
+        return self.dtype if name in ("A", "B") else torch.float32
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        c = inputs["A"].to(ref) @ inputs["B"].to(ref)
+        blocks = math.ceil(shape["M"] / self.block_m) * math.ceil(shape["N"] / self.block_n)
+        return {"C_frag": c, "C_shared": c, "RowSum": c.sum(dim=1),
+                "Blocks": torch.full((self.splits,), float(blocks), dtype=ref, device=c.device)}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
+class AtomicRowSumProblem(Problem):
+    """tests/gpu/ops/atomic_rowsum.tl: RowSum = X.sum(1) by one scalar atomic per element."""
+    bound = "memory"
+    accumulates = True
+
+    def tensor_shapes(self, shape):
+        return {"X": (shape["M"], shape["N"]), "RowSum": (shape["M"],)}
+
+    def reference(self, inputs, shape, precision):
+        return {"RowSum": inputs["X"].to(REFERENCE_DTYPES[precision]).sum(dim=1)}
+
+    def flops(self, shape):
+        return float(shape["M"] * shape["N"])
+
+
+class CopyPathsProblem(Problem):
+    """tests/gpu/ops/copy_paths.tl: Y = 2 X + 1 in f32, Z = X + 1 in dtype."""
+    bound = "memory"
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"X": s, "Y": s, "Z": s}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name == "Y" else self.dtype
+
+    def reference(self, inputs, shape, precision):
+        x = inputs["X"].to(REFERENCE_DTYPES[precision])
+        return {"Y": 2 * x + 1, "Z": x + 1}
+
+    def flops(self, shape):
+        return 3.0 * shape["M"] * shape["N"]
+
+
+class FillRegionsProblem(Problem):
+    """tests/gpu/ops/fill_regions.tl: Y = X but `value` in the top half of each tile and
+    -value in its first `strip` columns (filled second); Z = 2 value."""
+    bound = "memory"
+    VALUE = 2.75   # exact in every float type
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_m = int(build.defines["block_M"])
+        self.block_n = int(build.defines["block_N"])
+        self.strip = int(build.defines["strip"])
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"X": s, "Y": s, "Z": s}
+
+    def scalars(self, shape):
+        return [self.VALUE]
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        y = inputs["X"].to(ref).clone()
+        m, n = y.shape
+        rows = torch.arange(m, device=y.device) % self.block_m < self.block_m // 2
+        cols = torch.arange(n, device=y.device) % self.block_n < self.strip
+        y[rows, :] = self.VALUE
+        y[:, cols] = -self.VALUE
+        return {"Y": y, "Z": torch.full_like(y, 2 * self.VALUE)}
+
+    def flops(self, shape):
+        return 0.0
+
+
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
-            "rmsnorm": RmsNormProblem}
+            "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
+            "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
+            "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
+            "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
+            "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
+            "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem}
 
 
 def problem_for(build: Build) -> Problem:

@@ -62,8 +62,21 @@ def tl_signature(path: str, kernel: str) -> tuple:
     return compile_params, run_params
 
 
+def tlc_path():
+    path = os.path.join(ROOT, "build/bin/tlc")
+    return path if os.access(path, os.X_OK) else None
+
+
+def run_tlc(build, *extra):
+    args = [tlc_path(), os.path.join(ROOT, build.spec.source), *extra]
+    for d in build.define_args():
+        args += ["-D", d]
+    return subprocess.run(args, capture_output=True, text=True)
+
+
 class SamplesInSync(unittest.TestCase):
-    """cases.KERNELS restates each sample's signature; these tests fail when a sample changes."""
+    """cases.KERNELS restates the signature of each sample and test kernel (tests/gpu/ops/);
+    these tests fail when a .tl file changes."""
 
     def test_parameter_order_roles_and_shapes(self):
         for family, spec in cases.KERNELS.items():
@@ -84,15 +97,25 @@ class SamplesInSync(unittest.TestCase):
             compile_params, _ = tl_signature(os.path.join(ROOT, b.spec.source), b.spec.kernel)
             self.assertLessEqual(set(b.defines), set(compile_params), b.name)
 
-    @unittest.skipUnless(os.access(os.path.join(ROOT, "build/bin/tlc"), os.X_OK), "no tlc")
-    def test_tlc_accepts_every_build(self):
-        tlc = os.path.join(ROOT, "build/bin/tlc")
+    def test_every_kernel_has_a_dtype_knob(self):
+        # The runner records each case's dtype from its build's -D dtype=...
+        for family, spec in cases.KERNELS.items():
+            self.assertIn("dtype", spec.knobs, family)
+
+    @unittest.skipUnless(tlc_path(), "no tlc")
+    def test_tlc_generates_every_build(self):
         for b in cases.default_tables()[0]:
-            args = [tlc, os.path.join(ROOT, b.spec.source), "--emit=ast"]
-            for d in b.define_args():
-                args += ["-D", d]
-            proc = subprocess.run(args, capture_output=True, text=True)
+            proc = run_tlc(b, "-o", os.devnull)
             self.assertEqual(proc.returncode, 0, f"{b.name}: {proc.stderr[:500]}")
+
+    @unittest.skipUnless(tlc_path(), "no tlc")
+    def test_known_rejections_are_still_rejected(self):
+        builds = {b.name: b for b in cases.default_tables(known_rejections=True)[0]}
+        for name, message in cases.KNOWN_TLC_REJECTIONS.items():
+            proc = run_tlc(builds[name], "-o", os.devnull)
+            self.assertNotEqual(proc.returncode, 0,
+                                f"tlc now accepts {name}: drop it from KNOWN_TLC_REJECTIONS")
+            self.assertIn(message, proc.stderr, name)
 
 
 class Tables(unittest.TestCase):
@@ -135,6 +158,11 @@ class Tables(unittest.TestCase):
             self.assertIn(c.reference, ("float32", "float64"))
             self.assertLessEqual(c.tolerance, 1e-2)
 
+    def test_case_names_start_with_their_build(self):
+        # One --only regex then selects the same builds (make_bundle.sh) and cases (run.py).
+        for c in self.cases:
+            self.assertTrue(c.name.startswith(c.build + "_"), c.name)
+
     def test_seeds_differ_between_cases(self):
         self.assertEqual(len({c.seed for c in self.cases}), len(self.cases))
 
@@ -145,6 +173,79 @@ class Tables(unittest.TestCase):
         builds, cs, bench = cases.select(self.builds, self.cases, self.bench, r"^softmax")
         self.assertEqual([b.name for b in builds], ["softmax_f16"])
         self.assertEqual({c.build for c in cs} | {i.build for i in bench}, {"softmax_f16"})
+
+
+class OperatorCoverage(unittest.TestCase):
+    """The tile-operator variants the ops_ cases must reach (tests/gpu/README.md)."""
+
+    def setUp(self):
+        self.builds, self.cases, _ = cases.default_tables()
+        self.by_name = {b.name: b for b in self.builds}
+
+    def builds_of(self, family):
+        return [b for b in self.builds if b.family == family]
+
+    def shapes_of(self, build):
+        return [c.shape for c in self.cases if c.build == build.name]
+
+    def test_gemm_layouts_dtypes_policies_and_two_shapes(self):
+        for layout in ("nt", "tn", "tt"):
+            builds = self.builds_of(f"gemm_{layout}")
+            got = {(b.defines["dtype"], b.defines["policy"]) for b in builds}
+            self.assertEqual(got, {(dt, p) for dt in ("f16", "bf16") for p in cases.POLICIES})
+            for b in builds:
+                shapes = self.shapes_of(b)
+                self.assertIn({"M": 1024, "N": 1024, "K": 1024}, shapes)
+                # a partial tile in every dimension
+                self.assertTrue(any(all(s[k] % 128 for k in "MN") and s["K"] % 32
+                                    for s in shapes), b.name)
+
+    def test_gemm_with_a_in_registers(self):
+        self.assertEqual({b.defines["policy"] for b in self.builds_of("gemm_rs")}, {"full_row"})
+
+    def test_every_reduction_on_both_layout_families_and_across_warps(self):
+        for family in ("reduce_rows", "reduce_gemm"):
+            ops = {cases.REDUCE_OPS[int(b.defines["op"])] for b in self.builds_of(family)}
+            self.assertEqual(ops, set(cases.REDUCE_OPS), family)
+        rows = self.builds_of("reduce_rows")
+        # 128 threads per row: 256 threads over a [2, 2048] tile
+        self.assertTrue(any(b.defines["threads"] == "256" and b.defines["block_M"] == "2"
+                            for b in rows))
+        self.assertEqual({b.defines["policy"] for b in self.builds_of("reduce_gemm")},
+                         set(cases.POLICIES))
+
+    def test_reductions_see_several_whole_column_tiles(self):
+        for b in self.builds_of("reduce_rows") + self.builds_of("reduce_gemm"):
+            for shape in self.shapes_of(b):
+                tiles, rest = divmod(shape["N"], int(b.defines["block_N"]))
+                self.assertEqual(rest, 0, b.name)
+                self.assertGreaterEqual(tiles, 2, b.name)   # clear = false accumulates
+
+    def test_atomic_copy_fill_and_samples_are_there(self):
+        for family in ("atomic_splitk", "copy_paths", "fill_regions", "mla", "dequant_w4a16"):
+            self.assertTrue(self.builds_of(family), family)
+        mla = {tuple(c.shape[k] for k in ("batch", "heads", "seqlen_kv", "kv_heads", "dim",
+                                           "pe_dim")) for c in self.cases if c.build == "mla_f16"}
+        self.assertIn((4, 64, 1000, 1, 512, 64), mla)
+
+    def test_atomic_outputs_use_the_tight_tolerance(self):
+        for c in self.cases:
+            if self.by_name[c.build].family.startswith(("atomic", "reduce")):
+                self.assertEqual(c.tolerance, cases.F32_TOLERANCE, c.name)
+
+    def test_known_rejections_stay_out_of_the_bundle_unless_asked(self):
+        for name in cases.KNOWN_TLC_REJECTIONS:
+            self.assertNotIn(name, self.by_name)
+            self.assertFalse([c for c in self.cases if c.build == name])
+            builds, cs, _ = cases.default_tables(known_rejections=True)
+            self.assertIn(name, {b.name for b in builds})
+            self.assertTrue([c for c in cs if c.build == name])
+
+    def test_prefixes_select_the_operator_cases(self):
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16)_")
+        issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
+        self.assertEqual({b.name for b in builds},
+                         {b.name for b in self.builds if b.family not in issue3})
 
 
 class Validation(unittest.TestCase):
@@ -194,7 +295,7 @@ class ManifestRoundTrip(unittest.TestCase):
     def test_command_line_writes_a_loadable_manifest(self):
         with tempfile.TemporaryDirectory() as d:
             subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "manifest", "--out",
-                            d, "--only", "gemm"], check=True)
+                            d, "--only", "^gemm_"], check=True)
             m = cases.load_manifest(d)
             self.assertEqual([b.name for b in m.builds], ["gemm_f16", "gemm_bf16"])
 

@@ -4,10 +4,13 @@ is enough: /usr/bin/python3 -m unittest discover -s tests/gpu -p 'test_*.py'.
 """
 import math
 import os
+import re
+import subprocess
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 try:
@@ -16,7 +19,7 @@ except ImportError:
     torch = None
 
 import cases  # noqa: E402
-from abi import TLC_ERROR_INVALID_ARGUMENT, Status  # noqa: E402
+from abi import TLC_ERROR_INVALID_ARGUMENT, TORCH_DTYPES, Status, TensorView  # noqa: E402
 
 if torch is not None:
     import contract
@@ -107,6 +110,204 @@ class Problems(unittest.TestCase):
         # 2 * rsqrt(4 + 0.5) * 3
         self.assertTrue(torch.allclose(y, torch.full((4, 7), 6 / math.sqrt(4.5),
                                                      dtype=torch.float64)))
+
+
+def tlc_path():
+    path = os.path.join(ROOT, "build/bin/tlc")
+    return path if os.access(path, os.X_OK) else None
+
+
+# tlc::check::tensor(kName, "X", &X, RANK, TLC_DTYPE) in a generated launcher.
+_TENSOR_CHECK = re.compile(r'check::tensor\(kName, "(\w+)", &\w+, (\d+), TLC_(\w+)\)')
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class EveryFamily(unittest.TestCase):
+    """Every build's problem on its smallest case, on the CPU: what the worker will do."""
+
+    def setUp(self):
+        self.builds, self.cases, _ = cases.default_tables(known_rejections=True)
+
+    def smallest_cases(self):
+        for b in self.builds:
+            mine = [c for c in self.cases if c.build == b.name]
+            yield b, min(mine, key=lambda c: math.prod(c.shape.values()))
+
+    def test_tensors_scalars_and_references_fit_together(self):
+        # One build per family, but every op of the reductions; attention's reference (seconds
+        # on a CPU) has a test of its own.
+        seen = {"attention"}
+        for b, case in self.smallest_cases():
+            key = (b.family, tuple(sorted(b.defines.items())))
+            if b.family in seen and b.family not in ("reduce_rows", "reduce_gemm"):
+                continue
+            seen.add(b.family)
+            with self.subTest(build=b.name):
+                p = problems.problem_for(b)
+                ins, outs = p.inputs(case.shape, cpu_gen()), p.outputs(case.shape, device="cpu")
+                ordered = problems.ordered_tensors(p.spec, ins, outs)
+                self.assertEqual(len(ordered), len(p.spec.tensors))
+                self.assertEqual(len(p.scalars(case.shape)), len(p.spec.scalars))
+                for t in ordered:
+                    TensorView.of(t)   # every dtype has a tlc code
+                self.assertTrue(all(bool(t.isnan().all()) for t in outs.values()))
+                ref = p.reference(ins, case.shape, case.reference)
+                self.assertEqual(set(ref), set(outs), key)
+                for name, r in ref.items():
+                    self.assertEqual(tuple(r.shape), tuple(outs[name].shape), name)
+                    self.assertTrue(bool(r.isfinite().all()), name)
+
+    @unittest.skipUnless(tlc_path(), "no tlc")
+    def test_tensors_match_the_generated_launchers_checks(self):
+        # The rank and dtype of every tensor the problem makes are what the launcher tlc
+        # generated for the build accepts; a mismatch would fail the case on the GPU only.
+        for b, case in self.smallest_cases():
+            if b.name in cases.KNOWN_TLC_REJECTIONS:
+                continue
+            with self.subTest(build=b.name):
+                args = [tlc_path(), os.path.join(ROOT, b.spec.source), "-o", "-"]
+                for d in b.define_args():
+                    args += ["-D", d]
+                cu = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+                checks = {n: (int(r), d.lower()) for n, r, d in _TENSOR_CHECK.findall(cu)}
+                p = problems.problem_for(b)
+                shapes = p.tensor_shapes(case.shape)
+                want = {n: (len(s), TORCH_DTYPES[str(p.tensor_dtype(n))])
+                        for n, s in shapes.items()}
+                self.assertEqual(checks, want)
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class OperatorReferences(unittest.TestCase):
+    def test_transposed_gemms(self):
+        shape = {"M": 3, "N": 2, "K": 4}
+        for family, ta, tb in (("gemm_nt", False, True), ("gemm_tn", True, False),
+                               ("gemm_tt", True, True)):
+            p = problems.problem_for(build(family, dtype="f16"))
+            ins = p.inputs(shape, cpu_gen())
+            a, b = ins["A"].double(), ins["B"].double()
+            self.assertEqual(tuple(a.shape), (4, 3) if ta else (3, 4), family)
+            self.assertEqual(tuple(b.shape), (2, 4) if tb else (4, 2), family)
+            want = (a.T if ta else a) @ (b.T if tb else b)
+            self.assertTrue(torch.equal(p.reference(ins, shape, "float64")["C"], want), family)
+
+    def test_gemm_rs_rounds_the_intermediate(self):
+        p = problems.problem_for(build("gemm_rs", dtype="bf16", dim_k="2", dim_p="1"))
+        # A @ B = 1 + 2^-10 is not a bf16 value: it rounds to 1 before the second gemm.
+        ins = {"A": torch.tensor([[1.0, 2 ** -10]], dtype=torch.bfloat16),
+               "B": torch.tensor([[1.0], [1.0]], dtype=torch.bfloat16),
+               "E": torch.ones(1, 1, dtype=torch.bfloat16)}
+        d = p.reference(ins, {"M": 1, "N": 1, "dim_k": 2, "dim_p": 1}, "float64")["D"]
+        self.assertEqual(d.item(), 1.0)
+
+    def reduce_problem(self, op, family="reduce_rows", **defines):
+        code = str(cases.REDUCE_OPS.index(op))
+        return problems.problem_for(build(family, dtype="f32", op=code, **defines))
+
+    def test_reductions_per_tile_and_accumulated(self):
+        x = torch.tensor([[1.0, -5.0, 2.0, 3.0], [-1.0, 4.0, -2.0, 0.5]], dtype=torch.float32)
+        init = torch.tensor([10.0, 0.25])
+        expect = {  # op: (Tiles [2 tiles, 2 rows], Acc)
+            "sum": ([[-4.0, 3.0], [5.0, -1.5]], [11.0, 1.75]),
+            "max": ([[1.0, 4.0], [3.0, 0.5]], [10.0, 4.0]),
+            "min": ([[-5.0, -1.0], [2.0, -2.0]], [-5.0, -2.0]),
+            "abssum": ([[6.0, 5.0], [5.0, 2.5]], [21.0, 7.75]),
+            "absmax": ([[5.0, 4.0], [3.0, 2.0]], [10.0, 4.0]),
+        }
+        for op, (tiles, acc) in expect.items():
+            p = self.reduce_problem(op, block_N="2")
+            ref = p.reference({"X": x, "Init": init}, {"M": 2, "N": 4}, "float64")
+            self.assertTrue(torch.equal(ref["Tiles"], torch.tensor(tiles, dtype=torch.float64)),
+                            op)
+            self.assertTrue(torch.equal(ref["Acc"], torch.tensor(acc, dtype=torch.float64)), op)
+
+    def test_reduce_gemm_reduces_the_product_and_needs_whole_tiles(self):
+        p = self.reduce_problem("sum", "reduce_gemm", block_N="2", dim_k="3")
+        shape = {"M": 2, "N": 4, "dim_k": 3}
+        ins = p.inputs(shape, cpu_gen())
+        product = ins["A"].double() @ ins["B"].double()
+        ref = p.reference(ins, shape, "float64")
+        self.assertTrue(torch.allclose(ref["Acc"], ins["Init"].double() + product.sum(1)))
+        with self.assertRaisesRegex(ValueError, "multiple of block_N"):
+            p.tensor_shapes({"M": 2, "N": 5, "dim_k": 3})
+
+    def test_abs_reductions_start_from_non_negative_values(self):
+        init = self.reduce_problem("absmax", block_N="4").inputs({"M": 64, "N": 4},
+                                                                cpu_gen())["Init"]
+        self.assertTrue(bool((init >= 0).all()))
+        init = self.reduce_problem("max", block_N="4").inputs({"M": 64, "N": 4}, cpu_gen())["Init"]
+        self.assertTrue(bool((init < 0).any()))
+
+    def test_accumulating_outputs_are_zeroed_before_every_launch(self):
+        p = problems.problem_for(build("atomic_splitk", dtype="f16", splits="3", block_M="2",
+                                       block_N="2"))
+        outs = p.outputs({"M": 3, "N": 5, "K": 4}, device="cpu")
+        seen = []
+
+        def call():   # what a kernel sees: the outputs, then it adds 1 everywhere
+            seen.append([float(t.sum()) for t in outs.values()])
+            for t in outs.values():
+                t.add_(1)
+            return 0
+        launch = p.launcher(call, outs)
+        self.assertEqual((launch(), launch()), (0, 0))
+        self.assertEqual(seen, [[0.0] * len(outs)] * 2)
+        self.assertTrue(torch.equal(outs["Blocks"], torch.ones(3)))
+        plain = problems.problem_for(build("gemm", dtype="f16"))
+        self.assertIs(plain.launcher(call, outs), call)
+
+    def test_atomic_splitk_reference(self):
+        p = problems.problem_for(build("atomic_splitk", dtype="f16", splits="3", block_M="2",
+                                       block_N="2"))
+        shape = {"M": 3, "N": 5, "K": 4}
+        ins = p.inputs(shape, cpu_gen())
+        ref = p.reference(ins, shape, "float64")
+        c = ins["A"].double() @ ins["B"].double()
+        self.assertTrue(torch.equal(ref["C_frag"], c) and torch.equal(ref["C_shared"], c))
+        self.assertTrue(torch.allclose(ref["RowSum"], c.sum(1)))
+        self.assertEqual(ref["Blocks"].tolist(), [6.0, 6.0, 6.0])   # 2 x 3 blocks per split
+
+    def test_fill_regions_reference(self):
+        p = problems.problem_for(build("fill_regions", dtype="f32", block_M="4", block_N="4",
+                                       strip="1"))
+        self.assertEqual(p.scalars({}), [p.VALUE])
+        x = torch.zeros(6, 6)
+        ref = p.reference({"X": x}, {"M": 6, "N": 6}, "float64")
+        v = p.VALUE
+        row_in_top_half = [True, True, False, False, True, True]
+        for i in range(6):
+            for j in range(6):
+                want = -v if j % 4 == 0 else (v if row_in_top_half[i] else 0.0)
+                self.assertEqual(ref["Y"][i, j].item(), want, (i, j))
+        self.assertTrue(bool((ref["Z"] == 2 * v).all()))
+
+    def test_dequant_unpacks_low_nibble_first_in_twos_complement(self):
+        p = problems.problem_for(build("dequant_w4a16", dtype="f16", group_size="2"))
+        q = torch.tensor([[-8, 7, -1, 0], [3, -4, 5, -6]])
+        nibbles = (q & 0xF).to(torch.uint8)
+        packed = nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)
+        scales = torch.tensor([[1.0, 0.5], [2.0, 0.25]], dtype=torch.float16)
+        w = p.weights(packed, scales, torch.float64)
+        want = q.double() * torch.tensor([[1.0, 1.0, 0.5, 0.5], [2.0, 2.0, 0.25, 0.25]])
+        self.assertTrue(torch.equal(w, want))
+        shapes = p.tensor_shapes({"M": 3, "N": 2, "K": 4})
+        self.assertEqual((shapes["B"], shapes["Scales"]), ((2, 2), (2, 2)))
+        self.assertEqual(p.inputs({"M": 3, "N": 2, "K": 4}, cpu_gen())["B"].dtype, torch.uint8)
+        with self.assertRaisesRegex(ValueError, "group_size"):
+            p.tensor_shapes({"M": 3, "N": 2, "K": 5})
+
+    def test_mla_reference_by_definition(self):
+        p = problems.problem_for(build("mla", dtype="f16", dim="8", pe_dim="4"))
+        shape = {"batch": 2, "heads": 4, "seqlen_kv": 5, "kv_heads": 2, "dim": 8, "pe_dim": 4}
+        ins = p.inputs(shape, cpu_gen())
+        out = p.reference(ins, shape, "float64")["O"]
+        q, q_pe, kv, k_pe = (ins[n].double() for n in ("Q", "Q_pe", "KV", "K_pe"))
+        for b in range(2):
+            for h in range(4):
+                g = h // 2
+                s = (kv[b, :, g] @ q[b, h] + k_pe[b, :, g] @ q_pe[b, h]) / math.sqrt(12)
+                want = torch.softmax(s, 0) @ kv[b, :, g]
+                self.assertTrue(torch.allclose(out[b, h], want), (b, h))
 
 
 @unittest.skipIf(torch is None, "torch is not installed")

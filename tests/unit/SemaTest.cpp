@@ -240,7 +240,7 @@ TEST_CASE("auto parameters", "[sema][params]") {
   CHECK(param(bound, "bm").constant->getInt() == 64);
 }
 
-TEST_CASE("-D overrides parameters, plain and kernel-qualified", "[sema][params]") {
+TEST_CASE("command-line -D overrides parameters, plain and kernel-qualified", "[sema][params]") {
   const std::string source = "const C0 = 5;\n"
                              "kernel k1<BM = 64, n: int, T: dtype = f16, flag = false, f = 1.5>()\n"
                              "  grid(1) threads(32) { let x = BM + C0; }\n"

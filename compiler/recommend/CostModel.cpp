@@ -1,0 +1,162 @@
+#include "recommend/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tlc::recommend {
+
+using namespace ftg;
+
+const Term *Prediction::bound() const {
+  const Term *best = nullptr;
+  for (const Term &t : terms)
+    if (!best || t.seconds > best->seconds)
+      best = &t;
+  return best;
+}
+
+namespace {
+
+// An SM has four schedulers (NVIDIA sub-partitions, AMD SIMDs).
+constexpr double kSchedulersPerSM = 4;
+// Warps per scheduler that keep the scalar pipes busy through their latencies.
+constexpr double kScalarWarpsPerScheduler = 2;
+// Registers instruction selection adds to fragments for addresses, indices and temporaries.
+constexpr int kBaseRegisters = 32;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int registerEstimate(const Graph &g, const BlockWork &work) {
+  int regs = kBaseRegisters + work.gemmOperandRegisters;
+  for (const auto &b : g.buffers) {
+    if (b->scope == Scope::Fragment && b->fragment)
+      regs += (b->fragment->registers() * int(bitWidth(b->dtype)) + 31) / 32;
+    else if (b->scope == Scope::Local)
+      regs += int((b->bytes() + 3) / 4);
+  }
+  return regs;
+}
+
+} // namespace
+
+Occupancy occupancyOf(const Graph &g, const BlockWork &work, const TargetDesc &t) {
+  Occupancy o;
+  int warps = int(ceilDiv(g.threads, t.warpSize));
+  int granularity = std::max(1, t.registerAllocUnit / t.warpSize);
+  int wanted = registerEstimate(g, work);
+  // __launch_bounds__(threads) makes the compiler fit one block per SM, spilling the rest.
+  int cap = std::min<int64_t>(t.registersPerThread, t.registersPerSM / std::max(1, warps * t.warpSize));
+  cap = cap / granularity * granularity;
+  o.registersSpill = wanted > cap;
+  o.registersPerThread = int(std::min<int64_t>(ceilDiv(wanted, granularity) * granularity, cap));
+
+  int64_t regsPerBlock = int64_t(warps) * ceilDiv(int64_t(o.registersPerThread) * t.warpSize,
+                                                  t.registerAllocUnit) * t.registerAllocUnit;
+  struct Limit {
+    const char *name;
+    int64_t blocks;
+  };
+  int64_t shared = g.sharedBytes > 0 ? g.sharedBytes + t.sharedReservedPerBlock : 0;
+  Limit limits[] = {
+      {"shared memory", shared > 0 ? t.sharedPerSM / shared : t.blocksPerSM},
+      {"registers", regsPerBlock > 0 ? t.registersPerSM / regsPerBlock : t.blocksPerSM},
+      {"threads", t.threadsPerSM / std::max(1, warps * t.warpSize)},
+      {"blocks", t.blocksPerSM},
+  };
+  const Limit *tightest = &limits[0];
+  for (const Limit &l : limits)
+    if (l.blocks < tightest->blocks)
+      tightest = &l;
+  o.blocksPerSM = int(std::max<int64_t>(0, tightest->blocks));
+  o.limitedBy = tightest->name;
+  o.warpsPerSM = o.blocksPerSM * warps;
+  o.fraction = double(o.warpsPerSM * t.warpSize) / double(t.threadsPerSM);
+  return o;
+}
+
+Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
+                   const TargetDesc &t, int panel) {
+  Prediction p;
+  p.blocks = grid.blocks();
+  p.sharedBytes = g.sharedBytes;
+  p.occupancy = occupancyOf(g, work, t);
+  auto illegal = [&](std::string why) {
+    p.legal = false;
+    p.reason = std::move(why);
+    return p;
+  };
+  if (g.threads > t.threadsPerBlock)
+    return illegal(std::to_string(g.threads) + " threads per block, but " + t.name + " allows " +
+                   std::to_string(t.threadsPerBlock));
+  if (g.sharedBytes > t.sharedPerBlock)
+    return illegal(std::to_string(g.sharedBytes) + " bytes of shared memory per block, but " +
+                   t.name + " allows " + std::to_string(t.sharedPerBlock));
+  if (p.occupancy.blocksPerSM == 0)
+    return illegal("no block fits on an SM (limited by " + p.occupancy.limitedBy + ")");
+
+  const double S = t.sms;
+  const int64_t blocks = p.blocks;
+  const int64_t slots = int64_t(S) * p.occupancy.blocksPerSM;
+  const double perSM = double(ceilDiv(blocks, int64_t(S)));
+  // Blocks an SM actually holds at once: small grids leave slots empty.
+  const double resident = std::min<double>(p.occupancy.blocksPerSM, perSM);
+  const double warps = std::ceil(double(g.threads) / t.warpSize);
+  const double residentWarps = resident * warps;
+  p.waves = ceilDiv(blocks, slots);
+  int64_t tail = blocks % slots;
+  p.lastWaveFill = tail == 0 ? 1.0 : double(tail) / double(slots);
+
+  // Compute units, charged to the busiest SM.
+  const double schedulerFill = std::min(1.0, residentWarps / kSchedulersPerSM);
+  const double warpsPerScheduler = residentWarps / kSchedulersPerSM;
+  const TensorPath &path = t.tensorPath();
+  double tensorSeconds = 0;
+  for (const auto &[dtype, flops] : work.tensorFlops) {
+    std::optional<double> rate = t.tensorRate(dtype);
+    if (!rate)
+      return illegal("the " + path.name + " tensor-core path of " + t.name + " has no " +
+                     dtypeName(dtype).str() + " instruction");
+    double ilp = std::min(1.0, warpsPerScheduler * work.mmaPerWarpStep / path.ilpNeeded);
+    tensorSeconds += perSM * flops / (*rate / S * schedulerFill * std::max(ilp, 1e-3));
+    p.tensorFlops += flops * double(blocks);
+  }
+  const double scalarFill = std::min(1.0, residentWarps / (kSchedulersPerSM * kScalarWarpsPerScheduler));
+  p.cudaOps = work.cudaOps * double(blocks);
+  p.sfuOps = work.sfuOps * double(blocks);
+  p.sharedBytesMoved = work.sharedBytes * double(blocks);
+  p.registerBytes = work.registerBytes * double(blocks);
+
+  // Memory levels.
+  p.traffic = globalTraffic(work, grid, slots, panel);
+  double hit = p.traffic.l2ReadBytes > 0
+                   ? std::clamp(1.0 - p.traffic.hbmReadBytes / p.traffic.l2ReadBytes, 0.0, 1.0)
+                   : 0.0;
+  double latency = hit * t.l2Latency + (1 - hit) * t.hbmLatency;
+  double activeSMs = std::min<double>(S, double(blocks));
+  double inflightRate = activeSMs * resident * std::max(work.bytesInFlight, 1.0) / latency;
+
+  p.terms = {
+      {"HBM", "memory", p.traffic.hbmBytes / t.hbmBandwidth, p.traffic.hbmBytes},
+      {"L2", "memory", p.traffic.l2Bytes / t.l2Bandwidth, p.traffic.l2Bytes},
+      {"in-flight", "latency", p.traffic.l2ReadBytes / inflightRate, p.traffic.l2ReadBytes},
+      {"shared", "memory", perSM * work.sharedBytes / (t.sharedBandwidth / S), p.sharedBytesMoved},
+      {"tensor core", "compute", tensorSeconds, p.tensorFlops},
+      {"CUDA cores", "compute", perSM * work.cudaOps / (t.cudaCoreRate / S * std::max(scalarFill, 1e-3)),
+       p.cudaOps},
+      {"SFU", "compute", perSM * work.sfuOps / (t.sfuRate / S * std::max(scalarFill, 1e-3)), p.sfuOps},
+  };
+
+  // Stalls a block cannot overlap with its own work, shared among the blocks resident on
+  // its SM: the first fetch of a pipeline, unpipelined loads, barriers.
+  double fills = work.bytesInFlight > 0 ? 1.0 : 0.0;
+  double stalls = (fills + work.exposedLoads) * latency + work.barriers * t.cyclesToSeconds(t.barrierCycles);
+  p.intrinsic = t.launchOverhead + perSM * stalls / resident;
+
+  const Term *b = p.bound();
+  p.seconds = (b ? b->seconds : 0) + p.intrinsic;
+  double ops = p.tensorFlops + p.cudaOps + p.sfuOps;
+  p.arithmeticIntensity = p.traffic.hbmBytes > 0 ? ops / p.traffic.hbmBytes : 0;
+  return p;
+}
+
+} // namespace tlc::recommend

@@ -1,0 +1,69 @@
+// What one thread block of an inferred FTG does (TileLang paper §4.2: "total memory traffic at
+// each memory level, and total operations for each compute type"), per block and averaged
+// over the blocks of the grid:
+//
+//   tensor-core FLOPs      2·M·N·K of every gemm, by input dtype
+//   CUDA-core operations   the expression trees of parallel-loop bodies, counted per element
+//                          (one per arithmetic, comparison, select, cast), element-wise fills
+//                          and conversions, reduction folds and shuffles
+//   SFU operations         exp2, log2, rsqrt, sqrt, tanh, sigmoid, exp, log and divisions
+//   shared-memory bytes    copies into and out of shared tiles, gemm operands as each warp
+//                          reads them (A once per warp column, B once per warp row), shared
+//                          elements parallel loops touch
+//   global accesses        per tensor: bytes, read or written, and which block indices the
+//                          tile's origin depends on (so BlockOrder can count L2 reuse)
+//   register bytes         operands of every MMA and fragment elements parallel loops touch
+//
+// Loops multiply their bodies by their trip counts. A trip count or branch that depends on
+// the block index (a causal mask's `min(..., bx + 1)`) is averaged over a sample of blocks.
+#pragma once
+
+#include "recommend/ExprEval.h"
+
+#include "ir/FTG.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tlc::recommend {
+
+struct GlobalAccess {
+  const ftg::Buffer *tensor = nullptr;
+  bool write = false;
+  bool atomic = false;
+  unsigned blockDims = 0; // bit i: the tile origin depends on block index i
+  double bytes = 0;       // per block
+};
+
+struct BlockWork {
+  std::map<DType, double> tensorFlops;
+  double cudaOps = 0, sfuOps = 0;
+  double sharedBytes = 0, registerBytes = 0;
+  std::vector<GlobalAccess> global;
+
+  // Latency hiding.
+  double mmaPerWarpStep = 0;    // independent MMAs one warp issues per k-step (the smallest gemm)
+  double bytesInFlight = 0;     // global bytes a block has requested ahead of use
+  double exposedLoads = 0;      // global loads a block waits for with nothing else to do
+  double barriers = 0;          // block-wide barriers
+  int gemmOperandRegisters = 0; // per thread, for ldmatrix'd A and B fragments
+
+  double tensorFlopsTotal() const;
+  double globalBytes(bool writes) const;
+};
+
+struct GridShape {
+  int64_t dims[3] = {1, 1, 1};
+  int64_t blocks() const { return dims[0] * dims[1] * dims[2]; }
+};
+
+// Evaluates the kernel's grid under its bound shapes; nullopt when a dimension is not
+// known at compile time (a shape symbol left dynamic).
+std::optional<GridShape> gridOf(const KernelDecl &k);
+
+// Analyses a graph after tile inference. Tensor shapes must be bound (the recommender binds
+// dynamic ones to a representative bucket).
+BlockWork analyzeWork(const ftg::Graph &g, const GridShape &grid);
+
+} // namespace tlc::recommend
