@@ -267,35 +267,80 @@ void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Opera
                                       "shape)");
     return;
   }
-  w.line("#pragma unroll");
-  w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(L.registers()) + "; ++" + r + ")");
-  std::vector<std::string> coords;
-  bool twoD = o.extents.size() == 2;
-  if (twoD) {
-    coords = {L.rowOf("tid", r), L.colOf("tid", r)};
-  } else {
-    coords = {L.kind == FragmentLayout::Row ? L.rowOf("tid", r) : L.colOf("tid", r)};
-  }
-  for (size_t i = 0; i < coords.size(); ++i) {
-    w.line("const int t" + std::to_string(i) + " = " + coords[i] + ";");
-    coords[i] = "t" + std::to_string(i);
-  }
-  auto idx = o.indices(coords);
-  std::string pred = inBounds(e, *other.buffer, idx);
-  std::string ref = access(e, *other.buffer, idx);
-  if (fromFragment) {
-    std::string value = "tl::convert<" + cppType(other.buffer->dtype) + ">(" + frag.name + "[" + r + "])";
-    if (!pred.empty())
-      w.line("if (" + pred + ")");
+  // Registers r..r+V-1 hold V consecutive columns (a blocked vector, an mma pair): with a
+  // global operand whose rows are 16-byte aligned (the kAligned instantiation) they move as
+  // one access when the region's column origin is a multiple of V.
+  int V = L.kind == FragmentLayout::Blocked ? L.vec : L.kind == FragmentLayout::MmaC ? 2 : 1;
+  int elemBytes = std::max(1, int(bitWidth(other.buffer->dtype) / 8));
+  bool vectorizable = other.buffer->scope == Scope::Global && !atomic && V > 1 &&
+                      o.extents.size() == frag.shape.size() &&
+                      o.tileDim.back() == int(o.extents.size()) - 1 && V * elemBytes <= 16 &&
+                      multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
+  auto body = [&](int v) {
+    w.line("#pragma unroll");
+    w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(L.registers()) + "; " +
+           (v > 1 ? r + " += " + std::to_string(v) : "++" + r) + ")");
+    std::vector<std::string> coords;
+    if (o.extents.size() == 2)
+      coords = {L.rowOf("tid", r), L.colOf("tid", r)};
+    else
+      coords = {L.kind == FragmentLayout::Row ? L.rowOf("tid", r) : L.colOf("tid", r)};
+    for (size_t i = 0; i < coords.size(); ++i) {
+      w.line("const int t" + std::to_string(i) + " = " + coords[i] + ";");
+      coords[i] = "t" + std::to_string(i);
+    }
+    auto idx = o.indices(coords);
+    std::string pred = inBounds(e, *other.buffer, idx);
+    std::string ref = access(e, *other.buffer, idx);
+    std::string TO = cppType(other.buffer->dtype), TF = cppType(frag.dtype);
+    std::string reg = v > 1 ? r + " + v" : r;
     std::string ind = pred.empty() ? "" : "  ";
-    w.line(ind + (atomic ? "tl::atomic_add(&" + ref + ", " + value + ");" : ref + " = " + value + ";"));
+    if (v > 1) {
+      std::string bytes = std::to_string(v * elemBytes);
+      w.line("alignas(16) " + TO + " tmp[" + std::to_string(v) + "];");
+      if (fromFragment) {
+        w.line("#pragma unroll");
+        w.line("for (int v = 0; v < " + std::to_string(v) + "; ++v) tmp[v] = tl::convert<" + TO + ">(" +
+               frag.name + "[" + reg + "]);");
+        if (!pred.empty())
+          w.line("if (" + pred + ")");
+        w.line(ind + "tl::copy_vec<" + bytes + ">(&" + ref + ", tmp);");
+      } else {
+        if (!pred.empty())
+          w.line("if (" + pred + ") tl::copy_vec<" + bytes + ">(tmp, &" + ref + ");");
+        if (!pred.empty())
+          w.line("else for (int v = 0; v < " + std::to_string(v) + "; ++v) tmp[v] = tl::convert<" + TO +
+                 ">(0.0f);");
+        else
+          w.line("tl::copy_vec<" + bytes + ">(tmp, &" + ref + ");");
+        w.line("#pragma unroll");
+        w.line("for (int v = 0; v < " + std::to_string(v) + "; ++v) " + frag.name + "[" + reg +
+               "] = tl::convert<" + TF + ">(tmp[v]);");
+      }
+    } else if (fromFragment) {
+      std::string value = "tl::convert<" + TO + ">(" + frag.name + "[" + r + "])";
+      if (!pred.empty())
+        w.line("if (" + pred + ")");
+      w.line(ind + (atomic ? "tl::atomic_add(&" + ref + ", " + value + ");" : ref + " = " + value + ";"));
+    } else {
+      std::string value = "tl::convert<" + TF + ">(" + ref + ")";
+      if (!pred.empty())
+        value = "(" + pred + ") ? " + value + " : tl::convert<" + TF + ">(0.0f)";
+      w.line(frag.name + "[" + r + "] = " + value + ";");
+    }
+    w.close();
+  };
+  if (vectorizable) {
+    w.open("if constexpr (kAligned)");
+    body(V);
+    w.indent--;
+    w.line("} else {");
+    w.indent++;
+    body(1);
+    w.close();
   } else {
-    std::string value = "tl::convert<" + cppType(frag.dtype) + ">(" + ref + ")";
-    if (!pred.empty())
-      value = "(" + pred + ") ? " + value + " : tl::convert<" + cppType(frag.dtype) + ">(0.0f)";
-    w.line(frag.name + "[" + r + "] = " + value + ";");
+    body(1);
   }
-  w.close();
 }
 
 void TileOpLowering::copy(const Node &n, const std::string &note) {

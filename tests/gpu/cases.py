@@ -245,78 +245,68 @@ REDUCE_TILES = 4        # column tiles per row: N = 4 * block_N
 REDUCE_M = 1001         # a partial block of rows in every layout
 
 
-def _cases(build: Build, shapes: list, tolerance: float = DEFAULT_TOLERANCE) -> list:
-    """One float64-reference case per (label, shape) of `build`, named <build>_<label>."""
-    return [Case(f"{build.name}_{label}", build.name, shape, "float64", tolerance)
-            for label, shape in shapes]
+class _Tables:
+    """Builds and their cases, collected together: each case named <build>_<label>, checked
+    against a float64 reference (these shapes are small)."""
+
+    def __init__(self):
+        self.builds, self.cases = [], []
+
+    def add(self, build: Build, shapes: list, tolerance: float = DEFAULT_TOLERANCE) -> None:
+        """`shapes`: (label, shape) pairs."""
+        self.builds.append(build)
+        self.cases += [Case(f"{build.name}_{label}", build.name, shape, "float64", tolerance)
+                       for label, shape in shapes]
 
 
-def _gemm_variant_tables() -> tuple:
-    builds, cases = [], []
+def _add_gemm_variants(t: _Tables) -> None:
     shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in OP_GEMM_SHAPES]
     for layout in ("nt", "tn", "tt"):
         for dt in ("f16", "bf16"):
             for policy in POLICIES:
-                b = Build(f"ops_gemm_{layout}_{dt}_{policy}", f"gemm_{layout}",
-                          {"dtype": dt, "policy": policy})
-                builds.append(b)
-                cases += _cases(b, shapes)
+                t.add(Build(f"ops_gemm_{layout}_{dt}_{policy}", f"gemm_{layout}",
+                            {"dtype": dt, "policy": policy}), shapes)
     for dt in ("f16", "bf16"):
-        b = Build(f"ops_gemm_rs_{dt}", "gemm_rs",
-                  {"dtype": dt, "dim_k": "64", "dim_p": "64", "policy": "full_row"})
-        builds.append(b)
-        cases += _cases(b, [(f"{m}x{n}", {"M": m, "N": n, "dim_k": 64, "dim_p": 64})
-                            for m, n in ((1024, 1024), (1000, 999))])
-    return builds, cases
+        t.add(Build(f"ops_gemm_rs_{dt}", "gemm_rs",
+                    {"dtype": dt, "dim_k": "64", "dim_p": "64", "policy": "full_row"}),
+              [(f"{m}x{n}", {"M": m, "N": n, "dim_k": 64, "dim_p": 64})
+               for m, n in ((1024, 1024), (1000, 999))])
 
 
-def _reduce_tables() -> tuple:
+def _add_reductions(t: _Tables) -> None:
     """The op changes only the combining step, the layout only which threads combine: every op
     runs on the two layouts whose rows span warps (the shared-memory path), sum and max on the
     others."""
     every_op, sum_max = range(len(REDUCE_OPS)), (0, 1)
-    builds, cases = [], []
     for layout, knobs in REDUCE_ROW_LAYOUTS.items():
+        n = REDUCE_TILES * int(knobs["block_N"])
         for op in every_op if layout == "tpr128" else sum_max:
-            b = Build(f"ops_reduce_rows_{layout}_{REDUCE_OPS[op]}", "reduce_rows",
-                      {"dtype": "f32", "op": str(op), **knobs})
-            builds.append(b)
-            n = REDUCE_TILES * int(knobs["block_N"])
-            cases += _cases(b, [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n})], F32_TOLERANCE)
+            t.add(Build(f"ops_reduce_rows_{layout}_{REDUCE_OPS[op]}", "reduce_rows",
+                        {"dtype": "f32", "op": str(op), **knobs}),
+                  [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n})], F32_TOLERANCE)
+    n = REDUCE_TILES * 128
     for policy in POLICIES:
         for op in every_op if policy == "full_col" else sum_max:
-            b = Build(f"ops_reduce_gemm_{policy}_{REDUCE_OPS[op]}", "reduce_gemm",
-                      {"dtype": "f16", "policy": policy, "op": str(op), "block_N": "128",
-                       "dim_k": "64"})
-            builds.append(b)
-            n = REDUCE_TILES * 128
-            cases += _cases(b, [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n, "dim_k": 64})],
-                            F32_TOLERANCE)
-    return builds, cases
+            t.add(Build(f"ops_reduce_gemm_{policy}_{REDUCE_OPS[op]}", "reduce_gemm",
+                        {"dtype": "f16", "policy": policy, "op": str(op), "block_N": "128",
+                         "dim_k": "64"}),
+                  [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n, "dim_k": 64})], F32_TOLERANCE)
 
 
-def _memory_op_tables() -> tuple:
+def _add_memory_ops(t: _Tables) -> None:
     """atomic_add, copy and fill."""
-    builds, cases = [], []
-    b = Build("ops_atomic_splitk_f16", "atomic_splitk",
-              {"dtype": "f16", "splits": "4", "block_M": "64", "block_N": "64"})
-    builds.append(b)
-    cases += _cases(b, [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in OP_GEMM_SHAPES],
-                    F32_TOLERANCE)
-    b = Build("ops_atomic_rowsum_f32", "atomic_rowsum", {"dtype": "f32"})
-    builds.append(b)
-    cases += _cases(b, [("1001x999", {"M": 1001, "N": 999})], F32_TOLERANCE)
+    t.add(Build("ops_atomic_splitk_f16", "atomic_splitk",
+                {"dtype": "f16", "splits": "4", "block_M": "64", "block_N": "64"}),
+          [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in OP_GEMM_SHAPES],
+          F32_TOLERANCE)
+    t.add(Build("ops_atomic_rowsum_f32", "atomic_rowsum", {"dtype": "f32"}),
+          [("1001x999", {"M": 1001, "N": 999})], F32_TOLERANCE)
     plain = [("1024x1024", {"M": 1024, "N": 1024}), ("1001x999", {"M": 1001, "N": 999})]
     for dt in ("f16", "bf16"):
-        b = Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt})
-        builds.append(b)
-        cases += _cases(b, plain)
+        t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
     for dt in ("f32", "f16"):
-        b = Build(f"ops_fill_regions_{dt}", "fill_regions",
-                  {"dtype": dt, "block_M": "64", "block_N": "64", "strip": "8"})
-        builds.append(b)
-        cases += _cases(b, plain)
-    return builds, cases
+        t.add(Build(f"ops_fill_regions_{dt}", "fill_regions",
+                    {"dtype": dt, "block_M": "64", "block_N": "64", "strip": "8"}), plain)
 
 
 # (batch, heads, seqlen_kv, kv_heads): the DeepSeek shape at batch 4; two KV heads with two
@@ -324,24 +314,18 @@ def _memory_op_tables() -> tuple:
 MLA_SHAPES = [(4, 64, 1000, 1), (2, 128, 517, 2), (3, 16, 300, 1)]
 
 
-def _sample_tables() -> tuple:
+def _add_samples(t: _Tables) -> None:
     """samples/flash_mla_decode.tl and samples/dequant_gemm_w4a16.tl."""
-    builds, cases = [], []
     for dt, shapes in (("f16", MLA_SHAPES), ("bf16", MLA_SHAPES[:1])):
-        b = Build(f"mla_{dt}", "mla", {"dtype": dt, "dim": "512", "pe_dim": "64"})
-        builds.append(b)
-        cases += _cases(b, [(f"b{bt}h{h}s{s}g{g}",
-                             {"batch": bt, "heads": h, "seqlen_kv": s, "kv_heads": g,
-                              "dim": 512, "pe_dim": 64}) for bt, h, s, g in shapes])
+        t.add(Build(f"mla_{dt}", "mla", {"dtype": dt, "dim": "512", "pe_dim": "64"}),
+              [(f"b{b}h{h}s{s}g{g}", {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": g,
+                                      "dim": 512, "pe_dim": 64}) for b, h, s, g in shapes])
     # K must be a multiple of group_size (and of block_K = 128); 1152 = 9 tiles.
     shapes = [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k})
               for m, n, k in ((1024, 1024, 1024), (257, 1000, 1152))]
     for dt, group in (("f16", 128), ("bf16", 128), ("f16", 64)):
-        b = Build(f"w4a16_{dt}_g{group}", "dequant_w4a16",
-                  {"dtype": dt, "group_size": str(group)})
-        builds.append(b)
-        cases += _cases(b, shapes)
-    return builds, cases
+        t.add(Build(f"w4a16_{dt}_g{group}", "dequant_w4a16",
+                    {"dtype": dt, "group_size": str(group)}), shapes)
 
 
 # Builds that tlc refuses although docs/language.md says their kernel is valid, with the error
@@ -356,12 +340,10 @@ KNOWN_TLC_REJECTIONS = {
 
 
 def _op_tables() -> tuple:
-    builds, cases = [], []
-    for make in (_gemm_variant_tables, _reduce_tables, _memory_op_tables, _sample_tables):
-        b, c = make()
-        builds += b
-        cases += c
-    return builds, cases
+    t = _Tables()
+    for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples):
+        add(t)
+    return t.builds, t.cases
 
 
 # TileLang paper, appendix N: table 12 (FP16 matmul) and table 14 (FlashAttention).

@@ -1,0 +1,132 @@
+#include "driver/RecommendCommand.h"
+#include "driver/AutoParams.h"
+#include "driver/Compilation.h"
+
+#include "frontend/Parser.h"
+#include "recommend/Recommender.h"
+#include "recommend/Report.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+
+namespace tlc::driver {
+
+namespace {
+
+int usage(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "tlc recommend") << message << "\n";
+  return kUsageError;
+}
+
+int inputError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "tlc recommend") << message << "\n";
+  return kInputError;
+}
+
+} // namespace
+
+CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
+  CLI::App *cmd = app.add_subcommand(
+      "recommend", "rank configurations of a kernel's compile-time knobs with the cost model");
+  cmd->add_option("file", args.input, "TileLang source file")->required();
+  cmd->add_option("--kernel", args.kernel, "the kernel to tune (default: the file's only kernel)");
+  cmd->add_option("-D", args.defines,
+                  "pin a knob or bind a shape symbol: name=value or kernel.name=value")
+      ->allow_extra_args(false);
+  cmd->add_option("--assume", args.assumed,
+                  "tune for this value of a dynamic shape symbol: name=value (default 4096)")
+      ->allow_extra_args(false);
+  cmd->add_option("--target", args.target,
+                  "GPU: a descriptor name (h100-sxm, h200, a100-sxm, rtx4090, mi300x, mi250x), an "
+                  "architecture (sm_90a, sm_80, sm_89, gfx942, gfx90a) or a .json descriptor")
+      ->default_str("sm_90a");
+  cmd->add_option("--top", args.top, "ranked candidates to show")->default_str("10");
+  cmd->add_option("--format", args.format, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->default_str("table");
+  cmd->add_flag("--explain", args.explain, "say why the first candidate beats the runner-up");
+  cmd->add_flag("--show-illegal", args.showIllegal, "also list rejected candidates and why");
+  cmd->add_flag("--only-auto", args.onlyAuto,
+                "search only `auto` parameters (what compiling the kernel does)");
+  cmd->add_option("-o,--output", args.output, "output file ('-' for stdout)");
+  return cmd;
+}
+
+int runRecommend(const RecommendArgs &args) {
+  auto target = recommend::resolveTarget(args.target);
+  if (!target)
+    return usage(llvm::toString(target.takeError()));
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(args.input, /*IsText=*/true);
+  if (!buffer)
+    return usage("cannot read '" + args.input + "': " + buffer.getError().message());
+
+  recommend::RecommendOptions opts;
+  opts.kernel = args.kernel;
+  opts.onlyAuto = args.onlyAuto;
+  for (const std::string &text : args.defines) {
+    std::optional<Define> d = parseDefine(text);
+    if (!d)
+      return usage("-D " + text + ": expected name=value or kernel.name=value");
+    opts.defines.push_back(*d);
+  }
+  if (!parseAssumptions(args.assumed, opts.assumed, "tlc recommend"))
+    return kUsageError;
+
+  // The front end's diagnostics for a file that does not parse, and the kernel to tune.
+  llvm::SourceMgr sourceMgr;
+  unsigned id = sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy((*buffer)->getBuffer(), args.input), llvm::SMLoc());
+  DiagnosticEngine diags(sourceMgr, llvm::errs());
+  diags.setShowColors(args.showColors);
+  ASTContext ast;
+  if (!parseProgram(id, ast, diags))
+    return kInputError;
+  if (opts.kernel.empty()) {
+    if (ast.program.kernels.size() != 1) {
+      std::string names;
+      for (const KernelDecl *k : ast.program.kernels)
+        names += (names.empty() ? "" : ", ") + k->name;
+      return usage(args.input + " has " + std::to_string(ast.program.kernels.size()) +
+                   " kernels; choose one with --kernel (" + names + ")");
+    }
+    opts.kernel = ast.program.kernels[0]->name;
+  }
+
+  auto result = recommend::recommend((*buffer)->getBuffer(), args.input, opts, *target);
+  if (!result)
+    return inputError(llvm::toString(result.takeError()));
+  for (const Define &d : opts.defines) {
+    bool known = llvm::is_contained(result->pinned, d.name) ||
+                 llvm::any_of(result->shapes, [&](const recommend::ShapeBinding &s) {
+                   return s.name == d.name && !s.assumed;
+                 });
+    if (!known && (d.kernel.empty() || d.kernel == opts.kernel))
+      return usage("-D " + d.name + "=" + d.value + " does not name a compile-time parameter or "
+                   "shape symbol of kernel '" + opts.kernel + "'");
+  }
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(args.output, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return usage("cannot open output '" + args.output + "': " + ec.message());
+  recommend::ReportOptions report;
+  report.top = args.top;
+  report.showIllegal = args.showIllegal;
+  if (args.format == "json")
+    recommend::printJson(*result, report, out);
+  else
+    recommend::printTable(*result, report, out);
+  if (args.explain) {
+    if (args.format == "table")
+      out << "\n";
+    recommend::printExplanation(*result, args.format == "json" ? llvm::errs() : out);
+  }
+  if (result->ranked.empty())
+    return inputError("no legal configuration of kernel '" + opts.kernel + "'" +
+                      (result->illegal.empty() ? "" : "; the first candidate fails with: " +
+                                                          result->illegal.front().reason));
+  return kSuccess;
+}
+
+} // namespace tlc::driver

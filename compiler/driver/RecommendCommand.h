@@ -1,0 +1,35 @@
+// `tlc recommend FILE.tl --kernel NAME [-D name=value]... --target T [--top N]
+//  [--format table|json] [--explain]`: the ranked shortlist of configurations for one kernel
+// (TileLang paper §4.2's human-in-the-loop recommendation). -D pins knobs and binds shapes;
+// the knobs left free are searched.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tlc::driver {
+
+struct RecommendArgs {
+  std::string input;
+  std::string kernel;                // may be empty when the file has one kernel
+  std::vector<std::string> defines;  // -D
+  std::vector<std::string> assumed;  // --assume
+  std::string target = "sm_90a";
+  size_t top = 10;
+  std::string format = "table";
+  bool explain = false;
+  bool showIllegal = false;
+  bool onlyAuto = false;
+  std::string output = "-";
+  bool showColors = false;
+};
+
+// Declares the subcommand and its options on `app`, filling `args`.
+CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args);
+
+// Runs it; returns tlc's exit code.
+int runRecommend(const RecommendArgs &args);
+
+} // namespace tlc::driver

@@ -1,0 +1,62 @@
+// Tile recommendation for one kernel: enumerate the knob space, compile each configuration
+// up to the inferred FTG (illegal ones keep the passes' reason), predict each legal one with
+// the cost model, and rank by predicted time.
+//
+// Shapes: shape symbols bound by -D are used as given. Dynamic ones are tuned for a
+// representative bucket: the value passed with --assume NAME=VALUE, else 4096. The
+// recommendation is then for that bucket; the compiled kernel still takes any size.
+#pragma once
+
+#include "recommend/CandidateCompiler.h"
+#include "recommend/CostModel.h"
+#include "recommend/Knobs.h"
+#include "recommend/Target.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tlc::recommend {
+
+struct RecommendOptions {
+  std::string kernel;
+  std::vector<Define> defines;              // -D: shapes and pinned knobs
+  std::map<std::string, int64_t> assumed;   // --assume: buckets for dynamic shape symbols
+  bool onlyAuto = false;                    // search `auto` parameters only
+  static constexpr int64_t kDefaultBucket = 4096;
+};
+
+struct Candidate {
+  Config config;     // the searched knobs, in KnobSpace order
+  bool legal = false;
+  std::string reason; // when illegal: the compiler's or the model's first objection
+  Prediction prediction;
+};
+
+struct ShapeBinding {
+  std::string name;
+  int64_t value;
+  bool assumed; // a representative bucket, not bound by -D
+};
+
+struct Recommendation {
+  std::string kernel, file;
+  TargetDesc target;
+  std::vector<Knob> knobs;
+  std::vector<std::string> pinned;          // knobs -D fixed
+  std::vector<std::string> unresolvedAuto;  // `auto` parameters with no values to try
+  std::vector<ShapeBinding> shapes;
+  std::vector<Candidate> ranked;   // legal, fastest first
+  std::vector<Candidate> illegal;  // in enumeration order
+  size_t compilations = 0;         // candidates share one when only model-only knobs differ
+  double seconds = 0;              // wall time of the whole recommendation
+};
+
+// Fails when the source does not parse, the kernel does not exist, or a shape the grid
+// needs cannot be bound.
+llvm::Expected<Recommendation> recommend(llvm::StringRef source, llvm::StringRef fileName,
+                                         const RecommendOptions &opts, const TargetDesc &target);
+
+} // namespace tlc::recommend
