@@ -228,7 +228,7 @@ class OperatorCoverage(unittest.TestCase):
                                            "pe_dim")) for c in self.cases if c.build == "mla_f16"}
         self.assertIn((4, 64, 1000, 1, 512, 64), mla)
 
-    def test_atomic_outputs_use_the_tight_tolerance(self):
+    def test_atomic_and_reduction_cases_use_the_tight_tolerance(self):
         for c in self.cases:
             if self.by_name[c.build].family.startswith(("atomic", "reduce")):
                 self.assertEqual(c.tolerance, cases.F32_TOLERANCE, c.name)
