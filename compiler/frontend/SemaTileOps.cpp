@@ -360,8 +360,10 @@ bool TileOpChecker::checkSameTile(const Region &src, const Region &dst) {
 void TileOpChecker::checkCopy(bool atomic) {
   std::optional<Region> dst = operand("dst", /*isWrite=*/true);
   Expr *srcExpr = arg("src");
-  // atomic_add(dst, value) with a scalar value adds one element.
-  if (atomic && srcExpr && !isa<IndexExpr>(srcExpr) &&
+  // atomic_add(dst, value) with a scalar value adds one element. Inside a parallel loop an
+  // indexed value (X_f[i, j]) is an element, not a region.
+  bool inParallel = llvm::any_of(sema.loops, [](ForStmt *f) { return f->loopKind == LoopKind::Parallel; });
+  if (atomic && srcExpr && (inParallel || !isa<IndexExpr>(srcExpr)) &&
       !(isa<NameExpr>(srcExpr) && sema.lookup(cast<NameExpr>(srcExpr)->name) &&
         sema.lookup(cast<NameExpr>(srcExpr)->name)->type.kind() == Type::Buffer)) {
     Type t = sema.checkExpr(srcExpr);
