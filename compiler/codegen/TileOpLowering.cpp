@@ -82,9 +82,19 @@ TileOpLowering::TileDims TileOpLowering::tileDims(const Operand &op,
   // Buffer dims that carry tile extent, in order.
   std::vector<size_t> dims;
   if (r.originOnly) {
-    size_t n = t.extents.size();
-    for (size_t d = rank >= n ? rank - n : 0; d < rank; ++d)
-      dims.push_back(d);
+    // The other side's whole shape, unit dims included, sits in the last dims: a [128, 1]
+    // tile at Scales[r, c] covers 128 rows of one column, not one row of 128 columns.
+    std::vector<std::optional<int64_t>> full = tile;
+    while (full.size() > rank && full.front() == std::optional<int64_t>(1))
+      full.erase(full.begin());
+    if (full.size() > rank) {
+      t.ok = false;
+      return t;
+    }
+    size_t first = rank - full.size();
+    for (size_t k = 0; k < full.size(); ++k)
+      if (full[k] != std::optional<int64_t>(1))
+        dims.push_back(first + k);
   } else {
     for (size_t d = 0; d < rank; ++d) {
       bool unit = r.isPoint.empty() ? op.buffer->shape[d] == std::optional<int64_t>(1)
