@@ -94,10 +94,11 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
     w.line("if (" + s->getName().str() + " > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
            "std::string(kName) + \": shape symbol '" + s->getName().str() + "' exceeds 2^31 - 1\");");
 
-  // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor.
+  // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor they
+  // touch.
   std::string aligned = "true";
   for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar()) {
+    if (!p->isScalar() && kernel.accessedWithVectors(p)) {
       std::string n = p->getName().str();
       aligned += " && tlc::check::rowsAligned(" + n + ", 16) && (" + n + ".shape[" +
                  std::to_string(p->shape.rank() - 1) + "] * tlc::dtypeBits(" + n + ".dtype)) % 128 == 0";

@@ -56,6 +56,14 @@ public:
   };
   std::vector<Param> deviceParams() const;
   int64_t sharedBytes() const { return sharedTotal; }
+  // Tensors the aligned instantiation accesses with vectors: only their rows need to be
+  // 16-byte aligned for the launcher to pick it.
+  bool accessedWithVectors(const TensorParamDecl *p) const {
+    for (const ftg::Buffer *b : vectorTensors)
+      if (b->decl == p)
+        return true;
+    return false;
+  }
   std::string kernelName() const { return k.name + "_kernel"; }
 
   // ---- scalar expressions (KernelEmitter.cpp)
@@ -96,6 +104,7 @@ private:
   int64_t scratchOffset = 0; // reduction scratch, floats
   llvm::DenseMap<const ftg::Buffer *, std::string> stageExpr;
   llvm::SmallPtrSet<const ftg::Buffer *, 8> pendingWrites, pendingReads;
+  llvm::SmallPtrSet<const ftg::Buffer *, 8> vectorTensors;
 
   // Inside a parallel loop driven by a fragment: its register variable.
   const ftg::Node *parallelNode = nullptr;

@@ -237,6 +237,9 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
   };
 
   if (vec > 1) {
+    for (const Operand *o : {&src, &dst})
+      if (o->buffer->scope == Scope::Global)
+        e.vectorTensors.insert(o->buffer);
     w.open("if constexpr (kAligned)");
     body(vec);
     w.indent--;
@@ -341,6 +344,7 @@ void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Opera
     w.close();
   };
   if (vectorizable) {
+    e.vectorTensors.insert(other.buffer);
     w.open("if constexpr (kAligned)");
     body(V);
     w.indent--;
