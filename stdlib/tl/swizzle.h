@@ -5,9 +5,9 @@
 // 128-byte span of the 32 banks, so the key skips past them; then the 8 rows that one
 // ldmatrix phase reads (same logical chunk) land in 8 distinct 16-byte bank groups.
 //
-// Plain C++ (no CUDA dependencies): the compiler's layout inference
-// (compiler/ir/TileLayout.cpp, SharedLayout::swizzled) includes this header and a unit test
-// checks that both agree on every element.
+// Plain C++ (no CUDA dependencies), so that tests/unit/TileLayoutTest.cpp can check that the
+// compiler's layout inference (compiler/ir/TileLayout.cpp, SharedLayout::swizzled) and this
+// device-side definition agree on every element.
 #pragma once
 
 #ifndef TL_HOST_DEVICE
