@@ -450,6 +450,8 @@ void KernelEmitter::emitPipelined(const Node &n) {
   TileOpLowering lower(*this);
   auto issue = [&](const std::string &iter, const std::string &stage) {
     w.line("const int " + var + " = " + iter + ";");
+    for (const LetStmt *let : n.prefetchLets)
+      emitScalarStmt(let);
     for (const Node *p : producers) {
       stageExpr[p->outputs[0].buffer] = stage;
       lower.copy(*p, "prefetch");

@@ -67,6 +67,24 @@ public:
         return;
       llvm::SmallPtrSet<const Decl *, 8> inLoop;
       collectLocalLets(loop.loop->body, inLoop);
+      // Top-level lets of the body computed from the loop variable and values fixed before
+      // the loop (or such lets) can be recomputed for a later iteration by the prefetch.
+      llvm::SmallPtrSet<const Decl *, 8> recomputable;
+      std::vector<const LetStmt *> lets;
+      for (auto &n : loop.body) {
+        auto *let = n->kind == NodeKind::Let ? llvm::cast<LetStmt>(n->stmt) : nullptr;
+        if (!let)
+          continue;
+        llvm::SmallPtrSet<const Decl *, 8> deps;
+        collectDecls(let->decl->init, deps);
+        bool ok = llvm::all_of(deps, [&](const Decl *d) {
+          return d && d->getKind() != Decl::DK_Buffer && (!inLoop.count(d) || recomputable.count(d));
+        });
+        if (ok) {
+          recomputable.insert(let->decl);
+          lets.push_back(let);
+        }
+      }
       // Buffers written in the loop by anything but a copy from global memory.
       llvm::SmallPtrSet<const ftg::Buffer *, 8> writtenOtherwise;
       for (auto &n : loop.body)
@@ -81,13 +99,32 @@ public:
         for (const Expr *o : n->inputs[0].region.origins)
           collectDecls(o, used);
         bool independent = !writtenOtherwise.count(dst);
+        const Decl *blocker = nullptr;
         for (const Decl *d : used)
-          if (inLoop.count(d) || (d && d->getKind() == Decl::DK_Buffer))
+          if ((inLoop.count(d) && !recomputable.count(d)) || (d && d->getKind() == Decl::DK_Buffer)) {
             independent = false;
-        if (!independent)
+            blocker = d;
+          }
+        if (!independent) {
+          // Not an error (the loop still runs correctly), but the author asked for a pipeline.
+          bool data = blocker && blocker->getKind() == Decl::DK_Buffer;
+          auto w = diags.warning(
+              n->call->getRange(),
+              "this copy is not prefetched by the pipelined loop: " +
+                  (!blocker ? "'" + dst->name + "' is also written in the loop"
+                   : data   ? "its address reads '" + blocker->getName().str() +
+                                  "', which the loop may change"
+                            : "its address depends on '" + blocker->getName().str() +
+                                  "', computed from values of the loop"));
+          if (blocker && !data)
+            w.hint("compute the address from the loop variable and values fixed before the loop");
           continue;
+        }
         n->producer = true;
         dst->stages = std::max(dst->stages, loop.stages);
+        // Lets may build on each other: the prefetch recomputes all recomputable ones, in order.
+        if (llvm::any_of(used, [&](const Decl *d) { return recomputable.count(d); }))
+          loop.prefetchLets = lets;
       }
     });
     return true;

@@ -88,6 +88,9 @@ struct Node {
   bool producer = false; // a pipelined loop's prefetched global->shared copy
   // Loop.
   int stages = 1;
+  // Pipelined loops: lets of the loop body that prefetched copies use, in program order;
+  // the prefetch recomputes them for the iteration it loads.
+  std::vector<const LetStmt *> prefetchLets;
 };
 
 class Graph {
