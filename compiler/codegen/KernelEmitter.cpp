@@ -612,7 +612,7 @@ bool KernelEmitter::emitKernel() {
       w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " +
              std::to_string(sharedOffset[b.get()]) + ");  // shared " + dtypeName(b->dtype).str() +
              " " + b->shared->str() + (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
-    } else if (b->scope == Scope::Fragment) {
+    } else if (b->scope == Scope::Fragment && b->fragment) {  // unused fragments have none
       w.line(T + " " + b->name + "[" + std::to_string(b->fragment->registers()) + "];  // fragment " +
              b->fragment->str());
     } else if (b->scope == Scope::Local) {

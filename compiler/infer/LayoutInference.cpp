@@ -9,6 +9,8 @@
 #include "infer/ParallelAccess.h"
 #include "infer/Passes.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <functional>
 
 namespace tlc::infer {
@@ -114,9 +116,19 @@ public:
     common();
     // FREE: 2-d fragments first, since 1-d ones are usually rows of a 2-d one and get their
     // layout from it through COMMON.
+    llvm::SmallPtrSet<const ftg::Buffer *, 16> used;
+    g.walk([&](Node &n) {
+      for (const auto *list : {&n.inputs, &n.outputs})
+        for (const Operand &o : *list)
+          used.insert(o.buffer);
+    });
+    for (auto &b : g.buffers)
+      if (b->scope == Scope::Fragment && !used.count(b.get()))
+        diags.warning(b->decl->getRange(), "fragment '" + b->name + "' is never used");
     for (size_t rank : {2, 1})
       for (auto &b : g.buffers)
-        if (ok && b->scope == Scope::Fragment && !b->fragment && b->shape.size() == rank) {
+        if (ok && b->scope == Scope::Fragment && !b->fragment && b->shape.size() == rank &&
+            used.count(b.get())) {
           freeLayout(*b);
           common();
         }
