@@ -45,7 +45,9 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const EmitOptions &option
     std::string params;
     for (const CompileParamDecl *p : in.graph->kernel->compileParams)
       params += (params.empty() ? "" : ", ") + p->getName().str() + " = " +
-                (p->constant ? p->constant->str() : "?");
+                (p->constant ? p->constant->str() : "?") +
+                // Filled by the recommender (driver/AutoParams.cpp).
+                (p->source == CompileParamDecl::Source::Auto && p->constant ? " (auto)" : "");
     os << "// kernel " << in.graph->kernel->name << "<" << params << ">\n";
   }
   os << "#include <cuda_runtime.h>\n#include <algorithm>\n#include <cstdint>\n#include <string>\n\n";

@@ -8,6 +8,7 @@
 
 #include "driver/Compilation.h"
 
+#include "recommend/Recommender.h"
 #include "recommend/Target.h"
 
 #include "frontend/AST.h"
@@ -45,6 +46,8 @@ public:
 
 private:
   std::optional<recommend::TargetDesc> targetFor(DiagnosticEngine &diags);
+  void reportChoice(const KernelDecl &k, const recommend::Recommendation &rec) const; // --verbose
+  void reportNoLegal(const KernelDecl &k, const recommend::Recommendation &rec) const;
   bool needsChoice(const KernelDecl &k, const CompileParamDecl &p) const;
 
   const Options &opts;

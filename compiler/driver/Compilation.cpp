@@ -1,4 +1,5 @@
 #include "driver/Compilation.h"
+#include "driver/AutoParams.h"
 
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
@@ -30,10 +31,21 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     return dumpTokens(bufferId, diags, out) ? kSuccess : kInputError;
   if (!parseProgram(bufferId, u.ast, diags))
     return kInputError;
-  Sema sema(u.ast, diags, defines);
-  bool ok = sema.run();
-  if (sema.commandLineErrors())
-    return kUsageError;
+  AutoParams autoParams(opts, defines);
+  if (int status = autoParams.choose(u.ast.program, u.sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
+                                     path, diags))
+    return status;
+  bool ok = false;
+  {
+    ScopedDefines chosen(defines, autoParams.defines());
+    Sema sema(u.ast, diags, defines);
+    ok = sema.run();
+    if (sema.commandLineErrors())
+      return kUsageError;
+  }
+  autoParams.markChosen(u.ast.program);
+  if (std::string s = autoParams.summary(); !s.empty())
+    autoSummaries.push_back(s);
   if (!ok)
     return kInputError;
   if (opts.emit == "ast") {
@@ -75,6 +87,13 @@ bool Compilation::runInference(Unit &u) {
     pm.run(*g, *u.diags);
   }
   return !u.diags->hasErrors();
+}
+
+std::string Compilation::autoSummary() const {
+  std::string all;
+  for (const std::string &s : autoSummaries)
+    all += (all.empty() ? "" : "; ") + s;
+  return all;
 }
 
 std::vector<codegen::KernelInput> Compilation::kernels() const {

@@ -12,6 +12,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ struct Options {
   bool timePasses = false;
   bool showColors = false;
   std::string commandLine;
+  // `auto` parameters: the GPU to tune for (default: the --target's reference GPU), buckets
+  // for dynamic shape symbols, and whether to report the choices.
+  std::string device;
+  std::map<std::string, int64_t> assumed;
+  bool verbose = false;
 };
 
 class Compilation {
@@ -42,6 +48,9 @@ public:
   // Whether kernels() must still be turned into code (cuda, header, -c).
   bool needsCodegen() const { return opts.emit == "cuda" || opts.emit == "header"; }
   std::vector<codegen::KernelInput> kernels() const;
+  // The values the recommender chose for `auto` parameters, as -D options with the GPU they
+  // were chosen for; empty when there were none.
+  std::string autoSummary() const;
 
 private:
   struct Unit {
@@ -56,6 +65,7 @@ private:
   const Options &opts;
   std::vector<Define> &defines;
   std::vector<std::unique_ptr<Unit>> units;
+  std::vector<std::string> autoSummaries;
 };
 
 } // namespace tlc::driver

@@ -37,6 +37,9 @@ CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
   cmd->add_option("--assume", args.assumed,
                   "tune for this value of a dynamic shape symbol: name=value (default 4096)")
       ->allow_extra_args(false);
+  cmd->add_option("--values", args.values,
+                  "try only these values of a knob: name=v1,v2,...")
+      ->allow_extra_args(false);
   cmd->add_option("--target", args.target,
                   "GPU: a descriptor name (h100-sxm, h200, a100-sxm, rtx4090, mi300x, mi250x), an "
                   "architecture (sm_90a, sm_80, sm_89, gfx942, gfx90a) or a .json descriptor")
@@ -72,6 +75,16 @@ int runRecommend(const RecommendArgs &args) {
   }
   if (!parseAssumptions(args.assumed, opts.assumed, "tlc recommend"))
     return kUsageError;
+  for (const std::string &text : args.values) {
+    auto [name, list] = llvm::StringRef(text).split('=');
+    llvm::SmallVector<llvm::StringRef, 8> items;
+    list.split(items, ',', -1, /*KeepEmpty=*/false);
+    if (name.trim().empty() || items.empty())
+      return usage("--values " + text + ": expected name=v1,v2,...");
+    auto &into = opts.values[name.trim().str()];
+    for (llvm::StringRef v : items)
+      into.push_back(v.trim().str());
+  }
 
   // The front end's diagnostics for a file that does not parse, and the kernel to tune.
   llvm::SourceMgr sourceMgr;
@@ -93,11 +106,17 @@ int runRecommend(const RecommendArgs &args) {
     opts.kernel = ast.program.kernels[0]->name;
   }
 
-  auto result = recommend::recommend((*buffer)->getBuffer(), args.input, opts, *target);
+  auto result = recommend::rank((*buffer)->getBuffer(), args.input, opts, *target);
   if (!result)
     return inputError(llvm::toString(result.takeError()));
+  for (const auto &[name, list] : opts.values)
+    if (!llvm::any_of(result->knobs, [&](const recommend::Knob &k) { return k.name == name; }))
+      return usage("--values " + name + "=...: '" + name + "' is not a knob of kernel '" + opts.kernel +
+                   "' (knobs are compile-time parameters the kernel uses as tile sizes, thread "
+                   "counts, stages, policies or panels, and -D does not pin)");
   for (const Define &d : opts.defines) {
     bool known = llvm::is_contained(result->pinned, d.name) ||
+                 llvm::any_of(ast.program.consts, [&](const ConstDecl *c) { return c->getName() == d.name; }) ||
                  llvm::any_of(result->shapes, [&](const recommend::ShapeBinding &s) {
                    return s.name == d.name && !s.assumed;
                  });
@@ -122,6 +141,7 @@ int runRecommend(const RecommendArgs &args) {
       out << "\n";
     recommend::printExplanation(*result, args.format == "json" ? llvm::errs() : out);
   }
+  out.flush(); // the report first, then any error about it
   if (result->ranked.empty())
     return inputError("no legal configuration of kernel '" + opts.kernel + "'" +
                       (result->illegal.empty() ? "" : "; the first candidate fails with: " +

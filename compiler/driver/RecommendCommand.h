@@ -16,6 +16,7 @@ struct RecommendArgs {
   std::string kernel;                // may be empty when the file has one kernel
   std::vector<std::string> defines;  // -D
   std::vector<std::string> assumed;  // --assume
+  std::vector<std::string> values;   // --values
   std::string target = "sm_90a";
   size_t top = 10;
   std::string format = "table";

@@ -1,7 +1,9 @@
 // The `tlc` command. Exit codes: 0 success, 1 errors in the input (or from nvcc with -c),
 // 2 bad command line.
+#include "driver/AutoParams.h"
 #include "driver/Compilation.h"
 #include "driver/DeviceCompiler.h"
+#include "driver/RecommendCommand.h"
 
 #include "codegen/CudaEmitter.h"
 
@@ -36,6 +38,9 @@ Examples:
   tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape symbol
   tlc samples/gemm.tl -D gemm.stages=4              override one kernel's parameter
   tlc samples/gemm.tl --target sm_80 -o gemm.cu     compile for Ampere
+  tlc samples/gemm_auto.tl --verbose -D M=8192       fill `auto` knobs with the recommender's choice
+  tlc recommend samples/gemm.tl -D M=8192 -D N=8192 -D K=8192 --explain
+                                                    rank configurations with the cost model
 
 Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad command line.
 )";
@@ -66,7 +71,8 @@ int run(int argc, char **argv) {
   CLI::App app{"tlc: ahead-of-time compiler for TileLang (.tl) GPU kernels"};
   app.footer(kExamples);
   app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
-  app.add_option("files", opts.inputs, "TileLang source files")->required();
+  // Not required here: `tlc recommend FILE` takes its file itself (checked after parsing).
+  app.add_option("files", opts.inputs, "TileLang source files");
   app.add_option("-o,--output", opts.output, "output file ('-' for stdout)");
   app.add_option("--emit", opts.emit, "what to produce")
       ->check(CLI::IsMember(kEmitKinds))
@@ -87,6 +93,17 @@ int run(int argc, char **argv) {
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", color, "colored diagnostics")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  std::vector<std::string> assumed;
+  app.add_option("--device", opts.device,
+                 "the GPU `auto` parameters are tuned for (a descriptor name such as h200, or a "
+                 ".json file; default: the --target's reference GPU)");
+  app.add_option("--assume", assumed,
+                 "tune `auto` parameters for this value of a dynamic shape symbol: name=value "
+                 "(default 4096; the code still takes any size)")
+      ->allow_extra_args(false);
+  app.add_flag("--verbose", opts.verbose, "report the values chosen for `auto` parameters (stderr)");
+  tlc::driver::RecommendArgs recommendArgs;
+  CLI::App *recommendCmd = tlc::driver::addRecommendCommand(app, recommendArgs);
 
   try {
     app.parse(argc, argv);
@@ -103,6 +120,16 @@ int run(int argc, char **argv) {
     opts.commandLine += std::string(" ") + argv[i];
   opts.showColors = color == "always" ||
                     (color == "auto" && llvm::errs().has_colors() && !std::getenv("NO_COLOR"));
+  if (recommendCmd->parsed()) {
+    recommendArgs.showColors = opts.showColors;
+    return tlc::driver::runRecommend(recommendArgs);
+  }
+  if (opts.inputs.empty()) {
+    usageError("no input files\n(run tlc --help for usage)");
+    return kUsageError;
+  }
+  if (!tlc::driver::parseAssumptions(assumed, opts.assumed, "tlc"))
+    return kUsageError;
 
   if (compileOnly && app.count("--emit") && opts.emit != "cuda") {
     usageError("-c compiles the generated CUDA; it cannot be combined with --emit=" + opts.emit);
@@ -179,6 +206,8 @@ int run(int argc, char **argv) {
   emit.target = opts.target;
   emit.cppNamespace = opts.cppNamespace;
   emit.commandLine = opts.commandLine;
+  if (std::string chosen = compilation.autoSummary(); !chosen.empty())
+    emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
   if (!compileOnly)

@@ -176,8 +176,12 @@ void Sema::explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e,
     std::string candidates;
     for (const Expr *c : p->autoCandidates)
       candidates += (candidates.empty() ? "" : ", ") + toSource(c);
-    diag.note(p->getRange(), "'" + p->getName() + "' is `auto`: its value is left to the "
-                                                  "recommender, which this build does not have yet")
+    // The driver binds the `auto` parameters the recommender can tune before Sema runs;
+    // one still unbound here is used in a way it does not tune.
+    diag.note(p->getRange(), "'" + p->getName() + "' is `auto`, but the recommender did not "
+                                                  "choose a value for it (it tunes tile sizes, "
+                                                  "thread counts, pipeline stages, warp "
+                                                  "policies and block-order panels)")
         .hint("pass -D " + p->getName() + "=VALUE" +
               (candidates.empty() ? "" : " (candidates: " + candidates + ")"));
     return;
@@ -343,8 +347,10 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
                                     " parameter, but `auto` is only for int parameters")
           .hint("the recommender chooses tile sizes, stages and thread counts; give '" +
                 p->getName() + "' a default or pass -D " + p->getName() + "=VALUE");
-    for (Expr *c : p->autoCandidates)
+    for (Expr *c : p->autoCandidates) {
+      checkExpr(c);
       expectConstInt(c, "an auto candidate");
+    }
     p->source = CompileParamDecl::Source::Auto;
   }
   if (Define *d = findDefine(p->getName())) {

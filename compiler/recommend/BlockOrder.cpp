@@ -18,50 +18,49 @@ std::array<int64_t, 3> blockIndexOf(int64_t id, const GridShape &grid, int panel
   return {x, y, z};
 }
 
-namespace {
+double TrafficModel::distinctTiles(const GridShape &grid, int64_t slots, int panel, unsigned dims) {
+  Key key{grid.dims[0], grid.dims[1], grid.dims[2], slots, panel, dims};
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
 
-// Counts distinct projections of the blocks of a wave onto a subset of block indices,
-// with a stamp per key so that no set is cleared between waves.
-class DistinctCounter {
-public:
-  DistinctCounter(const GridShape &grid, unsigned dims) : dims(dims) {
-    int64_t size = 1;
-    for (int i = 0; i < 3; ++i)
-      if (dims & (1u << i)) {
-        stride[i] = size;
-        size *= grid.dims[i];
-      }
-    // A projection too large to stamp is as good as "no reuse" for the estimate.
-    if (size <= (int64_t(1) << 22))
-      stamps.assign(size_t(size), -1);
-  }
-
-  bool usable() const { return !stamps.empty(); }
-
-  int64_t count(const std::vector<std::array<int64_t, 3>> &blocks, int64_t wave) {
+  // A tile is identified by the block indices in `dims`; each key gets the number of the
+  // last wave that fetched it, so nothing is cleared between waves.
+  int64_t strides[3] = {0, 0, 0}, size = 1;
+  for (int i = 0; i < 3; ++i)
+    if (dims & (1u << i)) {
+      strides[i] = size;
+      size *= grid.dims[i];
+    }
+  int64_t blocks = grid.blocks();
+  int64_t fullWaves = blocks / slots, tail = blocks % slots;
+  // Too many tiles to track is as good as no reuse at all.
+  if (size > (int64_t(1) << 22))
+    return cache[key] = double(blocks);
+  std::vector<int64_t> stamps(size_t(size), -1);
+  auto wave = [&](int64_t w, int64_t count) {
     int64_t distinct = 0;
-    for (const auto &b : blocks) {
-      int64_t key = 0;
-      for (int i = 0; i < 3; ++i)
-        if (dims & (1u << i))
-          key += b[i] * stride[i];
-      if (stamps[size_t(key)] != wave) {
-        stamps[size_t(key)] = wave;
+    for (int64_t id = w * slots; id < w * slots + count; ++id) {
+      std::array<int64_t, 3> b = blockIndexOf(id, grid, panel);
+      int64_t k = b[0] * strides[0] + b[1] * strides[1] + b[2] * strides[2];
+      if (stamps[size_t(k)] != w) {
+        stamps[size_t(k)] = w;
         ++distinct;
       }
     }
-    return distinct;
-  }
+    return double(distinct);
+  };
+  // Full waves repeat the block order's pattern: up to eight spread over the grid stand for
+  // all of them; the partial last wave is counted exactly.
+  double total = 0;
+  int64_t samples = std::min<int64_t>(fullWaves, 8);
+  for (int64_t s = 0; s < samples; ++s)
+    total += wave(s * fullWaves / samples, slots) * double(fullWaves) / double(samples);
+  if (tail)
+    total += wave(fullWaves, tail);
+  return cache[key] = total;
+}
 
-private:
-  unsigned dims;
-  int64_t stride[3] = {0, 0, 0};
-  std::vector<int64_t> stamps;
-};
-
-} // namespace
-
-Traffic globalTraffic(const BlockWork &work, const GridShape &grid, int64_t slots, int panel) {
+Traffic TrafficModel::traffic(const BlockWork &work, const GridShape &grid, int64_t slots, int panel) {
   Traffic t;
   int64_t blocks = grid.blocks();
   slots = std::max<int64_t>(1, std::min(slots, blocks));
@@ -71,45 +70,10 @@ Traffic globalTraffic(const BlockWork &work, const GridShape &grid, int64_t slot
     t.l2Bytes += a.atomic ? 2 * all : all;
     if (a.write) {
       t.hbmBytes += all;
-    } else {
-      t.l2ReadBytes += all;
-    }
-  }
-
-  // Waves: every full wave is like the others up to the block order's period, so up to
-  // eight spread over the grid are simulated and the partial last one exactly.
-  int64_t fullWaves = blocks / slots, tail = blocks % slots;
-  std::vector<int64_t> sampled;
-  int64_t samples = std::min<int64_t>(fullWaves, 8);
-  for (int64_t s = 0; s < samples; ++s)
-    sampled.push_back(s * fullWaves / samples);
-  std::vector<DistinctCounter> counters;
-  for (const GlobalAccess &a : work.global)
-    counters.emplace_back(grid, a.write ? 0u : a.blockDims);
-  std::vector<double> perFullWave(work.global.size(), 0.0), lastWave(work.global.size(), 0.0);
-  std::vector<std::array<int64_t, 3>> ids;
-  auto simulate = [&](int64_t wave, int64_t first, int64_t count, std::vector<double> &into,
-                      double weight) {
-    ids.clear();
-    for (int64_t id = first; id < first + count; ++id)
-      ids.push_back(blockIndexOf(id, grid, panel));
-    for (size_t i = 0; i < work.global.size(); ++i) {
-      if (work.global[i].write)
-        continue;
-      double distinct = counters[i].usable() ? double(counters[i].count(ids, wave)) : double(count);
-      into[i] += weight * distinct;
-    }
-  };
-  for (int64_t w : sampled)
-    simulate(w, w * slots, slots, perFullWave, 1.0 / double(samples));
-  if (tail)
-    simulate(fullWaves, fullWaves * slots, tail, lastWave, 1.0);
-  for (size_t i = 0; i < work.global.size(); ++i) {
-    const GlobalAccess &a = work.global[i];
-    if (a.write)
       continue;
-    double tiles = perFullWave[i] * double(fullWaves) + lastWave[i];
-    t.hbmReadBytes += tiles * a.bytes;
+    }
+    t.l2ReadBytes += all;
+    t.hbmReadBytes += distinctTiles(grid, slots, panel, a.blockDims) * a.bytes;
   }
   t.hbmBytes += t.hbmReadBytes;
   return t;

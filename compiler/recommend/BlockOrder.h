@@ -12,6 +12,8 @@
 #include "recommend/Work.h"
 
 #include <array>
+#include <map>
+#include <tuple>
 
 namespace tlc::recommend {
 
@@ -21,9 +23,20 @@ struct Traffic {
   double hbmReadBytes = 0, l2ReadBytes = 0;
 };
 
-// `slots`: blocks resident at once over the whole device; `panel`: 0 or 1 for row-major
-// order, else the swizzle_blocks panel.
-Traffic globalTraffic(const BlockWork &work, const GridShape &grid, int64_t slots, int panel);
+class TrafficModel {
+public:
+  // `slots`: blocks resident at once over the whole device; `panel`: 0 or 1 for row-major
+  // order, else the swizzle_blocks panel.
+  Traffic traffic(const BlockWork &work, const GridShape &grid, int64_t slots, int panel);
+
+private:
+  // Distinct tiles a whole grid's waves fetch, for one set of block indices a tile depends
+  // on. Candidates share grids, occupancies and panels, so this is cached.
+  double distinctTiles(const GridShape &grid, int64_t slots, int panel, unsigned dims);
+
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, unsigned>;
+  std::map<Key, double> cache;
+};
 
 // The (bx, by, bz) a linear block id runs as (tests).
 std::array<int64_t, 3> blockIndexOf(int64_t id, const GridShape &grid, int panel);

@@ -47,6 +47,7 @@ Occupancy occupancyOf(const Graph &g, const BlockWork &work, const TargetDesc &t
   // __launch_bounds__(threads) makes the compiler fit one block per SM, spilling the rest.
   int cap = std::min<int64_t>(t.registersPerThread, t.registersPerSM / std::max(1, warps * t.warpSize));
   cap = cap / granularity * granularity;
+  o.registersWanted = wanted;
   o.registersSpill = wanted > cap;
   o.registersPerThread = int(std::min<int64_t>(ceilDiv(wanted, granularity) * granularity, cap));
 
@@ -75,7 +76,7 @@ Occupancy occupancyOf(const Graph &g, const BlockWork &work, const TargetDesc &t
 }
 
 Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
-                   const TargetDesc &t, int panel) {
+                   const TargetDesc &t, int panel, TrafficModel &trafficModel) {
   Prediction p;
   p.blocks = grid.blocks();
   p.sharedBytes = g.sharedBytes;
@@ -123,11 +124,16 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
   const double scalarFill = std::min(1.0, residentWarps / (kSchedulersPerSM * kScalarWarpsPerScheduler));
   p.cudaOps = work.cudaOps * double(blocks);
   p.sfuOps = work.sfuOps * double(blocks);
-  p.sharedBytesMoved = work.sharedBytes * double(blocks);
+  double spillBytes = p.occupancy.registersSpill
+                          ? double(p.occupancy.registersWanted - p.occupancy.registersPerThread) * 4 *
+                                g.threads * 2 * std::max(1.0, work.barriers)
+                          : 0.0;
+  const double sharedPerBlock = work.sharedBytes + spillBytes;
+  p.sharedBytesMoved = sharedPerBlock * double(blocks);
   p.registerBytes = work.registerBytes * double(blocks);
 
   // Memory levels.
-  p.traffic = globalTraffic(work, grid, slots, panel);
+  p.traffic = trafficModel.traffic(work, grid, slots, panel);
   double hit = p.traffic.l2ReadBytes > 0
                    ? std::clamp(1.0 - p.traffic.hbmReadBytes / p.traffic.l2ReadBytes, 0.0, 1.0)
                    : 0.0;
@@ -139,7 +145,7 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
       {"HBM", "memory", p.traffic.hbmBytes / t.hbmBandwidth, p.traffic.hbmBytes},
       {"L2", "memory", p.traffic.l2Bytes / t.l2Bandwidth, p.traffic.l2Bytes},
       {"in-flight", "latency", p.traffic.l2ReadBytes / inflightRate, p.traffic.l2ReadBytes},
-      {"shared", "memory", perSM * work.sharedBytes / (t.sharedBandwidth / S), p.sharedBytesMoved},
+      {"shared", "memory", perSM * sharedPerBlock / (t.sharedBandwidth / S), p.sharedBytesMoved},
       {"tensor core", "compute", tensorSeconds, p.tensorFlops},
       {"CUDA cores", "compute", perSM * work.cudaOps / (t.cudaCoreRate / S * std::max(scalarFill, 1e-3)),
        p.cudaOps},
@@ -152,8 +158,18 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
   double stalls = (fills + work.exposedLoads) * latency + work.barriers * t.cyclesToSeconds(t.barrierCycles);
   p.intrinsic = t.launchOverhead + perSM * stalls / resident;
 
+  // The paper's max() over the terms, softened: an L^p norm equals the max when one term
+  // dominates and grows when several resources are busy at once (their overlap is never
+  // perfect: they share issue slots, registers and the memory pipeline).
   const Term *b = p.bound();
-  p.seconds = (b ? b->seconds : 0) + p.intrinsic;
+  double norm = 0;
+  if (b && b->seconds > 0) {
+    for (const Term &term : p.terms)
+      norm += std::pow(term.seconds / b->seconds, t.overlapNorm);
+    norm = b->seconds * std::pow(norm, 1.0 / t.overlapNorm);
+  }
+  p.overlapped = norm;
+  p.seconds = norm + p.intrinsic;
   double ops = p.tensorFlops + p.cudaOps + p.sfuOps;
   p.arithmeticIntensity = p.traffic.hbmBytes > 0 ? ops / p.traffic.hbmBytes : 0;
   return p;

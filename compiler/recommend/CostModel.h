@@ -2,6 +2,11 @@
 //
 //   t = max(t_HBM, t_L2, t_inflight, t_shared, t_tensor, t_CUDA, t_SFU) + t_intrinsic
 //
+// where the max is softened into an L^p norm (TargetDesc::overlapNorm, p = 4 by default):
+// the paper's formula assumes perfect overlap of all levels and units, which ranks every
+// compute-bound configuration alike; the norm charges for the other resources a
+// configuration keeps busy (shared-memory and L2 traffic of small tiles).
+//
 // Memory levels: HBM bytes after L2 reuse within a wave (BlockOrder), L2 bytes (every global
 // request), shared-memory bytes; each over its bandwidth. t_inflight is Little's law: a
 // device with too few bytes requested ahead of use (shallow pipelines, little occupancy)
@@ -21,6 +26,8 @@
 //
 // Occupancy: blocks per SM from shared memory (plus the per-block reservation), registers
 // (fragments, gemm operand fragments and ~32 for addresses, in allocation units) and threads.
+// Registers beyond what a thread may have spill to local memory: the excess is stored and
+// reloaded once per loop iteration, through the L1/shared-memory SRAM (the shared term).
 #pragma once
 
 #include "recommend/BlockOrder.h"
@@ -32,7 +39,8 @@
 namespace tlc::recommend {
 
 struct Occupancy {
-  int registersPerThread = 0;
+  int registersPerThread = 0;  // allocated (the estimate, capped at what a thread may have)
+  int registersWanted = 0;     // the estimate
   bool registersSpill = false; // the estimate exceeds what a thread may have
   int blocksPerSM = 0;
   int warpsPerSM = 0;
@@ -54,6 +62,7 @@ struct Prediction {
 
   double seconds = 0;
   std::vector<Term> terms; // the max() operands
+  double overlapped = 0;   // their combination (the L^p norm)
   double intrinsic = 0;    // launch + exposed latency + barriers
   const Term *bound() const;
 
@@ -70,6 +79,6 @@ Occupancy occupancyOf(const ftg::Graph &g, const BlockWork &work, const TargetDe
 
 // `panel` is the block order to model (the graph's swizzle_blocks panel, or a candidate's).
 Prediction predict(const ftg::Graph &g, const GridShape &grid, const BlockWork &work,
-                   const TargetDesc &target, int panel);
+                   const TargetDesc &target, int panel, TrafficModel &traffic);
 
 } // namespace tlc::recommend

@@ -115,4 +115,12 @@ bool mentions(const Expr *e, const Decl *d) {
   }
 }
 
+ExprEvaluator shapeEnvironment(const KernelDecl &k, const std::map<std::string, int64_t> &values) {
+  ExprEvaluator env;
+  for (const ShapeSymbolDecl *s : k.shapeSymbols)
+    if (auto it = values.find(s->getName().str()); it != values.end() && !s->constant)
+      env.bind(s, ConstValue{it->second});
+  return env;
+}
+
 } // namespace tlc::recommend

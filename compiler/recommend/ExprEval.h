@@ -11,6 +11,9 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+#include <string>
+
 #include <optional>
 
 namespace tlc::recommend {
@@ -35,5 +38,9 @@ private:
 
 // Whether `e` mentions `d`, directly or through `let` initialisers.
 bool mentions(const Expr *e, const Decl *d);
+
+// An evaluator with the kernel's dynamic shape symbols bound by name to `values` (the
+// representative bucket the recommender tunes for). Symbols -D bound are constants already.
+ExprEvaluator shapeEnvironment(const KernelDecl &k, const std::map<std::string, int64_t> &values);
 
 } // namespace tlc::recommend

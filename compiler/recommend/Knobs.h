@@ -14,9 +14,11 @@
 // (`ceildiv(M, block_M)`); block sizes are 64, 128 and 256 threads; stages 1 to 4; panels 1
 // (row-major), 4, 8 and 16; policies full_row, full_col and square. A parameter's default is
 // always among its values, so `tlc recommend` shows where the author's choice ranks.
+// Parameters the kernel never mentions are not knobs: they cannot change anything.
 #pragma once
 
 #include "recommend/CandidateCompiler.h"
+#include "recommend/ExprEval.h"
 #include "recommend/Target.h"
 
 #include "frontend/AST.h"
@@ -45,23 +47,27 @@ struct KnobSpaceOptions {
   // Search only `auto` parameters (compiling a kernel) or every tunable parameter that
   // -D does not pin (`tlc recommend`).
   bool onlyAuto = false;
+  // Values to try instead of the usual ones, per knob (`tlc recommend --values stages=2,3`).
+  std::map<std::string, std::vector<std::string>> values;
 };
 
 class KnobSpace {
 public:
-  // Analyses the kernel in `structure` (the kernel after Sema, with its shape symbols bound
-  // to the shapes being tuned for; Sema may have stopped on unbound `auto` parameters).
-  // `pinned` are the names -D sets for this kernel.
+  // Analyses the kernel in `structure` (the kernel after Sema; Sema may have stopped on
+  // unbound `auto` parameters). `shapes` binds its dynamic shape symbols to the shapes being
+  // tuned for; `pinned` are the names -D sets for this kernel.
   static KnobSpace analyze(const KernelDecl &structure, const TargetDesc &target,
-                           const std::vector<std::string> &pinned, const KnobSpaceOptions &opts);
+                           const std::vector<std::string> &pinned, const KnobSpaceOptions &opts,
+                           const ExprEvaluator &shapes);
 
   const std::vector<Knob> &knobs() const { return all; }
-  // `auto` parameters with no values to try (used only in ways the recommender does not
-  // understand): the caller reports them.
+  // `auto` parameters the kernel uses in ways the recommender cannot tune (not as a tile
+  // size, thread count, pipeline depth, policy or panel) and with no `auto(...)` values:
+  // left unbound, so Sema reports any place that needs them as constants.
   const std::vector<std::string> &unresolvedAuto() const { return unresolved; }
 
-  // The number of configurations and the i-th one (mixed-radix over knobs(), the first
-  // knob varying slowest).
+  // The number of configurations (SIZE_MAX if it does not fit) and the i-th one
+  // (mixed-radix over knobs(), the first knob varying slowest).
   size_t size() const;
   Config at(size_t index) const;
 

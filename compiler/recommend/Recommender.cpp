@@ -1,4 +1,5 @@
 #include "recommend/Recommender.h"
+#include "recommend/QuickCheck.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,9 +23,14 @@ std::vector<std::string> pinnedNames(const std::vector<Define> &defines, llvm::S
 
 class Search {
 public:
-  Search(const CandidateCompiler &compiler, const KnobSpace &space, const Config &shapes,
+  // `assumed`: values of the dynamic shape symbols, for the model only. They are not bound
+  // for Sema, which would then check tiles against one particular size that the compiled
+  // kernel does not have.
+  Search(const CandidateCompiler &compiler, const KnobSpace &space,
+         const std::map<std::string, int64_t> &assumed, const KernelDecl &structure,
          const TargetDesc &target, Recommendation &out)
-      : compiler(compiler), space(space), shapes(shapes), target(target), out(out) {}
+      : compiler(compiler), space(space), assumed(assumed), target(target), out(out),
+        quick(structure, target) {}
 
   void run() {
     size_t n = space.size();
@@ -38,18 +44,36 @@ public:
 private:
   void evaluate(const Config &config) {
     Config structural;
-    int panel = -1;
+    std::optional<int> panel;
+    bool badPanel = false;
     for (size_t k = 0; k < config.size(); ++k) {
-      if (space.knobs()[k].modelOnly())
-        panel = std::stoi(config[k].value);
-      else
+      if (!space.knobs()[k].modelOnly()) {
         structural.push_back(config[k]);
+        continue;
+      }
+      // Sema never sees a model-only knob, so its value is checked here, as Sema would.
+      int v = 0;
+      badPanel = llvm::StringRef(config[k].value).getAsInteger(10, v) || v <= 0;
+      panel = v;
     }
-    if (!current || configStr(structural) != currentKey)
-      compileStructure(structural);
+    std::string key = configStr(structural);
+    if (key != currentKey)
+      compileStructure(structural, key);
 
     Candidate c;
     c.config = config;
+    if (badPanel) {
+      c.reason = "swizzle_blocks panel must be a positive integer";
+      out.illegal.push_back(std::move(c));
+      return;
+    }
+    if (quickReason) {
+      c.reason = *quickReason;
+      c.quickReject = true;
+      ++out.quickRejects;
+      out.illegal.push_back(std::move(c));
+      return;
+    }
     if (!current->graph) {
       c.reason = current->error;
       out.illegal.push_back(std::move(c));
@@ -61,41 +85,47 @@ private:
       return;
     }
     c.prediction = predict(*current->graph, *grid, work, target,
-                           panel >= 0 ? panel : current->graph->swizzlePanel);
+                           panel.value_or(current->graph->swizzlePanel), traffic);
     c.legal = c.prediction.legal;
     c.reason = c.prediction.reason;
     (c.legal ? out.ranked : out.illegal).push_back(std::move(c));
   }
 
-  void compileStructure(const Config &structural) {
-    Config all = shapes;
-    all.insert(all.end(), structural.begin(), structural.end());
-    current = compiler.compile(all);
-    currentKey = configStr(structural);
-    ++out.compilations;
+  void compileStructure(const Config &structural, const std::string &key) {
+    currentKey = key;
+    current.reset();
     grid.reset();
+    quickReason = quick.reject(structural);
+    if (quickReason)
+      return;
+    current = compiler.compile(structural);
+    ++out.compilations;
     if (!current->graph)
       return;
-    grid = gridOf(*current->kernel);
+    ExprEvaluator shapes = shapeEnvironment(*current->kernel, assumed);
+    grid = gridOf(*current->kernel, shapes);
     if (grid)
-      work = analyzeWork(*current->graph, *grid);
+      work = analyzeWork(*current->graph, *grid, shapes);
   }
 
   const CandidateCompiler &compiler;
   const KnobSpace &space;
-  const Config &shapes;
+  const std::map<std::string, int64_t> &assumed;
   const TargetDesc &target;
   Recommendation &out;
 
+  QuickCheck quick;
+  TrafficModel traffic;
   std::unique_ptr<CompiledKernel> current;
-  std::string currentKey;
+  std::optional<std::string> quickReason;
+  std::optional<std::string> currentKey;
   std::optional<GridShape> grid;
   BlockWork work;
 };
 
 } // namespace
 
-llvm::Expected<Recommendation> recommend(llvm::StringRef source, llvm::StringRef fileName,
+llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
                                          const RecommendOptions &opts, const TargetDesc &target) {
   auto start = std::chrono::steady_clock::now();
   auto compiler = CandidateCompiler::create(source.str(), fileName.str(), opts.kernel,
@@ -108,38 +138,43 @@ llvm::Expected<Recommendation> recommend(llvm::StringRef source, llvm::StringRef
   out.file = fileName.str();
   out.target = target;
 
-  // The kernel's structure, first to learn its dynamic shape symbols, then with them bound
-  // to their buckets so that tile sizes can be trimmed to the problem. Sema may stop on
-  // `auto` parameters that have no value yet; names are resolved all the same.
-  Config shapes;
-  {
-    auto probe = (*compiler)->compile({}, /*infer=*/false);
-    if (!probe->kernel)
-      return failure(fileName + ": " + probe->error);
-    for (const ShapeSymbolDecl *s : probe->kernel->shapeSymbols) {
-      if (s->constant && s->constant->isInt()) {
-        out.shapes.push_back({s->getName().str(), s->constant->getInt(), false});
-        continue;
-      }
-      auto it = opts.assumed.find(s->getName().str());
-      int64_t v = it != opts.assumed.end() ? it->second : RecommendOptions::kDefaultBucket;
-      out.shapes.push_back({s->getName().str(), v, true});
-      shapes.push_back({s->getName().str(), std::to_string(v)});
+  // The kernel's structure: its shape symbols and where it uses each parameter. Sema may
+  // stop on `auto` parameters that have no value yet; names are resolved all the same.
+  auto structure = (*compiler)->compile({}, /*infer=*/false);
+  if (!structure->kernel)
+    return failure(fileName + ": " + structure->error);
+  std::map<std::string, int64_t> assumed;
+  for (const ShapeSymbolDecl *s : structure->kernel->shapeSymbols) {
+    if (s->constant && s->constant->isInt()) {
+      out.shapes.push_back({s->getName().str(), s->constant->getInt(), false});
+      continue;
     }
+    auto it = opts.assumed.find(s->getName().str());
+    int64_t v = it != opts.assumed.end() ? it->second : RecommendOptions::kDefaultBucket;
+    out.shapes.push_back({s->getName().str(), v, true});
+    assumed[s->getName().str()] = v;
   }
-  auto structure = (*compiler)->compile(shapes, /*infer=*/false);
   out.pinned = pinnedNames(opts.defines, opts.kernel);
   KnobSpaceOptions spaceOpts;
   spaceOpts.onlyAuto = opts.onlyAuto;
-  KnobSpace space = KnobSpace::analyze(*structure->kernel, target, out.pinned, spaceOpts);
+  spaceOpts.values = opts.values;
+  KnobSpace space = KnobSpace::analyze(*structure->kernel, target, out.pinned, spaceOpts,
+                                       shapeEnvironment(*structure->kernel, assumed));
   out.knobs = space.knobs();
+  if (space.size() > RecommendOptions::kMaxCandidates)
+    return failure("kernel '" + opts.kernel + "' has " +
+                   (space.size() == SIZE_MAX ? std::string("too many")
+                                             : std::to_string(space.size())) +
+                   " configurations to rank (at most " +
+                   std::to_string(RecommendOptions::kMaxCandidates) +
+                   "); pin some knobs with -D, or list fewer values with auto(...) or --values");
   out.unresolvedAuto = space.unresolvedAuto();
   llvm::erase_if(out.pinned, [&](const std::string &name) {
     return !llvm::any_of(structure->kernel->compileParams,
                          [&](const CompileParamDecl *p) { return p->getName() == name; });
   });
 
-  Search(**compiler, space, shapes, target, out).run();
+  Search(**compiler, space, assumed, *structure->kernel, target, out).run();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

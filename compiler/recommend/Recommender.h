@@ -25,13 +25,17 @@ struct RecommendOptions {
   std::vector<Define> defines;              // -D: shapes and pinned knobs
   std::map<std::string, int64_t> assumed;   // --assume: buckets for dynamic shape symbols
   bool onlyAuto = false;                    // search `auto` parameters only
+  std::map<std::string, std::vector<std::string>> values; // --values: a knob's values to try
   static constexpr int64_t kDefaultBucket = 4096;
+  // Ranking takes ~0.1 ms per configuration: beyond this the space must be narrowed.
+  static constexpr size_t kMaxCandidates = 100000;
 };
 
 struct Candidate {
   Config config;     // the searched knobs, in KnobSpace order
   bool legal = false;
   std::string reason; // when illegal: the compiler's or the model's first objection
+  bool quickReject = false; // rejected by a QuickCheck before compiling
   Prediction prediction;
 };
 
@@ -51,12 +55,13 @@ struct Recommendation {
   std::vector<Candidate> ranked;   // legal, fastest first
   std::vector<Candidate> illegal;  // in enumeration order
   size_t compilations = 0;         // candidates share one when only model-only knobs differ
+  size_t quickRejects = 0;         // candidates rejected before compiling
   double seconds = 0;              // wall time of the whole recommendation
 };
 
 // Fails when the source does not parse, the kernel does not exist, or a shape the grid
 // needs cannot be bound.
-llvm::Expected<Recommendation> recommend(llvm::StringRef source, llvm::StringRef fileName,
+llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
                                          const RecommendOptions &opts, const TargetDesc &target);
 
 } // namespace tlc::recommend

@@ -96,9 +96,16 @@ void printTable(const Recommendation &r, const ReportOptions &opts, llvm::raw_os
   os << "searched: " << (knobs.empty() ? "nothing" : knobs) << "\n";
   if (!r.pinned.empty())
     os << "pinned by -D: " << llvm::join(r.pinned, ", ") << "\n";
+  if (!r.unresolvedAuto.empty())
+    os << "not searched (`auto`, but not used as a tile size, thread count, stage count, policy or "
+          "panel): "
+       << llvm::join(r.unresolvedAuto, ", ") << "\n";
   os << legalCount(r) << " legal of " << legalCount(r) + r.illegal.size() << " candidates ("
-     << r.compilations << " compiled), ranked in " << formatSeconds(r.seconds) << "\n\n";
+     << r.compilations << " compiled, " << r.quickRejects << " rejected before compiling), ranked in "
+     << formatSeconds(r.seconds) << "\n\n";
 
+  if (r.ranked.empty())
+    os << "no legal candidate\n";
   Table t;
   t.row({"#", "configuration", "predicted", "rate", "AI", "HBM", "L2", "shared", "bound",
          "blocks/SM", "smem", "regs"});
@@ -106,16 +113,18 @@ void printTable(const Recommendation &r, const ReportOptions &opts, llvm::raw_os
     const Candidate &c = r.ranked[i];
     const Prediction &p = c.prediction;
     const Term *b = p.bound();
+    std::string config = configStr(c.config);
     std::string ai;
     llvm::raw_string_ostream(ai) << llvm::format("%.0f", p.arithmeticIntensity);
-    t.row({std::to_string(i + 1), configStr(c.config), formatSeconds(p.seconds), rate(p), ai,
+    t.row({std::to_string(i + 1), config.empty() ? "(as pinned)" : config, formatSeconds(p.seconds), rate(p), ai,
            formatBytes(p.traffic.hbmBytes), formatBytes(p.traffic.l2Bytes), formatBytes(p.sharedBytesMoved),
            b ? b->name : "-",
            std::to_string(p.occupancy.blocksPerSM) + " (" + p.occupancy.limitedBy + ")",
            formatBytes(double(p.sharedBytes)),
            std::to_string(p.occupancy.registersPerThread) + (p.occupancy.registersSpill ? "!" : "")});
   }
-  t.print(os);
+  if (!r.ranked.empty())
+    t.print(os);
   if (llvm::any_of(r.ranked, [](const Candidate &c) { return c.prediction.occupancy.registersSpill; }))
     os << "(regs!: the register estimate exceeds what a thread may have; expect spills)\n";
   if (opts.showIllegal && !r.illegal.empty()) {
@@ -123,7 +132,8 @@ void printTable(const Recommendation &r, const ReportOptions &opts, llvm::raw_os
     for (const Candidate &c : r.illegal)
       os << "  " << configStr(c.config) << ": " << c.reason << "\n";
   } else if (!r.illegal.empty()) {
-    os << "(" << r.illegal.size() << " illegal candidates not shown; --show-illegal lists them)\n";
+    os << "(" << r.illegal.size() << " illegal candidate" << (r.illegal.size() == 1 ? "" : "s")
+       << " not shown; --show-illegal lists " << (r.illegal.size() == 1 ? "it" : "them") << ")\n";
   }
 }
 
@@ -160,6 +170,7 @@ void writePrediction(llvm::json::OStream &j, const Prediction &p) {
   j.attributeObject("times_ms", [&] {
     for (const Term &t : p.terms)
       j.attribute(t.name, t.seconds * 1e3);
+    j.attribute("overlapped", p.overlapped * 1e3);
     j.attribute("intrinsic", p.intrinsic * 1e3);
   });
   const Term *b = p.bound();
@@ -206,6 +217,10 @@ void printJson(const Recommendation &r, const ReportOptions &opts, llvm::raw_ost
       for (const std::string &p : r.pinned)
         j.value(p);
     });
+    j.attributeArray("untuned_auto", [&] {
+      for (const std::string &p : r.unresolvedAuto)
+        j.value(p);
+    });
     j.attributeArray("knobs", [&] {
       for (const Knob &k : r.knobs)
         j.object([&] {
@@ -221,6 +236,7 @@ void printJson(const Recommendation &r, const ReportOptions &opts, llvm::raw_ost
     j.attribute("candidates", int64_t(r.ranked.size() + r.illegal.size()));
     j.attribute("legal", int64_t(r.ranked.size()));
     j.attribute("compilations", int64_t(r.compilations));
+    j.attribute("quick_rejects", int64_t(r.quickRejects));
     j.attribute("recommend_seconds", r.seconds);
     j.attributeArray("ranked", [&] {
       for (size_t i = 0; i < r.ranked.size() && i < opts.top; ++i)
@@ -259,35 +275,39 @@ void printExplanation(const Recommendation &r, llvm::raw_ostream &os) {
     if (a.config[i].value != b.config[i].value)
       differs += (differs.empty() ? "" : ", ") + a.config[i].name + " " + a.config[i].value + " vs " +
                  b.config[i].value;
+  double gain = (pb.seconds - pa.seconds) / pb.seconds;
   os << "why " << configStr(a.config) << " ranks first:\n";
-  os << llvm::format("  it is predicted %.1f%% faster than the runner-up (%s vs %s)", 
-                     100.0 * (pb.seconds - pa.seconds) / pb.seconds, formatSeconds(pa.seconds).c_str(),
-                     formatSeconds(pb.seconds).c_str())
-     << ", which differs in " << (differs.empty() ? "model-only knobs" : differs) << ".\n";
+  os << "  the runner-up differs in " << (differs.empty() ? "nothing searched" : differs) << "; ";
+  if (gain < 1e-3)
+    os << "the first is ahead by less than 0.1% (" << formatSeconds(pa.seconds) << "); what separates them:\n";
+  else
+    os << llvm::format("the first is predicted %.1f%% faster", 100 * gain) << " (" << formatSeconds(pa.seconds)
+       << " vs " << formatSeconds(pb.seconds) << ").\n";
+
   const Term *ba = pa.bound(), *bb = pb.bound();
-  if (ba && bb) {
-    if (ba->name == bb->name)
-      os << "  both are " << ba->kind << "-bound by " << ba->name << ": " << formatSeconds(ba->seconds)
-         << " vs " << formatSeconds(bb->seconds) << ".\n";
-    else
-      os << "  it is bound by " << ba->name << " (" << formatSeconds(ba->seconds) << "), the runner-up by "
-         << bb->name << " (" << formatSeconds(bb->seconds) << ").\n";
-  }
-  os << "  overheads (launch, pipeline fill, exposed loads, barriers): " << formatSeconds(pa.intrinsic)
-     << " vs " << formatSeconds(pb.intrinsic) << ".\n";
+  if (ba && bb && ba->name == bb->name)
+    os << "  both are " << ba->kind << "-bound by the " << ba->name << " term: " << formatSeconds(ba->seconds)
+       << " vs " << formatSeconds(bb->seconds) << ".\n";
+  else if (ba && bb)
+    os << "  the first is bound by " << ba->name << " (" << formatSeconds(ba->seconds) << "), the runner-up by "
+       << bb->name << " (" << formatSeconds(bb->seconds) << ").\n";
+  // Every level or unit whose load differs, bound or not: the others combine with the bound
+  // (the overlap norm), so a lighter one still helps a little.
   for (const Term &ta : pa.terms) {
     const Term *tb = termNamed(pb, ta.name);
-    if (!tb || std::max(ta.seconds, tb->seconds) < 0.05 * pa.seconds)
-      continue; // far from mattering for either
-    double rel = (tb->seconds - ta.seconds) / std::max(ta.seconds, 1e-15);
-    if (std::fabs(rel) < 0.05)
+    if (!tb || std::max(ta.seconds, tb->seconds) <= 0)
       continue;
-    bool bytes = ta.kind != "compute";
+    double rel = (tb->seconds - ta.seconds) / std::max(ta.seconds, tb->seconds);
+    if (std::fabs(rel) < 0.01)
+      continue;
     os << "  " << ta.name << ": " << formatSeconds(ta.seconds) << " vs " << formatSeconds(tb->seconds);
-    if (bytes && ta.name != "in-flight")
-      os << " (" << formatBytes(ta.amount) << " vs " << formatBytes(tb->amount) << ")";
-    os << "\n";
+    if (ta.kind != "compute" && ta.name != "in-flight")
+      os << " (" << formatBytes(ta.amount) << " vs " << formatBytes(tb->amount) << " moved)";
+    os << (&ta == ba ? ", the bound" : "") << (rel > 0 ? "" : ", in the runner-up's favour") << "\n";
   }
+  if (std::fabs(pa.intrinsic - pb.intrinsic) > 0.01 * std::max(pa.intrinsic, pb.intrinsic))
+    os << "  overheads (launch, pipeline fill, exposed loads, barriers): " << formatSeconds(pa.intrinsic)
+       << " vs " << formatSeconds(pb.intrinsic) << ".\n";
   if (pa.occupancy.blocksPerSM != pb.occupancy.blocksPerSM)
     os << "  occupancy: " << pa.occupancy.blocksPerSM << " vs " << pb.occupancy.blocksPerSM
        << " blocks per SM (" << pa.occupancy.warpsPerSM << " vs " << pb.occupancy.warpsPerSM

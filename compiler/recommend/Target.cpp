@@ -196,6 +196,7 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
   t.sfuRate = r.number("compute.sfu_tops") * 1e12;
   t.launchOverhead = r.number("overheads.launch_us") * 1e-6;
   t.barrierCycles = r.number("overheads.barrier_cycles", false);
+  t.overlapNorm = r.number("overheads.overlap_norm");
 
   if (!error.empty())
     return fail(error);

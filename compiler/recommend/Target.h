@@ -61,6 +61,9 @@ struct TargetDesc {
 
   double launchOverhead = 0; // seconds
   double barrierCycles = 0;  // one block-wide barrier, in clocks
+  // How the roofline terms combine: the L^p norm of their times. A large p is the paper's
+  // max() (perfect overlap); a smaller one charges for several resources being busy at once.
+  double overlapNorm = 4;
 
   // The path the back end emits (never null for a loaded descriptor).
   const TensorPath &tensorPath() const;

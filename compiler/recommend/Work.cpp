@@ -25,9 +25,8 @@ double BlockWork::globalBytes(bool writes) const {
   return total;
 }
 
-std::optional<GridShape> gridOf(const KernelDecl &k) {
+std::optional<GridShape> gridOf(const KernelDecl &k, const ExprEvaluator &eval) {
   GridShape g;
-  ExprEvaluator eval;
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i) {
     std::optional<int64_t> v = eval.evalInt(k.grid[i]);
     if (!v || *v <= 0)
@@ -181,7 +180,8 @@ private:
 
 class WorkAnalyzer {
 public:
-  WorkAnalyzer(const Graph &g, const GridShape &grid) : g(g), k(*g.kernel), counter(g, k) {
+  WorkAnalyzer(const Graph &g, const GridShape &grid, const ExprEvaluator &shapes)
+      : g(g), k(*g.kernel), counter(g, k), eval(shapes) {
     // Up to 64 blocks spread evenly over the grid stand for all of them.
     int64_t n = grid.blocks(), samples = std::min<int64_t>(n, 64);
     for (int64_t s = 0; s < samples; ++s) {
@@ -234,6 +234,16 @@ private:
         return;
       }
     work.global.push_back(a);
+  }
+
+  static double regionElements(const Operand &o) {
+    const Buffer &b = *o.buffer;
+    if (o.region.extents.size() != b.shape.size())
+      return double(b.numElements());
+    double n = 1;
+    for (size_t i = 0; i < b.shape.size(); ++i)
+      n *= double(o.region.extents[i].value_or(b.shape[i].value_or(1)));
+    return n;
   }
 
   unsigned originDims(const Operand &o) {
@@ -334,9 +344,9 @@ private:
       return;
     const Operand &src = n.inputs[0], &dst = n.outputs[0];
     Scope from = src.buffer->scope, to = dst.buffer->scope;
-    // The tile is the on-chip side's shape (an origin-only global region takes it from there).
-    const Buffer *tile = from == Scope::Global ? dst.buffer : src.buffer;
-    double elems = double(tile->numElements());
+    // The tile is the on-chip side's region (an origin-only global region takes its extent
+    // from there): the whole buffer, or the slice the copy names (`S[0, :]`).
+    double elems = regionElements(from == Scope::Global ? dst : src);
     if (from == Scope::Global || to == Scope::Global) {
       const Operand &global = from == Scope::Global ? src : dst;
       GlobalAccess a{global.buffer, /*write=*/to == Scope::Global, false, originDims(global),
@@ -412,6 +422,8 @@ private:
 
 } // namespace
 
-BlockWork analyzeWork(const Graph &g, const GridShape &grid) { return WorkAnalyzer(g, grid).run(); }
+BlockWork analyzeWork(const Graph &g, const GridShape &grid, const ExprEvaluator &shapes) {
+  return WorkAnalyzer(g, grid, shapes).run();
+}
 
 } // namespace tlc::recommend

@@ -58,12 +58,11 @@ struct GridShape {
   int64_t blocks() const { return dims[0] * dims[1] * dims[2]; }
 };
 
-// Evaluates the kernel's grid under its bound shapes; nullopt when a dimension is not
-// known at compile time (a shape symbol left dynamic).
-std::optional<GridShape> gridOf(const KernelDecl &k);
+// Evaluates the kernel's grid; `shapes` binds the dynamic shape symbols (shapeEnvironment).
+// nullopt when a dimension depends on something else unknown.
+std::optional<GridShape> gridOf(const KernelDecl &k, const ExprEvaluator &shapes);
 
-// Analyses a graph after tile inference. Tensor shapes must be bound (the recommender binds
-// dynamic ones to a representative bucket).
-BlockWork analyzeWork(const ftg::Graph &g, const GridShape &grid);
+// Analyses a graph after tile inference; `shapes` as for gridOf.
+BlockWork analyzeWork(const ftg::Graph &g, const GridShape &grid, const ExprEvaluator &shapes);
 
 } // namespace tlc::recommend

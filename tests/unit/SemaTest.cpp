@@ -3,6 +3,8 @@
 // rules of tile operators, and error recovery.
 #include "FrontendTestUtil.h"
 
+#include "recommend/Recommender.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -671,6 +673,30 @@ TEST_CASE("errors in one kernel do not stop the next", "[sema][recovery]") {
   CHECK(fe.says("test.tl:3:42: error: use of undeclared name 'y'"));
 }
 
+// `auto` knobs are filled by the recommender before Sema (driver/AutoParams.cpp): the same
+// here, as -D options, for every kernel that has them.
+static std::vector<std::string> autoChoices(llvm::StringRef source, llvm::StringRef path) {
+  Frontend parsed(source);
+  if (!parsed.parse())
+    return {};
+  std::vector<std::string> defines;
+  for (const KernelDecl *k : parsed.program().kernels) {
+    if (!llvm::any_of(k->compileParams, [](const CompileParamDecl *p) { return p->isAuto; }))
+      continue;
+    recommend::RecommendOptions opts;
+    opts.kernel = k->name;
+    opts.onlyAuto = true;
+    auto r = recommend::rank(source, path, opts, *recommend::resolveTarget("sm_90a"));
+    if (!r || r->ranked.empty()) {
+      llvm::consumeError(r.takeError());
+      continue;
+    }
+    for (const recommend::Binding &b : r->ranked.front().config)
+      defines.push_back(k->name + "." + b.name + "=" + b.value);
+  }
+  return defines;
+}
+
 TEST_CASE("the sample kernels pass Sema", "[sema][samples]") {
   std::error_code ec;
   unsigned samples = 0;
@@ -680,7 +706,7 @@ TEST_CASE("the sample kernels pass Sema", "[sema][samples]") {
       continue;
     auto buffer = llvm::MemoryBuffer::getFile(it->path());
     REQUIRE(buffer);
-    Frontend fe((*buffer)->getBuffer());
+    Frontend fe((*buffer)->getBuffer(), autoChoices((*buffer)->getBuffer(), it->path()));
     INFO(it->path() << "\n" << fe.messages());
     CHECK(fe.analyze());
     CHECK(!fe.program().kernels.empty());

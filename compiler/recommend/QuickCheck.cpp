@@ -1,0 +1,107 @@
+#include "recommend/QuickCheck.h"
+#include "recommend/KernelWalk.h"
+
+namespace tlc::recommend {
+
+using llvm::dyn_cast;
+
+namespace {
+
+std::optional<ConstValue> parseValue(llvm::StringRef text) {
+  int64_t i;
+  if (!text.getAsInteger(10, i))
+    return ConstValue{i};
+  if (text == "full_row")
+    return ConstValue{WarpPolicy::FullRow};
+  if (text == "full_col")
+    return ConstValue{WarpPolicy::FullCol};
+  if (text == "square")
+    return ConstValue{WarpPolicy::Square};
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> QuickCheck::reject(const Config &config) {
+  for (const Binding &b : config)
+    for (const CompileParamDecl *p : k.compileParams)
+      if (p->getName() == b.name) {
+        if (std::optional<ConstValue> v = parseValue(b.value))
+          eval.bind(p, *v);
+        else
+          eval.unbind(p);
+      }
+  std::optional<int64_t> threads = eval.evalInt(k.threads);
+  if (!threads)
+    return std::nullopt;
+  if (*threads % target.warpSize != 0 || *threads > target.threadsPerBlock)
+    return std::to_string(*threads) + " threads per block: " + target.name + " needs a multiple of " +
+           std::to_string(target.warpSize) + ", at most " + std::to_string(target.threadsPerBlock);
+  if (auto why = checkRegisters(*threads))
+    return why;
+  return checkGemms(*threads);
+}
+
+std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
+  int64_t regs = 32;
+  for (const Stmt *s : k.body->body) {
+    // A 1-d fragment may be a row vector, replicated over the threads of a row: skipped.
+    auto *a = dyn_cast<AllocStmt>(s);
+    if (!a || !(a->buffer->scope == Scope::Local ||
+                (a->buffer->scope == Scope::Fragment && a->buffer->shape.rank() == 2)))
+      continue;
+    int64_t elems = 1;
+    for (const Expr *d : a->buffer->shape.dims) {
+      std::optional<int64_t> v = eval.evalInt(d);
+      if (!v)
+        return std::nullopt;
+      elems *= *v;
+    }
+    int64_t bits = elems * bitWidth(a->buffer->elemType);
+    regs += a->buffer->scope == Scope::Local ? (bits + 31) / 32 : bits / (32 * threads);
+  }
+  if (regs > target.registersPerThread)
+    return "fragments need at least " + std::to_string(regs) + " registers per thread, but " +
+           target.name + " allows " + std::to_string(target.registersPerThread);
+  return std::nullopt;
+}
+
+std::optional<std::string> QuickCheck::checkGemms(int64_t threads) {
+  std::optional<std::string> why;
+  int64_t warps = threads / 32;
+  forEachStmt(k.body, [&](const Stmt *s) {
+    auto *cs = dyn_cast<CallStmt>(s);
+    if (why || !cs || cs->call->builtin != Builtin::Gemm)
+      return;
+    const CallExpr *c = cs->call;
+    const BufferLikeDecl *C = operandBuffer(tileOpArg(c, 2, "C"));
+    if (!C || C->shape.rank() != 2)
+      return;
+    std::optional<int64_t> M = eval.evalInt(C->shape.dims[0]), N = eval.evalInt(C->shape.dims[1]);
+    WarpPolicy policy = WarpPolicy::Square;
+    if (const CallArg *p = c->keywordArg("policy")) {
+      std::optional<ConstValue> v = eval.eval(p->value);
+      if (!v || !v->isPolicy())
+        return;
+      policy = v->getPolicy();
+    }
+    if (!M || !N)
+      return;
+    auto fits = [&](int64_t wm, int64_t wn) { return *M % (16 * wm) == 0 && *N % (8 * wn) == 0; };
+    bool ok = false;
+    if (policy == WarpPolicy::FullRow)
+      ok = fits(warps, 1);
+    else if (policy == WarpPolicy::FullCol)
+      ok = fits(1, warps);
+    else
+      for (int64_t m = 1; m <= warps && !ok; m *= 2)
+        ok = warps % m == 0 && fits(m, warps / m);
+    ok = ok || (policy == WarpPolicy::Square && fits(warps, 1));
+    if (!ok)
+      why = "gemm tile " + std::to_string(*M) + "x" + std::to_string(*N) + " cannot be split over " +
+            std::to_string(warps) + " warps with policy " + policyName(policy).str();
+  });
+  return why;
+}
+
+} // namespace tlc::recommend

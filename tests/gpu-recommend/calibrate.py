@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Fits the cost model's free parameters to a validation run (no GPU needed).
+
+    python3 tests/gpu-recommend/calibrate.py gpu-recommend/manifest.json recommend-results.json
+        [--tlc build/bin/tlc] [--target compiler/recommend/targets/h100-sxm.json] [--top 10]
+
+For every combination of the parameters below, writes a variant of the target descriptor,
+re-ranks every case and shape with `tlc recommend --target VARIANT.json` and scores the
+rankings against the measurements (analyze.score). Prints the best combinations by mean
+top-5% quality, then mean Spearman rho; copy the winner into the descriptor.
+
+  overheads.overlap_norm          how the roofline terms combine (large = the paper's max)
+  overheads.barrier_cycles        the bubble of one block-wide barrier
+  compute.tensor.<path>.ilp_needed  independent MMAs a scheduler needs in flight
+  compute.tensor.<path>.tflops    the emitted path's f16/bf16 ceiling, as a factor
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import itertools
+import json
+import pathlib
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import analyze  # noqa: E402
+import cases as cases_mod  # noqa: E402
+import plan  # noqa: E402
+
+GRID = {
+    "overlap_norm": [2, 3, 4, 6, 1000],
+    "barrier_cycles": [20, 40, 100, 200],
+    "ilp_needed": [4, 8, 16],
+    "ceiling": [0.9, 1.0, 1.1],
+}
+
+
+def variant(base: dict, params: dict) -> dict:
+    d = copy.deepcopy(base)
+    d["name"] = "calibration"
+    d["overheads"]["overlap_norm"] = params["overlap_norm"]
+    d["overheads"]["barrier_cycles"] = params["barrier_cycles"]
+    path = d["compute"]["tensor"][d["compute"]["tensor_path"]]
+    path["ilp_needed"] = params["ilp_needed"]
+    path["tflops"] = {k: v * params["ceiling"] for k, v in path["tflops"].items()}
+    return d
+
+
+def measured_by_shape(manifest: dict, results: dict) -> dict:
+    key_of = {c["index"]: c["key"] for c in manifest["configs"]}
+    out: dict = {}
+    for m in results.get("measurements", []):
+        if m["status"] == "ok":
+            out.setdefault((m["case"], m["shape"]), {})[key_of[m["config"]]] = m["ms"]
+    return out
+
+
+def evaluate(tlc: str, target_path: str, manifest: dict, measured: dict) -> dict:
+    scores = []
+    for case in manifest["cases"]:
+        spec = cases_mod.case_named(case["name"])
+        for s, shape in enumerate(spec.shapes):
+            got = measured.get((case["name"], s), {})
+            if len(got) < 2:
+                continue
+            r = plan.recommend(tlc, spec, shape, target_path)
+            predicted = {plan.config_key(c["config"]): c["predicted_ms"] for c in r["ranked"]}
+            sc = analyze.score(predicted, got, plan.config_key(r["ranked"][0]["config"]))
+            if sc:
+                scores.append(sc)
+    n = max(1, len(scores))
+    return {"top5": sum(s["top5_quality"] for s in scores) / n,
+            "spearman": sum(s["spearman"] for s in scores) / n,
+            "first": sum(s.get("first_quality", 0) for s in scores) / n, "shapes": len(scores)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("manifest")
+    ap.add_argument("results")
+    ap.add_argument("--tlc", default=str(ROOT / "build/bin/tlc"))
+    ap.add_argument("--target", default=str(ROOT / "compiler/recommend/targets/h100-sxm.json"))
+    ap.add_argument("--top", type=int, default=10)
+    args = ap.parse_args()
+    manifest = json.loads(pathlib.Path(args.manifest).read_text())
+    measured = measured_by_shape(manifest, json.loads(pathlib.Path(args.results).read_text()))
+    base = json.loads(pathlib.Path(args.target).read_text())
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        target_path = str(pathlib.Path(tmp) / "calibration.json")
+        for values in itertools.product(*GRID.values()):
+            params = dict(zip(GRID, values))
+            pathlib.Path(target_path).write_text(json.dumps(variant(base, params)))
+            rows.append((evaluate(args.tlc, target_path, manifest, measured), params))
+            print(f"{params}: {rows[-1][0]}", file=sys.stderr, flush=True)
+    rows.sort(key=lambda r: (-r[0]["top5"], -r[0]["spearman"]))
+    print("| top-5% quality | Spearman ρ | first choice / best | parameters |")
+    print("|---|---|---|---|")
+    for score, params in rows[:args.top]:
+        print(f"| {100 * score['top5']:.1f}% | {score['spearman']:.3f} | {100 * score['first']:.1f}% | "
+              + ", ".join(f"{k}={v}" for k, v in params.items()) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+// The cost model's arithmetic on hand-computed cases: the work of a GEMM tile configuration
+// (FLOPs, bytes per level, reuse within a wave), occupancy, the block order of
+// swizzle_blocks, and the roofline terms.
+#include "recommend/BlockOrder.h"
+#include "recommend/CandidateCompiler.h"
+#include "recommend/CostModel.h"
+#include "recommend/Target.h"
+#include "recommend/Work.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tlc;
+using namespace tlc::recommend;
+
+namespace {
+
+// gemm.tl without swizzle_blocks, so that blocks run in plain row-major order.
+const char *kGemm = R"(
+kernel gemm<block_M = 128, block_N = 128, block_K = 32, stages = 3, threads = 128,
+            policy = square>(A: f16[M, K], B: f16[K, N], C: out f16[M, N])
+  grid(ceildiv(N, block_N), ceildiv(M, block_M)) threads(threads) as (bx, by)
+{
+  A_s = shared f16[block_M, block_K];
+  B_s = shared f16[block_K, block_N];
+  C_f = fragment f32[block_M, block_N];
+  clear(C_f);
+  for k in pipelined(ceildiv(K, block_K), stages = stages) {
+    copy(A[by * block_M, k * block_K], A_s);
+    copy(B[k * block_K, bx * block_N], B_s);
+    gemm(A_s, B_s, C_f, policy = policy);
+  }
+  copy(C_f, C[by * block_M, bx * block_N]);
+}
+)";
+
+std::unique_ptr<CandidateCompiler> compilerFor(const char *source, const char *kernel,
+                                               std::vector<std::string> defines) {
+  std::vector<Define> ds;
+  for (const std::string &d : defines)
+    ds.push_back(*parseDefine(d));
+  auto cc = CandidateCompiler::create(source, "test.tl", kernel, ds, "sm_90a");
+  REQUIRE(bool(cc));
+  return std::move(*cc);
+}
+
+const GlobalAccess &accessTo(const BlockWork &w, llvm::StringRef tensor) {
+  auto it = llvm::find_if(w.global, [&](const GlobalAccess &a) { return a.tensor->name == tensor; });
+  REQUIRE(it != w.global.end());
+  return *it;
+}
+
+} // namespace
+
+TEST_CASE("work of a 128x128x32 GEMM tile on 1024^3", "[recommend][model]") {
+  auto cc = compilerFor(kGemm, "gemm", {"M=1024", "N=1024", "K=1024"});
+  auto c = cc->compile({});
+  INFO(c->diagnostics);
+  REQUIRE(c->graph);
+  std::optional<GridShape> grid = gridOf(*c->kernel, ExprEvaluator());
+  REQUIRE(grid);
+  CHECK(grid->dims[0] == 8);
+  CHECK(grid->dims[1] == 8);
+  CHECK(grid->blocks() == 64);
+
+  BlockWork w = analyzeWork(*c->graph, *grid, ExprEvaluator());
+  // 2 * 128 * 128 * 32 per k-step, 1024 / 32 = 32 k-steps.
+  CHECK(w.tensorFlops.at(DType::F16) == 2.0 * 128 * 128 * 1024);
+  CHECK(w.tensorFlopsTotal() * 64 == 2.0 * 1024 * 1024 * 1024);
+  // A: a 128x32 f16 tile per k-step, at the block's row of tiles (by is block index 1).
+  const GlobalAccess &a = accessTo(w, "A");
+  CHECK(a.bytes == 128.0 * 32 * 2 * 32);
+  CHECK(a.blockDims == 2u);
+  CHECK(!a.write);
+  const GlobalAccess &b = accessTo(w, "B");
+  CHECK(b.bytes == 32.0 * 128 * 2 * 32);
+  CHECK(b.blockDims == 1u);
+  const GlobalAccess &cOut = accessTo(w, "C");
+  CHECK(cOut.write);
+  CHECK(cOut.bytes == 128.0 * 128 * 2);
+  CHECK(cOut.blockDims == 3u);
+  // Shared: both tiles written once per k-step; the square policy splits 4 warps 2x2, so
+  // each warp reads half of A and half of B and each tile is read twice.
+  CHECK(w.sharedBytes == 32.0 * (2 * 8192 + 2 * 8192 + 2 * 8192));
+  CHECK(w.cudaOps == 128.0 * 128); // clear(C_f)
+  CHECK(w.barriers == 32);
+  // Two k-steps (32 KiB) prefetched ahead with three stages.
+  CHECK(w.bytesInFlight == 2.0 * 16384);
+  CHECK(w.exposedLoads == 0);
+  // Warp tile 64x64: 4 x 8 m16n8 tiles; ldmatrix'd operands 4 x 4 + 8 x 2 registers.
+  CHECK(w.mmaPerWarpStep == 32);
+  CHECK(w.gemmOperandRegisters == 32);
+}
+
+TEST_CASE("occupancy and roofline terms of the 1024^3 GEMM on the H100", "[recommend][model]") {
+  auto cc = compilerFor(kGemm, "gemm", {"M=1024", "N=1024", "K=1024"});
+  auto c = cc->compile({});
+  REQUIRE(c->graph);
+  GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
+  BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
+  TargetDesc h100 = *resolveTarget("h100-sxm");
+
+  Occupancy o = occupancyOf(*c->graph, w, h100);
+  // 128 accumulator registers + 32 operand + 32 addresses = 192 per thread, 24576 per
+  // block: two blocks in 65536 registers (shared memory would allow four).
+  CHECK(o.registersPerThread == 192);
+  CHECK(!o.registersSpill);
+  CHECK(o.blocksPerSM == 2);
+  CHECK(o.limitedBy == "registers");
+  CHECK(c->graph->sharedBytes == 2 * 3 * 8192);
+
+  TrafficModel traffic;
+  Prediction p = predict(*c->graph, grid, w, h100, 0, traffic);
+  REQUIRE(p.legal);
+  // All 64 blocks are resident at once: each A and B tile leaves HBM once (the whole of A
+  // and B), C is written once.
+  CHECK(p.traffic.hbmReadBytes == 2.0 * 1024 * 1024 * 2);
+  CHECK(p.traffic.hbmBytes == 3.0 * 1024 * 1024 * 2);
+  CHECK(p.traffic.l2Bytes == 64.0 * (2 * 262144 + 32768));
+  CHECK(p.waves == 1);
+  CHECK(p.lastWaveFill == Approx(64.0 / 264));
+  auto term = [&](llvm::StringRef name) {
+    auto it = llvm::find_if(p.terms, [&](const Term &t) { return t.name == name; });
+    REQUIRE(it != p.terms.end());
+    return it->seconds;
+  };
+  // 64 blocks on 132 SMs: the busiest SM runs one block, alone, at 1/132 of the rate.
+  CHECK(term("tensor core") == Approx(2.0 * 128 * 128 * 1024 / (270e12 / 132)));
+  CHECK(term("HBM") == Approx(3.0 * 1024 * 1024 * 2 / 3.02e12));
+  CHECK(term("shared") == Approx(32.0 * 6 * 8192 / (30.92e12 / 132)));
+  CHECK(p.bound()->name == "tensor core");
+  CHECK(p.seconds > term("tensor core"));
+  CHECK(p.arithmeticIntensity == Approx((2.0 * 1024 * 1024 * 1024 + 64 * 16384) / (6.0 * 1024 * 1024)));
+}
+
+TEST_CASE("swizzle_blocks renumbers blocks like tl::swizzle_blocks", "[recommend][model]") {
+  GridShape g;
+  g.dims[0] = 4;
+  g.dims[1] = 4;
+  // Row-major: ids run along x.
+  CHECK(blockIndexOf(5, g, 0) == std::array<int64_t, 3>{1, 1, 0});
+  // Panels of two rows, column by column: 0 -> (0,0), 1 -> (0,1), 2 -> (1,0), 9 -> (0,3).
+  CHECK(blockIndexOf(1, g, 2) == std::array<int64_t, 3>{0, 1, 0});
+  CHECK(blockIndexOf(2, g, 2) == std::array<int64_t, 3>{1, 0, 0});
+  CHECK(blockIndexOf(9, g, 2) == std::array<int64_t, 3>{0, 3, 0});
+  // A last panel with fewer rows than the panel.
+  GridShape odd;
+  odd.dims[0] = 2;
+  odd.dims[1] = 3;
+  CHECK(blockIndexOf(4, odd, 2) == std::array<int64_t, 3>{0, 2, 0});
+  CHECK(blockIndexOf(5, odd, 2) == std::array<int64_t, 3>{1, 2, 0});
+}
+
+TEST_CASE("L2 reuse within a wave depends on the block order", "[recommend][model]") {
+  // A 4x4 grid, 4 blocks per wave, one byte of "A" per row of blocks and of "B" per column.
+  GridShape g;
+  g.dims[0] = 4;
+  g.dims[1] = 4;
+  ftg::Buffer A, B;
+  A.name = "A";
+  B.name = "B";
+  BlockWork w;
+  w.global.push_back({&A, false, false, /*blockDims=*/2u, 1.0});
+  w.global.push_back({&B, false, false, /*blockDims=*/1u, 1.0});
+  TrafficModel m;
+  // Row-major: a wave is one row of blocks, 1 A tile and 4 B tiles, four times.
+  Traffic rows = m.traffic(w, g, 4, 0);
+  CHECK(rows.hbmReadBytes == 4 * (1 + 4));
+  CHECK(rows.l2ReadBytes == 2 * 16);
+  // Panels of two rows: a wave is a 2x2 patch, 2 A tiles and 2 B tiles.
+  Traffic panels = m.traffic(w, g, 4, 2);
+  CHECK(panels.hbmReadBytes == 4 * (2 + 2));
+  // Every block resident at once: each tile once.
+  CHECK(m.traffic(w, g, 16, 0).hbmReadBytes == 4 + 4);
+  // Waves of 3 blocks in row-major order: ids 0-2 touch rows {0} and columns {0,1,2}, 3-5
+  // rows {0,1} and columns {3,0,1}, and so on; the partial last wave (id 15) is one block.
+  Traffic partial = m.traffic(w, g, 3, 0);
+  CHECK(partial.hbmReadBytes == (1 + 3) + (2 + 3) + (2 + 3) + (1 + 3) + (1 + 3) + (1 + 1));
+}
+
+TEST_CASE("a copy moves the slice it names, not the whole tile", "[recommend][model]") {
+  const char *source = R"(
+kernel rows<bm = 64>(X: f16[N], Y: out f16[N]) grid(1) threads(128) as (bx) {
+  S = shared f16[bm, 1024];
+  copy(X[0], S[0, :]);
+  copy(S[0, :], Y[0]);
+}
+)";
+  auto cc = compilerFor(source, "rows", {"N=1024"});
+  auto c = cc->compile({});
+  INFO(c->diagnostics);
+  REQUIRE(c->graph);
+  BlockWork w = analyzeWork(*c->graph, *gridOf(*c->kernel, ExprEvaluator()), ExprEvaluator());
+  // One row of 1024 f16 in and out, not the 64 rows of S.
+  CHECK(accessTo(w, "X").bytes == 2048);
+  CHECK(accessTo(w, "Y").bytes == 2048);
+  CHECK(w.sharedBytes == 2 * 2048);
+  // The load is not in a pipelined loop: the block waits for it.
+  CHECK(w.exposedLoads == 1);
+}

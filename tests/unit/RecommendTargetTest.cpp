@@ -1,0 +1,109 @@
+// Target descriptors: every built-in one loads and is self-consistent; --target names resolve;
+// malformed descriptors are rejected with the field at fault.
+#include "recommend/Target.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tlc;
+using namespace tlc::recommend;
+
+namespace {
+
+std::string errorOf(llvm::StringRef json) {
+  auto t = parseTargetDesc(json, "bad.json");
+  REQUIRE(!t);
+  return llvm::toString(t.takeError());
+}
+
+// A minimal valid descriptor, with `replace` substituted for `of` to break one field.
+std::string descriptor(llvm::StringRef of = "", llvm::StringRef replace = "") {
+  std::string s = R"({
+    "name": "toy", "description": "a toy GPU", "vendor": "nvidia", "arch": "sm_80",
+    "aliases": ["t"], "default_for_arch": false, "sms": 2, "clock_ghz": 1.0, "warp_size": 32,
+    "limits": {"shared_bytes_per_sm": 1000, "shared_bytes_per_block": 900,
+               "shared_bytes_reserved_per_block": 0, "registers_per_sm": 65536,
+               "registers_per_thread": 255, "register_alloc_unit": 256, "threads_per_sm": 2048,
+               "threads_per_block": 1024, "blocks_per_sm": 32},
+    "memory": {"hbm_tbps": 1, "l2_tbps": 2, "shared_tbps": 3, "l2_bytes": 4096,
+               "hbm_latency_ns": 500, "l2_latency_ns": 200},
+    "compute": {"tensor_path": "mma_sync",
+                "tensor": {"mma_sync": {"mma": [16, 8, 16], "ilp_needed": 4, "tflops": {"f16": 100}}},
+                "cuda_core_tops": 10, "sfu_tops": 1},
+    "overheads": {"launch_us": 2, "barrier_cycles": 40, "overlap_norm": 4}
+  })";
+  if (!of.empty()) {
+    size_t at = s.find(of.str());
+    REQUIRE(at != std::string::npos);
+    s.replace(at, of.size(), replace.str());
+  }
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("every built-in target descriptor loads", "[recommend][target]") {
+  const auto &all = builtinTargets();
+  std::vector<std::string> names;
+  for (const TargetDesc &t : all)
+    names.push_back(t.name);
+  CHECK(names == std::vector<std::string>{"a100-sxm", "h100-sxm", "h200", "mi250x", "mi300x", "rtx4090"});
+  for (const TargetDesc &t : all) {
+    INFO(t.name);
+    CHECK(t.sms > 0);
+    CHECK(t.sharedPerBlock <= t.sharedPerSM);
+    CHECK(t.hbmBandwidth < t.l2Bandwidth);
+    CHECK(t.l2Bandwidth < t.sharedBandwidth);
+    CHECK(t.tensorRate(DType::F16).has_value());
+    CHECK(t.tensorRate(DType::F64) == std::nullopt);
+  }
+}
+
+TEST_CASE("the H100 models the mma.sync path at its measured ceiling", "[recommend][target]") {
+  auto h100 = resolveTarget("h100");
+  REQUIRE(bool(h100));
+  CHECK(h100->name == "h100-sxm");
+  CHECK(h100->tensorPathName == "mma_sync");
+  // The measured anchors, not the datasheet: 3.02 TB/s copy, ~263 TFLOP/s mma.sync GEMM.
+  CHECK(h100->hbmBandwidth == Approx(3.02e12));
+  CHECK(*h100->tensorRate(DType::F16) == Approx(270e12));
+  auto wgmma = llvm::find_if(h100->tensorPaths, [](const TensorPath &p) { return p.name == "wgmma"; });
+  REQUIRE(wgmma != h100->tensorPaths.end());
+  CHECK(wgmma->tflops.at(DType::F16) > 3.5 * 270);
+  CHECK(h100->tensorPath().mmaM == 16);
+  CHECK(h100->tensorPath().mmaK == 16);
+}
+
+TEST_CASE("target names, aliases, architectures and files resolve", "[recommend][target]") {
+  CHECK(resolveTarget("sm_90a")->name == "h100-sxm");
+  CHECK(resolveTarget("H200")->name == "h200");
+  CHECK(resolveTarget("sm_80")->name == "a100-sxm");
+  CHECK(resolveTarget("sm_89")->name == "rtx4090");
+  CHECK(resolveTarget("gfx942")->name == "mi300x");
+  CHECK(resolveTarget("gfx90a")->name == "mi250x");
+  auto none = resolveTarget("sm_86");
+  REQUIRE(!none);
+  std::string why = llvm::toString(none.takeError());
+  CHECK_THAT(why, Catch::Contains("no target descriptor for 'sm_86'"));
+  CHECK_THAT(why, Catch::Contains("h100-sxm (sm_90a)"));
+  auto missing = resolveTarget("/nonexistent/gpu.json");
+  REQUIRE(!missing);
+  CHECK_THAT(llvm::toString(missing.takeError()), Catch::Contains("cannot read target descriptor"));
+}
+
+TEST_CASE("a malformed descriptor names the field at fault", "[recommend][target]") {
+  auto toy = parseTargetDesc(descriptor(), "toy.json");
+  REQUIRE(bool(toy));
+  CHECK(toy->aliases == std::vector<std::string>{"t"});
+  CHECK_THAT(errorOf("[1, 2]"), Catch::Contains("the top level must be an object"));
+  CHECK_THAT(errorOf("{"), Catch::Contains("bad.json: target descriptor:"));
+  CHECK_THAT(errorOf(descriptor("\"sms\": 2", "\"sms\": -2")), Catch::Contains("'sms' must be a positive integer"));
+  CHECK_THAT(errorOf(descriptor("\"hbm_tbps\": 1,", "")), Catch::Contains("'memory.hbm_tbps' must be a positive number"));
+  CHECK_THAT(errorOf(descriptor("\"tensor_path\": \"mma_sync\"", "\"tensor_path\": \"wgmma\"")),
+             Catch::Contains("'compute.tensor_path' names 'wgmma', which is not a key of 'compute.tensor'"));
+  CHECK_THAT(errorOf(descriptor("{\"f16\": 100}", "{\"f17\": 100}")),
+             Catch::Contains("'compute.tensor.mma_sync.tflops.f17' must be a positive rate"));
+  CHECK_THAT(errorOf(descriptor("[16, 8, 16]", "[16, 8]")),
+             Catch::Contains("'compute.tensor.mma_sync.mma' must be [M, N, K]"));
+  CHECK_THAT(errorOf(descriptor("\"shared_bytes_per_block\": 900", "\"shared_bytes_per_block\": 9000")),
+             Catch::Contains("exceeds 'limits.shared_bytes_per_sm'"));
+}
