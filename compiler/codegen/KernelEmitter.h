@@ -8,6 +8,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <functional>
 #include <sstream>
 
 namespace tlc::codegen {
@@ -129,6 +130,9 @@ private:
                        bool atomic);
   void fragmentCopy(const ftg::Node &n, const ftg::Operand &src, const ftg::Operand &dst,
                     bool atomic);
+  // `body(vec)` under `if constexpr (kAligned)` and `body(1)` otherwise; just `body(1)` when
+  // vec is 1.
+  void alignedOrScalar(int vec, const std::function<void(int)> &body);
   std::string fresh(const std::string &stem) { return stem + std::to_string(e.tempCounter++); }
 
   KernelEmitter &e;

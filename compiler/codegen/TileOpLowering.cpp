@@ -4,6 +4,8 @@
 // atomic accumulation.
 #include "codegen/KernelEmitter.h"
 
+#include <functional>
+
 namespace tlc::codegen {
 
 using namespace ftg;
@@ -240,16 +242,21 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
     for (const Operand *o : {&src, &dst})
       if (o->buffer->scope == Scope::Global)
         e.vectorTensors.insert(o->buffer);
-    w.open("if constexpr (kAligned)");
-    body(vec);
-    w.indent--;
-    w.line("} else {");
-    w.indent++;
-    body(1);
-    w.close();
-  } else {
-    body(1);
   }
+  alignedOrScalar(vec, body);
+}
+
+void TileOpLowering::alignedOrScalar(int vec, const std::function<void(int)> &body) {
+  if (vec <= 1)
+    return body(1);
+  // Both paths are compiled; the launcher picks the instantiation (see HostLauncher.cpp).
+  w.open("if constexpr (kAligned)");
+  body(vec);
+  w.indent--;
+  w.line("} else {");
+  w.indent++;
+  body(1);
+  w.close();
 }
 
 void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Operand &dst, bool atomic) {
@@ -343,18 +350,9 @@ void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Opera
     }
     w.close();
   };
-  if (vectorizable) {
+  if (vectorizable)
     e.vectorTensors.insert(other.buffer);
-    w.open("if constexpr (kAligned)");
-    body(V);
-    w.indent--;
-    w.line("} else {");
-    w.indent++;
-    body(1);
-    w.close();
-  } else {
-    body(1);
-  }
+  alignedOrScalar(vectorizable ? V : 1, body);
 }
 
 void TileOpLowering::copy(const Node &n, const std::string &note) {
