@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from abi import TensorView, load_entry
 from metrics import compare, judge
 from problems import ordered_tensors, problem_for
-from timing import HangError, Timer, wait
+from timing import HangError, Timer, cuda_healthy, wait
 
 TOLERANCE = 1e-2
 TIMING = dict(warmup_ms=25, rep_ms=100, min_reps=3, max_reps=100)
@@ -38,14 +38,6 @@ class Impl:
     run: Callable[[], torch.Tensor]   # runs once, returns the output in our layout
     context: Callable = contextlib.nullcontext
     config: str = ""
-
-
-def cuda_healthy() -> bool:
-    try:
-        torch.cuda.synchronize()
-        return True
-    except RuntimeError:
-        return False
 
 
 def copy_bandwidth_tbps(timer: Timer) -> float:

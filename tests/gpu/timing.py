@@ -20,6 +20,15 @@ import torch
 L2_FLUSH_BYTES = 256 << 20
 
 
+def cuda_healthy() -> bool:
+    """False once the CUDA context is broken (an illegal address poisons every later call)."""
+    try:
+        torch.cuda.synchronize()
+        return True
+    except RuntimeError:
+        return False
+
+
 @dataclass(frozen=True)
 class Timing:
     median_ms: float

@@ -24,7 +24,7 @@ from abi import TensorView, load_entry
 from cases import Build
 from metrics import combine, compare, json_safe, judge
 from problems import configure_reference_precision, ordered_tensors, problem_for
-from timing import HangError, Timer, wait
+from timing import HangError, Timer, cuda_healthy, wait
 
 FATAL_EXIT = 3
 
@@ -145,14 +145,6 @@ def run_contract(item: dict, ctx: Context) -> dict:
               else "; ".join(f"{c.mutation}: {c.reason}" for c in failed))
     return {"kind": "contract", "name": item["name"], "build": s.build.name, "shape": s.shape,
             "passed": not failed, "reason": reason, "checks": [c.as_dict() for c in checks]}
-
-
-def cuda_healthy() -> bool:
-    try:
-        torch.cuda.synchronize()
-        return True
-    except RuntimeError:
-        return False
 
 
 def run_item(item: dict, ctx: Context) -> tuple:
