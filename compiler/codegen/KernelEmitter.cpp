@@ -555,14 +555,6 @@ void KernelEmitter::emitNodes(const std::vector<std::unique_ptr<Node>> &nodes) {
 
 // ------------------------------------------------------------------ kernel
 
-void KernelEmitter::planSharedMemory() {
-  for (auto &b : g.buffers)
-    if (b->scope == Scope::Shared)
-      sharedOffset[b.get()] = b->sharedOffset;
-  scratchOffset = g.scratchOffset;
-  sharedTotal = g.sharedBytes;
-}
-
 std::vector<KernelEmitter::Param> KernelEmitter::deviceParams() const {
   std::vector<Param> params;
   for (const TensorParamDecl *p : k.params) {
@@ -582,7 +574,6 @@ std::vector<KernelEmitter::Param> KernelEmitter::deviceParams() const {
 }
 
 bool KernelEmitter::emitKernel() {
-  planSharedMemory();
   for (auto &b : g.buffers)
     if (b->scope != Scope::Fragment && (b->dtype == DType::I4 || b->dtype == DType::U4))
       unsupported(b->decl->getRange(), "packed i4/u4 buffers in code generation (store them as "
@@ -592,12 +583,12 @@ bool KernelEmitter::emitKernel() {
   for (const Param &p : deviceParams())
     params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
   w.line("// kernel '" + k.name + "': " + std::to_string(g.threads) + " threads per block, " +
-         std::to_string(sharedTotal) + " bytes of shared memory");
+         std::to_string(g.sharedBytes) + " bytes of shared memory");
   w.line("template <bool kAligned>");
   w.line("__global__ void __launch_bounds__(" + std::to_string(g.threads) + ") " + kernelName() + "(" +
          params + ") {");
   w.indent++;
-  if (sharedTotal > 0)
+  if (g.sharedBytes > 0)
     w.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
   w.line("const int tid = threadIdx.x;");
   const char *axes = "xyz";
@@ -610,7 +601,7 @@ bool KernelEmitter::emitKernel() {
     std::string T = cppType(b->dtype);
     if (b->scope == Scope::Shared) {
       w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " +
-             std::to_string(sharedOffset[b.get()]) + ");  // shared " + dtypeName(b->dtype).str() +
+             std::to_string(b->sharedOffset) + ");  // shared " + dtypeName(b->dtype).str() +
              " " + b->shared->str() + (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
     } else if (b->scope == Scope::Fragment && b->fragment) {  // unused fragments have none
       w.line(T + " " + b->name + "[" + std::to_string(b->fragment->registers()) + "];  // fragment " +
@@ -619,9 +610,9 @@ bool KernelEmitter::emitKernel() {
       w.line(T + " " + b->name + "[" + std::to_string(b->numElements()) + "];  // local");
     }
   }
-  if (sharedTotal > scratchOffset)
+  if (g.sharedBytes > g.scratchOffset)
     w.line("float* tl_reduce_scratch = reinterpret_cast<float*>(tl_smem + " +
-           std::to_string(scratchOffset) + ");");
+           std::to_string(g.scratchOffset) + ");");
   w.line();
   emitNodes(g.body);
   w.indent--;

@@ -56,7 +56,7 @@ public:
     std::string type, name;
   };
   std::vector<Param> deviceParams() const;
-  int64_t sharedBytes() const { return sharedTotal; }
+  int64_t sharedBytes() const { return g.sharedBytes; }
   // Tensors the aligned instantiation accesses with vectors: only their rows need to be
   // 16-byte aligned for the launcher to pick it.
   bool accessedWithVectors(const TensorParamDecl *p) const {
@@ -77,7 +77,6 @@ public:
 private:
   friend class TileOpLowering;
 
-  void planSharedMemory();
   void emitNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes);
   void emitNode(const ftg::Node &n);
   void emitLoop(const ftg::Node &n);
@@ -100,9 +99,6 @@ private:
   CodeWriter &w;
   bool ok = true;
 
-  llvm::DenseMap<const ftg::Buffer *, int64_t> sharedOffset; // bytes into the dynamic window
-  int64_t sharedTotal = 0;
-  int64_t scratchOffset = 0; // reduction scratch, floats
   llvm::DenseMap<const ftg::Buffer *, std::string> stageExpr;
   llvm::SmallPtrSet<const ftg::Buffer *, 8> pendingWrites, pendingReads;
   llvm::SmallPtrSet<const ftg::Buffer *, 8> vectorTensors;
