@@ -2,11 +2,12 @@
 
 #include "codegen/HostLauncher.h"
 #include "codegen/KernelEmitter.h"
+#include "codegen/ShapeDispatch.h"
 
 namespace tlc::codegen {
 
-bool emitCuda(const std::vector<KernelInput> &kernels, const EmitOptions &options,
-              llvm::raw_ostream &os) {
+bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
+              const EmitOptions &options, llvm::raw_ostream &os) {
   // Kernels and launchers go to a buffer first: nothing is written on failure, and the
   // self-contained form inlines exactly the library parts this code calls.
   std::string code;
@@ -16,6 +17,7 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const EmitOptions &option
   w.line("namespace " + ns + " {");
   w.line();
   bool ok = true;
+  std::string cPrefix = options.header ? "tlc_" + ns + "_" : "tlc_";
   for (const KernelInput &in : kernels) {
     KernelEmitter kernel(*in.graph, options, *in.diags, in.sourceName, w);
     if (!kernel.emitKernel()) {
@@ -23,7 +25,11 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const EmitOptions &option
       continue;
     }
     w.line();
-    emitLauncher(kernel, *in.graph, options.header ? "tlc_" + ns + "_" : "tlc_", options.header, w);
+    emitLauncher(kernel, *in.graph, in.cEntry ? cPrefix : "", options.header, w);
+    w.line();
+  }
+  for (const ShapeDispatch &d : dispatches) {
+    emitDispatcher(d, cPrefix, options.header, w);
     w.line();
   }
   w.line("}  // namespace " + ns);
@@ -48,7 +54,7 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const EmitOptions &option
                 (p->constant ? p->constant->str() : "?") +
                 // Filled by the recommender (driver/AutoParams.cpp).
                 (p->source == CompileParamDecl::Source::Auto && p->constant ? " (auto)" : "");
-    os << "// kernel " << in.graph->kernel->name << "<" << params << ">\n";
+    os << "// kernel " << in.graph->symbolName() << "<" << params << ">\n";
   }
   os << "#include <cuda_runtime.h>\n#include <algorithm>\n#include <cstdint>\n#include <string>\n\n";
   if (options.selfContained)

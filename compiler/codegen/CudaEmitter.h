@@ -30,11 +30,32 @@ struct KernelInput {
   ftg::Graph *graph;
   DiagnosticEngine *diags;
   std::string sourceName;
+  bool cEntry = true; // false for the variants behind a ShapeDispatch
+};
+
+// A kernel compiled in several variants of its `auto` parameters, each chosen for some
+// buckets of its dynamic sizes: the launcher named after the kernel reads the sizes of the
+// call, finds their bucket and runs that bucket's variant. Every variant takes any size;
+// the bucket decides only which one is fastest.
+struct ShapeDispatch {
+  struct Axis {
+    std::string symbol;
+    std::vector<int64_t> edges;           // the first size of buckets 1, 2, ...
+    std::vector<std::string> ranges;      // per bucket, "[64, 1024)" (comments)
+    std::vector<int64_t> representatives; // per bucket, the size it was tuned for (comments)
+  };
+  const KernelDecl *kernel = nullptr;     // the kernel (every variant has its signature)
+  std::vector<std::string> variants;      // launcher names; [0] is the fallback
+  std::vector<std::string> configs;       // per variant, "block_M=128 block_N=64 ..."
+  std::vector<Axis> axes;
+  std::vector<size_t> variantOfBucket;    // row-major over the axes, the last fastest
+  std::string tunedFor;                   // the GPU the cost model described
 };
 
 // Returns false after reporting constructs the back end cannot lower; writes nothing then.
-bool emitCuda(const std::vector<KernelInput> &kernels, const EmitOptions &options,
-              llvm::raw_ostream &os);
+// Dispatchers come after all kernels, so their variants are declared.
+bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
+              const EmitOptions &options, llvm::raw_ostream &os);
 
 // The device-library and runtime text that `code` needs (the closure of the headers whose
 // functions it calls), each behind its own include guard so that two generated headers can

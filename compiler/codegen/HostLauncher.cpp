@@ -38,26 +38,49 @@ std::string hostExpr(const Expr *e) {
 
 } // namespace
 
-void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &cPrefix,
-                  bool inlineC, CodeWriter &w) {
-  const KernelDecl &k = *g.kernel;
-  std::string name = k.name;
-  std::string sig, csig, cargs;
+LauncherSignature LauncherSignature::of(const KernelDecl &k) {
+  LauncherSignature s;
   for (const TensorParamDecl *p : k.params) {
     std::string n = p->getName().str();
     if (p->isScalar()) {
-      sig += cppTypeHost(p->elemType) + " " + n + ", ";
-      csig += cppTypeHost(p->elemType) + " " + n + ", ";
-      cargs += n + ", ";
+      s.cpp += cppTypeHost(p->elemType) + " " + n + ", ";
+      s.c += cppTypeHost(p->elemType) + " " + n + ", ";
+      s.forward += n + ", ";
+      s.fromC += n + ", ";
     } else {
-      sig += "const tlc::TensorView& " + n + ", ";
-      csig += "const tlc_tensor_view* " + n + ", ";
-      cargs += "*" + n + ", ";
+      s.cpp += "const tlc::TensorView& " + n + ", ";
+      s.c += "const tlc_tensor_view* " + n + ", ";
+      s.forward += n + ", ";
+      s.fromC += "*" + n + ", ";
+      s.nullCheck += (s.nullCheck.empty() ? "" : " || ") + std::string("!") + n;
     }
   }
+  return s;
+}
+
+void emitCEntry(const KernelDecl &k, const std::string &launcher, const std::string &cName,
+                bool inlineC, CodeWriter &w) {
+  LauncherSignature sig = LauncherSignature::of(k);
+  w.line("// C entry point (ABI in tlc/runtime.h): returns 0, or a code and a message in `error`.");
+  std::string cDecl = std::string("extern \"C\" ") + (inlineC ? "inline " : "") + "int " + cName + "(" +
+                      sig.c + "void* stream, char* error, size_t error_size)";
+  w.line(cDecl + ";");
+  w.open(cDecl);
+  if (!sig.nullCheck.empty())
+    w.line("if (" + sig.nullCheck + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + k.name +
+           ": a tensor argument is null\").toC(error, error_size);");
+  w.line("return " + launcher + "(" + sig.fromC + "static_cast<cudaStream_t>(stream)).toC(error, error_size);");
+  w.close();
+}
+
+void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &cPrefix,
+                  bool inlineC, CodeWriter &w) {
+  const KernelDecl &k = *g.kernel;
+  std::string name = g.symbolName();
+  LauncherSignature sig = LauncherSignature::of(k);
   w.line("// Launcher of '" + name + "': checks the tensors, binds shapes, launches on `stream`.");
-  w.open("inline tlc::Status " + name + "(" + sig + "cudaStream_t stream = 0)");
-  w.line("const char* kName = \"" + name + "\";");
+  w.open("inline tlc::Status " + name + "(" + sig.cpp + "cudaStream_t stream = 0)");
+  w.line("const char* kName = \"" + k.name + "\";");
   w.line("tlc::Status st;");
   for (const TensorParamDecl *p : k.params)
     if (!p->isScalar())
@@ -145,22 +168,10 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
   w.line("if (e != cudaSuccess) return tlc::Status::error(TLC_ERROR_LAUNCH, std::string(kName) + \": launch failed: \" + cudaGetErrorString(e));");
   w.line("return tlc::Status::ok();");
   w.close();
+  if (cPrefix.empty())
+    return; // a variant behind a shape dispatch: the dispatcher has the C entry
   w.line();
-  w.line("// C entry point (ABI in tlc/runtime.h): returns 0, or a code and a message in `error`.");
-  std::string guard;
-  for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar())
-      guard += (guard.empty() ? "" : " || ") + std::string("!") + p->getName().str();
-  std::string cName = cPrefix + name;
-  std::string cDecl = std::string("extern \"C\" ") + (inlineC ? "inline " : "") + "int " + cName + "(" + csig +
-                      "void* stream, char* error, size_t error_size)";
-  w.line(cDecl + ";");
-  w.open(cDecl);
-  if (!guard.empty())
-    w.line("if (" + guard + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + name +
-           ": a tensor argument is null\").toC(error, error_size);");
-  w.line("return " + name + "(" + cargs + "static_cast<cudaStream_t>(stream)).toC(error, error_size);");
-  w.close();
+  emitCEntry(k, name, cPrefix + k.name, inlineC, w);
 }
 
 std::string cppTypeHost(DType t) {

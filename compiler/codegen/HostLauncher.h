@@ -6,8 +6,24 @@ namespace tlc::codegen {
 
 // Host type of a run-time scalar parameter (16-bit floats travel as float).
 std::string cppTypeHost(DType t);
-// `cPrefix` names the C entry point (cPrefix + kernel); `inlineC` makes it an inline
-// function, as a header included by several translation units needs.
+
+// The launcher's parameter lists for kernel `k`; each ends in ", " when not empty.
+struct LauncherSignature {
+  std::string cpp;       // "const tlc::TensorView& A, float scale, "
+  std::string c;         // "const tlc_tensor_view* A, float scale, "
+  std::string forward;   // "A, scale, ": calling another launcher with the same parameters
+  std::string fromC;     // "*A, scale, ": calling the launcher from the C entry
+  std::string nullCheck; // "!A || !B": a null tensor pointer in the C entry
+  static LauncherSignature of(const KernelDecl &k);
+};
+
+// The C entry point `cName`, calling the C++ launcher `launcher`; `inlineC` makes it an
+// inline function, as a header included by several translation units needs.
+void emitCEntry(const KernelDecl &k, const std::string &launcher, const std::string &cName,
+                bool inlineC, CodeWriter &w);
+
+// The typed launcher of one compiled kernel, named g.symbolName(), and its C entry point
+// (cPrefix + the kernel's name; none when cPrefix is empty).
 void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &cPrefix,
                   bool inlineC, CodeWriter &w);
 

@@ -582,7 +582,7 @@ bool KernelEmitter::emitKernel() {
   std::string params;
   for (const Param &p : deviceParams())
     params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
-  w.line("// kernel '" + k.name + "': " + std::to_string(g.threads) + " threads per block, " +
+  w.line("// kernel '" + g.symbolName() + "': " + std::to_string(g.threads) + " threads per block, " +
          std::to_string(g.sharedBytes) + " bytes of shared memory");
   w.line("template <bool kAligned>");
   w.line("__global__ void __launch_bounds__(" + std::to_string(g.threads) + ") " + kernelName() + "(" +

@@ -65,7 +65,7 @@ public:
         return true;
     return false;
   }
-  std::string kernelName() const { return k.name + "_kernel"; }
+  std::string kernelName() const { return g.symbolName() + "_kernel"; }
 
   // ---- scalar expressions (KernelEmitter.cpp)
   std::string expr(const Expr *e);

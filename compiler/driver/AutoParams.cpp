@@ -5,19 +5,52 @@
 
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
+#include <chrono>
+
 namespace tlc::driver {
 
-bool parseAssumptions(const std::vector<std::string> &args, std::map<std::string, int64_t> &out,
-                      llvm::StringRef tool) {
+namespace {
+
+// Beyond this many buckets (three sizes of four symbols) the last symbols keep one size:
+// each bucket costs a ranking (the model only; compilations are shared).
+constexpr size_t kMaxBuckets = 81;
+// A further variant is added only while some bucket is more than this far from its best.
+constexpr double kVariantTolerance = 0.03;
+
+std::string percent(double slowdown) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", (slowdown - 1) * 100);
+  return buf;
+}
+
+} // namespace
+
+bool parseAssumptions(const std::vector<std::string> &args,
+                      std::map<std::string, std::vector<int64_t>> &out, llvm::StringRef tool,
+                      bool single) {
   for (const std::string &text : args) {
-    auto [name, value] = llvm::StringRef(text).split('=');
-    int64_t v = 0;
-    if (name.empty() || value.trim().getAsInteger(0, v) || v <= 0) {
+    auto [name, list] = llvm::StringRef(text).split('=');
+    llvm::SmallVector<llvm::StringRef, 4> items;
+    list.split(items, ',', -1, /*KeepEmpty=*/true);
+    std::vector<int64_t> sizes;
+    bool ok = !name.trim().empty() && !list.trim().empty();
+    for (llvm::StringRef item : items) {
+      int64_t v = 0;
+      ok = ok && !item.trim().getAsInteger(0, v) && v > 0;
+      sizes.push_back(v);
+    }
+    if (!ok || (single && sizes.size() != 1)) {
       llvm::WithColor::error(llvm::errs(), tool)
-          << "--assume " << text << ": expected name=value with a positive integer value\n";
+          << "--assume " << text << ": expected "
+          << (single ? "name=size with a positive integer size (this command ranks for one shape)"
+                     : "name=size or name=size,size,... with positive integer sizes")
+          << "\n";
       return false;
     }
-    out[name.trim().str()] = v;
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    out[name.trim().str()] = sizes;
   }
   return true;
 }
@@ -45,6 +78,48 @@ std::optional<recommend::TargetDesc> AutoParams::targetFor(DiagnosticEngine &dia
   return target;
 }
 
+const std::string &AutoParams::targetName() const {
+  static const std::string unknown = "?";
+  return target ? target->name : unknown;
+}
+
+recommend::BucketGrid AutoParams::bucketsFor(const KernelDecl &k,
+                                             const std::vector<std::string> &dynamic,
+                                             std::map<std::string, int64_t> &fixed) const {
+  std::vector<recommend::BucketAxis> axes;
+  for (const std::string &symbol : dynamic) {
+    auto it = opts.assumed.find(symbol);
+    const std::vector<int64_t> &sizes =
+        it != opts.assumed.end() ? it->second : recommend::defaultRepresentatives();
+    if (sizes.size() == 1)
+      fixed[symbol] = sizes.front();
+    else
+      axes.push_back({symbol, sizes});
+  }
+  auto product = [&] {
+    size_t n = 1;
+    for (const recommend::BucketAxis &a : axes)
+      n *= a.representatives.size();
+    return n;
+  };
+  while (product() > kMaxBuckets) {
+    const recommend::BucketAxis &last = axes.back();
+    if (opts.verbose)
+      llvm::WithColor::note(llvm::errs(), "tlc")
+          << "kernel '" << k.name << "': more than " << kMaxBuckets << " shape buckets; "
+          << last.symbol << " is tuned for " << last.representatives.back()
+          << " only (--assume " << last.symbol << "=... chooses its sizes)\n";
+    fixed[last.symbol] = last.representatives.back();
+    axes.pop_back();
+  }
+  return recommend::BucketGrid(std::move(axes));
+}
+
+void AutoParams::record(const KernelDecl &k, const recommend::Config &config) {
+  for (const recommend::Binding &b : config)
+    chosen.push_back({k.name, b.name, b.value, false});
+}
+
 int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::StringRef fileName,
                        DiagnosticEngine &diags) {
   for (const KernelDecl *k : program.kernels) {
@@ -53,31 +128,71 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
     std::optional<recommend::TargetDesc> t = targetFor(diags);
     if (!t)
       return kUsageError;
+    auto start = std::chrono::steady_clock::now();
     recommend::RecommendOptions ro;
     ro.kernel = k->name;
     ro.defines = userDefines;
     ro.onlyAuto = true;
-    ro.assumed = opts.assumed;
-    auto rec = recommend::rank(source, fileName, ro, *t);
-    if (!rec) {
+    ro.reuseCompilations = true;
+    auto failed = [&](llvm::Error e) {
       diags.errorNoLocation("cannot choose `auto` parameters of kernel '" + k->name +
-                            "': " + llvm::toString(rec.takeError()));
+                            "': " + llvm::toString(std::move(e)));
       return kInputError;
+    };
+    auto recommender = recommend::Recommender::create(source, fileName, ro, *t);
+    if (!recommender)
+      return failed(recommender.takeError());
+    std::map<std::string, int64_t> fixed;
+    recommend::BucketGrid grid = bucketsFor(*k, (*recommender)->dynamicSymbols(), fixed);
+    std::vector<recommend::Recommendation> perBucket;
+    for (size_t b = 0; b < grid.size(); ++b) {
+      std::map<std::string, int64_t> shapes = fixed;
+      for (auto &[symbol, size] : grid.representative(b))
+        shapes[symbol] = size;
+      auto rec = (*recommender)->rank(shapes);
+      if (!rec)
+        return failed(rec.takeError());
+      perBucket.push_back(std::move(*rec));
     }
-    const recommend::Candidate *pick = rec->ranked.empty() ? nullptr : &rec->ranked.front();
-    if (!pick && rec->illegal.empty())
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    if (llvm::all_of(perBucket, [](const auto &r) { return r.ranked.empty(); })) {
+      const recommend::Recommendation &last = perBucket.back();
+      if (last.illegal.empty())
+        continue;
+      // No legal configuration: the first one is compiled anyway, so that its errors show
+      // with their locations.
+      record(*k, last.illegal.front().config);
+      reportNoLegal(*k, last);
       continue;
-    // With no legal configuration, the first one is compiled anyway: its errors show with
-    // their locations.
-    const recommend::Config &config = pick ? pick->config : rec->illegal.front().config;
-    for (const recommend::Binding &b : config)
-      chosen.push_back({k->name, b.name, b.value, false});
-    if (pick && opts.verbose)
-      reportChoice(*k, *rec);
-    else if (!pick)
-      reportNoLegal(*k, *rec);
+    }
+    if (grid.size() == 1) {
+      perBucket.front().seconds = seconds;
+      record(*k, perBucket.front().ranked.front().config);
+      if (opts.verbose)
+        reportChoice(*k, perBucket.front());
+      continue;
+    }
+    recommend::VariantChoice choice =
+        recommend::chooseVariants(perBucket, opts.maxVariants, kVariantTolerance);
+    record(*k, choice.variants.front());
+    if (opts.verbose)
+      reportVariants(*k, grid, choice, seconds);
+    if (choice.variants.size() > 1)
+      multi.push_back({k->name, std::move(grid), std::move(choice)});
   }
   return kSuccess;
+}
+
+std::vector<Define> AutoParams::definesFor(const KernelVariants &k, size_t v) const {
+  std::vector<Define> out;
+  for (const Define &d : chosen)
+    if (d.kernel != k.kernel)
+      out.push_back(d);
+  for (const recommend::Binding &b : k.choice.variants[v])
+    out.push_back({k.kernel, b.name, b.value, false});
+  return out;
 }
 
 void AutoParams::reportChoice(const KernelDecl &k, const recommend::Recommendation &rec) const {
@@ -98,8 +213,40 @@ void AutoParams::reportChoice(const KernelDecl &k, const recommend::Recommendati
       << recommend::formatSeconds(rec.seconds) << "\n";
   if (!assumed.empty())
     llvm::WithColor::note(llvm::errs(), "tlc")
-        << "dynamic shapes " << assumed << " were tuned for a representative bucket; pass "
-        << "--assume NAME=VALUE (or bind them with -D) to tune for the sizes you run\n";
+        << "dynamic shapes " << assumed << " were tuned for the sizes --assume gives; the "
+        << "kernel still takes any size\n";
+}
+
+void AutoParams::reportVariants(const KernelDecl &k, const recommend::BucketGrid &grid,
+                                const recommend::VariantChoice &choice, double seconds) const {
+  std::string symbols;
+  for (const recommend::BucketAxis &a : grid.axes())
+    symbols += (symbols.empty() ? "" : ", ") + a.symbol;
+  size_t worst = 0;
+  for (size_t b = 1; b < grid.size(); ++b)
+    if (choice.slowdown[b] > choice.slowdown[worst])
+      worst = b;
+  auto &os = llvm::WithColor::note(llvm::errs(), "tlc");
+  os << "kernel '" << k.name << "': ";
+  if (choice.variants.size() == 1)
+    os << "one configuration serves all " << grid.size() << " shape buckets of " << symbols
+       << " on " << targetName() << ": " << recommend::configStr(choice.variants.front());
+  else
+    os << "the recommender chose " << choice.variants.size() << " variants for "
+       << grid.size() << " shape buckets of " << symbols << " on " << targetName()
+       << ", dispatched at launch by the sizes of each call";
+  os << " (ranked in " << recommend::formatSeconds(seconds) << ")\n";
+  for (size_t v = 0; choice.variants.size() > 1 && v < choice.variants.size(); ++v) {
+    size_t count = 0, example = 0;
+    for (size_t b = 0; b < grid.size(); ++b)
+      if (choice.variantOfBucket[b] == v && count++ == 0)
+        example = b;
+    llvm::errs() << "    " << k.name << "_v" << v << ": " << recommend::configStr(choice.variants[v])
+                 << "; " << count << " bucket" << (count == 1 ? "" : "s") << ", e.g. "
+                 << grid.describe(example) << "\n";
+  }
+  llvm::errs() << "    worst bucket " << grid.describe(worst) << ": predicted "
+               << percent(choice.slowdown[worst]) << " slower than its own best configuration\n";
 }
 
 void AutoParams::reportNoLegal(const KernelDecl &k, const recommend::Recommendation &rec) const {
@@ -117,10 +264,10 @@ void AutoParams::reportNoLegal(const KernelDecl &k, const recommend::Recommendat
       << " follow (tlc recommend --show-illegal lists every candidate)\n";
 }
 
-void AutoParams::markChosen(Program &program) const {
+void AutoParams::markChosen(Program &program, const std::vector<Define> &bound) {
   for (KernelDecl *k : program.kernels)
     for (CompileParamDecl *p : k->compileParams)
-      for (const Define &d : chosen)
+      for (const Define &d : bound)
         if (d.kernel == k->name && d.name == p->getName() && p->constant)
           p->source = CompileParamDecl::Source::Auto;
 }
@@ -131,7 +278,12 @@ std::string AutoParams::summary() const {
   std::string s;
   for (const Define &d : chosen)
     s += (s.empty() ? "" : " ") + std::string("-D ") + d.kernel + "." + d.name + "=" + d.value;
-  return s + " (chosen by the recommender for " + (target ? target->name : "?") + ")";
+  s += " (chosen by the recommender for " + targetName() + ")";
+  for (const KernelVariants &k : multi)
+    s += "; " + k.kernel + " has " + std::to_string(k.choice.variants.size()) +
+         " variants behind a shape dispatch (" + k.kernel + "_variant), the values above are " +
+         k.variantName(0) + "'s";
+  return s;
 }
 
 } // namespace tlc::driver

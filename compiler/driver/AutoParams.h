@@ -1,14 +1,20 @@
 // `auto` compile-time parameters: before Sema, every `auto` parameter that -D leaves unbound
-// is filled with the recommender's first choice for the shapes -D binds (dynamic shapes:
-// the --assume bucket, else 4096). The choices are bound exactly like -D options
+// is filled with the recommender's choice. The choices are bound exactly like -D options
 // (`-D kernel.name=value`) for the duration of the file's Sema, so the rest of the compiler
 // sees ordinary constants; afterwards the parameters are marked as chosen by the recommender
 // (CompileParamDecl::Source::Auto with a value).
+//
+// Shapes: symbols -D binds are tuned for exactly. Dynamic ones get shape buckets
+// (recommend/ShapeBuckets.h: 16, 256 and 4096 per symbol unless --assume lists sizes); the
+// recommender ranks every bucket and picks up to --max-variants configurations that serve
+// them all. One configuration means an ordinary kernel; several mean variants of the kernel
+// behind a host-side dispatch on the sizes of each call (codegen::ShapeDispatch).
 #pragma once
 
-#include "driver/Compilation.h"
+#include "driver/Options.h"
 
 #include "recommend/Recommender.h"
+#include "recommend/ShapeBuckets.h"
 #include "recommend/Target.h"
 
 #include "frontend/AST.h"
@@ -22,9 +28,20 @@
 
 namespace tlc::driver {
 
-// Parses --assume options (name=value, value a positive integer); reports as `tool`.
-bool parseAssumptions(const std::vector<std::string> &args, std::map<std::string, int64_t> &out,
-                      llvm::StringRef tool);
+// Parses --assume options (name=size or name=size,size,...; positive integers); reports as
+// `tool`. With `single`, a list is an error (tlc recommend ranks for one shape).
+bool parseAssumptions(const std::vector<std::string> &args,
+                      std::map<std::string, std::vector<int64_t>> &out, llvm::StringRef tool,
+                      bool single);
+
+// A kernel whose `auto` parameters got several variants.
+struct KernelVariants {
+  std::string kernel;
+  recommend::BucketGrid grid;
+  recommend::VariantChoice choice;
+  // "M_v0"-style names of the variants in generated code.
+  std::string variantName(size_t v) const { return kernel + "_v" + std::to_string(v); }
+};
 
 class AutoParams {
 public:
@@ -36,17 +53,27 @@ public:
   int choose(const Program &program, llvm::StringRef source, llvm::StringRef fileName,
              DiagnosticEngine &diags);
 
-  // The chosen values, as kernel-qualified -D options.
+  // The chosen values, as kernel-qualified -D options (variant 0 of kernels with variants).
   const std::vector<Define> &defines() const { return chosen; }
-  // Marks the parameters bound from defines() as chosen by the recommender.
-  void markChosen(Program &program) const;
+  // The same with `kernel` set to variant `v` of its choice.
+  std::vector<Define> definesFor(const KernelVariants &k, size_t v) const;
+  const std::vector<KernelVariants> &variants() const { return multi; }
+  // Marks the parameters bound from `bound` as chosen by the recommender.
+  static void markChosen(Program &program, const std::vector<Define> &bound);
   // "-D gemm.block_M=128 -D gemm.block_N=256 (for h100-sxm)": for the generated code's banner;
   // empty when nothing was chosen.
   std::string summary() const;
+  const std::string &targetName() const;
 
 private:
   std::optional<recommend::TargetDesc> targetFor(DiagnosticEngine &diags);
+  // The buckets of the kernel's dynamic symbols; single-size ones go to `fixed`.
+  recommend::BucketGrid bucketsFor(const KernelDecl &k, const std::vector<std::string> &dynamic,
+                                   std::map<std::string, int64_t> &fixed) const;
+  void record(const KernelDecl &k, const recommend::Config &config);
   void reportChoice(const KernelDecl &k, const recommend::Recommendation &rec) const; // --verbose
+  void reportVariants(const KernelDecl &k, const recommend::BucketGrid &grid,
+                      const recommend::VariantChoice &choice, double seconds) const;
   void reportNoLegal(const KernelDecl &k, const recommend::Recommendation &rec) const;
   bool needsChoice(const KernelDecl &k, const CompileParamDecl &p) const;
 
@@ -54,6 +81,7 @@ private:
   const std::vector<Define> &userDefines;
   std::optional<recommend::TargetDesc> target;
   std::vector<Define> chosen;
+  std::vector<KernelVariants> multi;
 };
 
 // Appends `extra` to `defines` and removes it again when it goes out of scope.

@@ -43,7 +43,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     if (sema.commandLineErrors())
       return kUsageError;
   }
-  autoParams.markChosen(u.ast.program);
+  AutoParams::markChosen(u.ast.program, autoParams.defines());
   if (std::string s = autoParams.summary(); !s.empty())
     autoSummaries.push_back(s);
   if (!ok)
@@ -65,7 +65,12 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
       ftg::printGraph(*g, out, /*withInference=*/false);
     return kSuccess;
   }
-  if (!runInference(u))
+  for (auto &g : u.graphs)
+    runInference(*g, diags);
+  if (diags.hasErrors())
+    return kInputError;
+  // Dumps show variant 0; only generated code needs the others.
+  if (needsCodegen() && !compileVariants(u, bufferId, autoParams))
     return kInputError;
   if (opts.emit == "inferred")
     for (auto &g : u.graphs)
@@ -73,20 +78,64 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   return kSuccess;
 }
 
-bool Compilation::runInference(Unit &u) {
-  for (auto &g : u.graphs) {
-    ftg::PassManager pm;
-    pm.add(infer::createLayoutInference());
-    pm.add(infer::createPipelinePlanner());
-    pm.add(infer::createSharedMemoryPlanner());
-    pm.add(infer::createInstructionSelection());
-    if (opts.printAfterAll)
-      pm.setPrintAfterAll(&llvm::errs());
-    if (opts.timePasses)
-      pm.setTimePasses(&llvm::errs());
-    pm.run(*g, *u.diags);
+bool Compilation::runInference(ftg::Graph &g, DiagnosticEngine &diags) {
+  ftg::PassManager pm;
+  pm.add(infer::createLayoutInference());
+  pm.add(infer::createPipelinePlanner());
+  pm.add(infer::createSharedMemoryPlanner());
+  pm.add(infer::createInstructionSelection());
+  if (opts.printAfterAll)
+    pm.setPrintAfterAll(&llvm::errs());
+  if (opts.timePasses)
+    pm.setTimePasses(&llvm::errs());
+  return pm.run(g, diags);
+}
+
+bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams) {
+  DiagnosticEngine &diags = *u.diags;
+  for (const KernelVariants &kv : autoParams.variants()) {
+    Dispatch d{kv, {}, autoParams.targetName()};
+    for (const KernelDecl *other : u.ast.program.kernels)
+      for (size_t v = 0; v <= kv.choice.variants.size(); ++v) {
+        std::string name = v < kv.choice.variants.size() ? kv.variantName(v) : kv.kernel + "_variant";
+        if (other->name == name) {
+          diags.error(other->nameRange, "kernel '" + name + "' has the name tlc gives to the shape "
+                      "dispatch of kernel '" + kv.kernel + "'")
+              .hint("rename it, or pass --max-variants 1 to compile '" + kv.kernel + "' once");
+          return false;
+        }
+      }
+    for (auto &g : u.graphs)
+      if (g->kernel->name == kv.kernel) {
+        g->symbol = kv.variantName(0);
+        d.graphs.push_back(g.get());
+      }
+    for (size_t v = 1; v < kv.choice.variants.size(); ++v) {
+      auto ast = std::make_unique<ASTContext>();
+      if (!parseProgram(bufferId, *ast, diags))
+        return false;
+      std::vector<Define> bound = autoParams.definesFor(kv, v);
+      {
+        ScopedDefines chosen(defines, bound);
+        if (!Sema(*ast, diags, defines).run())
+          return false;
+      }
+      AutoParams::markChosen(ast->program, bound);
+      auto it = llvm::find_if(ast->program.kernels, [&](const KernelDecl *k) { return k->name == kv.kernel; });
+      std::unique_ptr<ftg::Graph> g = it == ast->program.kernels.end()
+                                          ? nullptr
+                                          : ftg::buildGraph(**it, diags, opts.target);
+      if (!g || !runInference(*g, diags))
+        return false;
+      g->sourceName = u.path;
+      g->symbol = kv.variantName(v);
+      d.graphs.push_back(g.get());
+      u.graphs.push_back(std::move(g));
+      u.variantASTs.push_back(std::move(ast));
+    }
+    u.dispatches.push_back(std::move(d));
   }
-  return !u.diags->hasErrors();
+  return true;
 }
 
 std::string Compilation::autoSummary() const {
@@ -100,7 +149,31 @@ std::vector<codegen::KernelInput> Compilation::kernels() const {
   std::vector<codegen::KernelInput> all;
   for (const auto &u : units)
     for (const auto &g : u->graphs)
-      all.push_back({g.get(), u->diags.get(), u->path});
+      all.push_back({g.get(), u->diags.get(), u->path, /*cEntry=*/g->symbol.empty()});
+  return all;
+}
+
+std::vector<codegen::ShapeDispatch> Compilation::dispatches() const {
+  std::vector<codegen::ShapeDispatch> all;
+  for (const auto &u : units)
+    for (const Dispatch &d : u->dispatches) {
+      const KernelVariants &kv = d.variants;
+      codegen::ShapeDispatch out;
+      out.kernel = d.graphs.front()->kernel;
+      out.tunedFor = d.tunedFor;
+      for (size_t v = 0; v < kv.choice.variants.size(); ++v) {
+        out.variants.push_back(kv.variantName(v));
+        out.configs.push_back(recommend::configStr(kv.choice.variants[v]));
+      }
+      for (const recommend::BucketAxis &a : kv.grid.axes()) {
+        codegen::ShapeDispatch::Axis axis{a.symbol, a.edges(), {}, a.representatives};
+        for (size_t b = 0; b < a.representatives.size(); ++b)
+          axis.ranges.push_back(a.rangeStr(b));
+        out.axes.push_back(std::move(axis));
+      }
+      out.variantOfBucket = kv.choice.variantOfBucket;
+      all.push_back(std::move(out));
+    }
   return all;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "codegen/CudaEmitter.h"
+#include "driver/AutoParams.h"
+#include "driver/Options.h"
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Sema.h"
@@ -19,26 +21,6 @@
 
 namespace tlc::driver {
 
-enum ExitCode { kSuccess = 0, kInputError = 1, kUsageError = 2, kInternalError = 3 };
-
-struct Options {
-  std::vector<std::string> inputs;
-  std::string output = "-";
-  std::string emit = "cuda";
-  std::string target = "sm_90a";
-  std::vector<std::string> defines;
-  std::string cppNamespace;
-  bool printAfterAll = false;
-  bool timePasses = false;
-  bool showColors = false;
-  std::string commandLine;
-  // `auto` parameters: the GPU to tune for (default: the --target's reference GPU), buckets
-  // for dynamic shape symbols, and whether to report the choices.
-  std::string device;
-  std::map<std::string, int64_t> assumed;
-  bool verbose = false;
-};
-
 class Compilation {
 public:
   Compilation(const Options &opts, std::vector<Define> &defines) : opts(opts), defines(defines) {}
@@ -48,19 +30,30 @@ public:
   // Whether kernels() must still be turned into code (cuda, header, -c).
   bool needsCodegen() const { return opts.emit == "cuda" || opts.emit == "header"; }
   std::vector<codegen::KernelInput> kernels() const;
+  // Kernels compiled in several variants of their `auto` parameters (emitted after kernels()).
+  std::vector<codegen::ShapeDispatch> dispatches() const;
   // The values the recommender chose for `auto` parameters, as -D options with the GPU they
   // were chosen for; empty when there were none.
   std::string autoSummary() const;
 
 private:
+  struct Dispatch {
+    KernelVariants variants;
+    std::vector<const ftg::Graph *> graphs; // per variant
+    std::string tunedFor;
+  };
   struct Unit {
     std::string path;
     llvm::SourceMgr sourceMgr;
     std::unique_ptr<DiagnosticEngine> diags;
     ASTContext ast;
+    std::vector<std::unique_ptr<ASTContext>> variantASTs; // variants 1, 2, ... of dispatches
     std::vector<std::unique_ptr<ftg::Graph>> graphs;
+    std::vector<Dispatch> dispatches;
   };
-  bool runInference(Unit &unit);
+  bool runInference(ftg::Graph &g, DiagnosticEngine &diags);
+  // Compiles variants 1, 2, ... of every kernel with several (variant 0 is the unit's own).
+  bool compileVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams);
 
   const Options &opts;
   std::vector<Define> &defines;

@@ -73,8 +73,11 @@ int runRecommend(const RecommendArgs &args) {
       return usage("-D " + text + ": expected name=value or kernel.name=value");
     opts.defines.push_back(*d);
   }
-  if (!parseAssumptions(args.assumed, opts.assumed, "tlc recommend"))
+  std::map<std::string, std::vector<int64_t>> assumed;
+  if (!parseAssumptions(args.assumed, assumed, "tlc recommend", /*single=*/true))
     return kUsageError;
+  for (const auto &[name, sizes] : assumed)
+    opts.assumed[name] = sizes.front();
   for (const std::string &text : args.values) {
     auto [name, list] = llvm::StringRef(text).split('=');
     llvm::SmallVector<llvm::StringRef, 8> items;

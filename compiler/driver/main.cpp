@@ -38,7 +38,8 @@ Examples:
   tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape symbol
   tlc samples/gemm.tl -D gemm.stages=4              override one kernel's parameter
   tlc samples/gemm.tl --target sm_80 -o gemm.cu     compile for Ampere
-  tlc samples/gemm_auto.tl --verbose -D M=8192       fill `auto` knobs with the recommender's choice
+  tlc samples/gemm_auto.tl --verbose -o gemm.cu     fill `auto` knobs with the recommender's choice
+                                                    (variants per shape bucket, dispatched at launch)
   tlc recommend samples/gemm.tl -D M=8192 -D N=8192 -D K=8192 --explain
                                                     rank configurations with the cost model
 
@@ -98,9 +99,15 @@ int run(int argc, char **argv) {
                  "the GPU `auto` parameters are tuned for (a descriptor name such as h200, or a "
                  ".json file; default: the --target's reference GPU)");
   app.add_option("--assume", assumed,
-                 "tune `auto` parameters for this value of a dynamic shape symbol: name=value "
-                 "(default 4096; the code still takes any size)")
+                 "tune `auto` parameters for these sizes of a dynamic shape symbol: name=size, or "
+                 "name=size,size,... for one shape bucket per size (default 16,256,4096; the code "
+                 "still takes any size)")
       ->allow_extra_args(false);
+  app.add_option("--max-variants", opts.maxVariants,
+                 "at most this many variants of a kernel with `auto` parameters and dynamic "
+                 "shapes, dispatched by size at launch (1: one configuration for all sizes)")
+      ->check(CLI::Range(1, 16))
+      ->default_str("4");
   app.add_flag("--verbose", opts.verbose, "report the values chosen for `auto` parameters (stderr)");
   tlc::driver::RecommendArgs recommendArgs;
   CLI::App *recommendCmd = tlc::driver::addRecommendCommand(app, recommendArgs);
@@ -128,7 +135,7 @@ int run(int argc, char **argv) {
     usageError("no input files\n(run tlc --help for usage)");
     return kUsageError;
   }
-  if (!tlc::driver::parseAssumptions(assumed, opts.assumed, "tlc"))
+  if (!tlc::driver::parseAssumptions(assumed, opts.assumed, "tlc", /*single=*/false))
     return kUsageError;
 
   if (compileOnly && app.count("--emit") && opts.emit != "cuda") {
@@ -211,11 +218,11 @@ int run(int argc, char **argv) {
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
   if (!compileOnly)
-    return tlc::codegen::emitCuda(compilation.kernels(), emit, *out) ? kSuccess : kInputError;
+    return tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, *out) ? kSuccess : kInputError;
 
   std::string source;
   llvm::raw_string_ostream sourceStream(source);
-  if (!tlc::codegen::emitCuda(compilation.kernels(), emit, sourceStream))
+  if (!tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, sourceStream))
     return kInputError;
   return tlc::driver::compileWithNvcc(sourceStream.str(), opts.target, output, nvcc);
 }

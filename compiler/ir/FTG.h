@@ -97,6 +97,10 @@ class Graph {
 public:
   const KernelDecl *kernel = nullptr;
   std::string sourceName; // the .tl file it came from
+  // The name of this compiled instance in generated code: the kernel's name, or
+  // `<kernel>_v<i>` for a variant behind a shape-bucket dispatch (driver/AutoParams).
+  std::string symbol;
+  std::string symbolName() const { return symbol.empty() ? kernel->name : symbol; }
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<std::unique_ptr<Node>> body;
   int threads = 128;

@@ -115,7 +115,8 @@ std::vector<std::string> tileValues(const Uses &u, const TargetDesc &target) {
   for (int64_t v = std::max<int64_t>(unit, 16); v <= top; v *= 2) {
     // Past the problem's extent a larger tile only computes padding; tiles of 16 are worth
     // trying only for small problems.
-    if (u.extent && v > std::max<int64_t>(nextPow2(*u.extent), unit))
+    // The two smallest tiles stay, so that tiny problems keep a tile the warps can split.
+    if (u.extent && v > std::max<int64_t>(nextPow2(*u.extent), 2 * unit))
       continue;
     if (u.extent && v == 16 && *u.extent >= 256)
       continue;

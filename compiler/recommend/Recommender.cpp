@@ -21,16 +21,48 @@ std::vector<std::string> pinnedNames(const std::vector<Define> &defines, llvm::S
   return names;
 }
 
+// Compiled structural configurations (the knobs Sema sees). With `keep`, every compilation
+// is kept for later rankings of the same Recommender; otherwise only the latest, which is
+// all one ranking needs since candidates enumerate model-only knobs last.
+class StructureCache {
+public:
+  struct Entry {
+    std::optional<std::string> quickReason;
+    std::unique_ptr<CompiledKernel> compiled; // null when quick-rejected
+  };
+
+  StructureCache(const CandidateCompiler &compiler, const KernelDecl &structure,
+                 const TargetDesc &target, bool keep)
+      : compiler(compiler), quick(structure, target), keep(keep) {}
+
+  const Entry &get(const Config &structural, const std::string &key) {
+    auto it = entries.find(key);
+    if (it != entries.end())
+      return *it->second;
+    if (!keep)
+      entries.clear();
+    auto e = std::make_unique<Entry>();
+    e->quickReason = quick.reject(structural);
+    if (!e->quickReason)
+      e->compiled = compiler.compile(structural);
+    return *(entries[key] = std::move(e));
+  }
+
+private:
+  const CandidateCompiler &compiler;
+  QuickCheck quick;
+  bool keep;
+  std::map<std::string, std::unique_ptr<Entry>> entries;
+};
+
 class Search {
 public:
-  // `assumed`: values of the dynamic shape symbols, for the model only. They are not bound
+  // `shapes`: values of the dynamic shape symbols, for the model only. They are not bound
   // for Sema, which would then check tiles against one particular size that the compiled
   // kernel does not have.
-  Search(const CandidateCompiler &compiler, const KnobSpace &space,
-         const std::map<std::string, int64_t> &assumed, const KernelDecl &structure,
+  Search(StructureCache &cache, const KnobSpace &space, const std::map<std::string, int64_t> &shapes,
          const TargetDesc &target, Recommendation &out)
-      : compiler(compiler), space(space), assumed(assumed), target(target), out(out),
-        quick(structure, target) {}
+      : cache(cache), space(space), shapes(shapes), target(target), out(out) {}
 
   void run() {
     size_t n = space.size();
@@ -58,7 +90,7 @@ private:
     }
     std::string key = configStr(structural);
     if (key != currentKey)
-      compileStructure(structural, key);
+      useStructure(structural, key);
 
     Candidate c;
     c.config = config;
@@ -67,15 +99,16 @@ private:
       out.illegal.push_back(std::move(c));
       return;
     }
-    if (quickReason) {
-      c.reason = *quickReason;
+    if (current->quickReason) {
+      c.reason = *current->quickReason;
       c.quickReject = true;
       ++out.quickRejects;
       out.illegal.push_back(std::move(c));
       return;
     }
-    if (!current->graph) {
-      c.reason = current->error;
+    const CompiledKernel &compiled = *current->compiled;
+    if (!compiled.graph) {
+      c.reason = compiled.error;
       out.illegal.push_back(std::move(c));
       return;
     }
@@ -84,40 +117,37 @@ private:
       out.illegal.push_back(std::move(c));
       return;
     }
-    c.prediction = predict(*current->graph, *grid, work, target,
-                           panel.value_or(current->graph->swizzlePanel), traffic);
+    c.prediction = predict(*compiled.graph, *grid, work, target,
+                           panel.value_or(compiled.graph->swizzlePanel), traffic);
     c.legal = c.prediction.legal;
     c.reason = c.prediction.reason;
     (c.legal ? out.ranked : out.illegal).push_back(std::move(c));
   }
 
-  void compileStructure(const Config &structural, const std::string &key) {
+  void useStructure(const Config &structural, const std::string &key) {
     currentKey = key;
-    current.reset();
     grid.reset();
-    quickReason = quick.reject(structural);
-    if (quickReason)
+    current = &cache.get(structural, key);
+    if (current->quickReason)
       return;
-    current = compiler.compile(structural);
     ++out.compilations;
-    if (!current->graph)
+    const CompiledKernel &compiled = *current->compiled;
+    if (!compiled.graph)
       return;
-    ExprEvaluator shapes = shapeEnvironment(*current->kernel, assumed);
-    grid = gridOf(*current->kernel, shapes);
+    ExprEvaluator env = shapeEnvironment(*compiled.kernel, shapes);
+    grid = gridOf(*compiled.kernel, env);
     if (grid)
-      work = analyzeWork(*current->graph, *grid, shapes);
+      work = analyzeWork(*compiled.graph, *grid, env);
   }
 
-  const CandidateCompiler &compiler;
+  StructureCache &cache;
   const KnobSpace &space;
-  const std::map<std::string, int64_t> &assumed;
+  const std::map<std::string, int64_t> &shapes;
   const TargetDesc &target;
   Recommendation &out;
 
-  QuickCheck quick;
   TrafficModel traffic;
-  std::unique_ptr<CompiledKernel> current;
-  std::optional<std::string> quickReason;
+  const StructureCache::Entry *current = nullptr;
   std::optional<std::string> currentKey;
   std::optional<GridShape> grid;
   BlockWork work;
@@ -125,41 +155,79 @@ private:
 
 } // namespace
 
-llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
-                                         const RecommendOptions &opts, const TargetDesc &target) {
-  auto start = std::chrono::steady_clock::now();
+struct Recommender::State {
+  RecommendOptions opts;
+  TargetDesc target;
+  std::string file;
+  std::unique_ptr<CandidateCompiler> compiler;
+  std::unique_ptr<CompiledKernel> structure; // the kernel after Sema, no values bound
+  std::unique_ptr<StructureCache> cache;
+};
+
+Recommender::Recommender(std::unique_ptr<State> state) : state(std::move(state)) {}
+Recommender::~Recommender() = default;
+
+llvm::Expected<std::unique_ptr<Recommender>>
+Recommender::create(llvm::StringRef source, llvm::StringRef fileName, const RecommendOptions &opts,
+                    const TargetDesc &target) {
   auto compiler = CandidateCompiler::create(source.str(), fileName.str(), opts.kernel,
                                             opts.defines, target.arch);
   if (!compiler)
     return compiler.takeError();
-
-  Recommendation out;
-  out.kernel = opts.kernel;
-  out.file = fileName.str();
-  out.target = target;
-
+  auto state = std::make_unique<State>();
+  state->opts = opts;
+  state->target = target;
+  state->file = fileName.str();
+  state->compiler = std::move(*compiler);
   // The kernel's structure: its shape symbols and where it uses each parameter. Sema may
   // stop on `auto` parameters that have no value yet; names are resolved all the same.
-  auto structure = (*compiler)->compile({}, /*infer=*/false);
-  if (!structure->kernel)
-    return failure(fileName + ": " + structure->error);
-  std::map<std::string, int64_t> assumed;
-  for (const ShapeSymbolDecl *s : structure->kernel->shapeSymbols) {
+  state->structure = state->compiler->compile({}, /*infer=*/false);
+  if (!state->structure->kernel)
+    return failure(fileName + ": " + state->structure->error);
+  // The cache's quick checks keep references: to the state's copies, which live as long.
+  state->cache = std::make_unique<StructureCache>(*state->compiler, *state->structure->kernel,
+                                                  state->target, opts.reuseCompilations);
+  return std::unique_ptr<Recommender>(new Recommender(std::move(state)));
+}
+
+std::vector<std::string> Recommender::dynamicSymbols() const {
+  std::vector<std::string> names;
+  for (const ShapeSymbolDecl *s : state->structure->kernel->shapeSymbols)
+    if (!(s->constant && s->constant->isInt()))
+      names.push_back(s->getName().str());
+  return names;
+}
+
+llvm::Expected<Recommendation> Recommender::rank(const std::map<std::string, int64_t> &given) {
+  auto start = std::chrono::steady_clock::now();
+  const RecommendOptions &opts = state->opts;
+  const KernelDecl &kernel = *state->structure->kernel;
+  Recommendation out;
+  out.kernel = opts.kernel;
+  out.file = state->file;
+  out.target = state->target;
+
+  std::map<std::string, int64_t> shapes;
+  for (const ShapeSymbolDecl *s : kernel.shapeSymbols) {
     if (s->constant && s->constant->isInt()) {
       out.shapes.push_back({s->getName().str(), s->constant->getInt(), false});
       continue;
     }
-    auto it = opts.assumed.find(s->getName().str());
-    int64_t v = it != opts.assumed.end() ? it->second : RecommendOptions::kDefaultBucket;
-    out.shapes.push_back({s->getName().str(), v, true});
-    assumed[s->getName().str()] = v;
+    std::string name = s->getName().str();
+    int64_t v = RecommendOptions::kDefaultBucket;
+    if (auto it = given.find(name); it != given.end())
+      v = it->second;
+    else if (auto it = opts.assumed.find(name); it != opts.assumed.end())
+      v = it->second;
+    out.shapes.push_back({name, v, true});
+    shapes[name] = v;
   }
   out.pinned = pinnedNames(opts.defines, opts.kernel);
   KnobSpaceOptions spaceOpts;
   spaceOpts.onlyAuto = opts.onlyAuto;
   spaceOpts.values = opts.values;
-  KnobSpace space = KnobSpace::analyze(*structure->kernel, target, out.pinned, spaceOpts,
-                                       shapeEnvironment(*structure->kernel, assumed));
+  KnobSpace space = KnobSpace::analyze(kernel, state->target, out.pinned, spaceOpts,
+                                       shapeEnvironment(kernel, shapes));
   out.knobs = space.knobs();
   if (space.size() > RecommendOptions::kMaxCandidates)
     return failure("kernel '" + opts.kernel + "' has " +
@@ -170,12 +238,24 @@ llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef file
                    "); pin some knobs with -D, or list fewer values with auto(...) or --values");
   out.unresolvedAuto = space.unresolvedAuto();
   llvm::erase_if(out.pinned, [&](const std::string &name) {
-    return !llvm::any_of(structure->kernel->compileParams,
+    return !llvm::any_of(kernel.compileParams,
                          [&](const CompileParamDecl *p) { return p->getName() == name; });
   });
 
-  Search(**compiler, space, assumed, *structure->kernel, target, out).run();
+  Search(*state->cache, space, shapes, state->target, out).run();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
+                                    const RecommendOptions &opts, const TargetDesc &target) {
+  auto start = std::chrono::steady_clock::now();
+  auto recommender = Recommender::create(source, fileName, opts, target);
+  if (!recommender)
+    return recommender.takeError();
+  auto out = (*recommender)->rank({});
+  if (out) // the whole recommendation, parsing included
+    out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 

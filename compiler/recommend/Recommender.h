@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct RecommendOptions {
   std::vector<Define> defines;              // -D: shapes and pinned knobs
   std::map<std::string, int64_t> assumed;   // --assume: buckets for dynamic shape symbols
   bool onlyAuto = false;                    // search `auto` parameters only
+  // Keep every compiled candidate for further rankings of the same Recommender (shape
+  // buckets); otherwise only the latest is kept.
+  bool reuseCompilations = false;
   std::map<std::string, std::vector<std::string>> values; // --values: a knob's values to try
   static constexpr int64_t kDefaultBucket = 4096;
   // Ranking takes ~0.1 ms per configuration: beyond this the space must be narrowed.
@@ -59,9 +63,32 @@ struct Recommendation {
   double seconds = 0;              // wall time of the whole recommendation
 };
 
-// Fails when the source does not parse, the kernel does not exist, or a shape the grid
-// needs cannot be bound.
+// Ranks one kernel's space for several assignments of its dynamic shape symbols (the
+// shape buckets of a host-side dispatch). Candidates are compiled once and kept: with
+// dynamic shapes nothing before the cost model depends on the sizes, so each further bucket
+// costs only the model's evaluation.
+class Recommender {
+public:
+  // Fails when the source does not parse or the kernel does not exist.
+  static llvm::Expected<std::unique_ptr<Recommender>>
+  create(llvm::StringRef source, llvm::StringRef fileName, const RecommendOptions &opts,
+         const TargetDesc &target);
+  ~Recommender();
+
+  // The dynamic shape symbols (not bound by -D), in declaration order.
+  std::vector<std::string> dynamicSymbols() const;
+  // Ranks for `shapes` (dynamic symbols it leaves out: --assume, else kDefaultBucket).
+  // Fails when a shape the grid needs cannot be bound or the space is too large.
+  llvm::Expected<Recommendation> rank(const std::map<std::string, int64_t> &shapes);
+
+private:
+  struct State;
+  explicit Recommender(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
+// One ranking for the --assume shapes (a Recommender used once).
 llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
-                                         const RecommendOptions &opts, const TargetDesc &target);
+                                    const RecommendOptions &opts, const TargetDesc &target);
 
 } // namespace tlc::recommend

@@ -110,6 +110,21 @@ private:
   std::string message_;
 };
 
+// Shape dispatch of kernels compiled in several variants: the bucket of `size` is the
+// number of bucket edges at or below it.
+template <size_t N> constexpr int bucketOf(int64_t size, const int64_t (&edges)[N]) {
+  int bucket = 0;
+  for (size_t i = 0; i < N; ++i)
+    bucket += size >= edges[i];
+  return bucket;
+}
+
+// A tensor's size along `dim`, or 0 when it has fewer dimensions (the launcher it is passed
+// on to reports that).
+inline int64_t dimOrZero(const TensorView &t, int dim) {
+  return dim >= 0 && dim < t.rank ? t.shape[dim] : 0;
+}
+
 // Checks that generated launchers share. Each returns an error Status naming the kernel,
 // the parameter and the numbers, or ok.
 namespace check {

@@ -1,0 +1,123 @@
+#include "codegen/ShapeDispatch.h"
+#include "codegen/HostLauncher.h"
+
+namespace tlc::codegen {
+
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+std::string join(const std::vector<std::string> &parts, const std::string &sep) {
+  std::string s;
+  for (const std::string &p : parts)
+    s += (s.empty() ? "" : sep) + p;
+  return s;
+}
+
+// `tensor.shape[d]` expression of the first dimension that names `symbol` (the one the
+// variants bind it from), or "" when no dimension names it alone.
+std::string sizeSource(const KernelDecl &k, const std::string &symbol) {
+  for (const TensorParamDecl *p : k.params) {
+    if (p->isScalar())
+      continue;
+    for (size_t d = 0; d < p->shape.rank(); ++d)
+      if (auto *n = dyn_cast<NameExpr>(p->shape.dims[d]);
+          n && n->decl && isa<ShapeSymbolDecl>(n->decl) && n->name == symbol)
+        return "tlc::dimOrZero(" + p->getName().str() + ", " + std::to_string(d) + ")";
+  }
+  return "";
+}
+
+// The nested initializer of the bucket table, with a comment per bucket of the first axis;
+// `end` follows its closing brace ("," between rows, ";" after the table).
+void emitTable(const ShapeDispatch &d, size_t axis, size_t &next, const std::string &end,
+               CodeWriter &w) {
+  const ShapeDispatch::Axis &a = d.axes[axis];
+  size_t n = a.edges.size() + 1;
+  if (axis + 1 == d.axes.size()) {
+    std::vector<std::string> cells;
+    for (size_t b = 0; b < n; ++b)
+      cells.push_back(std::to_string(d.variantOfBucket[next++]));
+    w.line("{" + join(cells, ", ") + "}" + end);
+    return;
+  }
+  w.open("");
+  for (size_t b = 0; b < n; ++b) {
+    if (axis == 0)
+      w.line("// " + a.symbol + " in " + a.ranges[b]);
+    emitTable(d, axis + 1, next, b + 1 == n ? "" : ",", w);
+  }
+  w.close(end);
+}
+
+} // namespace
+
+void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inlineC, CodeWriter &w) {
+  const KernelDecl &k = *d.kernel;
+  size_t buckets = 1;
+  for (const ShapeDispatch::Axis &a : d.axes)
+    buckets *= a.edges.size() + 1;
+  w.line("// Shape dispatch of '" + k.name + "': " + std::to_string(d.variants.size()) +
+         " variants of its `auto` parameters, chosen by the cost model for " + d.tunedFor + " over " +
+         std::to_string(buckets) + " buckets of its dynamic sizes. Every variant takes any size;");
+  w.line("// the bucket decides only which one runs.");
+  for (size_t v = 0; v < d.variants.size(); ++v)
+    w.line("//   " + std::to_string(v) + ": " + d.variants[v] + "  " + d.configs[v] +
+           (v == 0 ? "  (the fallback: it serves the most buckets)" : ""));
+  for (const ShapeDispatch::Axis &a : d.axes) {
+    std::vector<std::string> parts;
+    for (size_t b = 0; b < a.ranges.size(); ++b)
+      parts.push_back(a.ranges[b] + " tuned at " + std::to_string(a.representatives[b]));
+    w.line("//   " + a.symbol + ": " + join(parts, ", "));
+  }
+  std::vector<std::string> params, args, dims, lookups;
+  for (const ShapeDispatch::Axis &a : d.axes) {
+    params.push_back("int64_t " + a.symbol);
+    lookups.push_back("[tlc::bucketOf(" + a.symbol + ", kEdges_" + a.symbol + ")]");
+    dims.push_back("[" + std::to_string(a.edges.size() + 1) + "]");
+  }
+  std::string variantFn = k.name + "_variant";
+  w.open("inline int " + variantFn + "(" + join(params, ", ") + ")");
+  for (const ShapeDispatch::Axis &a : d.axes) {
+    std::vector<std::string> edges;
+    for (int64_t e : a.edges)
+      edges.push_back(std::to_string(e));
+    w.line("static constexpr int64_t kEdges_" + a.symbol + "[] = {" + join(edges, ", ") + "};");
+  }
+  std::vector<std::string> order;
+  for (const ShapeDispatch::Axis &a : d.axes)
+    order.push_back(a.symbol);
+  w.line("// The variant of each bucket, indexed [" + join(order, "][") + "].");
+  w.line("static constexpr unsigned char kVariantOf" + join(dims, "") + " =");
+  size_t next = 0;
+  w.indent++;
+  emitTable(d, 0, next, ";", w);
+  w.indent--;
+  w.line("return kVariantOf" + join(lookups, "") + ";");
+  w.close();
+  w.line();
+
+  LauncherSignature sig = LauncherSignature::of(k);
+  w.line("// Launcher of '" + k.name + "': runs the variant chosen for the sizes of this call.");
+  w.open("inline tlc::Status " + k.name + "(" + sig.cpp + "cudaStream_t stream = 0)");
+  w.line("// Only the sizes are read here (0 where a tensor lacks the dimension); the variant checks");
+  w.line("// the tensors against the contract.");
+  for (const ShapeDispatch::Axis &a : d.axes) {
+    std::string src = sizeSource(k, a.symbol);
+    w.line("const int64_t " + a.symbol + " = " + (src.empty() ? "0" : src) + ";");
+    args.push_back(a.symbol);
+  }
+  w.open("switch (" + variantFn + "(" + join(args, ", ") + "))");
+  for (size_t v = 1; v < d.variants.size(); ++v)
+    w.line("case " + std::to_string(v) + ": return " + d.variants[v] + "(" + sig.forward + "stream);");
+  w.line("default: return " + d.variants[0] + "(" + sig.forward + "stream);");
+  w.close();
+  w.close();
+  if (cPrefix.empty())
+    return;
+  w.line();
+  emitCEntry(k, k.name, cPrefix + k.name, inlineC, w);
+}
+
+} // namespace tlc::codegen

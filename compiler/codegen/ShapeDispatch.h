@@ -1,0 +1,12 @@
+// The host-side dispatch of a kernel compiled in several variants (CudaEmitter.h,
+// ShapeDispatch): a `<kernel>_variant(sizes...)` function that maps the dynamic sizes to a
+// variant through a constexpr bucket table, and the launcher `<kernel>` that calls it.
+#pragma once
+
+#include "codegen/KernelEmitter.h"
+
+namespace tlc::codegen {
+
+void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inlineC, CodeWriter &w);
+
+} // namespace tlc::codegen
