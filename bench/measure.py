@@ -153,7 +153,7 @@ class ItemBench:
 
     def library_peers(self) -> list:
         family, x = self.build.family, self.inputs
-        if family == "gemm":
+        if family in ("gemm", "gemm_auto"):
             return [Impl("cublas", lambda: torch.matmul(x["A"], x["B"]))]
         if family == "attention":
             return self._sdpa_peers()
@@ -183,7 +183,7 @@ class ItemBench:
         configuration that skips elements cannot pass on what another one wrote."""
         import triton_kernels as tk
         family, x = self.build.family, self.inputs
-        if family == "gemm":
+        if family in ("gemm", "gemm_auto"):
             a, b = x["A"], x["B"]
 
             def gemm(cfg):

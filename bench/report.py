@@ -13,6 +13,7 @@ import sys
 # the reference output that ours is checked against in the benchmark run.
 PEERS = {
     "gemm": [("cublas", "cuBLAS"), ("triton", "Triton")],
+    "gemm_auto": [("cublas", "cuBLAS")],
     "attention": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"),
                   ("triton", "Triton")],
     "softmax": [("torch", "torch.softmax")],
@@ -21,6 +22,8 @@ PEERS = {
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
+    "gemm_auto": ("GEMM with `auto` knobs, dynamic shapes: variants behind the shape dispatch "
+                  "(samples/gemm_auto.tl; TFLOP/s)"),
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
@@ -55,7 +58,7 @@ def _ratio(ours: float | None, peer: float | None) -> str:
 
 def _shape_label(item: dict) -> str:
     s = item["shape"]
-    if item["family"] == "gemm":
+    if item["family"] in ("gemm", "gemm_auto"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "attention":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"

@@ -12,8 +12,8 @@ namespace tlc::driver {
 
 namespace {
 
-// Beyond this many buckets (three sizes of four symbols) the last symbols keep one size:
-// each bucket costs a ranking (the model only; compilations are shared).
+// Beyond this many buckets (four default sizes of three symbols make 64) the last symbols
+// keep one size: each bucket costs a ranking (the model only; compilations are shared).
 constexpr size_t kMaxBuckets = 81;
 // A further variant is added only while some bucket is more than this far from its best.
 constexpr double kVariantTolerance = 0.03;

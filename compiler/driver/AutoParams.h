@@ -5,7 +5,7 @@
 // (CompileParamDecl::Source::Auto with a value).
 //
 // Shapes: symbols -D binds are tuned for exactly. Dynamic ones get shape buckets
-// (recommend/ShapeBuckets.h: 16, 256 and 4096 per symbol unless --assume lists sizes); the
+// (recommend/ShapeBuckets.h: 16, 256, 1024 and 4096 per symbol unless --assume lists sizes); the
 // recommender ranks every bucket and picks up to --max-variants configurations that serve
 // them all. One configuration means an ordinary kernel; several mean variants of the kernel
 // behind a host-side dispatch on the sizes of each call (codegen::ShapeDispatch).

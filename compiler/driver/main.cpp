@@ -100,7 +100,7 @@ int run(int argc, char **argv) {
                  ".json file; default: the --target's reference GPU)");
   app.add_option("--assume", assumed,
                  "tune `auto` parameters for these sizes of a dynamic shape symbol: name=size, or "
-                 "name=size,size,... for one shape bucket per size (default 16,256,4096; the code "
+                 "name=size,size,... for one shape bucket per size (default 16,256,1024,4096; the code "
                  "still takes any size)")
       ->allow_extra_args(false);
   app.add_option("--max-variants", opts.maxVariants,

@@ -10,8 +10,10 @@
 namespace tlc::recommend {
 
 const std::vector<int64_t> &defaultRepresentatives() {
-  // Decoding-like (a handful of rows), medium and large problems; edges at 64 and 1024.
-  static const std::vector<int64_t> sizes = {16, 256, 4096};
+  // Decoding-like (a handful of rows), medium, large and very large problems; edges at 64,
+  // 512 and 2048. A 1024 between 256 and 4096 would be tuned for 4096 with three sizes,
+  // where 256-row tiles leave most SMs idle.
+  static const std::vector<int64_t> sizes = {16, 256, 1024, 4096};
   return sizes;
 }
 

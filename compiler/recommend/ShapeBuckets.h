@@ -1,6 +1,6 @@
 // `auto` parameters of kernels with dynamic shapes: the best tile for M = 16 is not the best
 // for M = 8192, and the compiled kernel takes any size. So each dynamic shape symbol gets a
-// few representative sizes (16, 256 and 4096 unless --assume lists others); a size belongs
+// few representative sizes (16, 256, 1024 and 4096 unless --assume lists others); a size belongs
 // to the bucket of its nearest representative on a log scale (the edges are geometric
 // means of neighbours). The recommender ranks the space once per bucket of the cross
 // product, and `chooseVariants` picks a few configurations that together serve every

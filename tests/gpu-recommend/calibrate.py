@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Fits the cost model's free parameters to a validation run (no GPU needed).
 
-    python3 tests/gpu-recommend/calibrate.py gpu-recommend/manifest.json recommend-results.json
+    python3 tests/gpu-recommend/calibrate.py gpu-recommend/manifest.json RESULTS [RESULTS ...]
         [--tlc build/bin/tlc] [--target compiler/recommend/targets/h100-sxm.json] [--top 10]
+        [--include-held-out]
+
+RESULTS: one results file per part, as for analyze.py. Only the calibration shapes are fitted
+(cases.py); the held-out ones stay out-of-sample unless --include-held-out.
 
 For every combination of the parameters below, writes a variant of the target descriptor,
 re-ranks every case and shape with `tlc recommend --target VARIANT.json` and scores the
@@ -59,11 +63,15 @@ def measured_by_shape(manifest: dict, results: dict) -> dict:
     return out
 
 
-def evaluate(tlc: str, target_path: str, manifest: dict, measured: dict) -> dict:
+def evaluate(tlc: str, target_path: str, manifest: dict, measured: dict, held_out: bool = False) -> dict:
+    """Mean scores of the rankings under a descriptor; the held-out shapes only if held_out."""
     scores = []
     for case in manifest["cases"]:
         spec = cases_mod.case_named(case["name"])
-        for s, shape in enumerate(spec.shapes):
+        for s, ranking in enumerate(case["rankings"]):
+            if ranking.get("held_out") and not held_out:
+                continue
+            shape = ranking["shape"]
             got = measured.get((case["name"], s), {})
             if len(got) < 2:
                 continue
@@ -81,13 +89,17 @@ def evaluate(tlc: str, target_path: str, manifest: dict, measured: dict) -> dict
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("manifest")
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="+")
     ap.add_argument("--tlc", default=str(ROOT / "build/bin/tlc"))
     ap.add_argument("--target", default=str(ROOT / "compiler/recommend/targets/h100-sxm.json"))
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--include-held-out", action="store_true",
+                    help="fit the held-out shapes too (they are then no longer out-of-sample)")
     args = ap.parse_args()
     manifest = json.loads(pathlib.Path(args.manifest).read_text())
-    measured = measured_by_shape(manifest, json.loads(pathlib.Path(args.results).read_text()))
+    results = analyze.merge([analyze.load_results(pathlib.Path(p)) for p in args.results])
+    analyze.check_bundle(manifest, results)
+    measured = measured_by_shape(manifest, results)
     base = json.loads(pathlib.Path(args.target).read_text())
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +107,7 @@ def main() -> None:
         for values in itertools.product(*GRID.values()):
             params = dict(zip(GRID, values))
             pathlib.Path(target_path).write_text(json.dumps(variant(base, params)))
-            rows.append((evaluate(args.tlc, target_path, manifest, measured), params))
+            rows.append((evaluate(args.tlc, target_path, manifest, measured, args.include_held_out), params))
             print(f"{params}: {rows[-1][0]}", file=sys.stderr, flush=True)
     rows.sort(key=lambda r: (-r[0]["top5"], -r[0]["spearman"]))
     print("| top-5% quality | Spearman ρ | first choice / best | parameters |")

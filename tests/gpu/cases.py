@@ -89,6 +89,9 @@ KERNELS = {
     "dequant_w4a16": KernelSpec("dequant_w4a16", "samples/dequant_gemm_w4a16.tl",
                                 "dequant_gemm_w4a16", _tensors("A", "B", "Scales", "out:C"),
                                 ("M", "N", "K"), ("dtype", "group_size")),
+    # `auto` knobs, dynamic M, N, K: variants behind a shape dispatch (docs/recommend.md).
+    "gemm_auto": KernelSpec("gemm_auto", "samples/gemm_auto.tl", "gemm_auto",
+                            _tensors("A", "B", "out:C"), ("M", "N", "K"), ("dtype",)),
 }
 
 
@@ -221,8 +224,8 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_ or w4a16_ (samples), and every case name with its
-# build's name, so `--only '^(ops|mla|w4a16)_'` selects them all in make_bundle.sh, run.py and
+# names start with ops_ (test kernels), mla_, w4a16_ or auto_ (samples), and every case name with its
+# build's name, so `--only '^(ops|mla|w4a16|auto)_'` selects them all in make_bundle.sh, run.py and
 # gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
@@ -336,9 +339,28 @@ def _add_samples(t: _Tables) -> None:
 KNOWN_TLC_REJECTIONS: dict = {}
 
 
+# samples/gemm_auto.tl compiled with M, N and K dynamic: tlc ranks 64 shape buckets (sizes
+# 16, 256, 1024 and 4096 each; edges at 64, 512 and 2048) and dispatches every call to the
+# variant of its bucket. Every bucket's representative runs, so every variant in the table
+# runs, plus sizes on both sides of each edge and ragged ones.
+DISPATCH_SIZES = (16, 256, 1024, 4096)
+DISPATCH_EDGE_SHAPES = [(63, 64, 511), (64, 511, 63), (511, 512, 2047), (2047, 2048, 512),
+                        (1, 1, 1), (17, 3001, 1000), (1000, 17, 4095)]
+
+
+DISPATCH_BENCH_SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (256, 4096, 4096), (1024, 1024, 1024),
+                         (4096, 4096, 4096), (8192, 8192, 8192)]
+
+
+def _add_dispatch(t: _Tables) -> None:
+    shapes = [(m, n, k) for m in DISPATCH_SIZES for n in DISPATCH_SIZES for k in DISPATCH_SIZES]
+    t.add(Build("auto_gemm_dispatch_f16", "gemm_auto", {"dtype": "f16"}),
+          [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k}) for m, n, k in shapes + DISPATCH_EDGE_SHAPES])
+
+
 def _op_tables() -> tuple:
     t = _Tables()
-    for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples):
+    for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch):
         add(t)
     return t.builds, t.cases
 
@@ -372,6 +394,13 @@ def _bench_items() -> list:
     for family in ("softmax", "rmsnorm"):
         for m, n in ROWWISE_SHAPES + [(16384, 8192)]:
             items.append(BenchItem(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n}))
+    # The shape dispatch against the sample's fixed 128x128 tiles, across its buckets.
+    for m, n, k in DISPATCH_BENCH_SHAPES:
+        shape = {"M": m, "N": n, "K": k}
+        items.append(BenchItem(f"auto_gemm_dispatch_f16_{m}x{n}x{k}", "auto_gemm_dispatch_f16",
+                               shape))
+        if (m, n, k) not in gemm_shapes:
+            items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", shape))
     return items
 
 

@@ -491,7 +491,8 @@ PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": Softm
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
-            "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem}
+            "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
+            "gemm_auto": GemmProblem}
 
 
 def problem_for(build: Build) -> Problem:

@@ -375,6 +375,15 @@ class Contract(unittest.TestCase):
                       if bytes(v) != bytes(contract.TensorView.of(self.tensors[i]))]
             self.assertEqual(len(broken), 1, m.name)
 
+    def test_no_stride_mutation_over_a_single_element(self):
+        # K = 1: A's rows hold one element, so an innermost stride of 2 is still contiguous.
+        p = problems.problem_for(build("gemm", dtype="f16"))
+        shape = {"M": 2, "N": 3, "K": 1}
+        ins, outs = p.inputs(shape, cpu_gen()), p.outputs(shape, device="cpu")
+        names = [m.name for m in contract.mutations(p.spec, problems.ordered_tensors(p.spec, ins, outs))]
+        self.assertEqual(len(names), 4)
+        self.assertNotIn("A with innermost stride 2", names)
+
     def verdict(self, status, writes=None, mutation=0):
         m = self.mutations[mutation]
         return contract.check(FakeEntry(status, writes), m, [], list(self.outs.values()), 0,

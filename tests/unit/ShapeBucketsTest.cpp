@@ -69,7 +69,7 @@ TEST_CASE("bucket edges are geometric means of neighbouring sizes", "[recommend]
     for (size_t i = 0; i < reps.size(); ++i)
       CHECK(a.bucketOf(reps[i]) == i);
   }
-  CHECK(defaultRepresentatives() == std::vector<int64_t>{16, 256, 4096});
+  CHECK(defaultRepresentatives() == std::vector<int64_t>{16, 256, 1024, 4096});
 }
 
 TEST_CASE("a bucket grid indexes the cross product, the last axis fastest", "[recommend][buckets]") {
