@@ -27,7 +27,7 @@ struct Options {
   // many variants a shape dispatch may have, and whether to report the choices.
   std::string device;
   std::map<std::string, std::vector<int64_t>> assumed;
-  size_t maxVariants = 4;
+  size_t maxVariants = 6;
   bool verbose = false;
 };
 

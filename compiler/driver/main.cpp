@@ -107,7 +107,7 @@ int run(int argc, char **argv) {
                  "at most this many variants of a kernel with `auto` parameters and dynamic "
                  "shapes, dispatched by size at launch (1: one configuration for all sizes)")
       ->check(CLI::Range(1, 16))
-      ->default_str("4");
+      ->default_str("6");
   app.add_flag("--verbose", opts.verbose, "report the values chosen for `auto` parameters (stderr)");
   tlc::driver::RecommendArgs recommendArgs;
   CLI::App *recommendCmd = tlc::driver::addRecommendCommand(app, recommendArgs);
