@@ -118,7 +118,8 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
       return illegal("the " + path.name + " tensor-core path of " + t.name + " has no " +
                      dtypeName(dtype).str() + " instruction");
     double ilp = std::min(1.0, warpsPerScheduler * work.mmaPerWarpStep / path.ilpNeeded);
-    tensorSeconds += perSM * flops / (*rate / S * schedulerFill * std::max(ilp, 1e-3));
+    double warpFill = std::min(1.0, warpsPerScheduler / path.warpsNeeded);
+    tensorSeconds += perSM * flops / (*rate / S * schedulerFill * std::max(ilp * warpFill, 1e-3));
     p.tensorFlops += flops * double(blocks);
   }
   const double scalarFill = std::min(1.0, residentWarps / (kSchedulersPerSM * kScalarWarpsPerScheduler));

@@ -110,6 +110,8 @@ TensorPath parsePath(llvm::StringRef name, const json::Object &o, std::string &e
   p.mmaN = int(*(*mma)[1].getAsInteger());
   p.mmaK = int(*(*mma)[2].getAsInteger());
   p.ilpNeeded = r.number("ilp_needed");
+  if (o.get("warps_needed"))
+    p.warpsNeeded = r.number("warps_needed");
   const json::Object *rates = o.getObject("tflops");
   if (!rates || rates->empty()) {
     if (error.empty())

@@ -26,6 +26,9 @@ struct TensorPath {
   int mmaM = 16, mmaN = 8, mmaK = 16; // instruction shape: tile sizes are multiples of it
   // Independent MMAs each SM sub-partition needs in flight to keep its tensor pipe busy.
   double ilpNeeded = 4;
+  // Warps each sub-partition needs resident to hide what a warp's own MMAs cannot: its
+  // ldmatrix latency and its barriers (optional; 1 = one warp suffices).
+  double warpsNeeded = 1;
   std::map<DType, double> tflops; // per input dtype, f32 accumulation
 };
 

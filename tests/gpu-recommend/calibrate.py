@@ -3,7 +3,10 @@
 
     python3 tests/gpu-recommend/calibrate.py gpu-recommend/manifest.json RESULTS [RESULTS ...]
         [--tlc build/bin/tlc] [--target compiler/recommend/targets/h100-sxm.json] [--top 10]
-        [--include-held-out]
+        [--include-held-out] [--score]
+
+--score: no fitting; scores the --target descriptor as it is, separately on the calibration
+and the held-out shapes of each case (how a change to the model is checked out-of-sample).
 
 RESULTS: one results file per part, as for analyze.py. Only the calibration shapes are fitted
 (cases.py); the held-out ones stay out-of-sample unless --include-held-out.
@@ -86,6 +89,33 @@ def evaluate(tlc: str, target_path: str, manifest: dict, measured: dict, held_ou
             "first": sum(s.get("first_quality", 0) for s in scores) / n, "shapes": len(scores)}
 
 
+def score_sets(tlc: str, target_path: str, manifest: dict, measured: dict) -> dict:
+    """{(case, "calibration" | "held out"): mean scores} under one descriptor."""
+    scores: dict = {}
+    for case in manifest["cases"]:
+        spec = cases_mod.case_named(case["name"])
+        for s, ranking in enumerate(case["rankings"]):
+            got = measured.get((case["name"], s), {})
+            if len(got) < 2:
+                continue
+            r = plan.recommend(tlc, spec, ranking["shape"], target_path)
+            predicted = {plan.config_key(c["config"]): c["predicted_ms"] for c in r["ranked"]}
+            sc = analyze.score(predicted, got, plan.config_key(r["ranked"][0]["config"]))
+            if sc:
+                key = (case["name"], "held out" if ranking.get("held_out") else "calibration")
+                scores.setdefault(key, []).append(sc)
+    out = {}
+    for key, v in scores.items():
+        n = len(v)
+        out[key] = {"shapes": n,
+                    "top5": sum(x["top5_quality"] for x in v) / n,
+                    "top5_worst": min(x["top5_quality"] for x in v),
+                    "spearman": sum(x["spearman"] for x in v) / n,
+                    "first": sum(x.get("first_quality", 0) for x in v) / n,
+                    "first_worst": min(x.get("first_quality", 0) for x in v)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("manifest")
@@ -95,11 +125,20 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--include-held-out", action="store_true",
                     help="fit the held-out shapes too (they are then no longer out-of-sample)")
+    ap.add_argument("--score", action="store_true",
+                    help="score --target as it is on the calibration and held-out shapes; no fit")
     args = ap.parse_args()
     manifest = json.loads(pathlib.Path(args.manifest).read_text())
     results = analyze.merge([analyze.load_results(pathlib.Path(p)) for p in args.results])
     analyze.check_bundle(manifest, results)
     measured = measured_by_shape(manifest, results)
+    if args.score:
+        print("| case | shapes | n | best of top 5% / best: mean (worst) | Spearman ρ | first choice / best: mean (worst) |")
+        print("|---|---|---|---|---|---|")
+        for (case, which), sc in sorted(score_sets(args.tlc, args.target, manifest, measured).items()):
+            print(f"| {case} | {which} | {sc['shapes']} | {100 * sc['top5']:.1f}% ({100 * sc['top5_worst']:.1f}%) | "
+                  f"{sc['spearman']:.2f} | {100 * sc['first']:.1f}% ({100 * sc['first_worst']:.1f}%) |")
+        return
     base = json.loads(pathlib.Path(args.target).read_text())
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
