@@ -2,9 +2,10 @@
 // up to the inferred FTG (illegal ones keep the passes' reason), predict each legal one with
 // the cost model, and rank by predicted time.
 //
-// Shapes: shape symbols bound by -D are used as given. Dynamic ones are tuned for a
-// representative bucket: the value passed with --assume NAME=VALUE, else 4096. The
-// recommendation is then for that bucket; the compiled kernel still takes any size.
+// Shapes: shape symbols bound by -D are used as given. Dynamic ones are tuned for the sizes
+// a ranking is asked for (Recommender::rank), else --assume NAME=VALUE, else 4096; the
+// compiled kernel still takes any size. Several buckets of sizes, each ranked by one
+// Recommender, become variants behind a shape dispatch (ShapeBuckets.h).
 #pragma once
 
 #include "recommend/CandidateCompiler.h"
