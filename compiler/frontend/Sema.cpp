@@ -314,7 +314,10 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
                 "`");
   }
 
-  Type type = declared.value_or(Type::intLiteral());
+  // `p = auto(full_row, square)`: an `auto` whose candidates are warp policies is a policy.
+  bool autoPolicy = p->isAuto && !p->declaredType && !p->autoCandidates.empty() &&
+                    llvm::all_of(p->autoCandidates, [](const Expr *c) { return llvm::isa<PolicyRefExpr>(c); });
+  Type type = autoPolicy ? Type::policyValue() : declared.value_or(Type::intLiteral());
   std::optional<ConstValue> value;
   if (p->defaultValue) {
     Type dt = checkExpr(p->defaultValue);
@@ -344,12 +347,21 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
   if (p->isAuto) {
     if (declared && declared->kind() != Type::IntLiteral)
       diags.error(p->autoRange, "'" + p->getName() + "' is a " + declared->str() +
-                                    " parameter, but `auto` is only for int parameters")
-          .hint("the recommender chooses tile sizes, stages and thread counts; give '" +
-                p->getName() + "' a default or pass -D " + p->getName() + "=VALUE");
+                                    " parameter, but `auto` is only for int parameters and warp "
+                                    "policies")
+          .hint("the recommender chooses tile sizes, stages, thread counts and warp policies "
+                "(`policy = auto(full_row, full_col, square)`); give '" + p->getName() +
+                "' a default or pass -D " + p->getName() + "=VALUE");
     for (Expr *c : p->autoCandidates) {
       checkExpr(c);
-      expectConstInt(c, "an auto candidate");
+      if (autoPolicy)
+        continue; // policy literals, checked by the all_of above
+      if (llvm::isa<PolicyRefExpr>(c))
+        diags.error(c->getRange(), "the candidates of '" + p->getName() +
+                                       "' mix warp policies and other values")
+            .hint("list only policies (`auto(full_row, square)`) or only ints");
+      else
+        expectConstInt(c, "an auto candidate");
     }
     p->source = CompileParamDecl::Source::Auto;
   }

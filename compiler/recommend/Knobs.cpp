@@ -152,11 +152,13 @@ KnobSpace KnobSpace::analyze(const KernelDecl &k, const TargetDesc &target,
   for (const CompileParamDecl *p : k.compileParams) {
     if (llvm::is_contained(pinned, p->getName()) || (opts.onlyAuto && !p->isAuto))
       continue;
-    // `auto` is for int parameters (Sema reports the others); policies have defaults.
-    bool isPolicy = p->type.kind() == Type::PolicyValue ||
+    // `auto` is for ints and policies (`auto(full_row, square)`); Sema reports the others.
+    bool autoPolicy = p->isAuto && !p->autoCandidates.empty() &&
+                      llvm::all_of(p->autoCandidates, [](const Expr *c) { return llvm::isa<PolicyRefExpr>(c); });
+    bool isPolicy = autoPolicy || p->type.kind() == Type::PolicyValue ||
                     (p->defaultValue && llvm::isa<PolicyRefExpr>(p->defaultValue));
-    bool isInt = p->isAuto ? !p->declaredType || *p->declaredType == "int"
-                           : p->type.kind() == Type::IntLiteral;
+    bool isInt = !isPolicy && (p->isAuto ? !p->declaredType || *p->declaredType == "int"
+                                         : p->type.kind() == Type::IntLiteral);
     if (!isInt && !isPolicy)
       continue;
     Uses u = collector.collect(p);
