@@ -45,6 +45,7 @@ struct ShapeDispatch {
     std::vector<int64_t> representatives; // per bucket, the size it was tuned for (comments)
   };
   const KernelDecl *kernel = nullptr;     // the kernel (every variant has its signature)
+  std::string selector;                   // the function that maps sizes to a variant
   std::vector<std::string> variants;      // launcher names; [0] is the fallback
   std::vector<std::string> configs;       // per variant, "block_M=128 block_N=64 ..."
   std::vector<Axis> axes;

@@ -58,9 +58,8 @@ LauncherSignature LauncherSignature::of(const KernelDecl &k) {
   return s;
 }
 
-void emitCEntry(const KernelDecl &k, const std::string &launcher, const std::string &cName,
-                bool inlineC, CodeWriter &w) {
-  LauncherSignature sig = LauncherSignature::of(k);
+void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::string &launcher,
+                const std::string &cName, bool inlineC, CodeWriter &w) {
   w.line("// C entry point (ABI in tlc/runtime.h): returns 0, or a code and a message in `error`.");
   std::string cDecl = std::string("extern \"C\" ") + (inlineC ? "inline " : "") + "int " + cName + "(" +
                       sig.c + "void* stream, char* error, size_t error_size)";
@@ -171,7 +170,7 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
   if (cPrefix.empty())
     return; // a variant behind a shape dispatch: the dispatcher has the C entry
   w.line();
-  emitCEntry(k, name, cPrefix + k.name, inlineC, w);
+  emitCEntry(k, sig, name, cPrefix + k.name, inlineC, w);
 }
 
 std::string cppTypeHost(DType t) {

@@ -19,8 +19,8 @@ struct LauncherSignature {
 
 // The C entry point `cName`, calling the C++ launcher `launcher`; `inlineC` makes it an
 // inline function, as a header included by several translation units needs.
-void emitCEntry(const KernelDecl &k, const std::string &launcher, const std::string &cName,
-                bool inlineC, CodeWriter &w);
+void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::string &launcher,
+                const std::string &cName, bool inlineC, CodeWriter &w);
 
 // The typed launcher of one compiled kernel, named g.symbolName(), and its C entry point
 // (cPrefix + the kernel's name; none when cPrefix is empty).

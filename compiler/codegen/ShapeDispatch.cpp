@@ -77,7 +77,7 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inl
     lookups.push_back("[tlc::bucketOf(" + a.symbol + ", kEdges_" + a.symbol + ")]");
     dims.push_back("[" + std::to_string(a.edges.size() + 1) + "]");
   }
-  std::string variantFn = k.name + "_variant";
+  const std::string &variantFn = d.selector;
   w.open("inline int " + variantFn + "(" + join(params, ", ") + ")");
   for (const ShapeDispatch::Axis &a : d.axes) {
     std::vector<std::string> edges;
@@ -117,7 +117,7 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inl
   if (cPrefix.empty())
     return;
   w.line();
-  emitCEntry(k, k.name, cPrefix + k.name, inlineC, w);
+  emitCEntry(k, sig, k.name, cPrefix + k.name, inlineC, w);
 }
 
 } // namespace tlc::codegen

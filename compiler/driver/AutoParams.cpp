@@ -174,13 +174,13 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
         reportChoice(*k, perBucket.front());
       continue;
     }
-    recommend::VariantChoice choice =
-        recommend::chooseVariants(perBucket, opts.maxVariants, kVariantTolerance);
-    record(*k, choice.variants.front());
+    KernelVariants kv{k->name, std::move(grid),
+                      recommend::chooseVariants(perBucket, opts.maxVariants, kVariantTolerance)};
+    record(*k, kv.choice.variants.front());
     if (opts.verbose)
-      reportVariants(*k, grid, choice, seconds);
-    if (choice.variants.size() > 1)
-      multi.push_back({k->name, std::move(grid), std::move(choice)});
+      reportVariants(kv, seconds);
+    if (kv.choice.variants.size() > 1)
+      multi.push_back(std::move(kv));
   }
   return kSuccess;
 }
@@ -217,8 +217,9 @@ void AutoParams::reportChoice(const KernelDecl &k, const recommend::Recommendati
         << "kernel still takes any size\n";
 }
 
-void AutoParams::reportVariants(const KernelDecl &k, const recommend::BucketGrid &grid,
-                                const recommend::VariantChoice &choice, double seconds) const {
+void AutoParams::reportVariants(const KernelVariants &kv, double seconds) const {
+  const recommend::BucketGrid &grid = kv.grid;
+  const recommend::VariantChoice &choice = kv.choice;
   std::string symbols;
   for (const recommend::BucketAxis &a : grid.axes())
     symbols += (symbols.empty() ? "" : ", ") + a.symbol;
@@ -227,7 +228,7 @@ void AutoParams::reportVariants(const KernelDecl &k, const recommend::BucketGrid
     if (choice.slowdown[b] > choice.slowdown[worst])
       worst = b;
   auto &os = llvm::WithColor::note(llvm::errs(), "tlc");
-  os << "kernel '" << k.name << "': ";
+  os << "kernel '" << kv.kernel << "': ";
   if (choice.variants.size() == 1)
     os << "one configuration serves all " << grid.size() << " shape buckets of " << symbols
        << " on " << targetName() << ": " << recommend::configStr(choice.variants.front());
@@ -241,7 +242,7 @@ void AutoParams::reportVariants(const KernelDecl &k, const recommend::BucketGrid
     for (size_t b = 0; b < grid.size(); ++b)
       if (choice.variantOfBucket[b] == v && count++ == 0)
         example = b;
-    llvm::errs() << "    " << k.name << "_v" << v << ": " << recommend::configStr(choice.variants[v])
+    llvm::errs() << "    " << kv.variantName(v) << ": " << recommend::configStr(choice.variants[v])
                  << "; " << count << " bucket" << (count == 1 ? "" : "s") << ", e.g. "
                  << grid.describe(example) << "\n";
   }
@@ -281,7 +282,7 @@ std::string AutoParams::summary() const {
   s += " (chosen by the recommender for " + targetName() + ")";
   for (const KernelVariants &k : multi)
     s += "; " + k.kernel + " has " + std::to_string(k.choice.variants.size()) +
-         " variants behind a shape dispatch (" + k.kernel + "_variant), the values above are " +
+         " variants behind a shape dispatch (" + k.selectorName() + "), the values above are " +
          k.variantName(0) + "'s";
   return s;
 }

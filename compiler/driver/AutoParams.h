@@ -39,8 +39,9 @@ struct KernelVariants {
   std::string kernel;
   recommend::BucketGrid grid;
   recommend::VariantChoice choice;
-  // "M_v0"-style names of the variants in generated code.
+  // Names in generated code: the variants ("gemm_v0", ...) and the function that picks one.
   std::string variantName(size_t v) const { return kernel + "_v" + std::to_string(v); }
+  std::string selectorName() const { return kernel + "_variant"; }
 };
 
 class AutoParams {
@@ -72,8 +73,7 @@ private:
                                    std::map<std::string, int64_t> &fixed) const;
   void record(const KernelDecl &k, const recommend::Config &config);
   void reportChoice(const KernelDecl &k, const recommend::Recommendation &rec) const; // --verbose
-  void reportVariants(const KernelDecl &k, const recommend::BucketGrid &grid,
-                      const recommend::VariantChoice &choice, double seconds) const;
+  void reportVariants(const KernelVariants &kv, double seconds) const;
   void reportNoLegal(const KernelDecl &k, const recommend::Recommendation &rec) const;
   bool needsChoice(const KernelDecl &k, const CompileParamDecl &p) const;
 

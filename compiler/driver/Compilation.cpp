@@ -95,9 +95,11 @@ bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &
   DiagnosticEngine &diags = *u.diags;
   for (const KernelVariants &kv : autoParams.variants()) {
     Dispatch d{kv, {}, autoParams.targetName()};
+    std::vector<std::string> generated = {kv.selectorName()};
+    for (size_t v = 0; v < kv.choice.variants.size(); ++v)
+      generated.push_back(kv.variantName(v));
     for (const KernelDecl *other : u.ast.program.kernels)
-      for (size_t v = 0; v <= kv.choice.variants.size(); ++v) {
-        std::string name = v < kv.choice.variants.size() ? kv.variantName(v) : kv.kernel + "_variant";
+      for (const std::string &name : generated) {
         if (other->name == name) {
           diags.error(other->nameRange, "kernel '" + name + "' has the name tlc gives to the shape "
                       "dispatch of kernel '" + kv.kernel + "'")
@@ -161,6 +163,7 @@ std::vector<codegen::ShapeDispatch> Compilation::dispatches() const {
       codegen::ShapeDispatch out;
       out.kernel = d.graphs.front()->kernel;
       out.tunedFor = d.tunedFor;
+      out.selector = kv.selectorName();
       for (size_t v = 0; v < kv.choice.variants.size(); ++v) {
         out.variants.push_back(kv.variantName(v));
         out.configs.push_back(recommend::configStr(kv.choice.variants[v]));

@@ -113,21 +113,18 @@ VariantChoice chooseVariants(const std::vector<Recommendation> &perBucket, size_
   // A set of variants scores (worst bucket's loss, sum of losses): first no bucket far from
   // its best, then the buckets together.
   using Score = std::pair<double, double>;
-  auto score = [&](const std::vector<double> &l) {
-    Score sc{0, 0};
-    for (size_t b = 0; b < buckets; ++b)
-      if (!perBucket[b].ranked.empty()) {
-        sc.first = std::max(sc.first, l[b]);
-        sc.second += l[b];
-      }
-    return sc;
-  };
   auto scoreOf = [&](const std::vector<size_t> &set) {
-    std::vector<double> l(buckets, std::numeric_limits<double>::infinity());
-    for (size_t c : set)
-      for (size_t b = 0; b < buckets; ++b)
-        l[b] = std::min(l[b], loss[c][b]);
-    return score(l);
+    Score sc{0, 0};
+    for (size_t b = 0; b < buckets; ++b) {
+      if (perBucket[b].ranked.empty())
+        continue;
+      double l = std::numeric_limits<double>::infinity();
+      for (size_t c : set)
+        l = std::min(l, loss[c][b]);
+      sc.first = std::max(sc.first, l);
+      sc.second += l;
+    }
+    return sc;
   };
   auto better = [](const Score &a, const Score &b) {
     return a.first < b.first - 1e-12 || (a.first <= b.first + 1e-12 && a.second < b.second - 1e-12);
@@ -181,9 +178,9 @@ VariantChoice chooseVariants(const std::vector<Recommendation> &perBucket, size_
   for (size_t i = chosen.size(); i-- > 0 && chosen.size() > 1;) {
     std::vector<size_t> without = chosen;
     without.erase(without.begin() + i);
-    if (!better(current, scoreOf(without))) {
+    if (Score sc = scoreOf(without); !better(current, sc)) {
       chosen = without;
-      current = scoreOf(chosen);
+      current = sc;
     }
   }
 
