@@ -33,21 +33,24 @@ SharedLayout SharedLayout::rowMajor(int64_t rows, int64_t cols, int elemBits) {
 SharedLayout SharedLayout::swizzled(int64_t rows, int64_t cols, int elemBits) {
   SharedLayout l = rowMajor(rows, cols, elemBits);
   int64_t rowBytes = cols * elemBits / 8;
-  if (rowBytes % 16 != 0)
+  if (cols * elemBits % 128 != 0)
     return l;
   int64_t chunks = rowBytes / 16;
-  // 8 chunks of 16 bytes span all 32 banks. With c chunks per row, 8/c rows share one such
-  // span, so the XOR key is the row index shifted past them.
-  if (chunks >= 8) {
-    l.mask = 7;
-    l.rowShift = 0;
-  } else if (chunks == 4) {
-    l.mask = 3;
-    l.rowShift = 1;
-  } else if (chunks == 2) {
-    l.mask = 1;
-    l.rowShift = 2;
-  }
+  // The XOR permutes chunks only within groups of `group` chunks, the largest power of two
+  // (at most 8) dividing the row's chunk count, so every chunk stays inside its own row: a
+  // bijection for every width. (XORing a 12-chunk row with row & 7 sent chunks 8-11 past
+  // the row's end.)
+  int64_t group = 1;
+  while (group < 8 && chunks % (group * 2) == 0)
+    group *= 2;
+  if (group == 1)
+    return l; // an odd chunk count staggers consecutive rows over the banks by itself
+  // 8 chunks of 16 bytes span all 32 banks. A row of c chunks starts (c * row) % 8 chunks
+  // into that span, which repeats every 8 / group rows; the key is the row index shifted
+  // past them, so the 8 rows one ldmatrix phase reads hit 8 distinct 16-byte bank groups.
+  // Rows of 2, 4, 8, 16, ... chunks (32-, 64-, 128-wide f16 tiles) keep their layout.
+  l.mask = int(group - 1);
+  l.rowShift = log2Exact(8 / group);
   return l;
 }
 

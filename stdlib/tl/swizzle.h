@@ -1,8 +1,8 @@
 // tl/swizzle.h - the XOR-swizzled shared-memory layout of gemm operand tiles.
 //
 // A [Rows][Cols] tile is stored row-major with its 16-byte chunks permuted within each row:
-// chunk' = chunk ^ ((row >> Shift) & Mask). With C chunks per row, 8 / C rows share one
-// 128-byte span of the 32 banks, so the key skips past them; then the 8 rows that one
+// chunk' = chunk ^ ((row >> Shift) & Mask), Mask + 1 a power-of-two divisor of the chunk
+// count so that the permutation stays inside the row. The key makes the 8 rows that one
 // ldmatrix phase reads (same logical chunk) land in 8 distinct 16-byte bank groups.
 //
 // Plain C++ (no CUDA dependencies), so that tests/unit/TileLayoutTest.cpp can check that the
@@ -24,13 +24,19 @@ template <int Rows, int Cols, int ElemBits>
 struct SwizzledLayout {
   static constexpr int kChunkElems = 128 / ElemBits;
   static constexpr int kRowBytes = Cols * ElemBits / 8;
-  static constexpr int kChunks = kRowBytes / 16;
-  static constexpr int kMask = (kRowBytes % 16 != 0) ? 0
-                               : kChunks >= 8        ? 7
-                               : kChunks == 4        ? 3
-                               : kChunks == 2        ? 1
-                                                     : 0;
-  static constexpr int kShift = kChunks >= 8 ? 0 : kChunks == 4 ? 1 : 2;
+  static constexpr int kChunks = (Cols * ElemBits % 128 == 0) ? kRowBytes / 16 : 0;
+  // Chunks are permuted within groups of kGroup, the largest power of two (at most 8) that
+  // divides the row's chunk count, so a chunk never leaves its row (rows of 12 chunks, a
+  // 96-wide f16 tile, swizzle in groups of 4). Odd chunk counts are not swizzled.
+  static constexpr int kGroup = kChunks == 0 ? 1
+                                : kChunks % 8 == 0 ? 8
+                                : kChunks % 4 == 0 ? 4
+                                : kChunks % 2 == 0 ? 2
+                                                   : 1;
+  static constexpr int kMask = kGroup - 1;
+  // A row of C chunks starts (C * row) % 8 chunks into the 32 banks, which repeats every
+  // 8 / kGroup rows: the key skips past them.
+  static constexpr int kShift = kGroup == 8 ? 0 : kGroup == 4 ? 1 : 2;
   static constexpr int kSize = Rows * Cols;
 
   // The XOR key of a row. It depends only on row % 8 (shift <= 2, mask <= 7), which is what

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <set>
+#include <utility>
 
 using namespace tlc;
 
@@ -113,4 +114,81 @@ TEST_CASE("shared swizzle agrees with the device library and is conflict-free", 
   check(tl::SwizzledLayout<32, 128, 16>{}, 32, 128);
   check(tl::SwizzledLayout<64, 64, 16>{}, 64, 64);
   check(tl::SwizzledLayout<128, 16, 16>{}, 128, 16);
+}
+
+namespace {
+
+// The compiler's layout of a [rows, cols] tile against tl::SwizzledLayout<Rows, cols, bits>
+// (the device side does not depend on Rows).
+template <int Bits, int... Widths>
+void checkAgainstDevice(std::integer_sequence<int, Widths...>) {
+  auto one = [](auto device, int64_t cols) {
+    SharedLayout l = SharedLayout::swizzled(32, cols, Bits);
+    INFO("cols=" << cols << " bits=" << Bits << " layout " << l.str());
+    CHECK(l.mask == decltype(device)::kMask);
+    CHECK(l.rowShift == (l.mask ? decltype(device)::kShift : 0));
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        REQUIRE(l.offset(i, j) == decltype(device)::offset(int(i), int(j)));
+  };
+  (one(tl::SwizzledLayout<32, 8 * (Widths + 1), Bits>{}, 8 * (Widths + 1)), ...);
+}
+
+} // namespace
+
+// Regression: rows of 12 chunks (96-wide f16 tiles) were XORed with row & 7, sending chunks
+// 8-11 past the row (gemm block_N = 96 wrong, attention dim = 96 faulting).
+TEST_CASE("shared swizzle is a bijection within its tile for every width", "[tilelayout]") {
+  for (int bits : {16, 32}) // f16 and bf16 share the 16-bit layout
+    for (int64_t cols = 8; cols <= 256; cols += 8)
+      for (int64_t rows : {1, 8, 16, 24, 32, 48, 64, 96, 128, 256}) {
+        SharedLayout l = SharedLayout::swizzled(rows, cols, bits);
+        INFO("rows=" << rows << " cols=" << cols << " bits=" << bits << " layout " << l.str());
+        std::vector<bool> hit(size_t(rows * cols), false);
+        bool inRows = true, once = true;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            int64_t o = l.offset(i, j);
+            inRows &= o >= i * cols && o < (i + 1) * cols; // a row stays in its own row
+            if (o >= 0 && o < rows * cols) {
+              once &= !hit[size_t(o)];
+              hit[size_t(o)] = true;
+            }
+          }
+        REQUIRE(inRows);
+        REQUIRE(once);
+        // 16-byte vectors (cp.async, ldmatrix rows) stay contiguous.
+        int64_t perChunk = 128 / bits;
+        for (int64_t i = 0; i < std::min<int64_t>(rows, 8); ++i)
+          for (int64_t j = 0; j + perChunk <= cols; j += perChunk)
+            for (int64_t v = 1; v < perChunk; ++v)
+              REQUIRE(l.offset(i, j + v) == l.offset(i, j) + v);
+        // The 8 rows of one ldmatrix phase (same logical chunk) hit 8 distinct bank groups.
+        if (rows >= 8)
+          for (int64_t j = 0; j < cols; j += perChunk) {
+            std::set<int64_t> groups;
+            for (int64_t i = 0; i < 8; ++i)
+              groups.insert((l.offset(i, j) * bits / 8 / 16) % 8);
+            CHECK(groups.size() == 8);
+          }
+      }
+}
+
+TEST_CASE("shared swizzle agrees with the device library at every width", "[tilelayout]") {
+  checkAgainstDevice<16>(std::make_integer_sequence<int, 32>{});
+  checkAgainstDevice<32>(std::make_integer_sequence<int, 32>{});
+}
+
+TEST_CASE("shared swizzle keeps the 64- and 128-wide layouts", "[tilelayout]") {
+  // The fast layouts of the common tiles must not change (performance).
+  CHECK(SharedLayout::swizzled(128, 64, 16).mask == 7);
+  CHECK(SharedLayout::swizzled(128, 64, 16).rowShift == 0);
+  CHECK(SharedLayout::swizzled(64, 128, 16).mask == 7);
+  CHECK(SharedLayout::swizzled(128, 32, 16).mask == 3);
+  CHECK(SharedLayout::swizzled(128, 32, 16).rowShift == 1);
+  CHECK(SharedLayout::swizzled(128, 16, 16).mask == 1);
+  CHECK(SharedLayout::swizzled(128, 16, 16).rowShift == 2);
+  CHECK(SharedLayout::swizzled(64, 96, 16).mask == 3); // 12 chunks: groups of 4
+  CHECK(SharedLayout::swizzled(64, 80, 16).mask == 1); // 10 chunks: groups of 2
+  CHECK(SharedLayout::swizzled(64, 40, 16).mask == 0); // 5 chunks: odd, no swizzle
 }
