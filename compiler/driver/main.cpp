@@ -3,6 +3,7 @@
 #include "driver/AutoParams.h"
 #include "driver/Compilation.h"
 #include "driver/DeviceCompiler.h"
+#include "driver/OutputFile.h"
 #include "driver/RecommendCommand.h"
 
 #include "codegen/CudaEmitter.h"
@@ -46,9 +47,29 @@ Examples:
 Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad command line.
 )";
 
-const std::vector<std::string> kEmitKinds = {"tokens", "ast",  "ftg", "inferred", "loops",
-                                             "cuda",   "hip",  "header"};
-const std::vector<std::string> kTargets = {"sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a", "gfx940"};
+// What --emit and --target accept. --help lists only what this build produces; the later
+// stages are still recognised so that asking for one gets a usage error saying it is not
+// implemented yet (below) instead of "not in {...}".
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "cuda", "header"};
+const std::vector<std::string> kLaterEmitKinds = {"loops", "hip"};
+const std::vector<std::string> kTargets = {"sm_80", "sm_86", "sm_89", "sm_90a"};
+const std::vector<std::string> kLaterTargets = {"gfx90a", "gfx940"};
+
+// A CLI11 check that accepts `listed` and `later`, and names only `listed`, in --help and in
+// the error for anything else.
+CLI::Validator oneOf(const std::vector<std::string> &listed, const std::vector<std::string> &later) {
+  std::string names;
+  for (const std::string &n : listed)
+    names += (names.empty() ? "" : ",") + n;
+  names = "{" + names + "}";
+  return CLI::Validator(
+      [=](std::string &value) -> std::string {
+        if (llvm::is_contained(listed, value) || llvm::is_contained(later, value))
+          return "";
+        return value + " not in " + names;
+      },
+      names);
+}
 
 void usageError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tlc") << message << "\n";
@@ -76,10 +97,10 @@ int run(int argc, char **argv) {
   app.add_option("files", opts.inputs, "TileLang source files");
   app.add_option("-o,--output", opts.output, "output file ('-' for stdout)");
   app.add_option("--emit", opts.emit, "what to produce")
-      ->check(CLI::IsMember(kEmitKinds))
+      ->check(oneOf(kEmitKinds, kLaterEmitKinds))
       ->default_str("cuda");
   app.add_option("--target", opts.target, "GPU architecture")
-      ->check(CLI::IsMember(kTargets))
+      ->check(oneOf(kTargets, kLaterTargets))
       ->default_str("sm_90a");
   app.add_option("-D", opts.defines,
                  "set a compile-time parameter or bind a shape symbol: name=value or "
@@ -169,16 +190,8 @@ int run(int argc, char **argv) {
   std::string output = opts.output;
   if (compileOnly && output == "-")
     output = llvm::sys::path::stem(opts.inputs[0]).str() + ".o";
-  std::string textOutput = compileOnly ? "" : output;
-  std::error_code ec;
-  std::unique_ptr<llvm::raw_fd_ostream> out;
-  if (!compileOnly) {
-    out = std::make_unique<llvm::raw_fd_ostream>(textOutput, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      usageError("cannot open output '" + textOutput + "': " + ec.message());
-      return kUsageError;
-    }
-  }
+  if (tlc::driver::outputClobbersInput(output, opts.inputs, "tlc"))
+    return kUsageError;
 
   // Text goes to a buffer and reaches the output only when the whole run succeeded.
   std::string text;
@@ -197,17 +210,17 @@ int run(int argc, char **argv) {
       status = kUsageError;
     }
   }
+  auto writeText = [&](int success) {
+    return tlc::driver::writeOutput(output, textStream.str(), "tlc") ? success : kInputError;
+  };
   if (status != kSuccess) {
     // A token dump is a debugging aid: it is shown even for input with lexical errors.
-    if (status == kInputError && opts.emit == "tokens" && out)
-      *out << textStream.str();
+    if (status == kInputError && opts.emit == "tokens" && !compileOnly)
+      return writeText(status);
     return status;
   }
-  if (!compilation.needsCodegen()) {
-    if (out)
-      *out << textStream.str();
-    return status;
-  }
+  if (!compilation.needsCodegen())
+    return writeText(status);
 
   tlc::codegen::EmitOptions emit;
   emit.target = opts.target;
@@ -217,14 +230,13 @@ int run(int argc, char **argv) {
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
-  if (!compileOnly)
-    return tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, *out) ? kSuccess : kInputError;
-
-  std::string source;
-  llvm::raw_string_ostream sourceStream(source);
-  if (!tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, sourceStream))
+  if (!tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, textStream))
     return kInputError;
-  return tlc::driver::compileWithNvcc(sourceStream.str(), opts.target, output, nvcc);
+  if (!compileOnly)
+    return writeText(kSuccess);
+  return tlc::driver::produceAtomically(output, "tlc", [&](const std::string &objectPath) {
+    return tlc::driver::compileWithNvcc(textStream.str(), opts.target, objectPath, nvcc);
+  });
 }
 
 struct MainArgs {
@@ -259,6 +271,5 @@ int main(int argc, char **argv) {
   else
     pthread_join(thread, nullptr);
   pthread_attr_destroy(&attr);
-  llvm::outs().flush();
-  return args.status;
+  return tlc::driver::finishStandardStreams(args.status, "tlc");
 }
