@@ -17,7 +17,9 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   w.line("namespace " + ns + " {");
   w.line();
   bool ok = true;
-  std::string cPrefix = options.header ? "tlc_" + ns + "_" : "tlc_";
+  // C entry points: tlc_<kernel>, or tlc_<namespace>_<kernel> whenever a namespace is given, so
+  // that specialisations compiled into different namespaces link into one library.
+  std::string cPrefix = options.cppNamespace.empty() ? "tlc_" : "tlc_" + ns + "_";
   for (const KernelInput &in : kernels) {
     KernelEmitter kernel(*in.graph, options, *in.diags, in.sourceName, w);
     if (!kernel.emitKernel()) {
@@ -56,6 +58,11 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
                 (p->source == CompileParamDecl::Source::Auto && p->constant ? " (auto)" : "");
     os << "// kernel " << in.graph->symbolName() << "<" << params << ">\n";
   }
+  // Below sm_80 the library's cp.async, ldmatrix and mma paths compile to `trap;` (a build
+  // without -arch targets sm_75 and would fail only at run time).
+  os << "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800\n"
+     << "#error \"tlc-generated code needs compute capability 8.0 or newer: compile with -arch=sm_80 "
+        "or above (it was generated for " << options.target << ")\"\n#endif\n";
   os << "#include <cuda_runtime.h>\n#include <algorithm>\n#include <cstdint>\n#include <string>\n\n";
   if (options.selfContained)
     os << inlineLibrary(code);

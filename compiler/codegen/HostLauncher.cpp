@@ -1,7 +1,10 @@
 // Host launchers: for each kernel a typed C++ function and a C entry point that check the
-// tensors against the kernel's contract (rank, dtype, shapes, contiguity), bind the shape
-// symbols, choose the aligned or scalar kernel instantiation, size the grid, raise the
-// dynamic shared-memory limit when needed, and launch. Errors come back as tlc::Status.
+// tensors against everything the kernel assumes (rank, dtype, shapes, element alignment,
+// contiguity, outputs with distinct addresses that overlap no other tensor, sizes within the
+// kernel's 32-bit index arithmetic), bind the shape symbols, check the device, choose the
+// aligned or scalar kernel instantiation, size the grid, raise the dynamic shared-memory limit
+// when needed, and launch. Errors come back as tlc::Status; the argument checks come before
+// any CUDA call.
 #include "codegen/HostLauncher.h"
 
 #include "infer/Passes.h"
@@ -36,7 +39,68 @@ std::string hostExpr(const Expr *e) {
   return toSource(e);
 }
 
+// The largest tile extent of the kernel: generated indices are a tile origin plus an offset
+// within the tile, and ceildiv(extent, tile) adds tile - 1, so every 32-bit value the kernel
+// forms from an extent stays below extent + this (tlc::check::indexRange).
+int64_t indexHeadroom(const ftg::Graph &g) {
+  int64_t largest = 1;
+  for (const auto &b : g.buffers)
+    if (b->scope != Scope::Global)
+      for (const std::optional<int64_t> &extent : b->shape)
+        largest = std::max(largest, extent.value_or(1));
+  return largest;
+}
+
+// Compute capability the target needs, as major * 10 + minor ("sm_90a" -> 90).
+int requiredCapability(llvm::StringRef target) {
+  int cc = 0;
+  llvm::StringRef digits = target.drop_front(target.find_first_of("0123456789")).take_while(
+      [](char c) { return c >= '0' && c <= '9'; });
+  return digits.getAsInteger(10, cc) ? 80 : cc;
+}
+
+// What the kernel assumes beyond each tensor's own shape: outputs have distinct addresses
+// and share memory with no other tensor, and sizes fit the kernel's 32-bit index arithmetic.
+void emitMemoryChecks(const KernelDecl &k, int64_t headroom, CodeWriter &w) {
+  std::vector<const TensorParamDecl *> tensors;
+  for (const TensorParamDecl *p : k.params)
+    if (!p->isScalar())
+      tensors.push_back(p);
+  w.line("// 32-bit index arithmetic: extents up to 2^31 - " + std::to_string(headroom) +
+         " (tiles of up to " + std::to_string(headroom) + " elements).");
+  for (const TensorParamDecl *p : tensors)
+    w.line("if (!(st = tlc::check::indexRange(kName, \"" + p->getName().str() + "\", " +
+           p->getName().str() + ", " + std::to_string(headroom) + "))) return st;");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i]->isOut)
+      continue;
+    std::string o = tensors[i]->getName().str();
+    w.line("if (!(st = tlc::check::writable(kName, \"" + o + "\", " + o + "))) return st;");
+    for (size_t j = 0; j < tensors.size(); ++j)
+      if (j != i && !(tensors[j]->isOut && j < i)) { // each pair of outputs once
+        const TensorParamDecl *other = tensors[j];
+        std::string n = other->getName().str();
+        w.line("if (!(st = tlc::check::disjoint(kName, \"" + o + "\", " + o + ", \"" + n + "\", " +
+               n + ", " + (other->isOut ? "true" : "false") + "))) return st;");
+      }
+  }
+}
+
 } // namespace
+
+bool checkTensorRanks(const KernelDecl &k, DiagnosticEngine &diags) {
+  bool ok = true;
+  for (const TensorParamDecl *p : k.params)
+    if (!p->isScalar() && p->shape.rank() > kMaxTensorRank) {
+      diags.error(p->getRange(), "tensor parameter '" + p->getName() + "' has " +
+                                     std::to_string(p->shape.rank()) + " dimensions; the launcher "
+                                     "takes at most " + std::to_string(kMaxTensorRank))
+          .hint("tlc_tensor_view (tlc/runtime.h) holds TLC_MAX_RANK = " +
+                std::to_string(kMaxTensorRank) + " extents and strides; merge dimensions");
+      ok = false;
+    }
+  return ok;
+}
 
 LauncherSignature LauncherSignature::of(const KernelDecl &k) {
   LauncherSignature s;
@@ -112,9 +176,7 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
     w.line("if (!(st = tlc::check::fixedDim(kName, \"" + p->getName().str() + "\", " +
            p->getName().str() + ", " + std::to_string(d) + ", " + hostExpr(p->shape.dims[d]) +
            "))) return st;");
-  for (const ShapeSymbolDecl *s : k.shapeSymbols)
-    w.line("if (" + s->getName().str() + " > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
-           "std::string(kName) + \": shape symbol '" + s->getName().str() + "' exceeds 2^31 - 1\");");
+  emitMemoryChecks(k, indexHeadroom(g), w);
 
   // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor they
   // touch.
@@ -155,16 +217,19 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
       arg = p.name;
     launchArgs += (launchArgs.empty() ? "" : ", ") + arg;
   }
+  w.line("// The first runtime calls: every argument check above needs no GPU.");
+  w.line("if (!(st = tlc::check::device(kName, " + std::to_string(requiredCapability(g.target)) + ", \"" +
+         g.target + "\"))) return st;");
   w.line("auto kernel = aligned ? " + kernel.kernelName() + "<true> : " + kernel.kernelName() + "<false>;");
   w.open("if (smem > 48 * 1024)");
   w.line("cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));");
-  w.line("if (e != cudaSuccess) return tlc::Status::error(TLC_ERROR_LAUNCH, std::string(kName) + \": cannot reserve \" + "
-         "std::to_string(smem) + \" bytes of shared memory: \" + cudaGetErrorString(e));");
+  w.line("if (e != cudaSuccess) return tlc::check::cudaFailure(kName, \"cannot reserve \" + std::to_string(smem) + "
+         "\" bytes of shared memory\", e);");
   w.close();
   w.line("kernel<<<dim3(unsigned(gx), unsigned(gy), unsigned(gz)), dim3(" + std::to_string(g.threads) +
          "), smem, stream>>>(" + launchArgs + ");");
   w.line("cudaError_t e = cudaGetLastError();");
-  w.line("if (e != cudaSuccess) return tlc::Status::error(TLC_ERROR_LAUNCH, std::string(kName) + \": launch failed: \" + cudaGetErrorString(e));");
+  w.line("if (e != cudaSuccess) return tlc::check::cudaFailure(kName, \"launch failed\", e);");
   w.line("return tlc::Status::ok();");
   w.close();
   if (cPrefix.empty())

@@ -4,6 +4,13 @@
 
 namespace tlc::codegen {
 
+// The most dimensions a tensor parameter may have: TLC_MAX_RANK of runtime/tlc/runtime.h,
+// the size of tlc_tensor_view's shape and stride arrays.
+constexpr size_t kMaxTensorRank = 8;
+
+// Reports tensor parameters of `k` with more dimensions than the launcher ABI carries.
+bool checkTensorRanks(const KernelDecl &k, DiagnosticEngine &diags);
+
 // Host type of a run-time scalar parameter (16-bit floats travel as float).
 std::string cppTypeHost(DType t);
 

@@ -1,6 +1,8 @@
 #include "driver/Compilation.h"
 #include "driver/AutoParams.h"
 
+#include "codegen/HostLauncher.h"
+
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "infer/Passes.h"
@@ -53,6 +55,11 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     return kSuccess;
   }
 
+  bool ranksOk = true;
+  for (KernelDecl *k : u.ast.program.kernels)
+    ranksOk &= codegen::checkTensorRanks(*k, diags);
+  if (!ranksOk)
+    return kInputError;
   for (KernelDecl *k : u.ast.program.kernels)
     if (auto g = ftg::buildGraph(*k, diags, opts.target)) {
       g->sourceName = path;

@@ -75,6 +75,15 @@ void usageError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tlc") << message << "\n";
 }
 
+// A name usable as a C++ namespace and inside C function names: [A-Za-z_][A-Za-z0-9_]*, not
+// one the implementation reserves (__x, _X).
+bool isPlainIdentifier(llvm::StringRef s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s.startswith("__") ||
+      (s.size() > 1 && s[0] == '_' && std::isupper(static_cast<unsigned char>(s[1]))))
+    return false;
+  return llvm::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 // A C++ identifier from a file name, for the default header namespace.
 std::string identifierFrom(llvm::StringRef path) {
   std::string id;
@@ -107,8 +116,15 @@ int run(int argc, char **argv) {
                  "kernel.name=value")
       ->allow_extra_args(false);
   app.add_option("--namespace", opts.cppNamespace,
-                 "C++ namespace of the generated launchers (default tlc_kernels; for "
-                 "--emit=header, the output file's name)");
+                 "C++ namespace of the generated launchers, also naming their C entry points "
+                 "tlc_<namespace>_<kernel> (default: namespace tlc_kernels, C entries tlc_<kernel>; "
+                 "for --emit=header, the output file's name)")
+      ->check(CLI::Validator(
+          [](std::string &ns) -> std::string {
+            return isPlainIdentifier(ns) ? "" : "'" + ns + "' is not a C++ identifier (letters, "
+                   "digits and '_', not starting with a digit, '__' or '_' and a capital; no '::')";
+          },
+          "IDENTIFIER"));
   app.add_flag("-c", compileOnly, "compile the generated code with nvcc into an object file");
   app.add_option("--nvcc", nvcc, "the nvcc to use with -c (default: $CUDA_HOME/bin/nvcc, then PATH)");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG after every pass (stderr)");

@@ -6,15 +6,26 @@
 //   C:    int tlc_KERNEL(const tlc_tensor_view *A, ..., float scale, ...,
 //                        void *stream, char *error, size_t error_size);
 //
-// Tensors and scalars come in the kernel's parameter order. The launcher checks each tensor
-// against the kernel's contract (rank, dtype, shape relations between tensors, contiguity of
-// the innermost dimension, alignment), binds the shape symbols, picks the grid, raises the
-// dynamic shared-memory limit when needed and launches on `stream`. It never aborts: errors
-// come back as a Status (C: a non-zero code and a message in `error`).
+// (tlc_NAMESPACE_KERNEL when tlc ran with --namespace NAMESPACE or --emit=header.)
+// Tensors and scalars come in the kernel's parameter order. Before any CUDA call the launcher
+// checks each tensor against everything the kernel assumes: rank (0..TLC_MAX_RANK first, so a
+// garbage rank is never used as an index), dtype, non-negative extents, shape relations between
+// tensors, non-null data aligned to its element type, unit-stride innermost dimension, outputs
+// whose elements have distinct addresses (positive, non-overlapping strides) and which share no
+// memory with another tensor, and extents within the kernel's 32-bit index arithmetic. Then it
+// checks that the current device's compute capability reaches the code's target, binds the
+// shape symbols, picks the grid, raises the dynamic shared-memory limit when needed and
+// launches on `stream`. It never aborts: errors come back as a Status (C: a non-zero code and
+// a message in `error`; runtime failures keep the cudaError_t, named in the message).
 //
 // Header-only and dependency-free apart from the CUDA (or HIP) runtime, so generated files
 // and header-only kernel libraries can include it as is.
-#pragma once
+//
+// The include guard is a macro, not #pragma once: self-contained generated headers carry a copy
+// of this file, and the guard lets that copy and this header (or two generated headers) share
+// one translation unit without redefining tlc_dtype.
+#ifndef TLC_RUNTIME_H
+#define TLC_RUNTIME_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,7 +57,8 @@ typedef struct tlc_tensor_view {
 enum {
   TLC_OK = 0,
   TLC_ERROR_INVALID_ARGUMENT = 1, // a tensor does not satisfy the kernel's contract
-  TLC_ERROR_LAUNCH = 2,           // the CUDA/HIP runtime refused the launch
+  TLC_ERROR_LAUNCH = 2,           // the CUDA/HIP runtime failed (the message names its error)
+  TLC_ERROR_UNSUPPORTED_DEVICE = 3, // the current device is older than the code's target
 };
 
 #ifdef __cplusplus
@@ -81,7 +93,8 @@ inline int dtypeBits(int32_t d) {
   }
 }
 
-class Status {
+// A launcher's result. [[nodiscard]]: a launch whose Status is dropped fails silently.
+class [[nodiscard]] Status {
 public:
   Status() = default;
   static Status ok() { return Status(); }
@@ -91,9 +104,18 @@ public:
     s.message_ = std::move(message);
     return s;
   }
+  // A failure of the CUDA/HIP runtime: the code stays TLC_ERROR_LAUNCH for C callers, the
+  // runtime's own error value is kept (cudaError()) and named in the message.
+  static Status runtimeError(std::string message, int runtimeCode) {
+    Status s = error(TLC_ERROR_LAUNCH, std::move(message));
+    s.runtimeCode_ = runtimeCode;
+    return s;
+  }
   bool isOk() const { return code_ == TLC_OK; }
   explicit operator bool() const { return isOk(); }
   int code() const { return code_; }
+  // The cudaError_t (hipError_t) value behind a TLC_ERROR_LAUNCH; 0 otherwise.
+  int cudaError() const { return runtimeCode_; }
   const std::string &message() const { return message_; }
 
   // Copies the message into a C caller's buffer and returns the code.
@@ -107,6 +129,7 @@ public:
 
 private:
   int code_ = TLC_OK;
+  int runtimeCode_ = 0;
   std::string message_;
 };
 
@@ -122,47 +145,163 @@ template <size_t N> constexpr int bucketOf(int64_t size, const int64_t (&edges)[
 // A tensor's size along `dim`, or 0 when it has fewer dimensions (the launcher it is passed
 // on to reports that).
 inline int64_t dimOrZero(const TensorView &t, int dim) {
-  return dim >= 0 && dim < t.rank ? t.shape[dim] : 0;
+  return dim >= 0 && dim < t.rank && dim < TLC_MAX_RANK ? t.shape[dim] : 0;
 }
 
 // Checks that generated launchers share. Each returns an error Status naming the kernel,
-// the parameter and the numbers, or ok.
+// the parameter and the numbers, or ok. They read only the view (never device memory) and
+// call no runtime function, so a caller without a GPU sees every one of them.
 namespace check {
 
+inline Status fail(const char *kernel, const char *param, const std::string &what) {
+  return Status::error(TLC_ERROR_INVALID_ARGUMENT,
+                       std::string(kernel) + ": parameter '" + param + "' " + what);
+}
+
+// The shape as far as the rank is valid (a garbage rank must not make the message read past
+// the 8-entry arrays).
 inline std::string shapeStr(const TensorView &t) {
   std::string s = "[";
-  for (int i = 0; i < t.rank; ++i)
+  for (int i = 0; i < t.rank && i < TLC_MAX_RANK; ++i)
     s += (i ? ", " : "") + std::to_string(t.shape[i]);
   return s + "]";
 }
 
+inline bool isEmpty(const TensorView &t) {
+  for (int i = 0; i < t.rank; ++i)
+    if (t.shape[i] == 0)
+      return true;
+  return false;
+}
+
+// Rank (first: everything else reads shape[0, rank)), dtype, extents, data pointer and its
+// alignment to the element size, and the unit-stride innermost dimension generated kernels
+// assume (coalescing and vector loads depend on it).
 inline Status tensor(const char *kernel, const char *param, const TensorView *t, int rank,
                      int32_t dtype) {
-  auto fail = [&](const std::string &what) {
-    return Status::error(TLC_ERROR_INVALID_ARGUMENT,
-                         std::string(kernel) + ": parameter '" + param + "' " + what);
-  };
   if (!t)
-    return fail("is null");
+    return fail(kernel, param, "is null");
+  if (t->rank < 0 || t->rank > TLC_MAX_RANK)
+    return fail(kernel, param, "has rank " + std::to_string(t->rank) + ", outside 0.." +
+                                   std::to_string(TLC_MAX_RANK) + " (TLC_MAX_RANK)");
   if (t->rank != rank)
-    return fail("must have rank " + std::to_string(rank) + ", got rank " + std::to_string(t->rank) +
-                " with shape " + shapeStr(*t));
+    return fail(kernel, param, "must have rank " + std::to_string(rank) + ", got rank " +
+                                   std::to_string(t->rank) + " with shape " + shapeStr(*t));
   if (t->dtype != dtype)
-    return fail(std::string("must be ") + dtypeName(dtype) + ", got " + dtypeName(t->dtype));
+    return fail(kernel, param,
+                std::string("must be ") + dtypeName(dtype) + ", got " + dtypeName(t->dtype));
   for (int i = 0; i < rank; ++i)
     if (t->shape[i] < 0)
-      return fail("has a negative extent in shape " + shapeStr(*t));
-  if (!t->data) {
-    for (int i = 0; i < rank; ++i)
-      if (t->shape[i] == 0)
-        return Status::ok(); // empty tensors may have no storage
-    return fail("has a null data pointer");
-  }
-  // Generated kernels index rows with the given strides but assume a unit-stride innermost
-  // dimension (coalescing and vector loads depend on it).
+      return fail(kernel, param, "has a negative extent in shape " + shapeStr(*t));
+  if (isEmpty(*t))
+    return Status::ok(); // empty tensors may have no storage and are never accessed
+  if (!t->data)
+    return fail(kernel, param, "has a null data pointer");
+  int bytes = dtypeBits(dtype) >= 8 ? dtypeBits(dtype) / 8 : 1;
+  if (reinterpret_cast<uintptr_t>(t->data) % bytes != 0)
+    return fail(kernel, param, std::string("has data at an address not aligned to its ") +
+                                   dtypeName(dtype) + " elements (" + std::to_string(bytes) +
+                                   " bytes)");
   if (rank > 0 && t->shape[rank - 1] > 1 && t->strides[rank - 1] != 1)
-    return fail("must be contiguous in its last dimension (stride " +
-                std::to_string(t->strides[rank - 1]) + ")");
+    return fail(kernel, param, "must be contiguous in its last dimension (stride " +
+                                   std::to_string(t->strides[rank - 1]) + ")");
+  return Status::ok();
+}
+
+// An output: every element has its own address, so that no two threads write one location
+// (a zero, negative or overlapping stride would race). Strides sorted by size must each step
+// over the whole extent of the previous one.
+inline Status writable(const char *kernel, const char *param, const TensorView &t) {
+  if (isEmpty(t))
+    return Status::ok();
+  int order[TLC_MAX_RANK], n = 0;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.shape[i] <= 1)
+      continue;
+    if (t.strides[i] <= 0)
+      return fail(kernel, param, "is an output but dimension " + std::to_string(i) +
+                                     " has stride " + std::to_string(t.strides[i]) +
+                                     " (outputs need positive strides)");
+    int j = n++;
+    for (; j > 0 && t.strides[order[j - 1]] > t.strides[i]; --j)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+  for (int j = 1; j < n; ++j) {
+    int inner = order[j - 1], outer = order[j];
+    int64_t span;
+    if (__builtin_mul_overflow(t.strides[inner], t.shape[inner], &span) ||
+        t.strides[outer] < span)
+      return fail(kernel, param, "is an output but its dimensions overlap: stride " +
+                                     std::to_string(t.strides[outer]) + " of dimension " +
+                                     std::to_string(outer) + " is less than extent " +
+                                     std::to_string(t.shape[inner]) + " x stride " +
+                                     std::to_string(t.strides[inner]) + " of dimension " +
+                                     std::to_string(inner));
+  }
+  return Status::ok();
+}
+
+// The bytes a view can touch, relative to its data pointer: [lo, hi). False when that does not
+// fit in 64 bits.
+inline bool byteSpan(const TensorView &t, int64_t &lo, int64_t &hi) {
+  int bits = dtypeBits(t.dtype);
+  lo = 0;
+  hi = 0;
+  for (int i = 0; i < t.rank; ++i) {
+    int64_t last;
+    if (__builtin_mul_overflow(t.shape[i] - 1, t.strides[i], &last))
+      return false;
+    if (__builtin_add_overflow(last < 0 ? lo : hi, last, last < 0 ? &lo : &hi))
+      return false;
+  }
+  // Elements to bytes (i4/u4: half a byte each, rounded outwards), plus the last element.
+  int64_t loBits, hiBits;
+  if (__builtin_mul_overflow(lo, bits, &loBits) || __builtin_mul_overflow(hi, bits, &hiBits) ||
+      __builtin_sub_overflow(loBits, 7, &loBits) || __builtin_add_overflow(hiBits, 7 + bits, &hiBits))
+    return false;
+  lo = loBits / 8;
+  hi = hiBits / 8;
+  return true;
+}
+
+// Sizes the kernel's 32-bit index arithmetic can hold. Generated kernels form indices as a tile
+// origin plus an offset within the tile, and ceildiv(extent, tile) as extent + tile - 1, so
+// every value stays below extent + `headroom` (the largest tile extent of the kernel), and
+// element offsets are 64-bit but must not overflow that either.
+inline Status indexRange(const char *kernel, const char *param, const TensorView &t,
+                         int64_t headroom) {
+  const int64_t limit = INT32_MAX - headroom + 1;
+  for (int i = 0; i < t.rank; ++i)
+    if (t.shape[i] > limit)
+      return fail(kernel, param,
+                  "has extent " + std::to_string(t.shape[i]) + " in dimension " + std::to_string(i) +
+                      ": the kernel's 32-bit index arithmetic reaches extent + " +
+                      std::to_string(headroom - 1) + " (tiles of up to " + std::to_string(headroom) +
+                      "), above 2^31 - 1; the largest extent it takes is " + std::to_string(limit));
+  int64_t lo, hi;
+  if (!isEmpty(t) && !byteSpan(t, lo, hi))
+    return fail(kernel, param, "spans more than 2^63 bytes (shape " + shapeStr(t) + ")");
+  return Status::ok();
+}
+
+// An output must not share memory with another tensor: kernels read inputs and write outputs
+// in any order (and through __restrict__ pointers).
+inline Status disjoint(const char *kernel, const char *output, const TensorView &out,
+                       const char *other, const TensorView &t, bool otherIsOutput) {
+  int64_t outLo, outHi, lo, hi;
+  if (isEmpty(out) || isEmpty(t) || !byteSpan(out, outLo, outHi) || !byteSpan(t, lo, hi))
+    return Status::ok(); // empty (no memory), or already rejected by indexRange
+  __int128 a = static_cast<__int128>(reinterpret_cast<uintptr_t>(out.data));
+  __int128 b = static_cast<__int128>(reinterpret_cast<uintptr_t>(t.data));
+  if (a + outLo < b + hi && b + lo < a + outHi)
+    return fail(kernel, output, std::string("is an output that overlaps ") +
+                                    (otherIsOutput ? "output '" : "input '") + other +
+                                    "' in memory (bytes [" + std::to_string(int64_t(outLo)) + ", " +
+                                    std::to_string(int64_t(outHi)) + ") of it and [" +
+                                    std::to_string(static_cast<long long>(b + lo - a)) + ", " +
+                                    std::to_string(static_cast<long long>(b + hi - a)) +
+                                    ") relative to its data pointer)");
   return Status::ok();
 }
 
@@ -205,6 +344,37 @@ inline bool rowsAligned(const TensorView &t, int bytes) {
   return true;
 }
 
+#ifdef CUDART_VERSION
+// A failed runtime call, with the runtime's error name and value kept.
+inline Status cudaFailure(const char *kernel, const std::string &what, cudaError_t e) {
+  return Status::runtimeError(std::string(kernel) + ": " + what + ": " + cudaGetErrorName(e) +
+                                  " (" + std::to_string(static_cast<int>(e)) + "): " +
+                                  cudaGetErrorString(e),
+                              static_cast<int>(e));
+}
+
+// The current device can run code generated for compute capability `required` (major * 10 +
+// minor, e.g. 90 for sm_90a). Called after the argument checks: the first runtime calls.
+inline Status device(const char *kernel, int required, const char *target) {
+  int dev = 0, major = 0, minor = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  if (e != cudaSuccess)
+    return cudaFailure(kernel, "cannot query the current device", e);
+  if (major * 10 + minor < required)
+    return Status::error(TLC_ERROR_UNSUPPORTED_DEVICE,
+                         std::string(kernel) + ": compiled for " + target + " (compute capability " +
+                             std::to_string(required / 10) + "." + std::to_string(required % 10) +
+                             "), but device " + std::to_string(dev) + " has compute capability " +
+                             std::to_string(major) + "." + std::to_string(minor));
+  return Status::ok();
+}
+#endif
+
 } // namespace check
 } // namespace tlc
-#endif
+#endif // __cplusplus
+#endif // TLC_RUNTIME_H
