@@ -104,6 +104,17 @@ void KernelEmitter::unsupported(llvm::SMRange r, const std::string &what) {
   ok = false;
 }
 
+bool KernelEmitter::checkAtomicType(llvm::SMRange r, DType t) {
+  // The element types with a hardware atomic add (stdlib/tl/atomic.h); any other would give
+  // code nvcc rejects.
+  static constexpr DType native[] = {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32, DType::U32};
+  if (llvm::is_contained(native, t))
+    return true;
+  unsupported(r, "atomic_add into " + dtypeName(t).str() +
+                     " elements (native atomics: f16, bf16, f32, f64, i32, u32)");
+  return false;
+}
+
 // ------------------------------------------------------------------ expressions
 
 std::string KernelEmitter::exprAs(const Expr *e, DType t) {
@@ -346,6 +357,8 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
       if (!ix)
         return unsupported(c->getRange(), "atomic_add of a whole region inside a parallel loop");
       DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
+      if (!checkAtomicType(c->getRange(), elem))
+        return;
       w.line("tl::atomic_add(&" + elementRef(ix) + ", " + exprAs(val, elem) + ");");
       return;
     }

@@ -90,6 +90,8 @@ private:
   void sync(const std::string &why);
 
   void unsupported(llvm::SMRange r, const std::string &what);
+  // Reports (and returns false) when tl::atomic_add has no overload for `t`.
+  bool checkAtomicType(llvm::SMRange r, DType t);
 
   ftg::Graph &g;
   const KernelDecl &k;

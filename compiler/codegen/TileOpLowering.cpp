@@ -394,6 +394,8 @@ void TileOpLowering::copy(const Node &n, const std::string &note) {
 
 void TileOpLowering::atomicAdd(const Node &n) {
   const Operand &dst = n.outputs[0];
+  if (!e.checkAtomicType(n.call->getRange(), dst.buffer->dtype))
+    return;
   e.beforeAccess(n.inputs, n.outputs);
   if (n.inputs.empty()) {
     // The scalar form runs once per block.
