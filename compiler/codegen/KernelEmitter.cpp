@@ -97,6 +97,11 @@ std::string constantAs(const ConstValue &c, Type t) {
 
 bool isShared(const Buffer *b) { return b && b->scope == Scope::Shared; }
 
+// The type scalar arithmetic on `t` is computed in: FP8 types have no operators in CUDA, so
+// their arithmetic, comparisons and max/min/abs run in f32 and round back on the way out.
+DType computeType(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2 ? DType::F32 : t; }
+bool isFp8(const Type &t) { return t.isScalar() && computeType(t.dtype()) != t.dtype(); }
+
 } // namespace
 
 void KernelEmitter::unsupported(llvm::SMRange r, const std::string &what) {
@@ -141,6 +146,9 @@ std::string KernelEmitter::expr(const Expr *e) {
     return elementRef(cast<IndexExpr>(e));
   case Expr::EK_Unary: {
     auto *u = cast<UnaryExpr>(e);
+    if (isFp8(u->type))
+      return "tl::convert<" + cppType(u->type.dtype()) + ">(" + spelling(u->op).str() +
+             "tl::convert<float>(" + exprAs(u->operand, u->type.dtype()) + "))";
     return "(" + spelling(u->op).str() + expr(u->operand) + ")";
   }
   case Expr::EK_Binary: {
@@ -151,8 +159,13 @@ std::string KernelEmitter::expr(const Expr *e) {
                                : materialize(b->type);
     if (logical || !operandType.isScalar() || (compare && b->lhs->type.isBool()))
       return "(" + expr(b->lhs) + " " + spelling(b->op).str() + " " + expr(b->rhs) + ")";
-    return "(" + exprAs(b->lhs, operandType.dtype()) + " " + spelling(b->op).str() + " " +
-           exprAs(b->rhs, operandType.dtype()) + ")";
+    // Operands take the operand type first (an untyped constant rounds to it), then FP8 widens.
+    auto operand = [&](const Expr *x) {
+      std::string v = exprAs(x, operandType.dtype());
+      return isFp8(operandType) ? "tl::convert<float>(" + v + ")" : v;
+    };
+    std::string s = "(" + operand(b->lhs) + " " + spelling(b->op).str() + " " + operand(b->rhs) + ")";
+    return compare || !isFp8(operandType) ? s : "tl::convert<" + cppType(operandType.dtype()) + ">" + s;
   }
   case Expr::EK_Call: {
     auto *c = cast<CallExpr>(e);
@@ -168,14 +181,21 @@ std::string KernelEmitter::expr(const Expr *e) {
     }
     std::string T = result.isScalar() ? cppType(result.dtype()) : "float";
     auto arg = [&](size_t i) { return result.isScalar() ? exprAs(args[i], result.dtype()) : expr(args[i]); };
+    // max/min/abs of FP8 values compare in f32 (computeType).
+    auto computed = [&](const std::string &fn, size_t n) {
+      if (!isFp8(result))
+        return fn + "(" + arg(0) + (n == 2 ? ", " + arg(1) : "") + ")";
+      auto wide = [&](size_t i) { return "tl::convert<float>(" + arg(i) + ")"; };
+      return "tl::convert<" + T + ">(" + fn + "(" + wide(0) + (n == 2 ? ", " + wide(1) : "") + "))";
+    };
     switch (c->builtin) {
     case Builtin::Inf:
       return "tl::inf<" + T + ">()";
     case Builtin::Select:
       return "(" + expr(args[0]) + " ? " + arg(1) + " : " + arg(2) + ")";
-    case Builtin::Max: return "tl::max(" + arg(0) + ", " + arg(1) + ")";
-    case Builtin::Min: return "tl::min(" + arg(0) + ", " + arg(1) + ")";
-    case Builtin::Abs: return "tl::abs(" + arg(0) + ")";
+    case Builtin::Max: return computed("tl::max", 2);
+    case Builtin::Min: return computed("tl::min", 2);
+    case Builtin::Abs: return computed("tl::abs", 1);
     case Builtin::CeilDiv: return "tl::ceildiv(" + arg(0) + ", " + arg(1) + ")";
     default: {
       // Transcendentals compute in f32 (or f64) and round back for 16-bit types.
@@ -322,7 +342,7 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
       w.line(target + " = " + exprAs(a->value, elem) + ";");
     } else {
       // Compound assignment computes in the wider of the two types, then stores.
-      Type wide = materialize(promote(Type::scalar(elem), a->value->type));
+      Type wide = Type::scalar(computeType(materialize(promote(Type::scalar(elem), a->value->type)).dtype()));
       std::string op = a->op == AssignOp::Add ? "+" : a->op == AssignOp::Sub ? "-"
                      : a->op == AssignOp::Mul ? "*" : "/";
       w.line(target + " = tl::convert<" + cppType(elem) + ">(tl::convert<" + cppType(wide.dtype()) +
