@@ -293,7 +293,7 @@ static bool overlaps(const Buffer *a, const Buffer *b) {
   return a->sharedOffset < bEnd && b->sharedOffset < aEnd;
 }
 
-void KernelEmitter::beforeAccess(const std::vector<Operand> &reads, const std::vector<Operand> &writes) {
+void KernelEmitter::beforeAccess(llvm::ArrayRef<Buffer *> reads, llvm::ArrayRef<Buffer *> writes) {
   auto pendingOverlap = [](const llvm::SmallPtrSetImpl<const Buffer *> &set, const Buffer *b) {
     for (const Buffer *p : set)
       if (overlaps(p, b))
@@ -301,23 +301,23 @@ void KernelEmitter::beforeAccess(const std::vector<Operand> &reads, const std::v
     return static_cast<const Buffer *>(nullptr);
   };
   std::string conflict;
-  for (const Operand &r : reads)
-    if (isShared(r.buffer))
-      if (const Buffer *p = pendingOverlap(pendingWrites, r.buffer))
+  for (const Buffer *r : reads)
+    if (isShared(r))
+      if (const Buffer *p = pendingOverlap(pendingWrites, r))
         conflict = "'" + p->name + "' was written by other threads";
-  for (const Operand &o : writes)
-    if (isShared(o.buffer))
-      if (const Buffer *p = pendingOverlap(pendingReads, o.buffer) ? pendingOverlap(pendingReads, o.buffer)
-                                                                   : pendingOverlap(pendingWrites, o.buffer))
+  for (const Buffer *o : writes)
+    if (isShared(o))
+      if (const Buffer *p = pendingOverlap(pendingReads, o) ? pendingOverlap(pendingReads, o)
+                                                            : pendingOverlap(pendingWrites, o))
         conflict = "'" + p->name + "' is still being read or written by other threads";
   if (!conflict.empty())
     sync(conflict);
-  for (const Operand &r : reads)
-    if (isShared(r.buffer))
-      pendingReads.insert(r.buffer);
-  for (const Operand &o : writes)
-    if (isShared(o.buffer))
-      pendingWrites.insert(o.buffer);
+  for (const Buffer *r : reads)
+    if (isShared(r))
+      pendingReads.insert(r);
+  for (const Buffer *o : writes)
+    if (isShared(o))
+      pendingWrites.insert(o);
 }
 
 // ------------------------------------------------------------------ statements
@@ -392,7 +392,7 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
 
 void KernelEmitter::emitParallel(const Node &n) {
   const ForStmt *f = n.loop;
-  beforeAccess(n.inputs, n.outputs);
+  beforeAccess(n);
   std::string vars;
   for (size_t i = 0; i < f->vars.size(); ++i)
     vars += (i ? ", " : "") + f->vars[i]->getName().str() + " < " + toSource(f->extents[i]);
@@ -476,9 +476,9 @@ void KernelEmitter::emitPipelined(const Node &n) {
   w.open("");
   w.line("const int " + count + " = " + expr(f->extents[0]) + ";");
   // Producers write buffers other threads may still be reading from earlier code.
-  std::vector<Operand> written;
+  std::vector<Buffer *> written;
   for (const Node *p : producers)
-    written.push_back(p->outputs[0]);
+    written.push_back(p->outputs[0].buffer);
   beforeAccess({}, written);
   TileOpLowering lower(*this);
   auto issue = [&](const std::string &iter, const std::string &stage) {
@@ -550,7 +550,7 @@ void KernelEmitter::emitNode(const Node &n) {
     return emitParallel(n);
   case NodeKind::Let:
   case NodeKind::Scalar:
-    beforeAccess(n.inputs, n.outputs);
+    beforeAccess(n);
     return emitScalarStmt(n.stmt);
   case NodeKind::Loop:
     comment((loopKindName(n.loop->loopKind).str() + " loop").c_str());

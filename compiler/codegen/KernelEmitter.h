@@ -85,8 +85,10 @@ private:
   void emitScalarStmt(const Stmt *s);
   std::string elementRef(const IndexExpr *ix);
 
-  // Barriers: shared buffers written or read since the last __syncthreads.
-  void beforeAccess(const std::vector<ftg::Operand> &reads, const std::vector<ftg::Operand> &writes);
+  // Barriers: shared buffers written or read since the last __syncthreads. A node's access
+  // sets include buffers read in its index expressions (ir/AccessAnalysis.h).
+  void beforeAccess(const ftg::Node &n) { beforeAccess(n.reads, n.writes); }
+  void beforeAccess(llvm::ArrayRef<ftg::Buffer *> reads, llvm::ArrayRef<ftg::Buffer *> writes);
   void sync(const std::string &why);
 
   void unsupported(llvm::SMRange r, const std::string &what);

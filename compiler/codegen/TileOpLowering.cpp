@@ -374,7 +374,7 @@ void TileOpLowering::copy(const Node &n, const std::string &note) {
   const Operand &src = n.inputs[0], &dst = n.outputs[0];
   bool prefetch = note == "prefetch";
   if (!prefetch)
-    e.beforeAccess({src}, {dst});
+    e.beforeAccess(n);
   else
     w.line("// prefetch: " + toSource(n.call->args[0].value) + " -> " + dst.buffer->name);
   if (src.buffer->scope == Scope::Fragment || dst.buffer->scope == Scope::Fragment) {
@@ -396,7 +396,7 @@ void TileOpLowering::atomicAdd(const Node &n) {
   const Operand &dst = n.outputs[0];
   if (!e.checkAtomicType(n.call->getRange(), dst.buffer->dtype))
     return;
-  e.beforeAccess(n.inputs, n.outputs);
+  e.beforeAccess(n);
   if (n.inputs.empty()) {
     // The scalar form runs once per block.
     auto pos = n.call->positional();
@@ -427,7 +427,7 @@ void TileOpLowering::fill(const Node &n) {
     const CallArg *v = n.call->keywordArg("value");
     value = e.exprAs(v ? v->value : n.call->positional()[1], b.dtype);
   }
-  e.beforeAccess({}, {dst});
+  e.beforeAccess(n);
   std::string r = fresh("r");
   if (b.scope == Scope::Fragment || b.scope == Scope::Local) {
     int64_t count = b.scope == Scope::Fragment ? b.fragment->registers() : b.numElements();
@@ -548,7 +548,7 @@ void TileOpLowering::gemm(const Node &n) {
                                           " (use an f32 accumulator)");
     return;
   }
-  e.beforeAccess({n.inputs[0], n.inputs[1]}, {});
+  e.beforeAccess(n);
   int64_t M = *C.shape[0], N = *C.shape[1];
   int64_t K = n.transA ? *A.shape[0] : *A.shape[1];
   auto ptr = [&](const Buffer &b) {

@@ -7,6 +7,8 @@
 // overwriting buffer (k - 1) % s safe: every thread has finished iteration k - 1.
 #include "infer/Passes.h"
 
+#include "ir/AccessAnalysis.h"
+
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace tlc::infer {
@@ -17,28 +19,9 @@ using llvm::dyn_cast;
 
 namespace {
 
-// Declarations an expression reads.
+// Declarations an expression reads (ir/AccessAnalysis.h: index expressions included).
 void collectDecls(const Expr *e, llvm::SmallPtrSetImpl<const Decl *> &out) {
-  if (!e)
-    return;
-  if (auto *n = dyn_cast<NameExpr>(e)) {
-    if (n->decl)
-      out.insert(n->decl);
-  } else if (auto *u = dyn_cast<UnaryExpr>(e)) {
-    collectDecls(u->operand, out);
-  } else if (auto *b = dyn_cast<BinaryExpr>(e)) {
-    collectDecls(b->lhs, out);
-    collectDecls(b->rhs, out);
-  } else if (auto *c = dyn_cast<CallExpr>(e)) {
-    for (const CallArg &a : c->args)
-      collectDecls(a.value, out);
-  } else if (auto *ix = dyn_cast<IndexExpr>(e)) {
-    out.insert(ix->base->decl);
-    for (const IndexItem &i : ix->indices) {
-      collectDecls(i.lo, out);
-      collectDecls(i.hi, out);
-    }
-  }
+  forEachRead(e, [&](const Decl *d) { out.insert(d); });
 }
 
 // Declarations made inside a loop body (lets), which a prefetch cannot see ahead of time.
@@ -89,15 +72,17 @@ public:
       llvm::SmallPtrSet<const ftg::Buffer *, 8> writtenOtherwise;
       for (auto &n : loop.body)
         if (!isGlobalToShared(*n))
-          for (const Operand &o : n->outputs)
-            writtenOtherwise.insert(o.buffer);
+          for (const ftg::Buffer *b : n->writes)
+            writtenOtherwise.insert(b);
       for (auto &n : loop.body) {
         if (!isGlobalToShared(*n) || loop.stages < 2)
           continue;
         ftg::Buffer *dst = n->outputs[0].buffer;
         llvm::SmallPtrSet<const Decl *, 8> used;
-        for (const Expr *o : n->inputs[0].region.origins)
-          collectDecls(o, used);
+        // Both addresses: the prefetch computes the destination's origin ahead of time too.
+        for (const Operand *op : {&n->inputs[0], &n->outputs[0]})
+          for (const Expr *o : op->region.origins)
+            collectDecls(o, used);
         bool independent = !writtenOtherwise.count(dst);
         const Decl *blocker = nullptr;
         for (const Decl *d : used)

@@ -30,32 +30,16 @@ public:
         index[b.get()] = items.size();
         items.push_back({b.get(), SIZE_MAX, 0, (b->bytes() * b->stages + 127) / 128 * 128});
       }
-    for (size_t i = 0; i < g.body.size(); ++i) {
-      auto touch = [&](const Node &n) {
-        for (const auto *list : {&n.inputs, &n.outputs})
-          for (const Operand &o : *list)
-            if (auto it = index.find(o.buffer); it != index.end()) {
-              Interval &iv = items[it->second];
-              iv.first = std::min(iv.first, i);
-              iv.last = std::max(iv.last, i);
-            }
-      };
-      touch(*g.body[i]);
-      std::vector<Node *> stack;
-      for (auto &c : g.body[i]->body)
-        stack.push_back(c.get());
-      for (auto &c : g.body[i]->elseBody)
-        stack.push_back(c.get());
-      while (!stack.empty()) {
-        Node *n = stack.back();
-        stack.pop_back();
-        touch(*n);
-        for (auto &c : n->body)
-          stack.push_back(c.get());
-        for (auto &c : n->elseBody)
-          stack.push_back(c.get());
-      }
-    }
+    // A top-level node's access set covers its whole body, index reads included (a block
+    // table read only in addresses lives as long as those addresses are computed).
+    for (size_t i = 0; i < g.body.size(); ++i)
+      for (const auto *list : {&g.body[i]->reads, &g.body[i]->writes})
+        for (const ftg::Buffer *b : *list)
+          if (auto it = index.find(b); it != index.end()) {
+            Interval &iv = items[it->second];
+            iv.first = std::min(iv.first, i);
+            iv.last = std::max(iv.last, i);
+          }
     // Largest first, each at the lowest offset free of every live-overlapping buffer.
     std::vector<Interval *> order;
     for (Interval &iv : items)

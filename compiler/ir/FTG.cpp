@@ -1,5 +1,7 @@
 #include "ir/FTG.h"
 
+#include "ir/AccessAnalysis.h"
+
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace tlc::ftg {
@@ -69,88 +71,6 @@ Buffer *Graph::addBuffer(const BufferLikeDecl *d) {
 
 namespace {
 
-// Collects the buffers a piece of scalar code reads and writes.
-class AccessCollector {
-public:
-  explicit AccessCollector(Graph &g) : g(g) {}
-  std::vector<Buffer *> reads, writes;
-
-  void expr(const Expr *e) {
-    if (!e)
-      return;
-    switch (e->getKind()) {
-    case Expr::EK_Index: {
-      auto *ix = cast<IndexExpr>(e);
-      add(reads, ix->base->decl);
-      for (const IndexItem &i : ix->indices) {
-        expr(i.lo);
-        expr(i.hi);
-      }
-      return;
-    }
-    case Expr::EK_Unary: return expr(cast<UnaryExpr>(e)->operand);
-    case Expr::EK_Binary:
-      expr(cast<BinaryExpr>(e)->lhs);
-      expr(cast<BinaryExpr>(e)->rhs);
-      return;
-    case Expr::EK_Call:
-      for (const CallArg &a : cast<CallExpr>(e)->args)
-        expr(a.value);
-      return;
-    default:
-      return;
-    }
-  }
-
-  void stmt(const Stmt *s) {
-    switch (s->getKind()) {
-    case Stmt::SK_Let: return expr(cast<LetStmt>(s)->decl->init);
-    case Stmt::SK_Assign: {
-      auto *a = cast<AssignStmt>(s);
-      expr(a->value);
-      if (auto *ix = dyn_cast<IndexExpr>(a->target)) {
-        add(writes, ix->base->decl);
-        if (a->op != AssignOp::Assign)
-          add(reads, ix->base->decl);
-        for (const IndexItem &i : ix->indices)
-          expr(i.lo);
-      }
-      return;
-    }
-    case Stmt::SK_If: {
-      auto *i = cast<IfStmt>(s);
-      expr(i->cond);
-      stmt(i->thenBody);
-      if (i->elseBody)
-        stmt(i->elseBody);
-      return;
-    }
-    case Stmt::SK_Block:
-      for (const Stmt *c : cast<BlockStmt>(s)->body)
-        stmt(c);
-      return;
-    case Stmt::SK_For:
-      for (const CallArg &a : cast<ForStmt>(s)->args)
-        expr(a.value);
-      stmt(cast<ForStmt>(s)->body);
-      return;
-    case Stmt::SK_Call:
-      expr(cast<CallStmt>(s)->call);
-      return;
-    default:
-      return;
-    }
-  }
-
-private:
-  void add(std::vector<Buffer *> &list, const Decl *d) {
-    Buffer *b = d ? g.bufferOf(d) : nullptr;
-    if (b && !llvm::is_contained(list, b))
-      list.push_back(b);
-  }
-  Graph &g;
-};
-
 class GraphBuilder {
 public:
   GraphBuilder(Graph &g, DiagnosticEngine &diags) : g(g), diags(diags) {}
@@ -193,6 +113,7 @@ private:
     size_t rank = buf->shape.rank();
     op.region.buffer = const_cast<BufferLikeDecl *>(buf);
     op.region.range = e->getRange();
+    op.expr = e;
     op.region.extents.resize(rank);
     op.region.isPoint.assign(rank, false);
     op.region.origins.assign(rank, nullptr);
@@ -328,18 +249,32 @@ private:
     }
   }
 
+  // Builds the nodes of `s`, then their access sets (children are complete by then).
   void stmt(const Stmt *s, std::vector<std::unique_ptr<Node>> &out, bool inLoop) {
+    size_t first = out.size();
+    build(s, out, inLoop);
+    for (size_t i = first; i < out.size(); ++i) {
+      Node &n = *out[i];
+      computeAccesses(g, n);
+      // Scalar code, loops and branches have no tile operands: they list what they access.
+      if (n.call)
+        continue;
+      n.inputs.clear();
+      n.outputs.clear();
+      for (Buffer *b : n.reads)
+        n.inputs.push_back({b, {}});
+      for (Buffer *b : n.writes)
+        n.outputs.push_back({b, {}});
+    }
+  }
+
+  void build(const Stmt *s, std::vector<std::unique_ptr<Node>> &out, bool inLoop) {
     switch (s->getKind()) {
     case Stmt::SK_Alloc:
       return;
-    case Stmt::SK_Let: {
-      Node *n = add(out, NodeKind::Let, s);
-      AccessCollector acc(g);
-      acc.stmt(s);
-      for (Buffer *b : acc.reads)
-        n->inputs.push_back({b, {}});
+    case Stmt::SK_Let:
+      add(out, NodeKind::Let, s);
       return;
-    }
     case Stmt::SK_Assign: {
       auto *a = cast<AssignStmt>(s);
       auto *ix = dyn_cast<IndexExpr>(a->target);
@@ -352,13 +287,7 @@ private:
                     "which elements are its own");
         return;
       }
-      Node *n = add(out, NodeKind::Scalar, s);
-      AccessCollector acc(g);
-      acc.stmt(s);
-      for (Buffer *r : acc.reads)
-        n->inputs.push_back({r, {}});
-      for (Buffer *w : acc.writes)
-        n->outputs.push_back({w, {}});
+      add(out, NodeKind::Scalar, s);
       return;
     }
     case Stmt::SK_Call:
@@ -375,7 +304,6 @@ private:
         else
           stmt(i->elseBody, n->elseBody, inLoop);
       }
-      collectRegionAccess(*n);
       return;
     }
     case Stmt::SK_For: {
@@ -383,12 +311,6 @@ private:
       if (f->loopKind == LoopKind::Parallel) {
         Node *n = add(out, NodeKind::Parallel, s);
         n->loop = f;
-        AccessCollector acc(g);
-        acc.stmt(f->body);
-        for (Buffer *r : acc.reads)
-          n->inputs.push_back({r, {}});
-        for (Buffer *w : acc.writes)
-          n->outputs.push_back({w, {}});
         checkParallelBody(f->body);
         return;
       }
@@ -396,7 +318,6 @@ private:
       n->loop = f;
       n->stages = f->loopKind == LoopKind::Pipelined ? int(f->stages.value_or(2)) : 1;
       block(f->body, n->body, true);
-      collectRegionAccess(*n);
       return;
     }
     }
@@ -413,40 +334,6 @@ private:
         checkParallelBody(i->elseBody);
     } else if (auto *f = dyn_cast<ForStmt>(s)) {
       unsupported(f->kindRange, "loops inside a parallel loop body");
-    }
-  }
-
-  static void collectRegionAccess(Node &n) {
-    auto merge = [](std::vector<Operand> &into, const std::vector<Operand> &from) {
-      for (const Operand &o : from)
-        if (!llvm::any_of(into, [&](const Operand &x) { return x.buffer == o.buffer; }))
-          into.push_back({o.buffer, {}});
-    };
-    for (auto *list : {&n.body, &n.elseBody})
-      for (auto &c : *list) {
-        merge(n.inputs, c->inputs);
-        merge(n.outputs, c->outputs);
-      }
-  }
-
-  // RAW, WAR and WAW edges to the latest earlier node of the same region.
-  static void linkDependencies(std::vector<std::unique_ptr<Node>> &nodes) {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      Node &n = *nodes[i];
-      for (size_t j = i; j-- > 0;) {
-        Node &p = *nodes[j];
-        auto touches = [](const std::vector<Operand> &a, const std::vector<Operand> &b) {
-          for (const Operand &x : a)
-            for (const Operand &y : b)
-              if (x.buffer == y.buffer)
-                return true;
-          return false;
-        };
-        if (touches(n.inputs, p.outputs) || touches(n.outputs, p.outputs) ||
-            touches(n.outputs, p.inputs))
-          if (!llvm::is_contained(n.deps, &p))
-            n.deps.push_back(&p);
-      }
     }
   }
 
@@ -538,16 +425,16 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
       os << ")";
       break;
     }
-    auto names = [&](const std::vector<Operand> &ops) {
+    auto names = [&](const std::vector<Buffer *> &buffers) {
       std::string s;
-      for (const Operand &o : ops)
-        s += (s.empty() ? "" : " ") + o.buffer->name;
+      for (const Buffer *b : buffers)
+        s += (s.empty() ? "" : " ") + b->name;
       return s;
     };
-    if (!n.inputs.empty())
-      os << "  reads " << names(n.inputs);
-    if (!n.outputs.empty())
-      os << "  writes " << names(n.outputs);
+    if (!n.reads.empty())
+      os << "  reads " << names(n.reads);
+    if (!n.writes.empty())
+      os << "  writes " << names(n.writes);
     if (!n.deps.empty()) {
       os << "  after";
       for (const Node *d : n.deps)

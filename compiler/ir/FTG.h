@@ -56,6 +56,7 @@ llvm::StringRef copyInstrName(CopyInstr c);
 struct Operand {
   Buffer *buffer = nullptr;
   Region region; // from Sema: extents, origins, points
+  const Expr *expr = nullptr; // the argument it was built from (null for access summaries)
 };
 
 struct Node {
@@ -63,7 +64,12 @@ struct Node {
   unsigned id = 0;
   const Stmt *stmt = nullptr;   // the statement this node lowers
   const CallExpr *call = nullptr;
+  // Tile operands (for scalar code, loops and branches: the buffers they access).
   std::vector<Operand> inputs, outputs;
+  // Every buffer the node reads or writes, including reads inside index expressions and,
+  // for loops and branches, inside their bodies (ir/AccessAnalysis.h). What dependencies,
+  // shared-memory lifetimes and barriers are computed from.
+  std::vector<Buffer *> reads, writes;
   std::vector<Node *> deps;     // earlier nodes in the same region this one must follow
 
   // Loop / If regions.

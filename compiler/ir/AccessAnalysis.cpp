@@ -1,0 +1,204 @@
+#include "ir/AccessAnalysis.h"
+
+#include "ir/FTG.h"
+
+namespace tlc::ftg {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+
+void forEachRead(const Expr *e, llvm::function_ref<void(const Decl *)> f) {
+  if (!e)
+    return;
+  switch (e->getKind()) {
+  case Expr::EK_Name:
+    if (const Decl *d = cast<NameExpr>(e)->decl)
+      f(d);
+    return;
+  case Expr::EK_Index: {
+    auto *ix = cast<IndexExpr>(e);
+    forEachRead(ix->base, f);
+    for (const IndexItem &i : ix->indices) {
+      forEachRead(i.lo, f);
+      forEachRead(i.hi, f);
+    }
+    return;
+  }
+  case Expr::EK_Unary: return forEachRead(cast<UnaryExpr>(e)->operand, f);
+  case Expr::EK_Binary:
+    forEachRead(cast<BinaryExpr>(e)->lhs, f);
+    forEachRead(cast<BinaryExpr>(e)->rhs, f);
+    return;
+  case Expr::EK_Call:
+    for (const CallArg &a : cast<CallExpr>(e)->args)
+      forEachRead(a.value, f);
+    return;
+  default:
+    return;
+  }
+}
+
+void AccessSet::addRead(Buffer *b) {
+  if (b && !llvm::is_contained(reads, b))
+    reads.push_back(b);
+}
+
+void AccessSet::addWrite(Buffer *b) {
+  if (b && !llvm::is_contained(writes, b))
+    writes.push_back(b);
+}
+
+void AccessSet::merge(const AccessSet &o) {
+  for (Buffer *b : o.reads)
+    addRead(b);
+  for (Buffer *b : o.writes)
+    addWrite(b);
+}
+
+namespace {
+
+void readsOf(const Graph &g, const Expr *e, AccessSet &out) {
+  forEachRead(e, [&](const Decl *d) { out.addRead(g.bufferOf(d)); });
+}
+
+// What the indices of an operand expression read (the operand itself is the node's input or
+// output, not necessarily a read).
+void indexReadsOf(const Graph &g, const Expr *e, AccessSet &out) {
+  if (auto *ix = dyn_cast_or_null<IndexExpr>(e))
+    for (const IndexItem &i : ix->indices) {
+      readsOf(g, i.lo, out);
+      readsOf(g, i.hi, out);
+    }
+}
+
+void statement(const Graph &g, const Stmt *s, AccessSet &out) {
+  switch (s->getKind()) {
+  case Stmt::SK_Let: return readsOf(g, cast<LetStmt>(s)->decl->init, out);
+  case Stmt::SK_Assign: {
+    auto *a = cast<AssignStmt>(s);
+    readsOf(g, a->value, out);
+    if (auto *ix = dyn_cast<IndexExpr>(a->target)) {
+      out.addWrite(g.bufferOf(ix->base->decl));
+      if (a->op != AssignOp::Assign)
+        out.addRead(g.bufferOf(ix->base->decl));
+      indexReadsOf(g, ix, out);
+    }
+    return;
+  }
+  case Stmt::SK_If: {
+    auto *i = cast<IfStmt>(s);
+    readsOf(g, i->cond, out);
+    statement(g, i->thenBody, out);
+    if (i->elseBody)
+      statement(g, i->elseBody, out);
+    return;
+  }
+  case Stmt::SK_Block:
+    for (const Stmt *c : cast<BlockStmt>(s)->body)
+      statement(g, c, out);
+    return;
+  case Stmt::SK_For: {
+    auto *f = cast<ForStmt>(s);
+    for (const CallArg &a : f->args)
+      readsOf(g, a.value, out);
+    statement(g, f->body, out);
+    return;
+  }
+  case Stmt::SK_Call: {
+    // Per-thread atomic_add(dst[i], v) inside a parallel body writes dst.
+    const CallExpr *c = cast<CallStmt>(s)->call;
+    if (c->builtin == Builtin::AtomicAdd && !c->args.empty()) {
+      const CallArg *dst = c->keywordArg("dst");
+      const Expr *target = dst ? dst->value : c->positional().empty() ? nullptr : c->positional()[0];
+      for (const CallArg &a : c->args)
+        if (a.value != target)
+          readsOf(g, a.value, out);
+      if (auto *ix = dyn_cast_or_null<IndexExpr>(target)) {
+        out.addWrite(g.bufferOf(ix->base->decl));
+        out.addRead(g.bufferOf(ix->base->decl));
+        indexReadsOf(g, ix, out);
+      }
+      return;
+    }
+    return readsOf(g, c, out);
+  }
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+AccessSet statementAccesses(const Graph &g, const Stmt *s) {
+  AccessSet out;
+  statement(g, s, out);
+  return out;
+}
+
+void computeAccesses(const Graph &g, Node &n) {
+  AccessSet acc;
+  switch (n.kind) {
+  case NodeKind::Let:
+  case NodeKind::Scalar:
+    acc = statementAccesses(g, n.stmt);
+    break;
+  case NodeKind::Parallel:
+    acc = statementAccesses(g, n.loop->body);
+    for (const Expr *e : n.loop->extents)
+      readsOf(g, e, acc);
+    break;
+  case NodeKind::Loop:
+    for (const Expr *e : n.loop->extents)
+      readsOf(g, e, acc);
+    readsOf(g, n.loop->start, acc);
+    break;
+  case NodeKind::If:
+    readsOf(g, cast<IfStmt>(n.stmt)->cond, acc);
+    break;
+  default:
+    // A tile operator: its operands, and whatever its arguments read besides (addresses,
+    // fill values, scalar sources).
+    for (const Operand &o : n.inputs)
+      acc.addRead(o.buffer);
+    if (n.call)
+      for (const CallArg &a : n.call->args) {
+        auto isOperand = [&](const std::vector<Operand> &ops) {
+          return llvm::any_of(ops, [&](const Operand &o) { return o.expr == a.value; });
+        };
+        if (isOperand(n.inputs) || isOperand(n.outputs))
+          indexReadsOf(g, a.value, acc);
+        else
+          readsOf(g, a.value, acc);
+      }
+    for (const Operand &o : n.outputs)
+      acc.addWrite(o.buffer);
+    break;
+  }
+  for (auto *list : {&n.body, &n.elseBody})
+    for (auto &c : *list) {
+      AccessSet child;
+      child.reads = c->reads;
+      child.writes = c->writes;
+      acc.merge(child);
+    }
+  n.reads = std::move(acc.reads);
+  n.writes = std::move(acc.writes);
+}
+
+void linkDependencies(std::vector<std::unique_ptr<Node>> &nodes) {
+  auto touches = [](const std::vector<Buffer *> &a, const std::vector<Buffer *> &b) {
+    return llvm::any_of(a, [&](const Buffer *x) { return llvm::is_contained(b, x); });
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node &n = *nodes[i];
+    for (size_t j = i; j-- > 0;) {
+      Node &p = *nodes[j];
+      if (touches(n.reads, p.writes) || touches(n.writes, p.writes) || touches(n.writes, p.reads))
+        if (!llvm::is_contained(n.deps, &p))
+          n.deps.push_back(&p);
+    }
+  }
+}
+
+} // namespace tlc::ftg
