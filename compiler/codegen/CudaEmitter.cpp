@@ -19,7 +19,7 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   bool ok = true;
   // C entry points: tlc_<kernel>, or tlc_<namespace>_<kernel> whenever a namespace is given, so
   // that specialisations compiled into different namespaces link into one library.
-  std::string cPrefix = options.cppNamespace.empty() ? "tlc_" : "tlc_" + ns + "_";
+  std::string cPrefix = options.cppNamespace.empty() ? "tlc_" : "tlc_" + flatNamespace(ns) + "_";
   for (const KernelInput &in : kernels) {
     KernelEmitter kernel(*in.graph, options, *in.diags, in.sourceName, w);
     if (!kernel.emitKernel()) {
@@ -27,11 +27,11 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
       continue;
     }
     w.line();
-    emitLauncher(kernel, *in.graph, in.cEntry ? cPrefix : "", options.header, w);
+    emitLauncher(kernel, *in.graph, ns, in.cEntry ? cPrefix : "", options.header, w);
     w.line();
   }
   for (const ShapeDispatch &d : dispatches) {
-    emitDispatcher(d, cPrefix, options.header, w);
+    emitDispatcher(d, ns, cPrefix, options.header, w);
     w.line();
   }
   w.line("}  // namespace " + ns);

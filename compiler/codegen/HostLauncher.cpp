@@ -23,7 +23,7 @@ std::string hostExpr(const Expr *e) {
   if (e->constant && e->constant->isInt())
     return "int64_t(" + std::to_string(e->constant->getInt()) + ")";
   if (auto *n = dyn_cast<NameExpr>(e))
-    return n->name;
+    return cppName(n->name);
   if (auto *b = dyn_cast<BinaryExpr>(e))
     return "(" + hostExpr(b->lhs) + " " + spelling(b->op).str() + " " + hostExpr(b->rhs) + ")";
   if (auto *u = dyn_cast<UnaryExpr>(e))
@@ -69,19 +69,19 @@ void emitMemoryChecks(const KernelDecl &k, int64_t headroom, CodeWriter &w) {
   w.line("// 32-bit index arithmetic: extents up to 2^31 - " + std::to_string(headroom) +
          " (tiles of up to " + std::to_string(headroom) + " elements).");
   for (const TensorParamDecl *p : tensors)
-    w.line("if (!(st = tlc::check::indexRange(kName, \"" + p->getName().str() + "\", " +
-           p->getName().str() + ", " + std::to_string(headroom) + "))) return st;");
+    w.line("if (!(tl_status = tlc::check::indexRange(tl_name, \"" + p->getName().str() + "\", " +
+           cppName(p->getName()) + ", " + std::to_string(headroom) + "))) return tl_status;");
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!tensors[i]->isOut)
       continue;
-    std::string o = tensors[i]->getName().str();
-    w.line("if (!(st = tlc::check::writable(kName, \"" + o + "\", " + o + "))) return st;");
+    std::string o = tensors[i]->getName().str(), oArg = cppName(o);
+    w.line("if (!(tl_status = tlc::check::writable(tl_name, \"" + o + "\", " + oArg + "))) return tl_status;");
     for (size_t j = 0; j < tensors.size(); ++j)
       if (j != i && !(tensors[j]->isOut && j < i)) { // each pair of outputs once
         const TensorParamDecl *other = tensors[j];
         std::string n = other->getName().str();
-        w.line("if (!(st = tlc::check::disjoint(kName, \"" + o + "\", " + o + ", \"" + n + "\", " +
-               n + ", " + (other->isOut ? "true" : "false") + "))) return st;");
+        w.line("if (!(tl_status = tlc::check::disjoint(tl_name, \"" + o + "\", " + oArg + ", \"" + n + "\", " +
+               cppName(n) + ", " + (other->isOut ? "true" : "false") + "))) return tl_status;");
       }
   }
 }
@@ -105,7 +105,7 @@ bool checkTensorRanks(const KernelDecl &k, DiagnosticEngine &diags) {
 LauncherSignature LauncherSignature::of(const KernelDecl &k) {
   LauncherSignature s;
   for (const TensorParamDecl *p : k.params) {
-    std::string n = p->getName().str();
+    std::string n = cppName(p->getName());
     if (p->isScalar()) {
       s.cpp += cppTypeHost(p->elemType) + " " + n + ", ";
       s.c += cppTypeHost(p->elemType) + " " + n + ", ";
@@ -136,26 +136,28 @@ void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::st
   w.close();
 }
 
-void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &cPrefix,
-                  bool inlineC, CodeWriter &w) {
+void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &ns,
+                  const std::string &cPrefix, bool inlineC, CodeWriter &w) {
   const KernelDecl &k = *g.kernel;
-  std::string name = g.symbolName();
+  // Names (Naming.h): the launcher's locals are tl_*, the user's names go through cppName.
+  std::string name = cppName(g.symbolName());
+  auto bound = [](llvm::StringRef symbol) { return generatedName(symbol + "_bound"); };
   LauncherSignature sig = LauncherSignature::of(k);
-  w.line("// Launcher of '" + name + "': checks the tensors, binds shapes, launches on `stream`.");
+  w.line("// Launcher of '" + g.symbolName() + "': checks the tensors, binds shapes, launches on `stream`.");
   w.open("inline tlc::Status " + name + "(" + sig.cpp + "cudaStream_t stream = 0)");
-  w.line("const char* kName = \"" + k.name + "\";");
-  w.line("tlc::Status st;");
+  w.line("const char* tl_name = \"" + k.name + "\";");
+  w.line("tlc::Status tl_status;");
   for (const TensorParamDecl *p : k.params)
     if (!p->isScalar())
-      w.line("if (!(st = tlc::check::tensor(kName, \"" + p->getName().str() + "\", &" +
-             p->getName().str() + ", " + std::to_string(p->shape.rank()) + ", " +
-             runtimeDType(p->elemType) + "))) return st;");
+      w.line("if (!(tl_status = tlc::check::tensor(tl_name, \"" + p->getName().str() + "\", &" +
+             cppName(p->getName()) + ", " + std::to_string(p->shape.rank()) + ", " +
+             runtimeDType(p->elemType) + "))) return tl_status;");
   // Shape symbols: bound by the first dimension that names them, checked at the others.
   for (const ShapeSymbolDecl *s : k.shapeSymbols) {
-    std::string n = s->getName().str();
-    w.line("int64_t " + n + " = 0; bool " + n + "_bound = false;");
+    std::string n = cppName(s->getName()), b = bound(s->getName());
+    w.line("int64_t " + n + " = 0; bool " + b + " = false;");
     if (s->constant)
-      w.line(n + " = " + s->constant->str() + "; " + n + "_bound = true;  // bound by -D at compile time");
+      w.line(n + " = " + s->constant->str() + "; " + b + " = true;  // bound by -D at compile time");
   }
   std::vector<std::pair<const TensorParamDecl *, size_t>> derived;
   for (const TensorParamDecl *p : k.params) {
@@ -163,19 +165,19 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
       continue;
     for (size_t d = 0; d < p->shape.rank(); ++d) {
       const Expr *dim = p->shape.dims[d];
-      std::string view = p->getName().str();
+      std::string view = cppName(p->getName());
       if (auto *n = dyn_cast<NameExpr>(dim); n && n->decl && isa<ShapeSymbolDecl>(n->decl))
-        w.line("if (!(st = tlc::check::bindSymbol(kName, \"" + n->name + "\", " + n->name + ", " +
-               n->name + "_bound, " + view + ".shape[" + std::to_string(d) + "], \"" + view + "\", " +
-               std::to_string(d) + "))) return st;");
+        w.line("if (!(tl_status = tlc::check::bindSymbol(tl_name, \"" + n->name + "\", " + cppName(n->name) +
+               ", " + bound(n->name) + ", " + view + ".shape[" + std::to_string(d) + "], \"" +
+               p->getName().str() + "\", " + std::to_string(d) + "))) return tl_status;");
       else
         derived.push_back({p, d});
     }
   }
   for (auto [p, d] : derived)
-    w.line("if (!(st = tlc::check::fixedDim(kName, \"" + p->getName().str() + "\", " +
-           p->getName().str() + ", " + std::to_string(d) + ", " + hostExpr(p->shape.dims[d]) +
-           "))) return st;");
+    w.line("if (!(tl_status = tlc::check::fixedDim(tl_name, \"" + p->getName().str() + "\", " +
+           cppName(p->getName()) + ", " + std::to_string(d) + ", " + hostExpr(p->shape.dims[d]) +
+           "))) return tl_status;");
   emitMemoryChecks(k, indexHeadroom(g), w);
 
   // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor they
@@ -183,59 +185,43 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
   std::string aligned = "true";
   for (const TensorParamDecl *p : k.params)
     if (!p->isScalar() && kernel.accessedWithVectors(p)) {
-      std::string n = p->getName().str();
+      std::string n = cppName(p->getName());
       aligned += " && tlc::check::rowsAligned(" + n + ", 16) && (" + n + ".shape[" +
                  std::to_string(p->shape.rank() - 1) + "] * tlc::dtypeBits(" + n + ".dtype)) % 128 == 0";
     }
-  w.line("const bool aligned = " + aligned + ";");
+  w.line("const bool tl_aligned = " + aligned + ";");
   std::string grid[3] = {"1", "1", "1"};
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i)
     grid[i] = hostExpr(k.grid[i]);
-  w.line("const int64_t gx = " + grid[0] + ", gy = " + grid[1] + ", gz = " + grid[2] + ";");
-  w.line("if (gx <= 0 || gy <= 0 || gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
-  w.line("if (gx > INT32_MAX || gy > 65535 || gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
-         "std::string(kName) + \": grid (\" + std::to_string(gx) + \", \" + std::to_string(gy) + \", \" + "
-         "std::to_string(gz) + \") exceeds the device limits\");");
-  w.line("const size_t smem = " + std::to_string(kernel.sharedBytes()) + ";");
+  w.line("const int64_t tl_gx = " + grid[0] + ", tl_gy = " + grid[1] + ", tl_gz = " + grid[2] + ";");
+  w.line("if (tl_gx <= 0 || tl_gy <= 0 || tl_gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
+  w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
+         "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
+         "std::to_string(tl_gz) + \") exceeds the device limits\");");
+  w.line("const size_t tl_smem = " + std::to_string(kernel.sharedBytes()) + ";");
   std::string launchArgs;
-  for (const KernelEmitter::Param &p : kernel.deviceParams()) {
-    std::string arg;
-    bool isTensor = false, isStride = false;
-    for (const TensorParamDecl *tp : k.params)
-      if (!tp->isScalar() && tp->getName() == p.name)
-        isTensor = true;
-    if (p.name.find("_stride") != std::string::npos && p.type == "int64_t")
-      isStride = true;
-    if (isTensor)
-      arg = "static_cast<" + p.type.substr(0, p.type.find('*')) + "*>(" + p.name + ".data)";
-    else if (isStride)
-      arg = p.name.substr(0, p.name.rfind("_stride")) + ".strides[" +
-            p.name.substr(p.name.rfind("_stride") + 7) + "]";
-    else if (p.type == "int")
-      arg = "static_cast<int>(" + p.name + ")";
-    else
-      arg = p.name;
-    launchArgs += (launchArgs.empty() ? "" : ", ") + arg;
-  }
+  for (const KernelEmitter::Param &p : kernel.deviceParams())
+    launchArgs += (launchArgs.empty() ? "" : ", ") + p.host;
   w.line("// The first runtime calls: every argument check above needs no GPU.");
-  w.line("if (!(st = tlc::check::device(kName, " + std::to_string(requiredCapability(g.target)) + ", \"" +
-         g.target + "\"))) return st;");
-  w.line("auto kernel = aligned ? " + kernel.kernelName() + "<true> : " + kernel.kernelName() + "<false>;");
-  w.open("if (smem > 48 * 1024)");
-  w.line("cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));");
-  w.line("if (e != cudaSuccess) return tlc::check::cudaFailure(kName, \"cannot reserve \" + std::to_string(smem) + "
-         "\" bytes of shared memory\", e);");
+  w.line("if (!(tl_status = tlc::check::device(tl_name, " + std::to_string(requiredCapability(g.target)) + ", \"" +
+         g.target + "\"))) return tl_status;");
+  w.line("auto tl_kernel = tl_aligned ? " + kernel.kernelName() + "<true> : " + kernel.kernelName() + "<false>;");
+  w.open("if (tl_smem > 48 * 1024)");
+  w.line("cudaError_t tl_err = cudaFuncSetAttribute(tl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tl_smem));");
+  w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
+         "\" bytes of shared memory\", tl_err);");
   w.close();
-  w.line("kernel<<<dim3(unsigned(gx), unsigned(gy), unsigned(gz)), dim3(" + std::to_string(g.threads) +
-         "), smem, stream>>>(" + launchArgs + ");");
-  w.line("cudaError_t e = cudaGetLastError();");
-  w.line("if (e != cudaSuccess) return tlc::check::cudaFailure(kName, \"launch failed\", e);");
+  w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + std::to_string(g.threads) +
+         "), tl_smem, stream>>>(" + launchArgs + ");");
+  w.line("cudaError_t tl_err = cudaGetLastError();");
+  w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"launch failed\", tl_err);");
   w.line("return tlc::Status::ok();");
   w.close();
   if (cPrefix.empty())
     return; // a variant behind a shape dispatch: the dispatcher has the C entry
   w.line();
-  emitCEntry(k, sig, name, cPrefix + k.name, inlineC, w);
+  // Qualified: a parameter may have the launcher's name.
+  emitCEntry(k, sig, "::" + ns + "::" + name, cPrefix + k.name, inlineC, w);
 }
 
 std::string cppTypeHost(DType t) {

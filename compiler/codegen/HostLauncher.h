@@ -24,14 +24,15 @@ struct LauncherSignature {
   static LauncherSignature of(const KernelDecl &k);
 };
 
-// The C entry point `cName`, calling the C++ launcher `launcher`; `inlineC` makes it an
+// The C entry point `cName`, calling the C++ launcher `launcher` (qualified: a parameter may
+// have the launcher's name); `inlineC` makes it an
 // inline function, as a header included by several translation units needs.
 void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::string &launcher,
                 const std::string &cName, bool inlineC, CodeWriter &w);
 
-// The typed launcher of one compiled kernel, named g.symbolName(), and its C entry point
-// (cPrefix + the kernel's name; none when cPrefix is empty).
-void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &cPrefix,
-                  bool inlineC, CodeWriter &w);
+// The typed launcher of one compiled kernel, named cppName(g.symbolName()) in namespace `ns`,
+// and its C entry point (cPrefix + the kernel's name; none when cPrefix is empty).
+void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &ns,
+                  const std::string &cPrefix, bool inlineC, CodeWriter &w);
 
 } // namespace tlc::codegen

@@ -140,7 +140,7 @@ std::string KernelEmitter::expr(const Expr *e) {
     if (n->decl && (isa<CompileParamDecl>(n->decl) || isa<ConstDecl>(n->decl)) && !n->decl->constant)
       unsupported(n->getRange(), "'" + n->name + "' has no value yet: `auto` parameters are filled "
                                  "by the recommender; pass -D " + n->name + "=VALUE for now");
-    return n->name;
+    return cppName(n->name);
   }
   case Expr::EK_Index:
     return elementRef(cast<IndexExpr>(e));
@@ -222,8 +222,7 @@ std::string KernelEmitter::globalOffset(const Buffer &b, const std::vector<std::
   std::string s;
   for (size_t d = 0; d < idx.size(); ++d) {
     std::string term = d + 1 == idx.size() ? "(int64_t)(" + idx[d] + ")"
-                                           : "(int64_t)(" + idx[d] + ") * " + b.name + "_stride" +
-                                                 std::to_string(d);
+                                           : "(int64_t)(" + idx[d] + ") * " + strideName(b.name, d);
     s += (s.empty() ? "" : " + ") + term;
   }
   return s.empty() ? "0" : s;
@@ -234,7 +233,7 @@ std::string KernelEmitter::sharedElement(const Buffer &b, const std::string &row
   std::string off = b.shared->offsetExpr(row, col);
   if (!stage.empty())
     off = stage + " * " + std::to_string(b.numElements()) + " + " + off;
-  return b.name + "[" + off + "]";
+  return cppName(b.name) + "[" + off + "]";
 }
 
 std::string KernelEmitter::elementRef(const IndexExpr *ix) {
@@ -248,7 +247,7 @@ std::string KernelEmitter::elementRef(const IndexExpr *ix) {
   }
   switch (b->scope) {
   case Scope::Global:
-    return b->name + "[" + globalOffset(*b, idx) + "]";
+    return cppName(b->name) + "[" + globalOffset(*b, idx) + "]";
   case Scope::Shared: {
     // Leading dimensions fold into rows, as in the buffer's layout.
     std::string row = "0";
@@ -260,7 +259,7 @@ std::string KernelEmitter::elementRef(const IndexExpr *ix) {
     std::string flat = "0";
     for (size_t d = 0; d < idx.size(); ++d)
       flat = d == 0 ? idx[0] : "(" + flat + ") * " + dimExpr(*b, d) + " + " + idx[d];
-    return b->name + "[" + flat + "]";
+    return cppName(b->name) + "[" + flat + "]";
   }
   case Scope::Fragment:
     break;
@@ -272,9 +271,9 @@ std::string KernelEmitter::elementRef(const IndexExpr *ix) {
   }
   const Buffer *driver = parallelNode->driver;
   if (b == driver || (b->fragment && *b->fragment == *driver->fragment))
-    return b->name + "[" + parallelReg + "]";
+    return cppName(b->name) + "[" + parallelReg + "]";
   // A row vector indexed by the loop's first variable in a 2-d loop.
-  return b->name + "[" + driver->fragment->rowRegister(parallelReg) + "]";
+  return cppName(b->name) + "[" + driver->fragment->rowRegister(parallelReg) + "]";
 }
 
 // ------------------------------------------------------------------ barriers
@@ -327,7 +326,7 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
   case Stmt::SK_Let: {
     auto *l = cast<LetStmt>(s)->decl;
     Type t = materialize(l->type);
-    w.line("[[maybe_unused]] const " + cppType(t) + " " + l->getName().str() + " = " +
+    w.line("[[maybe_unused]] const " + cppType(t) + " " + cppName(l->getName()) + " = " +
            (t.isScalar() ? exprAs(l->init, t.dtype()) : expr(l->init)) + ";");
     return;
   }
@@ -398,17 +397,17 @@ void KernelEmitter::emitParallel(const Node &n) {
     vars += (i ? ", " : "") + f->vars[i]->getName().str() + " < " + toSource(f->extents[i]);
   if (n.driver) {
     const FragmentLayout &l = *n.driver->fragment;
-    std::string r = "r" + std::to_string(tempCounter++);
+    std::string r = fresh("r");
     w.line("// parallel(" + vars + "): each thread visits its " + std::to_string(l.registers()) +
            " registers of fragment '" + n.driver->name + "'");
     w.line("#pragma unroll");
     w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(l.registers()) + "; ++" + r + ")");
     if (f->vars.size() == 2) {
-      w.line("[[maybe_unused]] const int " + f->vars[0]->getName().str() + " = " + l.rowOf("tid", r) + ";");
-      w.line("[[maybe_unused]] const int " + f->vars[1]->getName().str() + " = " + l.colOf("tid", r) + ";");
+      w.line("[[maybe_unused]] const int " + cppName(f->vars[0]->getName()) + " = " + l.rowOf(kThreadIndex, r) + ";");
+      w.line("[[maybe_unused]] const int " + cppName(f->vars[1]->getName()) + " = " + l.colOf(kThreadIndex, r) + ";");
     } else {
-      w.line("[[maybe_unused]] const int " + f->vars[0]->getName().str() + " = " +
-             (l.kind == FragmentLayout::Row ? l.rowOf("tid", r) : l.colOf("tid", r)) + ";");
+      w.line("[[maybe_unused]] const int " + cppName(f->vars[0]->getName()) + " = " +
+             (l.kind == FragmentLayout::Row ? l.rowOf(kThreadIndex, r) : l.colOf(kThreadIndex, r)) + ";");
     }
     const Node *saved = parallelNode;
     std::string savedReg = parallelReg;
@@ -424,14 +423,14 @@ void KernelEmitter::emitParallel(const Node &n) {
   std::string total;
   for (const Expr *e : f->extents)
     total += (total.empty() ? "" : " * ") + std::string("(") + expr(e) + ")";
-  std::string idx = "e" + std::to_string(tempCounter++);
+  std::string idx = fresh("e");
   w.line("// parallel(" + vars + "): threads stride over the flattened index");
-  w.open("for (int " + idx + " = tid; " + idx + " < " + total + "; " + idx + " += " +
+  w.open("for (int " + idx + " = " + kThreadIndex + "; " + idx + " < " + total + "; " + idx + " += " +
          std::to_string(g.threads) + ")");
   std::string rest = idx;
   for (size_t i = f->vars.size(); i-- > 0;) {
     std::string extent = "(" + expr(f->extents[i]) + ")";
-    w.line("[[maybe_unused]] const int " + f->vars[i]->getName().str() + " = " +
+    w.line("[[maybe_unused]] const int " + cppName(f->vars[i]->getName()) + " = " +
            (i == 0 ? rest : rest + " % " + extent) + ";");
     if (i)
       rest = "(" + rest + " / " + extent + ")";
@@ -442,7 +441,7 @@ void KernelEmitter::emitParallel(const Node &n) {
 
 void KernelEmitter::emitLoop(const Node &n) {
   const ForStmt *f = n.loop;
-  std::string var = f->vars[0]->getName().str();
+  std::string var = cppName(f->vars[0]->getName());
   std::string lo = f->start ? expr(f->start) : "0";
   if (f->loopKind == LoopKind::Unroll)
     w.line("#pragma unroll");
@@ -460,7 +459,8 @@ void KernelEmitter::emitLoop(const Node &n) {
 
 void KernelEmitter::emitPipelined(const Node &n) {
   const ForStmt *f = n.loop;
-  std::string var = f->vars[0]->getName().str();
+  llvm::StringRef userVar = f->vars[0]->getName();
+  std::string var = cppName(userVar);
   std::vector<const Node *> producers;
   for (auto &c : n.body)
     if (c->producer)
@@ -469,8 +469,9 @@ void KernelEmitter::emitPipelined(const Node &n) {
   if (producers.empty() || S < 2)
     return emitLoop(n);
 
-  std::string count = "n_" + var;
-  w.line("// pipelined loop over " + var + ": " + std::to_string(producers.size()) +
+  const std::string count = generatedName(userVar + "_count"), stage = generatedName("stage"),
+                    next = generatedName("next");
+  w.line("// pipelined loop over " + userVar.str() + ": " + std::to_string(producers.size()) +
          " copies prefetched " + std::to_string(S - 1) + " iteration(s) ahead into " +
          std::to_string(S) + " rotating shared buffers");
   w.open("");
@@ -491,21 +492,21 @@ void KernelEmitter::emitPipelined(const Node &n) {
     }
   };
   w.line("#pragma unroll");
-  w.open("for (int s = 0; s < " + std::to_string(S - 1) + "; ++s)");
-  w.open("if (s < " + count + ")");
-  issue("s", "s");
+  w.open("for (int " + stage + " = 0; " + stage + " < " + std::to_string(S - 1) + "; ++" + stage + ")");
+  w.open("if (" + stage + " < " + count + ")");
+  issue(stage, stage);
   w.close();
   w.line("tl::cp_async_commit();");
   w.close();
 
   w.open("for (int " + var + " = 0; " + var + " < " + count + "; ++" + var + ")");
   w.line("tl::cp_async_wait<" + std::to_string(S - 2) + ">();");
-  sync("stage " + var + " % " + std::to_string(S) + " has landed; stage (" + var + " - 1) % " +
+  sync("stage " + userVar.str() + " % " + std::to_string(S) + " has landed; stage (" + userVar.str() + " - 1) % " +
        std::to_string(S) + " is free again");
   w.open("");
-  w.line("const int next = " + var + " + " + std::to_string(S - 1) + ";");
-  w.open("if (next < " + count + ")");
-  issue("next", "(next % " + std::to_string(S) + ")");
+  w.line("const int " + next + " = " + var + " + " + std::to_string(S - 1) + ";");
+  w.open("if (" + next + " < " + count + ")");
+  issue(next, "(" + next + " % " + std::to_string(S) + ")");
   w.close();
   w.line("tl::cp_async_commit();");
   w.close();
@@ -571,7 +572,7 @@ void KernelEmitter::emitNode(const Node &n) {
   case NodeKind::SwizzleBlocks:
     comment("swizzle_blocks: L2-friendly block order");
     w.line("tl::swizzle_blocks(" + std::to_string(g.swizzlePanel) + ", " +
-           k.blockIndices[0]->getName().str() + ", " + k.blockIndices[1]->getName().str() + ");");
+           cppName(k.blockIndices[0]->getName()) + ", " + cppName(k.blockIndices[1]->getName()) + ");");
     return;
   case NodeKind::Extern:
     w.line(expr(n.call) + ";");
@@ -591,18 +592,21 @@ void KernelEmitter::emitNodes(const std::vector<std::unique_ptr<Node>> &nodes) {
 std::vector<KernelEmitter::Param> KernelEmitter::deviceParams() const {
   std::vector<Param> params;
   for (const TensorParamDecl *p : k.params) {
+    std::string name = cppName(p->getName());
     if (p->isScalar()) {
-      params.push_back({cppType(p->elemType), p->getName().str()});
+      params.push_back({cppType(p->elemType), name, name});
       continue;
     }
-    params.push_back({std::string(p->isOut ? "" : "const ") + cppType(p->elemType) + "* __restrict__",
-                      p->getName().str()});
+    std::string T = std::string(p->isOut ? "" : "const ") + cppType(p->elemType);
+    params.push_back({T + "* __restrict__", name, "static_cast<" + T + "*>(" + name + ".data)"});
     for (size_t d = 0; d + 1 < p->shape.rank(); ++d)
-      params.push_back({"int64_t", p->getName().str() + "_stride" + std::to_string(d)});
+      params.push_back({"int64_t", strideName(p->getName(), d), name + ".strides[" + std::to_string(d) + "]"});
   }
   for (const ShapeSymbolDecl *s : k.shapeSymbols)
-    if (!s->constant)
-      params.push_back({"int", s->getName().str()});
+    if (!s->constant) {
+      std::string name = cppName(s->getName());
+      params.push_back({"int", name, "static_cast<int>(" + name + ")"});
+    }
   return params;
 }
 
@@ -623,24 +627,24 @@ bool KernelEmitter::emitKernel() {
   w.indent++;
   if (g.sharedBytes > 0)
     w.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
-  w.line("const int tid = threadIdx.x;");
+  w.line("const int " + kThreadIndex + " = threadIdx.x;");
   const char *axes = "xyz";
   for (size_t i = 0; i < k.blockIndices.size(); ++i)
-    w.line("int " + k.blockIndices[i]->getName().str() + " = blockIdx." + axes[i] + ";");
+    w.line("int " + cppName(k.blockIndices[i]->getName()) + " = blockIdx." + axes[i] + ";");
   for (const ShapeSymbolDecl *s : k.shapeSymbols)
     if (s->constant)
-      w.line("constexpr int " + s->getName().str() + " = " + s->constant->str() + ";  // bound by -D");
+      w.line("constexpr int " + cppName(s->getName()) + " = " + s->constant->str() + ";  // bound by -D");
   for (auto &b : g.buffers) {
     std::string T = cppType(b->dtype);
     if (b->scope == Scope::Shared) {
-      w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " +
+      w.line(T + "* " + cppName(b->name) + " = reinterpret_cast<" + T + "*>(tl_smem + " +
              std::to_string(b->sharedOffset) + ");  // shared " + dtypeName(b->dtype).str() +
              " " + b->shared->str() + (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
     } else if (b->scope == Scope::Fragment && b->fragment) {  // unused fragments have none
-      w.line(T + " " + b->name + "[" + std::to_string(b->fragment->registers()) + "];  // fragment " +
+      w.line(T + " " + cppName(b->name) + "[" + std::to_string(b->fragment->registers()) + "];  // fragment " +
              b->fragment->str());
     } else if (b->scope == Scope::Local) {
-      w.line(T + " " + b->name + "[" + std::to_string(b->numElements()) + "];  // local");
+      w.line(T + " " + cppName(b->name) + "[" + std::to_string(b->numElements()) + "];  // local");
     }
   }
   if (g.sharedBytes > g.scratchOffset)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/Naming.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -17,6 +18,14 @@ std::string cppType(DType t);
 std::string cppType(Type t);
 // The C dtype code of runtime/tlc/runtime.h.
 std::string runtimeDType(DType t);
+
+// The kernel's thread index within its block (every lowering addresses threads by it).
+inline const std::string kThreadIndex = generatedName("tid");
+
+// The kernel parameter carrying stride `d` of tensor `tensor` (its source name).
+inline std::string strideName(llvm::StringRef tensor, size_t d) {
+  return generatedName(tensor + "_stride" + llvm::Twine(d));
+}
 
 // Indented line writer.
 class CodeWriter {
@@ -51,9 +60,10 @@ public:
         w(w) {}
 
   bool emitKernel();
-  // Names of the kernel's device parameters in order, with their C++ types.
+  // The kernel's device parameters in order: C++ type, name, and the launcher's argument
+  // for it (in terms of the launcher's parameters and bound shape symbols, named by cppName).
   struct Param {
-    std::string type, name;
+    std::string type, name, host;
   };
   std::vector<Param> deviceParams() const;
   int64_t sharedBytes() const { return g.sharedBytes; }
@@ -65,7 +75,9 @@ public:
         return true;
     return false;
   }
-  std::string kernelName() const { return g.symbolName() + "_kernel"; }
+  std::string kernelName() const { return generatedName(g.symbolName() + "_kernel"); }
+  // A fresh local: generatedName(stem + a number unique in the kernel); stems have no '_'.
+  std::string fresh(const std::string &stem) { return generatedName(stem + std::to_string(tempCounter++)); }
 
   // ---- scalar expressions (KernelEmitter.cpp)
   std::string expr(const Expr *e);
@@ -133,7 +145,7 @@ private:
   // `body(vec)` under `if constexpr (kAligned)` and `body(1)` otherwise; just `body(1)` when
   // vec is 1.
   void alignedOrScalar(int vec, const std::function<void(int)> &body);
-  std::string fresh(const std::string &stem) { return stem + std::to_string(e.tempCounter++); }
+  std::string fresh(const std::string &stem) { return e.fresh(stem); }
 
   KernelEmitter &e;
   CodeWriter &w;

@@ -24,7 +24,7 @@ std::string sizeSource(const KernelDecl &k, const std::string &symbol) {
     for (size_t d = 0; d < p->shape.rank(); ++d)
       if (auto *n = dyn_cast<NameExpr>(p->shape.dims[d]);
           n && n->decl && isa<ShapeSymbolDecl>(n->decl) && n->name == symbol)
-        return "tlc::dimOrZero(" + p->getName().str() + ", " + std::to_string(d) + ")";
+        return "tlc::dimOrZero(" + cppName(p->getName()) + ", " + std::to_string(d) + ")";
   }
   return "";
 }
@@ -53,7 +53,8 @@ void emitTable(const ShapeDispatch &d, size_t axis, size_t &next, const std::str
 
 } // namespace
 
-void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inlineC, CodeWriter &w) {
+void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::string &cPrefix, bool inlineC,
+                    CodeWriter &w) {
   const KernelDecl &k = *d.kernel;
   size_t buckets = 1;
   for (const ShapeDispatch::Axis &a : d.axes)
@@ -71,53 +72,58 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inl
       parts.push_back(a.ranges[b] + " tuned at " + std::to_string(a.representatives[b]));
     w.line("//   " + a.symbol + ": " + join(parts, ", "));
   }
+  // Names (Naming.h): the sizes are the user's shape symbols; the tables are tlc's.
+  auto edgesName = [](const ShapeDispatch::Axis &a) { return generatedName(a.symbol + "_edges"); };
+  const std::string variantOf = generatedName("variant_of");
   std::vector<std::string> params, args, dims, lookups;
   for (const ShapeDispatch::Axis &a : d.axes) {
-    params.push_back("int64_t " + a.symbol);
-    lookups.push_back("[tlc::bucketOf(" + a.symbol + ", kEdges_" + a.symbol + ")]");
+    params.push_back("int64_t " + cppName(a.symbol));
+    lookups.push_back("[tlc::bucketOf(" + cppName(a.symbol) + ", " + edgesName(a) + ")]");
     dims.push_back("[" + std::to_string(a.edges.size() + 1) + "]");
   }
-  const std::string &variantFn = d.selector;
+  const std::string variantFn = cppName(d.selector);
   w.open("inline int " + variantFn + "(" + join(params, ", ") + ")");
   for (const ShapeDispatch::Axis &a : d.axes) {
     std::vector<std::string> edges;
     for (int64_t e : a.edges)
       edges.push_back(std::to_string(e));
-    w.line("static constexpr int64_t kEdges_" + a.symbol + "[] = {" + join(edges, ", ") + "};");
+    w.line("static constexpr int64_t " + edgesName(a) + "[] = {" + join(edges, ", ") + "};");
   }
   std::vector<std::string> order;
   for (const ShapeDispatch::Axis &a : d.axes)
     order.push_back(a.symbol);
   w.line("// The variant of each bucket, indexed [" + join(order, "][") + "].");
-  w.line("static constexpr unsigned char kVariantOf" + join(dims, "") + " =");
+  w.line("static constexpr unsigned char " + variantOf + join(dims, "") + " =");
   size_t next = 0;
   w.indent++;
   emitTable(d, 0, next, ";", w);
   w.indent--;
-  w.line("return kVariantOf" + join(lookups, "") + ";");
+  w.line("return " + variantOf + join(lookups, "") + ";");
   w.close();
   w.line();
 
   LauncherSignature sig = LauncherSignature::of(k);
   w.line("// Launcher of '" + k.name + "': runs the variant chosen for the sizes of this call.");
-  w.open("inline tlc::Status " + k.name + "(" + sig.cpp + "cudaStream_t stream = 0)");
+  // Calls are qualified: a parameter may carry the name of a variant or of the selector.
+  auto qualified = [&](const std::string &fn) { return "::" + ns + "::" + cppName(fn); };
+  w.open("inline tlc::Status " + cppName(k.name) + "(" + sig.cpp + "cudaStream_t stream = 0)");
   w.line("// Only the sizes are read here (0 where a tensor lacks the dimension); the variant checks");
   w.line("// the tensors against the contract.");
   for (const ShapeDispatch::Axis &a : d.axes) {
     std::string src = sizeSource(k, a.symbol);
-    w.line("const int64_t " + a.symbol + " = " + (src.empty() ? "0" : src) + ";");
-    args.push_back(a.symbol);
+    w.line("const int64_t " + cppName(a.symbol) + " = " + (src.empty() ? "0" : src) + ";");
+    args.push_back(cppName(a.symbol));
   }
-  w.open("switch (" + variantFn + "(" + join(args, ", ") + "))");
+  w.open("switch (" + qualified(d.selector) + "(" + join(args, ", ") + "))");
   for (size_t v = 1; v < d.variants.size(); ++v)
-    w.line("case " + std::to_string(v) + ": return " + d.variants[v] + "(" + sig.forward + "stream);");
-  w.line("default: return " + d.variants[0] + "(" + sig.forward + "stream);");
+    w.line("case " + std::to_string(v) + ": return " + qualified(d.variants[v]) + "(" + sig.forward + "stream);");
+  w.line("default: return " + qualified(d.variants[0]) + "(" + sig.forward + "stream);");
   w.close();
   w.close();
   if (cPrefix.empty())
     return;
   w.line();
-  emitCEntry(k, sig, k.name, cPrefix + k.name, inlineC, w);
+  emitCEntry(k, sig, qualified(k.name), cPrefix + k.name, inlineC, w);
 }
 
 } // namespace tlc::codegen

@@ -7,6 +7,8 @@
 
 namespace tlc::codegen {
 
-void emitDispatcher(const ShapeDispatch &d, const std::string &cPrefix, bool inlineC, CodeWriter &w);
+// `ns` is the enclosing namespace (calls to the variants are qualified by it).
+void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::string &cPrefix, bool inlineC,
+                    CodeWriter &w);
 
 } // namespace tlc::codegen

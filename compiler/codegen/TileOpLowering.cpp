@@ -135,7 +135,7 @@ TileOpLowering::TileDims TileOpLowering::tileDims(const Operand &op,
 // Element access of a non-fragment operand at buffer indices `idx`.
 static std::string access(KernelEmitter &e, Buffer &b, const std::vector<std::string> &idx) {
   if (b.scope == Scope::Global)
-    return b.name + "[" + e.globalOffset(b, idx) + "]";
+    return cppName(b.name) + "[" + e.globalOffset(b, idx) + "]";
   if (b.scope == Scope::Shared) {
     std::string row = "0";
     for (size_t d = 0; d + 1 < idx.size(); ++d)
@@ -145,7 +145,7 @@ static std::string access(KernelEmitter &e, Buffer &b, const std::vector<std::st
   std::string flat = "0";
   for (size_t d = 0; d < idx.size(); ++d)
     flat = d == 0 ? idx[0] : "(" + flat + ") * " + e.dimExpr(b, d) + " + " + idx[d];
-  return b.name + "[" + flat + "]";
+  return cppName(b.name) + "[" + flat + "]";
 }
 
 // Bounds predicate of a global access (empty when always in bounds).
@@ -204,10 +204,10 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
       // Long scalar paths unroll partially: full unrolling would spill registers.
       w.line(chunks / threads <= 8 ? "#pragma unroll" : "#pragma unroll 4");
       w.open("for (int " + it + " = 0; " + it + " < " + std::to_string(chunks / threads) + "; ++" + it + ")");
-      w.line("const int " + c + " = tid + " + it + " * " + std::to_string(threads) + ";");
+      w.line("const int " + c + " = " + kThreadIndex + " + " + it + " * " + std::to_string(threads) + ";");
     } else {
       w.line("#pragma unroll 4");
-      w.open("for (int " + c + " = tid; " + c + " < " + std::to_string(chunks) + "; " + c + " += " +
+      w.open("for (int " + c + " = " + kThreadIndex + "; " + c + " < " + std::to_string(chunks) + "; " + c + " += " +
              std::to_string(threads) + ")");
     }
     // Tile coordinates from the flat chunk index, innermost first.
@@ -222,16 +222,16 @@ void TileOpLowering::cooperativeCopy(const Node &n, const Operand &src, const Op
       rest = "(" + rest + " / " + std::to_string(T[i]) + ")";
     }
     for (size_t i = 0; i < coords.size(); ++i) {
-      w.line("const int t" + std::to_string(i) + " = " + coords[i] + ";");
-      coords[i] = "t" + std::to_string(i);
+      w.line("const int " + generatedName("t" + std::to_string(i)) + " = " + coords[i] + ";");
+      coords[i] = generatedName("t" + std::to_string(i));
     }
     auto si = s.indices(coords), di = d.indices(coords);
     std::string ps = inBounds(e, *src.buffer, si), pd = inBounds(e, *dst.buffer, di);
     std::string srcRef = access(e, *src.buffer, si), dstRef = access(e, *dst.buffer, di);
     if (v > 1 && cpAsync) {
-      w.line("const bool valid = " + (ps.empty() ? std::string("true") : ps) + ";");
-      w.line("tl::cp_async_zfill<16>(&" + dstRef + ", valid ? &" + srcRef + " : " +
-             src.buffer->name + ", valid);");
+      w.line("const bool tl_valid = " + (ps.empty() ? std::string("true") : ps) + ";");
+      w.line("tl::cp_async_zfill<16>(&" + dstRef + ", tl_valid ? &" + srcRef + " : " +
+             cppName(src.buffer->name) + ", tl_valid);");
     } else if (v > 1) {
       std::string p = ps.empty() ? pd : pd.empty() ? ps : ps + " && " + pd;
       if (!p.empty())
@@ -287,8 +287,8 @@ void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Opera
     }
     w.line("#pragma unroll");
     w.line("for (int " + r + " = 0; " + r + " < " + std::to_string(L.registers()) + "; ++" + r +
-           ") " + dst.buffer->name + "[" + r + "] = tl::convert<" + cppType(dst.buffer->dtype) + ">(" +
-           src.buffer->name + "[" + r + "]);");
+           ") " + cppName(dst.buffer->name) + "[" + r + "] = tl::convert<" + cppType(dst.buffer->dtype) + ">(" +
+           cppName(src.buffer->name) + "[" + r + "]);");
     return;
   }
   if (atomic && L.kind == FragmentLayout::Row) {
@@ -317,43 +317,43 @@ void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Opera
            (v > 1 ? r + " += " + std::to_string(v) : "++" + r) + ")");
     std::vector<std::string> coords;
     if (o.extents.size() == 2)
-      coords = {L.rowOf("tid", r), L.colOf("tid", r)};
+      coords = {L.rowOf(kThreadIndex, r), L.colOf(kThreadIndex, r)};
     else
-      coords = {L.kind == FragmentLayout::Row ? L.rowOf("tid", r) : L.colOf("tid", r)};
+      coords = {L.kind == FragmentLayout::Row ? L.rowOf(kThreadIndex, r) : L.colOf(kThreadIndex, r)};
     for (size_t i = 0; i < coords.size(); ++i) {
-      w.line("const int t" + std::to_string(i) + " = " + coords[i] + ";");
-      coords[i] = "t" + std::to_string(i);
+      w.line("const int " + generatedName("t" + std::to_string(i)) + " = " + coords[i] + ";");
+      coords[i] = generatedName("t" + std::to_string(i));
     }
     auto idx = o.indices(coords);
     std::string pred = inBounds(e, *other.buffer, idx);
     std::string ref = access(e, *other.buffer, idx);
     std::string TO = cppType(other.buffer->dtype), TF = cppType(frag.dtype);
-    std::string reg = v > 1 ? r + " + v" : r;
+    std::string reg = v > 1 ? r + " + tl_v" : r;
     std::string ind = pred.empty() ? "" : "  ";
     if (v > 1) {
       std::string bytes = std::to_string(v * elemBytes);
-      w.line("alignas(16) " + TO + " tmp[" + std::to_string(v) + "];");
+      w.line("alignas(16) " + TO + " tl_tmp[" + std::to_string(v) + "];");
       if (fromFragment) {
         w.line("#pragma unroll");
-        w.line("for (int v = 0; v < " + std::to_string(v) + "; ++v) tmp[v] = tl::convert<" + TO + ">(" +
-               frag.name + "[" + reg + "]);");
+        w.line("for (int tl_v = 0; tl_v < " + std::to_string(v) + "; ++tl_v) tl_tmp[tl_v] = tl::convert<" + TO + ">(" +
+               cppName(frag.name) + "[" + reg + "]);");
         if (!pred.empty())
           w.line("if (" + pred + ")");
-        w.line(ind + "tl::copy_vec<" + bytes + ">(&" + ref + ", tmp);");
+        w.line(ind + "tl::copy_vec<" + bytes + ">(&" + ref + ", tl_tmp);");
       } else {
         if (!pred.empty())
-          w.line("if (" + pred + ") tl::copy_vec<" + bytes + ">(tmp, &" + ref + ");");
+          w.line("if (" + pred + ") tl::copy_vec<" + bytes + ">(tl_tmp, &" + ref + ");");
         if (!pred.empty())
-          w.line("else for (int v = 0; v < " + std::to_string(v) + "; ++v) tmp[v] = tl::convert<" + TO +
+          w.line("else for (int tl_v = 0; tl_v < " + std::to_string(v) + "; ++tl_v) tl_tmp[tl_v] = tl::convert<" + TO +
                  ">(0.0f);");
         else
-          w.line("tl::copy_vec<" + bytes + ">(tmp, &" + ref + ");");
+          w.line("tl::copy_vec<" + bytes + ">(tl_tmp, &" + ref + ");");
         w.line("#pragma unroll");
-        w.line("for (int v = 0; v < " + std::to_string(v) + "; ++v) " + frag.name + "[" + reg +
-               "] = tl::convert<" + TF + ">(tmp[v]);");
+        w.line("for (int tl_v = 0; tl_v < " + std::to_string(v) + "; ++tl_v) " + cppName(frag.name) + "[" + reg +
+               "] = tl::convert<" + TF + ">(tl_tmp[tl_v]);");
       }
     } else if (fromFragment) {
-      std::string value = "tl::convert<" + TO + ">(" + frag.name + "[" + r + "])";
+      std::string value = "tl::convert<" + TO + ">(" + cppName(frag.name) + "[" + r + "])";
       if (!pred.empty())
         w.line("if (" + pred + ")");
       w.line(ind + (atomic ? "tl::atomic_add(&" + ref + ", " + value + ");" : ref + " = " + value + ";"));
@@ -361,7 +361,7 @@ void TileOpLowering::fragmentCopy(const Node &n, const Operand &src, const Opera
       std::string value = "tl::convert<" + TF + ">(" + ref + ")";
       if (!pred.empty())
         value = "(" + pred + ") ? " + value + " : tl::convert<" + TF + ">(0.0f)";
-      w.line(frag.name + "[" + r + "] = " + value + ";");
+      w.line(cppName(frag.name) + "[" + r + "] = " + value + ";");
     }
     w.close();
   };
@@ -405,7 +405,7 @@ void TileOpLowering::atomicAdd(const Node &n) {
     std::vector<std::string> idx;
     for (const IndexItem &i : cast<IndexExpr>(dstExpr)->indices)
       idx.push_back(e.expr(i.lo));
-    w.line("if (tid == 0) tl::atomic_add(&" + access(e, *dst.buffer, idx) + ", " +
+    w.line("if (" + kThreadIndex + " == 0) tl::atomic_add(&" + access(e, *dst.buffer, idx) + ", " +
            e.exprAs(val, dst.buffer->dtype) + ");");
     return;
   }
@@ -439,7 +439,7 @@ void TileOpLowering::fill(const Node &n) {
       return;
     }
     w.line("#pragma unroll");
-    w.line("for (int " + r + " = 0; " + r + " < " + std::to_string(count) + "; ++" + r + ") " + b.name +
+    w.line("for (int " + r + " = 0; " + r + " < " + std::to_string(count) + "; ++" + r + ") " + cppName(b.name) +
            "[" + r + "] = " + value + ";");
     return;
   }
@@ -453,7 +453,7 @@ void TileOpLowering::fill(const Node &n) {
   int64_t total = 1;
   for (int64_t x : d.extents)
     total *= x;
-  w.open("for (int " + r + " = tid; " + r + " < " + std::to_string(total) + "; " + r + " += " +
+  w.open("for (int " + r + " = " + kThreadIndex + "; " + r + " < " + std::to_string(total) + "; " + r + " += " +
          std::to_string(e.g.threads) + ")");
   std::vector<std::string> coords(d.extents.size());
   std::string rest = r;
@@ -486,7 +486,7 @@ void TileOpLowering::reduce(const Node &n) {
   w.open("");
   w.line(T + " " + red + "[" + std::to_string(rows) + "];");
   w.line("#pragma unroll");
-  w.line("for (int q = 0; q < " + std::to_string(rows) + "; ++q) " + red + "[q] = " + op +
+  w.line("for (int tl_q = 0; tl_q < " + std::to_string(rows) + "; ++tl_q) " + red + "[tl_q] = " + op +
          "::identity<" + T + ">();");
   std::string r = fresh("r");
   w.line("// each thread folds its own registers of a row");
@@ -494,45 +494,45 @@ void TileOpLowering::reduce(const Node &n) {
   w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(L.registers()) + "; ++" + r + ")");
   std::string q = L.rowRegister(r);
   w.line(red + "[" + q + "] = " + op + "::combine(" + red + "[" + q + "], " + op + "::prepare(tl::convert<" +
-         T + ">(" + src.name + "[" + r + "])));");
+         T + ">(" + cppName(src.name) + "[" + r + "])));");
   w.close();
   // Lanes that share a row.
   int width = L.kind == FragmentLayout::MmaC ? 4 : std::min(L.tpr, 32);
   if (width > 1) {
     w.line("// then the " + std::to_string(width) + " lanes that share each row");
     w.line("#pragma unroll");
-    w.line("for (int q = 0; q < " + std::to_string(rows) + "; ++q) " + red + "[q] = tl::detail::warp_combine<" +
-           op + ", " + std::to_string(width) + ", 1>(" + red + "[q]);");
+    w.line("for (int tl_q = 0; tl_q < " + std::to_string(rows) + "; ++tl_q) " + red + "[tl_q] = tl::detail::warp_combine<" +
+           op + ", " + std::to_string(width) + ", 1>(" + red + "[tl_q]);");
   }
   // Warps that share a row combine through shared scratch.
   int warpsPerRow = L.kind == FragmentLayout::MmaC ? L.wn : std::max(1, L.tpr / 32);
   if (warpsPerRow > 1) {
-    std::string slot = L.kind == FragmentLayout::MmaC ? "((tid / 32) % " + std::to_string(L.wn) + ")"
-                                                      : "((tid % " + std::to_string(L.tpr) + ") / 32)";
-    std::string lead = L.kind == FragmentLayout::MmaC ? "(tid % 4) == 0" : "(tid % 32) == 0";
+    std::string slot = L.kind == FragmentLayout::MmaC ? "((" + kThreadIndex + " / 32) % " + std::to_string(L.wn) + ")"
+                                                      : "((" + kThreadIndex + " % " + std::to_string(L.tpr) + ") / 32)";
+    std::string lead = L.kind == FragmentLayout::MmaC ? "(" + kThreadIndex + " % 4) == 0" : "(" + kThreadIndex + " % 32) == 0";
     w.line("// and the " + std::to_string(warpsPerRow) + " warps that share each row, through shared memory");
     e.sync("the reduction scratch is reused");
     w.line("#pragma unroll");
-    w.open("for (int q = 0; q < " + std::to_string(rows) + "; ++q)");
-    w.line("const int row = " + R.rowOf("tid", "q") + ";");
-    w.line("if (" + lead + ") tl_reduce_scratch[row * " + std::to_string(warpsPerRow) + " + " + slot +
-           "] = tl::convert<float>(" + red + "[q]);");
+    w.open("for (int tl_q = 0; tl_q < " + std::to_string(rows) + "; ++tl_q)");
+    w.line("const int tl_row = " + R.rowOf(kThreadIndex, "tl_q") + ";");
+    w.line("if (" + lead + ") tl_reduce_scratch[tl_row * " + std::to_string(warpsPerRow) + " + " + slot +
+           "] = tl::convert<float>(" + red + "[tl_q]);");
     w.close();
     e.sync("partial row results are visible");
     w.line("#pragma unroll");
-    w.open("for (int q = 0; q < " + std::to_string(rows) + "; ++q)");
-    w.line("const int row = " + R.rowOf("tid", "q") + ";");
-    w.line(red + "[q] = tl::convert<" + T + ">(tl_reduce_scratch[row * " + std::to_string(warpsPerRow) + "]);");
+    w.open("for (int tl_q = 0; tl_q < " + std::to_string(rows) + "; ++tl_q)");
+    w.line("const int tl_row = " + R.rowOf(kThreadIndex, "tl_q") + ";");
+    w.line(red + "[tl_q] = tl::convert<" + T + ">(tl_reduce_scratch[tl_row * " + std::to_string(warpsPerRow) + "]);");
     w.line("#pragma unroll");
-    w.line("for (int s = 1; s < " + std::to_string(warpsPerRow) + "; ++s) " + red + "[q] = " + op +
-           "::combine(" + red + "[q], tl::convert<" + T + ">(tl_reduce_scratch[row * " +
-           std::to_string(warpsPerRow) + " + s]));");
+    w.line("for (int tl_s = 1; tl_s < " + std::to_string(warpsPerRow) + "; ++tl_s) " + red + "[tl_q] = " + op +
+           "::combine(" + red + "[tl_q], tl::convert<" + T + ">(tl_reduce_scratch[tl_row * " +
+           std::to_string(warpsPerRow) + " + tl_s]));");
     w.close();
     e.sync("the reduction scratch may be reused");
   }
   w.line("#pragma unroll");
-  w.line("for (int q = 0; q < " + std::to_string(rows) + "; ++q) " + dst.name + "[q] = " +
-         (n.clear ? red + "[q]" : op + "::combine(" + dst.name + "[q], " + red + "[q])") + ";");
+  w.line("for (int tl_q = 0; tl_q < " + std::to_string(rows) + "; ++tl_q) " + cppName(dst.name) + "[tl_q] = " +
+         (n.clear ? red + "[tl_q]" : op + "::combine(" + cppName(dst.name) + "[tl_q], " + red + "[tl_q])") + ";");
   w.close();
 }
 
@@ -553,19 +553,19 @@ void TileOpLowering::gemm(const Node &n) {
   int64_t K = n.transA ? *A.shape[0] : *A.shape[1];
   auto ptr = [&](const Buffer &b) {
     std::string stage = e.stageExpr.lookup(&b);
-    return stage.empty() ? b.name : b.name + " + " + stage + " * " + std::to_string(b.numElements());
+    return stage.empty() ? cppName(b.name) : cppName(b.name) + " + " + stage + " * " + std::to_string(b.numElements());
   };
   if (n.clearAccum)
-    w.line("for (int q = 0; q < " + std::to_string(C.fragment->registers()) + "; ++q) " + C.name +
-           "[q] = 0.0f;");
+    w.line("for (int tl_q = 0; tl_q < " + std::to_string(C.fragment->registers()) + "; ++tl_q) " + cppName(C.name) +
+           "[tl_q] = 0.0f;");
   std::string dims = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
                      std::to_string(n.warpsM) + ", " + std::to_string(n.warpsN);
   if (A.scope == Scope::Fragment)
-    w.line("tl::gemm_rs<" + dims + ", " + (n.transB ? "true" : "false") + ">(" + A.name + ", " +
-           ptr(B) + ", " + C.name + ");");
+    w.line("tl::gemm_rs<" + dims + ", " + (n.transB ? "true" : "false") + ">(" + cppName(A.name) + ", " +
+           ptr(B) + ", " + cppName(C.name) + ");");
   else
     w.line("tl::gemm_ss<" + dims + ", " + (n.transA ? "true" : "false") + ", " +
-           (n.transB ? "true" : "false") + ">(" + ptr(A) + ", " + ptr(B) + ", " + C.name + ");");
+           (n.transB ? "true" : "false") + ">(" + ptr(A) + ", " + ptr(B) + ", " + cppName(C.name) + ");");
 }
 
 } // namespace tlc::codegen

@@ -7,6 +7,7 @@
 #include "driver/RecommendCommand.h"
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/Naming.h"
 
 #include <CLI/CLI.hpp>
 
@@ -91,7 +92,8 @@ std::string identifierFrom(llvm::StringRef path) {
     id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
     id = "k_" + id;
-  return id;
+  return tlc::codegen::cppName(id); // `class.cuh` gets namespace u_class
+
 }
 
 int run(int argc, char **argv) {
@@ -188,6 +190,15 @@ int run(int argc, char **argv) {
     usageError("--target " + opts.target + " is not implemented yet (the HIP back end comes "
                "later); use sm_80, sm_86, sm_89 or sm_90a");
     return kUsageError;
+  }
+  // The namespace is pasted into the generated C++ (and, with `::` as `_`, into C entry names).
+  if (app.count("--namespace")) {
+    std::string why = tlc::codegen::checkNamespace(opts.cppNamespace);
+    if (!why.empty()) {
+      usageError("--namespace '" + opts.cppNamespace + "': " + why +
+                 "; expected a C++ namespace name such as my_kernels or lib::kernels");
+      return kUsageError;
+    }
   }
   if (opts.emit == "header" && opts.cppNamespace.empty())
     opts.cppNamespace = opts.output == "-" ? identifierFrom(opts.inputs[0]) : identifierFrom(opts.output);

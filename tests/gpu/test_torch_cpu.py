@@ -117,8 +117,8 @@ def tlc_path():
     return path if os.access(path, os.X_OK) else None
 
 
-# tlc::check::tensor(kName, "X", &X, RANK, TLC_DTYPE) in a generated launcher.
-_TENSOR_CHECK = re.compile(r'check::tensor\(kName, "(\w+)", &\w+, (\d+), TLC_(\w+)\)')
+# tlc::check::tensor(tl_name, "X", &X, RANK, TLC_DTYPE) in a generated launcher.
+_TENSOR_CHECK = re.compile(r'check::tensor\(tl_name, "(\w+)", &\w+, (\d+), TLC_(\w+)\)')
 
 
 @unittest.skipIf(torch is None, "torch is not installed")

@@ -1,0 +1,39 @@
+#include "codegen/Naming.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace tlc::codegen {
+
+bool isReservedName(llvm::StringRef name) {
+  return isReservedInGeneratedCode(name) || name.startswith("tl_") || name.startswith("u_") ||
+         name == "stream" || name == "error" || name == "error_size" || name == "kAligned";
+}
+
+std::string cppName(llvm::StringRef userName) {
+  return isReservedName(userName) ? ("u_" + userName).str() : userName.str();
+}
+
+std::string checkNamespace(llvm::StringRef ns) {
+  std::string why = checkQualifiedName(ns, /*allowGlobal=*/false);
+  if (!why.empty())
+    return why;
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  ns.split(parts, "::");
+  for (llvm::StringRef p : parts)
+    if (isReservedName(p))
+      return "'" + p.str() + "' is reserved in the generated C++ (a keyword, or a name of the " +
+             "CUDA, C or tlc headers)";
+  return "";
+}
+
+std::string flatNamespace(llvm::StringRef ns) {
+  std::string flat;
+  for (llvm::StringRef rest = ns; !rest.empty();) {
+    auto [part, tail] = rest.split("::");
+    flat += (flat.empty() ? "" : "_") + part.str();
+    rest = tail;
+  }
+  return flat;
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,47 @@
+// How tlc spells identifiers in the C++ it generates, so that no user name can collide with
+// a C++ keyword, a name of the included headers, or a name tlc invents. Two disjoint spaces:
+//
+//  - Every identifier tlc invents in a scope that user names share starts with `tl_`
+//    (`tl_tid`, `tl_stage`, `tl_r3`, `tl_A_stride0`, `tl_gemm_kernel`): generatedName().
+//    The public parameter names of the launchers (`stream`, `error`, `error_size`) and the
+//    kernel template's `kAligned` keep their names and are reserved instead.
+//  - A user name (kernel, tensor, scalar, shape symbol, block index, buffer, let, loop
+//    variable) is written as the user wrote it, unless it is reserved in generated C++
+//    (isReservedInGeneratedCode, the names above) or starts with `tl_` or `u_`: then it
+//    becomes `u_<name>`. The map is one-to-one (a name starting with `u_` is always
+//    prefixed, so `u_x` never meets the spelling of `x`), never yields a `tl_` name, and
+//    keeps the user's name visible.
+//
+// Code generation must spell every user name through cppName() and every invented one through
+// generatedName(); tests/compile/names.py compiles kernels whose every name is a C++ keyword
+// or an identifier found in tlc's own output.
+#pragma once
+
+#include "frontend/CppNames.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
+
+namespace tlc::codegen {
+
+// True when a user name must not be written as is (see above).
+bool isReservedName(llvm::StringRef name);
+
+// The C++ spelling of a user name.
+std::string cppName(llvm::StringRef userName);
+
+// An identifier tlc invents: `tl_` + stem. Stems of names derived from a user name put the
+// user's (unmangled) name first and end with a fixed suffix (`A_stride0`, `M_bound`), so two
+// derived names never meet.
+inline std::string generatedName(const llvm::Twine &stem) { return ("tl_" + stem).str(); }
+
+// Why `ns` cannot be the C++ namespace of generated code (`a` or `a::b`, each part an
+// identifier and not reserved); empty when it can.
+std::string checkNamespace(llvm::StringRef ns);
+
+// `ns` with `::` replaced by `_`, for the C entry points' prefix.
+std::string flatNamespace(llvm::StringRef ns);
+
+} // namespace tlc::codegen
