@@ -68,7 +68,7 @@ class Kernel:
 
 def parse_kernels(source: str) -> list[Kernel]:
     entries = find_prototypes(source)
-    launchers = re.findall(r'inline tlc::Status \w+\([^)]*\) \{\n  const char\* kName = "(\w+)";\n'
+    launchers = re.findall(r'inline tlc::Status \w+\([^)]*\) \{\n  const char\* tl_name = "(\w+)";\n'
                            r'(.*?)\n\}\n', source, flags=re.S)
     kernels = {}
     for kname, body in launchers:
@@ -79,17 +79,17 @@ def parse_kernels(source: str) -> list[Kernel]:
         fresh = k is None
         if fresh:
             k = kernels[kname] = Kernel(c_name, entries[c_name])
-        k.headrooms += [int(h) for h in re.findall(r"indexRange\(kName, \"\w+\", \w+, (\d+)\)", body)][:1]
+        k.headrooms += [int(h) for h in re.findall(r"indexRange\(tl_name, \"\w+\", \w+, (\d+)\)", body)][:1]
         if not fresh:
             continue
-        k.grid = re.search(r"const int64_t gx = (.*);", body).group(1)
-        for name, rank, code in re.findall(r'check::tensor\(kName, "(\w+)", &\w+, (\d+), (\w+)\)', body):
+        k.grid = re.search(r"const int64_t tl_gx = (.*);", body).group(1)
+        for name, rank, code in re.findall(r'check::tensor\(tl_name, "(\w+)", &\w+, (\d+), (\w+)\)', body):
             k.params.append(Param(name, int(rank), DTYPE_OF_CODE[code]))
-        for sym, param, dim in re.findall(r'bindSymbol\(kName, "(\w+)", .*?, "(\w+)", (\d+)\)', body):
+        for sym, param, dim in re.findall(r'bindSymbol\(tl_name, "(\w+)", .*?, "(\w+)", (\d+)\)', body):
             k.param(param).dims[int(dim)] = ("sym", sym)
-        for param, dim, expr in re.findall(r'fixedDim\(kName, "(\w+)", \w+, (\d+), (.*)\)\)\) return st;', body):
+        for param, dim, expr in re.findall(r'fixedDim\(tl_name, "(\w+)", \w+, (\d+), (.*)\)\)\) return tl_status;', body):
             k.param(param).dims[int(dim)] = ("expr", expr)
-        for name in re.findall(r'check::writable\(kName, "(\w+)"', body):
+        for name in re.findall(r'check::writable\(tl_name, "(\w+)"', body):
             k.param(name).out = True
     return list(kernels.values())
 
