@@ -240,6 +240,9 @@ private:
   }
 
   void common() {
+    // After an error the rules would only report the same conflict again.
+    if (!ok)
+      return;
     do {
       changed = false;
       g->walk([&](Node &n) {

@@ -5,6 +5,8 @@
 // placement compares byte ranges, so reuse gets the __syncthreads it needs.
 #include "infer/Passes.h"
 
+#include "ir/AccessAnalysis.h"
+
 #include <algorithm>
 
 namespace tlc::infer {
@@ -32,14 +34,11 @@ public:
       }
     // A top-level node's access set covers its whole body, index reads included (a block
     // table read only in addresses lives as long as those addresses are computed).
-    for (size_t i = 0; i < g.body.size(); ++i)
-      for (const auto *list : {&g.body[i]->reads, &g.body[i]->writes})
-        for (const ftg::Buffer *b : *list)
-          if (auto it = index.find(b); it != index.end()) {
-            Interval &iv = items[it->second];
-            iv.first = std::min(iv.first, i);
-            iv.last = std::max(iv.last, i);
-          }
+    for (auto [b, life] : topLevelLifetimes(g))
+      if (auto it = index.find(b); it != index.end()) {
+        items[it->second].first = life.first;
+        items[it->second].last = life.last;
+      }
     // Largest first, each at the lowest offset free of every live-overlapping buffer.
     std::vector<Interval *> order;
     for (Interval &iv : items)

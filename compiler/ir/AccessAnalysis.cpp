@@ -186,6 +186,18 @@ void computeAccesses(const Graph &g, Node &n) {
   n.writes = std::move(acc.writes);
 }
 
+llvm::DenseMap<const Buffer *, Lifetime> topLevelLifetimes(const Graph &g) {
+  llvm::DenseMap<const Buffer *, Lifetime> out;
+  for (size_t i = 0; i < g.body.size(); ++i)
+    for (const auto *list : {&g.body[i]->reads, &g.body[i]->writes})
+      for (const Buffer *b : *list) {
+        auto [it, inserted] = out.try_emplace(b, Lifetime{i, i});
+        it->second.first = std::min(it->second.first, i);
+        it->second.last = std::max(it->second.last, i);
+      }
+  return out;
+}
+
 void linkDependencies(std::vector<std::unique_ptr<Node>> &nodes) {
   auto touches = [](const std::vector<Buffer *> &a, const std::vector<Buffer *> &b) {
     return llvm::any_of(a, [&](const Buffer *x) { return llvm::is_contained(b, x); });

@@ -10,6 +10,7 @@
 
 #include "frontend/AST.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <memory>
@@ -40,6 +41,15 @@ AccessSet statementAccesses(const Graph &g, const Stmt *s);
 // expressions or other arguments, and for loops and branches the accesses of their bodies
 // plus what their bounds and conditions read. Children must be analysed first.
 void computeAccesses(const Graph &g, Node &n);
+
+// When each buffer is live, in top-level nodes of the kernel body: the first and last index
+// of a top-level node that accesses it (a loop counts as one node, so a buffer used anywhere
+// in a loop lives through all of it). Buffers no node accesses are absent.
+struct Lifetime {
+  size_t first, last;
+  bool overlaps(const Lifetime &o) const { return !(last < o.first || o.last < first); }
+};
+llvm::DenseMap<const Buffer *, Lifetime> topLevelLifetimes(const Graph &g);
 
 // RAW, WAR and WAW edges from each node to the earlier nodes of the same region it touches.
 void linkDependencies(std::vector<std::unique_ptr<Node>> &nodes);

@@ -354,12 +354,26 @@ std::unique_ptr<Graph> buildGraph(const KernelDecl &kernel, DiagnosticEngine &di
     if (!p->isScalar())
       g->addBuffer(p);
   // Allocations are at the top level of the body (Sema enforces it).
+  bool failed = false;
   for (Stmt *s : kernel.body->body)
-    if (auto *a = dyn_cast<AllocStmt>(s))
-      g->addBuffer(a->buffer);
+    if (auto *a = dyn_cast<AllocStmt>(s)) {
+      Buffer *b = g->addBuffer(a->buffer);
+      // Fragment layouts (ir/TileLayout.h) spread 1-d and 2-d tiles over threads.
+      if (b->scope == Scope::Fragment && b->shape.size() > 2) {
+        std::string flat = "[";
+        for (size_t i = 0; i + 1 < b->shape.size(); ++i)
+          flat += (i ? " * " : "") + std::to_string(b->shape[i].value_or(1));
+        flat += ", " + std::to_string(b->shape.back().value_or(1)) + "]";
+        diags.error(a->buffer->getRange(), "not supported yet: fragment '" + b->name + "' of rank " +
+                                               std::to_string(b->shape.size()) +
+                                               " (fragments have 1 or 2 dimensions)")
+            .hint("fold the leading dimensions into one: fragment " + dtypeName(b->dtype).str() + flat);
+        failed = true;
+      }
+    }
   GraphBuilder builder(*g, diags);
   builder.block(kernel.body, g->body, false);
-  if (builder.failed)
+  if (builder.failed || failed)
     return nullptr;
   return g;
 }

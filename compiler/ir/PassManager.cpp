@@ -1,5 +1,7 @@
 #include "ir/PassManager.h"
 
+#include "ir/InferenceVerifier.h"
+
 #include "llvm/Support/Format.h"
 
 #include <chrono>
@@ -31,6 +33,17 @@ bool PassManager::run(Graph &g, DiagnosticEngine &diags) {
     if (printStream) {
       *printStream << "// ----- FTG of '" << g.kernel->name << "' after " << pass->name() << "\n";
       printGraph(g, *printStream, /*withInference=*/true);
+    }
+  }
+  // The self-check of what the passes decided, once at the end (ir/InferenceVerifier.h).
+  if (ok) {
+    std::string problems;
+    llvm::raw_string_ostream errs(problems);
+    if (!verifyInference(g, errs)) {
+      diags.errorNoLocation("internal error in kernel '" + g.kernel->name +
+                            "': inference produced an inconsistent plan (a tlc bug; please "
+                            "report it):\n" + errs.str());
+      ok = false;
     }
   }
   if (timeStream) {

@@ -1,0 +1,114 @@
+#include "ir/InferenceVerifier.h"
+
+#include "ir/AccessAnalysis.h"
+
+#include <vector>
+
+namespace tlc::ftg {
+
+namespace {
+
+// Why `l` does not map the [rows, cols] tile of `b` one-to-one into its elements, or "".
+std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
+  int64_t elems = b.numElements();
+  if (l.rows * l.cols != elems)
+    return "layout covers " + std::to_string(l.rows) + "x" + std::to_string(l.cols) +
+           " elements but the buffer has " + std::to_string(elems);
+  if (l.isSwizzled()) {
+    // The XOR may only permute chunks within a row: whole chunks, and groups of mask + 1
+    // chunks that divide the row.
+    int64_t perChunk = 128 / l.elemBits;
+    int64_t chunks = perChunk > 0 && l.cols % perChunk == 0 ? l.cols / perChunk : 0;
+    if (chunks == 0 || chunks % (int64_t(l.mask) + 1) != 0 || (l.mask & (l.mask + 1)) != 0)
+      return "swizzle " + l.str() + " moves 16-byte chunks out of their row";
+  }
+  if (elems > kVerifyEnumerationLimit)
+    return "";
+  std::vector<bool> hit(size_t(elems), false);
+  for (int64_t i = 0; i < l.rows; ++i)
+    for (int64_t j = 0; j < l.cols; ++j) {
+      int64_t o = l.offset(i, j);
+      if (o < 0 || o >= elems)
+        return "element (" + std::to_string(i) + ", " + std::to_string(j) + ") maps to offset " +
+               std::to_string(o) + ", outside its " + std::to_string(elems) + " elements";
+      if (hit[size_t(o)])
+        return "element (" + std::to_string(i) + ", " + std::to_string(j) +
+               ") maps to offset " + std::to_string(o) + ", which another element also uses";
+      hit[size_t(o)] = true;
+    }
+  return "";
+}
+
+// Why `l` does not cover the tile of fragment `b` exactly, or "".
+std::string fragmentLayoutProblem(const Buffer &b, const FragmentLayout &l) {
+  bool isRow = l.kind == FragmentLayout::Row;
+  int64_t rows = isRow ? b.numElements() : b.shape.size() == 1 ? 1 : b.shape[0].value_or(1);
+  int64_t cols = isRow ? 1 : b.shape.empty() ? 1 : b.shape.back().value_or(1);
+  if (b.shape.size() > 2 || rows != l.rows || (!isRow && cols != l.cols))
+    return "layout " + l.str() + " does not have the buffer's shape";
+  int64_t regs = l.registers();
+  if (regs <= 0 || int64_t(l.threads) * regs > kVerifyEnumerationLimit)
+    return regs <= 0 ? "layout " + l.str() + " holds no registers" : "";
+  // Full layouts: each element exactly once. Row layouts: every row, each register in range.
+  std::vector<int> count(size_t(rows * (isRow ? 1 : cols)), 0);
+  for (int64_t t = 0; t < l.threads; ++t)
+    for (int64_t r = 0; r < regs; ++r) {
+      int64_t i = l.rowAt(t, r), j = isRow ? 0 : l.colAt(t, r);
+      if (i < 0 || i >= rows || j < 0 || j >= cols)
+        return "thread " + std::to_string(t) + " register " + std::to_string(r) + " maps to (" +
+               std::to_string(i) + ", " + std::to_string(j) + "), outside the tile";
+      ++count[size_t(i * (isRow ? 1 : cols) + j)];
+    }
+  for (size_t e = 0; e < count.size(); ++e) {
+    int64_t i = int64_t(e) / (isRow ? 1 : cols), j = isRow ? 0 : int64_t(e) % cols;
+    if (count[e] == 0 || (!isRow && count[e] != 1))
+      return "element (" + std::to_string(i) + (isRow ? "" : ", " + std::to_string(j)) +
+             ") is held " + std::to_string(count[e]) + " times";
+  }
+  return "";
+}
+
+} // namespace
+
+bool verifyInference(const Graph &g, llvm::raw_ostream &errors) {
+  bool ok = true;
+  auto fail = [&](const Buffer &b, const std::string &what) {
+    errors << "inference verifier: " << scopeName(b.scope) << " buffer '" << b.name << "': " << what
+           << "\n";
+    ok = false;
+  };
+  std::vector<const Buffer *> placed;
+  for (const auto &bp : g.buffers) {
+    const Buffer &b = *bp;
+    if (b.shared)
+      if (std::string p = sharedLayoutProblem(b, *b.shared); !p.empty())
+        fail(b, p);
+    if (b.fragment)
+      if (std::string p = fragmentLayoutProblem(b, *b.fragment); !p.empty())
+        fail(b, p);
+    if (b.scope == Scope::Shared && b.sharedOffset >= 0)
+      placed.push_back(&b);
+  }
+  // Shared-memory plan: inside the planned bytes, no two buffers live together share bytes.
+  // Buffers no node touches count as live throughout (as the planner treats them).
+  auto lifetimes = topLevelLifetimes(g);
+  auto end = [](const Buffer *b) { return b->sharedOffset + b->bytes() * b->stages; };
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const Buffer *a = placed[i];
+    if (g.sharedBytes > 0 && end(a) > g.scratchOffset)
+      fail(*a, "bytes [" + std::to_string(a->sharedOffset) + ", " + std::to_string(end(a)) +
+                   ") extend past the planned " + std::to_string(g.scratchOffset) + " bytes");
+    for (size_t j = i + 1; j < placed.size(); ++j) {
+      const Buffer *b = placed[j];
+      auto la = lifetimes.find(a), lb = lifetimes.find(b);
+      bool together = la == lifetimes.end() || lb == lifetimes.end() || la->second.overlaps(lb->second);
+      if (together && a->sharedOffset < end(b) && b->sharedOffset < end(a))
+        fail(*b, "bytes [" + std::to_string(b->sharedOffset) + ", " + std::to_string(end(b)) +
+                     ") overlap '" + a->name + "' [" + std::to_string(a->sharedOffset) + ", " +
+                     std::to_string(end(a)) + ") while both are live");
+    }
+  }
+  return ok;
+}
+
+} // namespace tlc::ftg
