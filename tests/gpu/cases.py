@@ -120,6 +120,8 @@ KERNELS.update({
                                 ("dtype",)),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
                              ("dtype",)),
+    "gather_table": _op_kernel("gather_table", _tensors("KV", "Table", "Q", "out:O", "out:S"),
+                               ("B", "R", "L", "dim"), ("dtype", "page", "npages", "dim")),
     "fill_regions": _op_kernel("fill_regions",
                                _tensors("X", "out:Y", "out:Z") + (Param("value", "scalar", "f32"),),
                                ("M", "N"), ("dtype", "block_M", "block_N", "strip")),
@@ -358,9 +360,47 @@ def _add_dispatch(t: _Tables) -> None:
           [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k}) for m, n, k in shapes + DISPATCH_EDGE_SHAPES])
 
 
+# ---- Issue 9: shared layouts at every tile width, gathers through a shared table ------------
+# Build and case names start with layout_, so `--only '^layout_'` selects them (and the
+# optional compute-sanitizer stage of gpu_check.sh runs exactly these). Shapes are small.
+
+# Tile widths whose rows are not 8 16-byte chunks (16, 48, 80, 96, 112, 160) and one that is a
+# larger multiple (192): the swizzle must stay a bijection inside each row.
+LAYOUT_WIDTHS = (16, 48, 80, 96, 112, 160, 192)
+LAYOUT_HEAD_DIMS = (64, 80, 96, 128)
+
+
+def _add_layout_widths(t: _Tables) -> None:
+    for knob in ("block_N", "block_K"):
+        for w in LAYOUT_WIDTHS:
+            defines = {"dtype": "f16", "policy": "square", knob: str(w)}
+            if knob == "block_K" and w >= 160:
+                defines["stages"] = "2"   # 3 stages of 128 x 160 tiles exceed shared memory
+            bn = w if knob == "block_N" else 128
+            bk = w if knob == "block_K" else 32
+            # Partial tiles in every dimension (odd K: the scalar, unaligned copy path), the
+            # shape of the issue's fault, and a whole number of tiles (the cp.async path).
+            shapes = [("257x1000x999", {"M": 257, "N": 1000, "K": 999}),
+                      ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+                      ("mult", {"M": 256, "N": 4 * bn, "K": 4 * bk})]
+            t.add(Build(f"layout_gemm_{knob[-1].lower()}{w}", "gemm", defines), shapes)
+    for dim in LAYOUT_HEAD_DIMS:
+        t.add(Build(f"layout_fa_d{dim}", "attention",
+                    {"dtype": "f16", "dim": str(dim), "causal": "false"}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77))])
+    for dim in (64, 96):
+        t.add(Build(f"layout_gather_d{dim}", "gather_table",
+                    {"dtype": "f16", "page": "64", "npages": "8", "dim": str(dim)}),
+              # R a whole number of pages, then a partial last page (its rows past R read 0).
+              [(f"b{b}r{r}", {"B": b, "R": r, "L": 512, "dim": dim})
+               for b, r in ((3, 64 * 37), (5, 64 * 20 + 17))])
+
+
 def _op_tables() -> tuple:
     t = _Tables()
-    for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch):
+    for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch,
+                _add_layout_widths):
         add(t)
     return t.builds, t.cases
 
@@ -412,7 +452,8 @@ def default_tables(selftest: bool = False, known_rejections: bool = False) -> tu
     builds = _gemm_builds() + _attention_builds() + _rowwise_builds() + op_builds
     cases, bench = _check_cases() + op_cases, _bench_items()
     if selftest:
-        builds = [b for b in builds if b.family == "gemm"]
+        # The issue-3 GEMMs only: the naive GEMM ignores the tile knobs layout_ builds vary.
+        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith("layout_")]
     if not known_rejections:
         builds = [b for b in builds if b.name not in KNOWN_TLC_REJECTIONS]
     return select(builds, cases, bench, None)

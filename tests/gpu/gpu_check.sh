@@ -2,6 +2,7 @@
 # The one command for the GPU machine: build the bundle's kernels, check them, benchmark them.
 #
 #   bash tests/gpu/gpu_check.sh [BUNDLE] [--skip-bench] [--skip-triton] [--only REGEX]
+#                               [--sanitize]
 #
 # BUNDLE defaults to gpu-bundle (made by tests/gpu/make_bundle.sh on the build machine).
 # Everything goes to $OUT (the device tool brings back at most 8 files; this writes 6):
@@ -11,6 +12,13 @@
 # (TLC_GPU_BUDGET_S, default 540 s): the checks get up to half, the benchmark the rest; each
 # stops starting new work when its share is spent and still writes what it has.
 #
+# --sanitize (or TLC_GPU_SANITIZE=1, or =REGEX for other builds) adds a stage after the checks: compute-sanitizer's
+# memcheck, racecheck and synccheck over one launch of the smallest cases of the builds whose
+# name matches REGEX (default ^layout_: the issue-9 widths, head dims and gathered table),
+# through tests/gpu/sanitize.py. Each tool's error count goes into results.json
+# ("sanitizer": {tool: {"errors": N, "exit": rc, "seconds": s}}) and its output to sanitize.log.
+# A tool that reports errors makes the command exit 4 (unless the checks already failed).
+#
 # The benchmark runs even when a check fails (so one lease yields both), except for kernels
 # that crashed or hung in the checks. Exit status: the first non-zero of run.py and bench.py.
 set -uo pipefail
@@ -19,11 +27,13 @@ bundle=gpu-bundle
 bench=1
 pass_args=()
 bench_args=()
+sanitize=${TLC_GPU_SANITIZE:-}
 while (($#)); do
   case $1 in
     --skip-bench) bench=; shift ;;
     --skip-triton) bench_args+=(--skip-triton); shift ;;
     --only) pass_args+=(--only "$2"); shift 2 ;;
+    --sanitize) sanitize=1; shift ;;
     -*) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     *) bundle=$1; shift ;;
   esac
@@ -43,6 +53,49 @@ python3 "$root/tests/gpu/run.py" "$bundle" --out "$out" --budget-s $((budget / 2
   "${pass_args[@]}" 2>&1 | tee "$out/run.log"
 run_rc=${PIPESTATUS[0]}
 
+san_rc=0
+[[ $sanitize == 1 ]] && sanitize='^layout_'
+if [[ -n $sanitize ]]; then
+  : >"$out/sanitize.log"
+  declare -A san_errors san_exit san_seconds
+  for tool in memcheck racecheck synccheck; do
+    t0=$SECONDS
+    compute-sanitizer --tool "$tool" --print-limit 20 \
+      python3 "$root/tests/gpu/sanitize.py" "$bundle" --only "$sanitize" >"$out/san.$tool" 2>&1
+    san_exit[$tool]=$?
+    san_seconds[$tool]=$((SECONDS - t0))
+    # "========= ERROR SUMMARY: N errors" (racecheck also prints hazard counts on that line).
+    san_errors[$tool]=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$out/san.$tool" | tail -n 1)
+    san_errors[$tool]=${san_errors[$tool]:--1}
+    { echo "===== compute-sanitizer --tool $tool: ${san_errors[$tool]} errors, exit ${san_exit[$tool]}, ${san_seconds[$tool]} s"
+      cat "$out/san.$tool"; } | tee -a "$out/sanitize.log" | tail -n 3
+    rm -f "$out/san.$tool"
+    [[ ${san_errors[$tool]} != 0 ]] && san_rc=4
+  done
+  python3 - "$out/results.json" "$sanitize" \
+    "memcheck=${san_errors[memcheck]},${san_exit[memcheck]},${san_seconds[memcheck]}" \
+    "racecheck=${san_errors[racecheck]},${san_exit[racecheck]},${san_seconds[racecheck]}" \
+    "synccheck=${san_errors[synccheck]},${san_exit[synccheck]},${san_seconds[synccheck]}" <<'PY'
+import json, os, sys
+path, regex, *tools = sys.argv[1:]
+try:
+    with open(path) as f:
+        results = json.load(f)
+except (OSError, ValueError):
+    results = {}
+summary = {"builds": regex}
+for t in tools:
+    name, _, nums = t.partition("=")
+    errors, code, seconds = (int(x) for x in nums.split(","))
+    summary[name] = {"errors": errors, "exit": code, "seconds": seconds}
+results["sanitizer"] = summary
+with open(path + ".tmp", "w") as f:
+    json.dump(results, f, indent=1)
+os.replace(path + ".tmp", path)
+print("sanitizer:", json.dumps(summary))
+PY
+fi
+
 bench_rc=0
 if [[ -n $bench ]]; then
   left=$((budget - (SECONDS - start)))
@@ -53,4 +106,5 @@ fi
 
 echo "gpu_check: run.py exit $run_rc, bench.py exit $bench_rc, $((SECONDS - start)) s; files in $out"
 ((run_rc != 0)) && exit "$run_rc"
+((san_rc != 0)) && exit "$san_rc"
 exit "$bench_rc"

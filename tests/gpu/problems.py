@@ -485,6 +485,48 @@ class FillRegionsProblem(Problem):
         return 0.0
 
 
+class GatherTableProblem(Problem):
+    """tests/gpu/ops/gather_table.tl: O[b] = the pages Table[b, :] of KV, one after another
+    (rows past R read as 0); S[b] = Q[b] @ O[b]^T."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.page = int(build.defines["page"])
+        self.npages = int(build.defines["npages"])
+
+    def tensor_shapes(self, shape):
+        b, r, length, dim = shape["B"], shape["R"], shape["L"], shape["dim"]
+        if length != self.npages * self.page:
+            raise ValueError(f"L = {length} must be npages * page = {self.npages * self.page}")
+        return {"KV": (r, dim), "Table": (b, self.npages), "Q": (b, 64, dim),
+                "O": (b, length, dim), "S": (b, 64, length)}
+
+    def tensor_dtype(self, name):
+        return {"Table": torch.int32, "S": torch.float32}.get(name, self.dtype)
+
+    def inputs(self, shape, gen):
+        x = super().inputs(shape, gen)
+        # Page ids anywhere in KV, in no particular order, the last (partial) page included.
+        pages = -(-shape["R"] // self.page)
+        x["Table"] = torch.randint(0, pages, (shape["B"], self.npages), generator=gen,
+                                   device=gen.device, dtype=torch.int32)
+        return x
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        kv, table, q = inputs["KV"].to(ref), inputs["Table"].long(), inputs["Q"].to(ref)
+        pages = -(-shape["R"] // self.page)
+        padded = torch.zeros(pages * self.page, shape["dim"], dtype=ref, device=kv.device)
+        padded[: shape["R"]] = kv
+        rows = (table[:, :, None] * self.page +
+                torch.arange(self.page, device=kv.device)).reshape(shape["B"], -1)
+        o = padded[rows]                                  # [B, L, dim]
+        return {"O": o, "S": q @ o.transpose(1, 2)}
+
+    def flops(self, shape):
+        return 2.0 * shape["B"] * 64 * shape["L"] * shape["dim"]
+
+
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
@@ -492,7 +534,7 @@ PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": Softm
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
-            "gemm_auto": GemmProblem}
+            "gemm_auto": GemmProblem, "gather_table": GatherTableProblem}
 
 
 def problem_for(build: Build) -> Problem:

@@ -245,7 +245,20 @@ class OperatorCoverage(unittest.TestCase):
         builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto)_")
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
-                         {b.name for b in self.builds if b.family not in issue3})
+                         {b.name for b in self.builds
+                          if b.family not in issue3 and not b.name.startswith("layout_")})
+
+    def test_layout_prefix_selects_the_issue9_cases(self):
+        """Tile widths of gemm, head dims of attention, the gathered table (issue 9)."""
+        builds, cs, _ = cases.select(self.builds, self.cases, [], r"^layout_")
+        names = {b.name for b in builds}
+        for w in (16, 48, 80, 96, 112, 160, 192):
+            self.assertIn(f"layout_gemm_n{w}", names)
+            self.assertIn(f"layout_gemm_k{w}", names)
+        for d in (64, 80, 96, 128):
+            self.assertIn(f"layout_fa_d{d}", names)
+        self.assertIn("layout_gather_d64", names)
+        self.assertTrue(any(c.shape.get("N") == 1000 and c.shape.get("K") == 999 for c in cs))
 
 
 class Validation(unittest.TestCase):
