@@ -64,8 +64,11 @@ if [[ -n $sanitize ]]; then
       python3 "$root/tests/gpu/sanitize.py" "$bundle" --only "$sanitize" >"$out/san.$tool" 2>&1
     san_exit[$tool]=$?
     san_seconds[$tool]=$((SECONDS - t0))
-    # "========= ERROR SUMMARY: N errors" (racecheck also prints hazard counts on that line).
-    san_errors[$tool]=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$out/san.$tool" | tail -n 1)
+    # memcheck and synccheck end with "========= ERROR SUMMARY: N errors"; racecheck with
+    # "========= RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)". No summary
+    # line at all (the tool did not run to the end) stays -1, which fails the stage.
+    san_errors[$tool]=$(sed -n -e 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' \
+      -e 's/.*RACECHECK SUMMARY: .*(\([0-9]*\) error.*/\1/p' "$out/san.$tool" | tail -n 1)
     san_errors[$tool]=${san_errors[$tool]:--1}
     { echo "===== compute-sanitizer --tool $tool: ${san_errors[$tool]} errors, exit ${san_exit[$tool]}, ${san_seconds[$tool]} s"
       cat "$out/san.$tool"; } | tee -a "$out/sanitize.log" | tail -n 3
