@@ -1,6 +1,7 @@
 #include "IterMap.h"
 
 #include "Bounds.h"
+#include "CheckedMath.h"
 #include "Simplify.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -16,12 +17,7 @@ namespace {
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-int log2Exact(int64_t v) {
-  int bits = 0;
-  while ((int64_t(1) << bits) < v)
-    ++bits;
-  return bits;
-}
+int log2Exact(int64_t v) { return static_cast<int>(log2Ceil(v)); }
 
 // Records the first failure reason; returns nullopt so callers can `return fail(...)`.
 class FailureSink {

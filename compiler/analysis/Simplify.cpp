@@ -1,4 +1,5 @@
 #include "Simplify.h"
+#include "CheckedMath.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -454,11 +455,10 @@ private:
     // An operand below 2^k against operands whose low k bits are zero: XOR is addition.
     for (size_t i = 0; i < kept.size() && kept.size() > 1; ++i) {
       IntRange r = range(kept[i]);
-      if (!r.isNonNegative() || !r.hasFiniteHi())
+      // No power of two above 2^62 fits in an int64_t.
+      if (!r.isNonNegative() || !r.hasFiniteHi() || r.hi >= kMaxPowerOf2)
         continue;
-      int64_t span = 1;
-      while (span <= r.hi)
-        span <<= 1;
+      int64_t span = powerOf2Ceil(r.hi + 1); // the smallest power of two above r.hi
       bool othersAligned = true;
       for (size_t j = 0; j < kept.size() && othersAligned; ++j)
         othersAligned = j == i || isMultipleOf(kept[j], span);

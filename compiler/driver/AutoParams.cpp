@@ -36,16 +36,16 @@ bool parseAssumptions(const std::vector<std::string> &args,
     std::vector<int64_t> sizes;
     bool ok = !name.trim().empty() && !list.trim().empty();
     for (llvm::StringRef item : items) {
-      int64_t v = 0;
-      ok = ok && !item.trim().getAsInteger(0, v) && v > 0;
-      sizes.push_back(v);
+      std::optional<int64_t> v = parseIntegerOption(item);
+      ok = ok && v && *v > 0 && *v <= kMaxShapeExtent;
+      sizes.push_back(v.value_or(0));
     }
     if (!ok || (single && sizes.size() != 1)) {
       llvm::WithColor::error(llvm::errs(), tool)
           << "--assume " << text << ": expected "
           << (single ? "name=size with a positive integer size (this command ranks for one shape)"
                      : "name=size or name=size,size,... with positive integer sizes")
-          << "\n";
+          << " (shape symbols are i32: 1.." << kMaxShapeExtent << ")\n";
       return false;
     }
     std::sort(sizes.begin(), sizes.end());

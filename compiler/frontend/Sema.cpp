@@ -3,6 +3,8 @@
 #include "Sema.h"
 #include "ConstantFolder.h"
 
+#include "analysis/CheckedMath.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -33,6 +35,22 @@ std::optional<Define> parseDefine(llvm::StringRef text) {
   if (!isIdent(d.name) || (!d.kernel.empty() && !isIdent(d.kernel)))
     return std::nullopt;
   return d;
+}
+
+std::optional<int64_t> parseIntegerOption(llvm::StringRef text) {
+  llvm::StringRef digits = text.trim();
+  bool negative = digits.consume_front("-");
+  unsigned radix = digits.consume_front("0x") ? 16 : 10;
+  uint64_t magnitude = 0;
+  // getAsInteger would take a leading 0 as octal and accept 0b/0o prefixes and a second sign.
+  if (digits.empty() || !llvm::all_of(digits, [&](char c) {
+        return radix == 16 ? llvm::isHexDigit(c) : llvm::isDigit(c);
+      }) ||
+      digits.getAsInteger(radix, magnitude))
+    return std::nullopt;
+  if (magnitude > uint64_t(INT64_MAX) + (negative ? 1 : 0))
+    return std::nullopt;
+  return negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
 }
 
 // ------------------------------------------------------------------ scopes
@@ -92,12 +110,10 @@ std::optional<ConstValue> Sema::parseDefineValue(Define &d, Type expected, llvm:
     return std::nullopt;
   };
   switch (expected.kind()) {
-  case Type::IntLiteral: {
-    int64_t x;
-    if (v.getAsInteger(0, x))
-      return bad("an integer");
-    return ConstValue{x};
-  }
+  case Type::IntLiteral:
+    if (std::optional<int64_t> x = parseIntegerOption(v))
+      return ConstValue{*x};
+    return bad("an integer (decimal, or hexadecimal with 0x) in the 64-bit range");
   case Type::FloatLiteral: {
     double x;
     if (v.getAsDouble(x))
@@ -129,12 +145,10 @@ std::optional<ConstValue> Sema::parseDefineValue(Define &d, Type expected, llvm:
       if (v.getAsDouble(x))
         return bad("a number");
       return ConstValue{x};
-    } else {
-      int64_t x;
-      if (v.getAsInteger(0, x))
-        return bad("an integer");
-      return ConstValue{x};
     }
+    if (std::optional<int64_t> x = parseIntegerOption(v))
+      return ConstValue{*x};
+    return bad("an integer (decimal, or hexadecimal with 0x) in the 64-bit range");
   default:
     return bad("a value of a supported kind");
   }
@@ -434,10 +448,12 @@ void Sema::checkTensorParam(TensorParamDecl *p) {
       sym->type = Type::index();
       if (Define *d = findDefine(n->name)) {
         sym->constant = parseDefineValue(*d, Type::intLiteral(), "shape symbol '" + n->name + "'");
-        if (sym->constant && sym->constant->getInt() <= 0) {
+        if (sym->constant && (sym->constant->getInt() <= 0 ||
+                              sym->constant->getInt() > kMaxShapeExtent)) {
           ++numCommandLineErrors;
           diags.errorNoLocation("-D " + d->name + "=" + d->value +
-                                ": shape symbols must be positive");
+                                ": shape symbols are i32 and must be in 1.." +
+                                std::to_string(kMaxShapeExtent));
           sym->constant.reset();
         }
       }
@@ -445,9 +461,17 @@ void Sema::checkTensorParam(TensorParamDecl *p) {
       kernel->shapeSymbols.push_back(sym);
     }
     Type t = checkExpr(dim);
-    if (expectIntegral(dim, t, "a tensor dimension") && dim->constant && dim->constant->getInt() <= 0)
+    if (!expectIntegral(dim, t, "a tensor dimension") || !dim->constant)
+      continue;
+    int64_t extent = dim->constant->getInt();
+    if (extent <= 0)
       diags.error(dim->getRange(), "tensor dimension must be positive, got " +
-                                       std::to_string(dim->constant->getInt()));
+                                       std::to_string(extent));
+    else if (extent > kMaxShapeExtent)
+      diags.error(dim->getRange(), "tensor dimension " + std::to_string(extent) +
+                                       " does not fit in i32 (at most " +
+                                       std::to_string(kMaxShapeExtent) + ")")
+          .hint("tensor shapes are i32; split the tensor or the kernel's work");
   }
   declare(p);
 }
@@ -503,7 +527,35 @@ void Sema::checkAlloc(AllocStmt *s) {
       b->type = Type::error();
     }
   }
+  if (!b->type.isError() && !checkOnChipSize(b))
+    b->type = Type::error();
   declare(b);
+}
+
+bool Sema::checkOnChipSize(BufferDecl *b) {
+  std::vector<int64_t> dims;
+  for (const Expr *dim : b->shape.dims) {
+    if (!dim->constant || !dim->constant->isInt())
+      return true; // already reported
+    dims.push_back(dim->constant->getInt());
+  }
+  unsigned bits = bitWidth(b->elemType);
+  std::optional<int64_t> elements = checkedProduct(dims);
+  int64_t bytes = -1; // -1: the bit count overflows
+  if (std::optional<int64_t> exact = elements ? checkedBytes(*elements, bits) : std::nullopt)
+    bytes = *exact;
+  if (bytes >= 0 && bytes <= kMaxOnChipBytes)
+    return true;
+  std::string what = scopeName(b->scope).str() + " buffer '" + b->getName().str() + "' " +
+                     b->shape.str();
+  std::string size = "more than 2^63 elements";
+  if (elements)
+    size = std::to_string(*elements) + " elements of " + std::to_string(bits) + " bits = " +
+           (bytes >= 0 ? std::to_string(bytes) + " bytes" : "more than 2^63 bits");
+  diags.error(b->getRange(), what + " has " + size + "; on-chip buffers are limited to " +
+                                 std::to_string(kMaxOnChipBytes) + " bytes")
+      .hint("no GPU has this much shared memory or registers per block; use smaller tiles");
+  return false;
 }
 
 void Sema::checkLet(LetStmt *s) {
@@ -617,6 +669,7 @@ void Sema::checkFor(ForStmt *s) {
         s->loopKind == LoopKind::Parallel)
       diags.error(e->getRange(), "parallel loop extent must be positive, got " +
                                      std::to_string(e->constant->getInt()));
+  checkLoopBoundsFitIndex(s);
 
   pushScope();
   for (SimpleDecl *v : s->vars) {
@@ -627,6 +680,36 @@ void Sema::checkFor(ForStmt *s) {
   checkBlock(s->body);
   loops.pop_back();
   popScope();
+}
+
+void Sema::checkLoopBoundsFitIndex(ForStmt *s) {
+  auto outOfRange = [&](const Expr *e, llvm::StringRef what, llvm::StringRef value) {
+    diags.error(e->getRange(), what + " " + value + " does not fit in i32 (at most " +
+                                   std::to_string(kMaxShapeExtent) + ")")
+        .hint("loop variables and the flattened index of a parallel loop are i32");
+  };
+  std::vector<int64_t> extents;
+  for (const Expr *e : s->extents) {
+    if (!e->constant || !e->constant->isInt())
+      continue;
+    int64_t v = e->constant->getInt();
+    if (v > kMaxShapeExtent || v < -kMaxShapeExtent)
+      return outOfRange(e, "loop extent", std::to_string(v));
+    extents.push_back(std::max<int64_t>(v, 1));
+  }
+  if (s->start && s->start->constant && s->start->constant->isInt()) {
+    int64_t v = s->start->constant->getInt();
+    if (v > kMaxShapeExtent || v < -kMaxShapeExtent)
+      return outOfRange(s->start, "loop start", std::to_string(v));
+  }
+  // Threads stride over the product of a parallel loop's extents in one i32.
+  if (s->loopKind != LoopKind::Parallel || extents.size() < 2)
+    return;
+  std::optional<int64_t> product = checkedProduct(extents);
+  if (!product || *product > kMaxShapeExtent) {
+    std::string text = product ? std::to_string(*product) : std::string("above 2^63");
+    outOfRange(s->extents.front(), "the parallel loop's element count", text);
+  }
 }
 
 void Sema::checkIf(IfStmt *s) {

@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,18 @@ struct Define {
 
 // Parses "name=value" or "kernel.name=value"; nullopt if malformed.
 std::optional<Define> parseDefine(llvm::StringRef text);
+
+// An integer on the command line (`-D`, `--assume`), written as in the language: decimal
+// (`010` is ten: there is no octal) or hexadecimal with `0x`, optionally negative. nullopt
+// if malformed or outside int64_t.
+std::optional<int64_t> parseIntegerOption(llvm::StringRef text);
+
+// Shape symbols and tensor dimensions are i32 in generated code and in the launcher.
+constexpr int64_t kMaxShapeExtent = INT32_MAX;
+// No GPU has more on-chip memory for one block than this (H100: 228 KiB of shared memory,
+// 256 KiB of registers per SM); a larger on-chip buffer is a mistake, and the bound keeps
+// every later size computation far from int64_t overflow.
+constexpr int64_t kMaxOnChipBytes = int64_t(16) << 20;
 
 // A linear form sum(coeff_i * decl_i) + constant over integer declarations: enough to see
 // that `by * 64 + 64` minus `by * 64` is the constant 64.
@@ -91,8 +104,13 @@ private:
   void checkBlock(BlockStmt *b);
   void checkStmt(Stmt *s);
   void checkAlloc(AllocStmt *s);
+  // Element count and bytes of an on-chip buffer with a constant, positive shape: an error
+  // (with the numbers) when they overflow or exceed kMaxOnChipBytes.
+  bool checkOnChipSize(BufferDecl *b);
   void checkLet(LetStmt *s);
   void checkFor(ForStmt *s);
+  // Constant loop bounds, and the element count of a parallel loop, fit the i32 index.
+  void checkLoopBoundsFitIndex(ForStmt *s);
   void checkIf(IfStmt *s);
   void checkAssign(AssignStmt *s);
   void checkCallStmt(CallStmt *s);

@@ -3,6 +3,8 @@
 #include "ConstantFolder.h"
 #include "Sema.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <map>
 
@@ -494,23 +496,34 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
 
 // ------------------------------------------------------------------ linear forms
 
-static std::optional<LinearForm> scale(LinearForm f, int64_t k) {
+// Linear forms whose coefficients overflow int64_t are not linear forms we can use.
+static std::optional<LinearForm> scale(const LinearForm &f, int64_t k) {
   LinearForm out;
-  out.constant = f.constant * k;
+  if (llvm::MulOverflow(f.constant, k, out.constant))
+    return std::nullopt;
   if (k != 0)
-    for (auto &[d, c] : f.terms)
-      out.terms.push_back({d, c * k});
+    for (auto &[d, c] : f.terms) {
+      int64_t scaled = 0;
+      if (llvm::MulOverflow(c, k, scaled))
+        return std::nullopt;
+      out.terms.push_back({d, scaled});
+    }
   return out;
 }
 
-static LinearForm add(const LinearForm &a, const LinearForm &b, int64_t sign) {
+static std::optional<LinearForm> add(const LinearForm &a, const LinearForm &b, int64_t sign) {
+  std::optional<LinearForm> negated = sign < 0 ? scale(b, -1) : b;
+  if (!negated)
+    return std::nullopt;
   std::map<const Decl *, int64_t> sum;
   for (auto &[d, c] : a.terms)
-    sum[d] += c;
-  for (auto &[d, c] : b.terms)
-    sum[d] += sign * c;
+    sum[d] = c;
   LinearForm out;
-  out.constant = a.constant + sign * b.constant;
+  if (llvm::AddOverflow(a.constant, negated->constant, out.constant))
+    return std::nullopt;
+  for (auto &[d, c] : negated->terms)
+    if (llvm::AddOverflow(sum[d], c, sum[d]))
+      return std::nullopt;
   for (auto &[d, c] : sum)
     if (c != 0)
       out.terms.push_back({d, c});
@@ -570,10 +583,10 @@ std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo) {
       return std::nullopt;
     l = *lf;
   }
-  LinearForm diff = add(*h, l, -1);
-  if (!diff.isConstant())
+  std::optional<LinearForm> diff = add(*h, l, -1);
+  if (!diff || !diff->isConstant())
     return std::nullopt;
-  return diff.constant;
+  return diff->constant;
 }
 
 } // namespace tlc

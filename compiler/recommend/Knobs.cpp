@@ -2,6 +2,8 @@
 #include "recommend/ExprEval.h"
 #include "recommend/KernelWalk.h"
 
+#include "analysis/CheckedMath.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
@@ -100,12 +102,7 @@ private:
   const ExprEvaluator &shapes;
 };
 
-int64_t nextPow2(int64_t x) {
-  int64_t p = 1;
-  while (p < x)
-    p *= 2;
-  return p;
-}
+int64_t nextPow2(int64_t x) { return powerOf2Ceil(x); }
 
 std::vector<std::string> tileValues(const Uses &u, const TargetDesc &target) {
   const TensorPath &path = target.tensorPath();

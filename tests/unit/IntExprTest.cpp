@@ -368,3 +368,17 @@ TEST_CASE("iterator maps: pieces a thread index leaves to registers", "[intexpr]
   CHECK((*unused)[1].lower == 1);
   CHECK((*unused)[1].extent == 2);
 }
+
+TEST_CASE("xor simplification terminates for ranges past 2^62", "[intexpr][simplify][limits]") {
+  // The smallest power of two above x's upper bound was found by doubling, which wrapped and
+  // looped forever once the bound passed 2^62.
+  IntExpr x = IntExpr::var("x"), y = IntExpr::var("y");
+  VarBounds bounds;
+  bounds.bind(x, IntRange{0, (int64_t(1) << 62) + 5});
+  bounds.bind(y, IntRange{0, 3});
+  IntExpr e = x ^ (y * 8);
+  IntExpr s = simplify(e, bounds);
+  CHECK(simplify(s, bounds) == s);
+  bounds.bind(x, IntRange{0, 5});
+  CHECK(simplify(x ^ (y * 8), bounds).str() == simplify(x + y * 8, bounds).str());
+}

@@ -283,8 +283,8 @@ TEST_CASE("malformed -D values are command-line errors", "[sema][params]") {
                  Case{"T=f99", "expects a dtype (f16, bf16, f32, ...)"},
                  Case{"flag=2", "expects true or false"},
                  Case{"f=abc", "expects a number"},
-                 Case{"M=0", "tlc: error: -D M=0: shape symbols must be positive"},
-                 Case{"M=-4", "shape symbols must be positive"}}) {
+                 Case{"M=0", "tlc: error: -D M=0: shape symbols are i32 and must be in 1..2147483647"},
+                 Case{"M=-4", "shape symbols are i32 and must be in 1..2147483647"}}) {
     Frontend fe(source, {c.define});
     INFO(c.define << "\n" << fe.messages());
     CHECK_FALSE(fe.analyze());
