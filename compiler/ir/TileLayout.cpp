@@ -11,6 +11,13 @@ std::string paren(const std::string &s) {
   return simple ? s : "(" + s + ")";
 }
 
+int log2Exact(int64_t x) {
+  int k = 0;
+  while ((int64_t(1) << k) < x)
+    ++k;
+  return (int64_t(1) << k) == x ? k : -1;
+}
+
 } // namespace
 
 // ------------------------------------------------------------------ shared
