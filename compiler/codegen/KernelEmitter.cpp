@@ -350,14 +350,24 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
     return;
   }
   case Stmt::SK_If: {
+    // Else-if chains at one indentation level, as for tile-level ifs.
     auto *i = cast<IfStmt>(s);
     w.open("if (" + expr(i->cond) + ")");
-    emitScalarStmt(i->thenBody);
-    if (i->elseBody) {
+    while (true) {
+      emitScalarStmt(i->thenBody);
+      if (!i->elseBody)
+        break;
       w.indent--;
+      if (auto *next = dyn_cast<IfStmt>(i->elseBody)) {
+        w.line("} else if (" + expr(next->cond) + ") {");
+        w.indent++;
+        i = next;
+        continue;
+      }
       w.line("} else {");
       w.indent++;
       emitScalarStmt(i->elseBody);
+      break;
     }
     w.close();
     return;
@@ -557,14 +567,26 @@ void KernelEmitter::emitNode(const Node &n) {
     comment((loopKindName(n.loop->loopKind).str() + " loop").c_str());
     return n.loop->loopKind == LoopKind::Pipelined ? emitPipelined(n) : emitLoop(n);
   case NodeKind::If: {
-    auto *i = cast<IfStmt>(n.stmt);
-    w.open("if (" + expr(i->cond) + ")");
-    emitNodes(n.body);
-    if (!n.elseBody.empty()) {
+    // An else-if chain stays at one indentation level: nesting each branch one level deeper
+    // made the output quadratic in the chain's length (1.2 GB for 20k branches).
+    const Node *branch = &n;
+    w.open("if (" + expr(cast<IfStmt>(branch->stmt)->cond) + ")");
+    while (true) {
+      emitNodes(branch->body);
+      if (branch->elseBody.empty())
+        break;
+      const Node &next = *branch->elseBody.front();
       w.indent--;
+      if (branch->elseBody.size() == 1 && next.kind == NodeKind::If) {
+        w.line("} else if (" + expr(cast<IfStmt>(next.stmt)->cond) + ") {");
+        w.indent++;
+        branch = &next;
+        continue;
+      }
       w.line("} else {");
       w.indent++;
-      emitNodes(n.elseBody);
+      emitNodes(branch->elseBody);
+      break;
     }
     w.close();
     return;

@@ -1,4 +1,5 @@
 #include "ASTBuilder.h"
+#include "Limits.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -64,6 +65,17 @@ IntLiteralProblem parseIntLiteral(llvm::StringRef text, int64_t &value) {
 
 } // namespace
 
+bool ASTBuilder::withinLimit(size_t count, size_t limit, llvm::SMRange firstPast,
+                             const std::string &what, llvm::StringRef hint) {
+  if (count <= limit)
+    return true;
+  diags.error(firstPast, "too many " + what + ": " + std::to_string(count) +
+                             ", more than the limit of " + std::to_string(limit))
+      .hint(hint.empty() ? "no real kernel comes near this; split the work into smaller pieces"
+                         : hint);
+  return false;
+}
+
 void ASTBuilder::build(P::ProgramContext *tree) {
   for (P::TopDeclContext *top : tree->topDecl()) {
     if (auto *c = top->constDecl())
@@ -96,6 +108,16 @@ KernelDecl *ASTBuilder::buildKernel(P::KernelDeclContext *c) {
   if (auto *tp = c->tensorParamList())
     for (auto *p : tp->tensorParam())
       k->params.push_back(buildTensorParam(p));
+  size_t numCompile = k->compileParams.size(), numRuntime = k->params.size();
+  if (numCompile > limits::kMaxCompileParams)
+    withinLimit(numCompile, limits::kMaxCompileParams,
+                k->compileParams[limits::kMaxCompileParams]->getRange(),
+                "compile-time parameters in kernel '" + k->name + "'");
+  if (numRuntime > limits::kMaxRuntimeParams)
+    withinLimit(numRuntime, limits::kMaxRuntimeParams,
+                k->params[limits::kMaxRuntimeParams]->getRange(),
+                "run-time parameters in kernel '" + k->name + "'");
+  kernelStatements = 0;
   P::LaunchSpecContext *launch = c->launchSpec();
   k->grid = buildExprList(launch->exprList());
   k->gridRange = range(launch->exprList());
@@ -103,6 +125,8 @@ KernelDecl *ASTBuilder::buildKernel(P::KernelDeclContext *c) {
   if (launch->identList())
     k->blockIndices = buildVars(launch->identList(), Decl::DK_BlockIndex);
   k->body = buildBlock(c->block());
+  withinLimit(kernelStatements, limits::kMaxStatementsPerKernel, firstPastKernelLimit,
+              "statements in kernel '" + k->name + "', nested ones included");
   return k;
 }
 
@@ -147,11 +171,24 @@ std::vector<SimpleDecl *> ASTBuilder::buildVars(P::IdentListContext *c, Decl::Ki
   return vars;
 }
 
+void ASTBuilder::checkRank(const std::vector<Expr *> &dims, const std::string &what) {
+  if (dims.size() > limits::kMaxRank)
+    withinLimit(dims.size(), limits::kMaxRank, dims[limits::kMaxRank]->getRange(), what,
+                "on-chip buffers have at most 8 dimensions, like tensors");
+}
+
 BlockStmt *ASTBuilder::buildBlock(P::BlockContext *c) {
   auto *b = ctx.make<BlockStmt>(range(c));
-  for (auto *s : c->stmt())
+  std::vector<P::StmtContext *> stmts = c->stmt();
+  if (stmts.size() > limits::kMaxStatementsPerBlock)
+    withinLimit(stmts.size(), limits::kMaxStatementsPerBlock,
+                range(stmts[limits::kMaxStatementsPerBlock]), "statements in one block");
+  for (auto *s : stmts) {
+    if (++kernelStatements == limits::kMaxStatementsPerKernel + 1)
+      firstPastKernelLimit = range(s);
     if (Stmt *stmt = buildStmt(s))
       b->body.push_back(stmt);
+  }
   return b;
 }
 
@@ -180,6 +217,7 @@ Stmt *ASTBuilder::buildAlloc(P::AllocStmtContext *c) {
   d->elemTypeName = c->elemType()->getText();
   d->elemTypeRange = range(c->elemType());
   d->shape.dims = buildExprList(c->exprList());
+  checkRank(d->shape.dims, "dimensions in buffer '" + d->getName().str() + "'");
   return ctx.make<AllocStmt>(range(c), d);
 }
 
@@ -201,6 +239,9 @@ Stmt *ASTBuilder::buildFor(P::ForStmtContext *c) {
                       .Default(LoopKind::Vectorized);
   auto *f = ctx.make<ForStmt>(range(c), kind, range(c->loopKind()));
   f->vars = buildVars(c->identList(), Decl::DK_LoopVar);
+  if (f->vars.size() > limits::kMaxRank)
+    withinLimit(f->vars.size(), limits::kMaxRank, f->vars[limits::kMaxRank]->getRange(),
+                "variables in one loop", "a parallel loop binds one variable per dimension");
   if (c->argList())
     f->args = buildArgs(c->argList());
   f->body = buildBlock(c->block());

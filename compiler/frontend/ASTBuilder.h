@@ -38,6 +38,10 @@ private:
   std::vector<Expr *> buildExprList(P::ExprListContext *c);
   std::vector<CallArg> buildArgs(P::ArgListContext *c);
   NameExpr *buildName(P::NameContext *c);
+  // Limits.h: an error with the numbers at `firstPast` when `count` exceeds `limit`.
+  bool withinLimit(size_t count, size_t limit, llvm::SMRange firstPast, const std::string &what,
+                   llvm::StringRef hint = "");
+  void checkRank(const std::vector<Expr *> &dims, const std::string &what);
   std::vector<SimpleDecl *> buildVars(P::IdentListContext *c, Decl::Kind kind);
 
   llvm::SMRange range(antlr4::ParserRuleContext *c) const { return source.rangeOf(c); }
@@ -48,6 +52,8 @@ private:
   const SourceText &source;
   // Guards recursion on pathological nesting (the driver also runs on a large stack).
   unsigned exprDepth = 0;
+  size_t kernelStatements = 0; // statements of the current kernel so far, nested ones too
+  llvm::SMRange firstPastKernelLimit;
   bool depthReported = false; // the current top-level expression hit the depth limit
 };
 

@@ -92,6 +92,43 @@ int64_t saturateToWidth(double d, DType to) {
   return static_cast<int64_t>(t);
 }
 
+// A binary floating-point format narrower than double.
+struct FloatFormat {
+  int fractionBits;    // explicit mantissa bits
+  int minNormalExp;    // exponent of the smallest normal number
+  double maxFinite;    // largest finite value
+  bool saturates;      // FP8 conversions saturate (cvt .satfinite); IEEE ones overflow to inf
+};
+
+std::optional<FloatFormat> formatOf(DType t) {
+  switch (t) {
+  case DType::F16: return FloatFormat{10, -14, 65504.0, false};
+  case DType::BF16: return FloatFormat{7, -126, std::ldexp(255.0, 120), false};
+  case DType::F32: return FloatFormat{23, -126, double(std::numeric_limits<float>::max()), false};
+  case DType::F8E4M3: return FloatFormat{3, -6, 448.0, true};
+  case DType::F8E5M2: return FloatFormat{2, -14, 57344.0, true};
+  default: return std::nullopt; // f64: doubles are exact
+  }
+}
+
+// The value of `d` in format `f`: round to nearest, ties to even, with the format's
+// subnormals; past the largest finite value, infinity or (FP8) saturation. NaN stays NaN.
+double roundToFormat(double d, const FloatFormat &f) {
+  if (std::isnan(d) || d == 0.0)
+    return d;
+  double a = std::fabs(d);
+  double r = a;
+  if (!std::isinf(a)) {
+    // Below the smallest normal the spacing stays that of the subnormals.
+    int exp = std::max(std::ilogb(a), f.minNormalExp);
+    double quantum = std::ldexp(1.0, exp - f.fractionBits);
+    r = std::nearbyint(a / quantum) * quantum; // exact scaling; the default mode is ties-to-even
+  }
+  if (r > f.maxFinite)
+    r = f.saturates ? f.maxFinite : std::numeric_limits<double>::infinity();
+  return std::copysign(r, d);
+}
+
 FoldResult ok(ConstValue v) { return {v, ""}; }
 FoldResult none() { return {std::nullopt, ""}; }
 FoldResult fail(std::string msg) { return {std::nullopt, std::move(msg)}; }
@@ -236,8 +273,10 @@ FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args) {
 ConstValue castConstant(const ConstValue &v, DType to) {
   if (to == DType::Bool)
     return {v.isBool() ? v.getBool() : asDouble(v) != 0.0};
-  if (isFloat(to))
-    return {asDouble(v)};
+  if (isFloat(to)) {
+    std::optional<FloatFormat> format = formatOf(to);
+    return {format ? roundToFormat(asDouble(v), *format) : asDouble(v)};
+  }
   if (v.isInt())
     return {wrapToWidth(v.getInt(), to)};
   if (v.isBool())

@@ -17,7 +17,9 @@ FoldResult foldUnary(UnaryOp op, const ConstValue &v);
 FoldResult foldBinary(BinaryOp op, const ConstValue &a, const ConstValue &b);
 // Scalar builtins (exp, max, ceildiv, ...) on constant arguments.
 FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args);
-// Value conversion for casts and typed bindings.
+// Value conversion for casts and typed bindings: the value the device holds after the
+// conversion (floats rounded to nearest even in the target format, FP8 saturating; integers
+// wrapped to the target width; floats to integers truncated and saturated).
 ConstValue castConstant(const ConstValue &v, DType to);
 
 } // namespace tlc

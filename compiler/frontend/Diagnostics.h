@@ -56,6 +56,10 @@ public:
   void errorNoLocation(const llvm::Twine &message);
 
   unsigned errorCount() const { return numErrors; }
+  // True once the error cap has been passed (and "too many errors" printed): every stage
+  // stops its work then, so that input with thousands of errors costs no more than one with
+  // a few.
+  bool overErrorCap() const { return numErrors > kMaxErrors; }
   bool hasErrors() const { return numErrors != 0; }
   void setShowColors(bool enabled) { showColors = enabled; }
   llvm::SourceMgr &sourceManager() { return sourceMgr; }

@@ -1,6 +1,7 @@
 #include "Parser.h"
 
 #include "ASTBuilder.h"
+#include "Limits.h"
 #include "SourceText.h"
 #include "SyntaxErrors.h"
 #include "TileLangLexer.h"
@@ -15,9 +16,59 @@ namespace tlc {
 
 namespace {
 
-// Deeper bracket nesting than any real kernel is rejected before parsing, so that the
-// recursive-descent parser and the AST walkers stay far from the stack limit.
-constexpr unsigned kMaxNesting = 256;
+// Deeper nesting is rejected before parsing, so that the recursive-descent parser and the
+// AST walkers stay far from the stack limit; larger input before lexing.
+using limits::kMaxInputBytes;
+using limits::kMaxNesting;
+
+bool checkInputSize(unsigned bufferId, DiagnosticEngine &diags) {
+  const llvm::MemoryBuffer *buffer = diags.sourceManager().getMemoryBuffer(bufferId);
+  if (buffer->getBufferSize() <= kMaxInputBytes)
+    return true;
+  llvm::SMLoc start = llvm::SMLoc::getFromPointer(buffer->getBufferStart());
+  diags.error(llvm::SMRange(start, start),
+              "the file is " + std::to_string(buffer->getBufferSize()) +
+                  " bytes, more than the limit of " + std::to_string(kMaxInputBytes) +
+                  " bytes for one TileLang source")
+      .hint("split it into several files, one or a few kernels each");
+  return false;
+}
+
+// Tracks nesting as the parser will see it: open brackets plus the else-if branches of
+// every chain still open.
+class NestingDepth {
+public:
+  // Feeds the next visible token; false once the depth passes kMaxNesting.
+  bool feed(const std::string &text) {
+    // A chain at this depth ends at the first token after a `}` that is not `else`.
+    if (afterCloseBrace && text != "else")
+      endChain();
+    afterCloseBrace = false;
+    if (text == "(" || text == "[" || text == "{") {
+      chains.push_back(0);
+    } else if ((text == ")" || text == "]" || text == "}") && chains.size() > 1) {
+      endChain();
+      chains.pop_back();
+      afterCloseBrace = text == "}";
+    } else if (text == "if" && previous == "else") {
+      ++chains.back();
+      ++chained;
+    }
+    previous = text;
+    return chains.size() - 1 + chained <= kMaxNesting;
+  }
+
+private:
+  void endChain() {
+    chained -= chains.back();
+    chains.back() = 0;
+  }
+
+  std::vector<unsigned> chains = {0}; // else-if branches of the open chain, per bracket depth
+  unsigned chained = 0;               // their sum
+  bool afterCloseBrace = false;
+  std::string previous;
+};
 
 // The lexer never fails (a catch-all token takes stray characters); lexical errors are
 // reported here, and the offending tokens are moved off the parser's channel so the parser
@@ -30,9 +81,12 @@ public:
     tokens.fill();
   }
 
-  bool reportLexicalErrors(const SourceText &source, DiagnosticEngine &diags) {
+  // Reports lexical errors; false if there were any. `fatal` is set when the input must not
+  // reach the parser at all (nesting too deep).
+  bool reportLexicalErrors(const SourceText &source, DiagnosticEngine &diags, bool &fatal) {
     bool ok = true;
-    unsigned depth = 0;
+    fatal = false;
+    NestingDepth depth;
     for (antlr4::Token *tok : tokens.getTokens()) {
       auto *writable = dynamic_cast<antlr4::WritableToken *>(tok);
       switch (tok->getType()) {
@@ -63,18 +117,16 @@ public:
           ok = false;
         }
         break;
-      default: {
-        std::string text = tok->getText();
-        if (text == "(" || text == "[" || text == "{") {
-          if (++depth == kMaxNesting + 1) {
-            diags.error(source.rangeOf(tok), "brackets are nested too deeply (more than " +
-                                                 std::to_string(kMaxNesting) + " levels)");
-            return false;
-          }
-        } else if ((text == ")" || text == "]" || text == "}") && depth > 0) {
-          --depth;
+      default:
+        if (tok->getChannel() == antlr4::Token::DEFAULT_CHANNEL && !depth.feed(tok->getText())) {
+          diags.error(source.rangeOf(tok), "brackets and else-if chains are nested too deeply "
+                                           "(more than " + std::to_string(kMaxNesting) +
+                                               " levels; each `else if` counts as one)")
+              .hint("split the kernel's logic, or use select(...) or a lookup table in place "
+                    "of a long else-if chain");
+          fatal = true;
+          return false;
         }
-      }
       }
     }
     return ok;
@@ -91,19 +143,24 @@ bool parseProgram(unsigned bufferId, ASTContext &ctx, DiagnosticEngine &diags) {
   SourceText source(diags.sourceManager(), bufferId);
   ctx.program.fileName =
       diags.sourceManager().getMemoryBuffer(bufferId)->getBufferIdentifier().str();
-  if (!source.validateUtf8(diags))
+  if (!checkInputSize(bufferId, diags) || !source.validateUtf8(diags))
     return false;
   Lexed lexed(source);
-  bool lexOk = lexed.reportLexicalErrors(source, diags);
-  if (diags.hasErrors() && !lexOk &&
-      diags.errorCount() >= DiagnosticEngine::kMaxErrors)
+  bool fatal = false;
+  bool lexOk = lexed.reportLexicalErrors(source, diags, fatal);
+  if (fatal || diags.overErrorCap())
     return false;
 
   TileLangParser parser(&lexed.tokens);
   parser.removeErrorListeners();
   parser.setErrorHandler(std::make_shared<SyntaxErrorStrategy>(diags, source));
   unsigned errorsBefore = diags.errorCount();
-  TileLangParser::ProgramContext *tree = parser.program();
+  TileLangParser::ProgramContext *tree = nullptr;
+  try {
+    tree = parser.program();
+  } catch (const antlr4::ParseCancellationException &) {
+    return false; // past the error cap
+  }
   if (!lexOk || diags.errorCount() != errorsBefore || parser.getNumberOfSyntaxErrors() != 0)
     return false;
 
@@ -114,10 +171,11 @@ bool parseProgram(unsigned bufferId, ASTContext &ctx, DiagnosticEngine &diags) {
 
 bool dumpTokens(unsigned bufferId, DiagnosticEngine &diags, llvm::raw_ostream &os) {
   SourceText source(diags.sourceManager(), bufferId);
-  if (!source.validateUtf8(diags))
+  if (!checkInputSize(bufferId, diags) || !source.validateUtf8(diags))
     return false;
   Lexed lexed(source);
-  bool ok = lexed.reportLexicalErrors(source, diags);
+  bool fatal = false;
+  bool ok = lexed.reportLexicalErrors(source, diags, fatal);
   const antlr4::dfa::Vocabulary &vocab = lexed.lexer.getVocabulary();
   for (antlr4::Token *tok : lexed.tokens.getTokens()) {
     auto lineCol = diags.sourceManager().getLineAndColumn(source.rangeOf(tok).Start, bufferId);

@@ -217,10 +217,15 @@ void Sema::explainNotConstant(DiagnosticEngine::Builder &diag, const Expr *e,
 bool Sema::run() {
   unsigned errorsBefore = diags.errorCount();
   pushScope(); // file scope: constants
-  for (ConstDecl *c : ctx.program.consts)
+  for (ConstDecl *c : ctx.program.consts) {
+    if (diags.overErrorCap())
+      break;
     checkConst(c);
+  }
   llvm::StringMap<KernelDecl *> kernelNames;
   for (KernelDecl *k : ctx.program.kernels) {
+    if (diags.overErrorCap())
+      break;
     auto [it, inserted] = kernelNames.try_emplace(k->name, k);
     if (!inserted)
       diags.error(k->nameRange, "redefinition of kernel '" + k->name + "'")
@@ -479,8 +484,11 @@ void Sema::checkTensorParam(TensorParamDecl *p) {
 // ------------------------------------------------------------------ statements
 
 void Sema::checkBlock(BlockStmt *b) {
-  for (Stmt *s : b->body)
+  for (Stmt *s : b->body) {
+    if (diags.overErrorCap())
+      return;
     checkStmt(s);
+  }
 }
 
 void Sema::checkStmt(Stmt *s) {
@@ -583,6 +591,8 @@ void Sema::checkLet(LetStmt *s) {
     t = materialize(t);
   }
   d->type = t;
+  if (firstNonUniform(d->init))
+    nonUniformLets.insert(d);
   declare(d);
 }
 
@@ -671,10 +681,13 @@ void Sema::checkFor(ForStmt *s) {
                                      std::to_string(e->constant->getInt()));
   checkLoopBoundsFitIndex(s);
 
+  checkNestedPipeline(s);
   pushScope();
   for (SimpleDecl *v : s->vars) {
     v->type = Type::index();
     declare(v);
+    if (s->loopKind == LoopKind::Parallel)
+      parallelVars.insert(v);
   }
   loops.push_back(s);
   checkBlock(s->body);
@@ -715,6 +728,7 @@ void Sema::checkLoopBoundsFitIndex(ForStmt *s) {
 void Sema::checkIf(IfStmt *s) {
   expectBool(s->cond, checkExpr(s->cond), "an if condition");
   ++conditionalDepth;
+  conditions.push_back(s);
   pushScope();
   checkBlock(s->thenBody);
   popScope();
@@ -723,6 +737,7 @@ void Sema::checkIf(IfStmt *s) {
     checkStmt(s->elseBody);
     popScope();
   }
+  conditions.pop_back();
   --conditionalDepth;
 }
 
@@ -774,6 +789,7 @@ void Sema::checkAssign(AssignStmt *s) {
 void Sema::checkCallStmt(CallStmt *s) {
   CallExpr *call = s->call;
   if (call->calleeKind == CalleeKind::TileOp) {
+    checkTileOpPlacement(call);
     checkTileOp(call);
     return;
   }

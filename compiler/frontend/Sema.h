@@ -6,7 +6,9 @@
 
 #include "AST.h"
 #include "Diagnostics.h"
+#include "Limits.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cstdint>
@@ -32,12 +34,8 @@ std::optional<Define> parseDefine(llvm::StringRef text);
 // if malformed or outside int64_t.
 std::optional<int64_t> parseIntegerOption(llvm::StringRef text);
 
-// Shape symbols and tensor dimensions are i32 in generated code and in the launcher.
-constexpr int64_t kMaxShapeExtent = INT32_MAX;
-// No GPU has more on-chip memory for one block than this (H100: 228 KiB of shared memory,
-// 256 KiB of registers per SM); a larger on-chip buffer is a mistake, and the bound keeps
-// every later size computation far from int64_t overflow.
-constexpr int64_t kMaxOnChipBytes = int64_t(16) << 20;
+using limits::kMaxOnChipBytes;
+using limits::kMaxShapeExtent;
 
 // A linear form sum(coeff_i * decl_i) + constant over integer declarations: enough to see
 // that `by * 64 + 64` minus `by * 64` is the constant 64.
@@ -138,6 +136,12 @@ private:
                           llvm::StringRef fallbackHint = "");
   void reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range);
 
+  // Where tile operators may stand (SemaControl.cpp).
+  // The first part of `e` that can differ between the threads of a block; null if uniform.
+  const Expr *firstNonUniform(const Expr *e) const;
+  void checkTileOpPlacement(CallExpr *call);
+  void checkNestedPipeline(ForStmt *s);
+
   // Tile operators (SemaTileOps.cpp).
   void checkTileOp(CallExpr *call);
   std::optional<Region> analyzeRegion(Expr *arg, bool isWrite, llvm::StringRef role);
@@ -151,6 +155,10 @@ private:
   KernelDecl *kernel = nullptr;
   std::vector<ForStmt *> loops;     // enclosing loops, innermost last
   unsigned conditionalDepth = 0;    // enclosing if statements
+  std::vector<IfStmt *> conditions; // enclosing if statements, outermost first
+  llvm::DenseSet<const Decl *> nonUniformLets; // lets whose value can differ between threads
+  llvm::DenseSet<const Decl *> parallelVars;   // variables of parallel loops
+  llvm::DenseSet<const IfStmt *> reportedConditions;
 };
 
 } // namespace tlc

@@ -121,7 +121,9 @@ void Sema::checkIndexBounds(IndexExpr *e, BufferLikeDecl *buf) {
     if (!dim)
       continue;
     auto outOfBounds = [&](const Expr *at, int64_t value) {
-      diags.error(at->getRange(), std::string(item.isSlice ? "slice end " : "index ") +
+      diags.error(at->getRange(), std::string(!item.isSlice ? "index "
+                                              : at == item.lo ? "slice start "
+                                                              : "slice end ") +
                                       std::to_string(value) + " is out of bounds for dimension " +
                                       std::to_string(i) + " of '" + buf->getName() + "' (size " +
                                       std::to_string(*dim) + ")")
@@ -136,6 +138,10 @@ void Sema::checkIndexBounds(IndexExpr *e, BufferLikeDecl *buf) {
     if (item.isSlice && item.hi && item.hi->constant && item.hi->constant->isInt() &&
         (item.hi->constant->getInt() > *dim || item.hi->constant->getInt() < 0))
       outOfBounds(item.hi, item.hi->constant->getInt());
+    // On-chip regions must lie inside the buffer (global ones are bounds-checked at run time).
+    if (item.isSlice && item.lo && item.lo->constant && item.lo->constant->isInt() &&
+        item.lo->constant->getInt() < 0 && buf->scope != Scope::Global)
+      outOfBounds(item.lo, item.lo->constant->getInt());
     // A parallel loop variable used directly as an index must not run past the buffer.
     if (item.isSlice || buf->scope == Scope::Global)
       continue;
@@ -290,6 +296,20 @@ Type Sema::checkBinary(BinaryExpr *e) {
       return mismatch("numeric operands");
     result = promote(a, b);
     break;
+  }
+  if ((e->op == BinaryOp::Shl || e->op == BinaryOp::Shr) && result.isScalar() &&
+      e->rhs->constant && e->rhs->constant->isInt()) {
+    int64_t amount = e->rhs->constant->getInt();
+    unsigned bits = bitWidth(result.dtype());
+    if (amount < 0 || amount >= int64_t(bits)) {
+      diags.error(e->rhs->getRange(), "shift amount " + std::to_string(amount) +
+                                          " is out of range [0, " + std::to_string(bits) +
+                                          ") for " + dtypeName(result.dtype()))
+          .note(e->lhs->getRange(), "the shifted value has type " + result.str())
+          .hint(amount < 0 ? "shift the other way"
+                           : "widen the value first, e.g. i64(" + toSource(e->lhs) + ")");
+      return Type::error();
+    }
   }
   if (e->lhs->constant && e->rhs->constant) {
     FoldResult r = foldBinary(e->op, *e->lhs->constant, *e->rhs->constant);

@@ -276,6 +276,26 @@ std::string describeExpected(const antlr4::misc::IntervalSet &expected,
   return joinAlternatives(items);
 }
 
+void SyntaxErrorStrategy::stopPastErrorCap() const {
+  if (diags.overErrorCap())
+    throw antlr4::ParseCancellationException("too many errors");
+}
+
+void SyntaxErrorStrategy::sync(antlr4::Parser *parser) {
+  stopPastErrorCap();
+  DefaultErrorStrategy::sync(parser);
+}
+
+void SyntaxErrorStrategy::recover(antlr4::Parser *parser, std::exception_ptr e) {
+  stopPastErrorCap();
+  DefaultErrorStrategy::recover(parser, e);
+}
+
+antlr4::Token *SyntaxErrorStrategy::recoverInline(antlr4::Parser *parser) {
+  stopPastErrorCap();
+  return DefaultErrorStrategy::recoverInline(parser);
+}
+
 const BracketBalance &SyntaxErrorStrategy::brackets(antlr4::Parser *parser) {
   if (!balance)
     balance = BracketBalance::of(parser->getTokenStream());

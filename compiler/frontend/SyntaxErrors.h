@@ -31,6 +31,12 @@ public:
       : diags(diags), source(source) {}
 
 protected:
+  // Past the error cap the parse is abandoned (ParseCancellationException): recovering from
+  // thousands of errors is where pathological input spends its time.
+  void sync(antlr4::Parser *parser) override;
+  void recover(antlr4::Parser *parser, std::exception_ptr e) override;
+  antlr4::Token *recoverInline(antlr4::Parser *parser) override;
+
   void reportNoViableAlternative(antlr4::Parser *parser,
                                  const antlr4::NoViableAltException &e) override;
   void reportInputMismatch(antlr4::Parser *parser,
@@ -52,6 +58,7 @@ private:
   // ANTLR resynchronises after a bad token by skipping to one that may follow the rule,
   // which often trips again inside the same statement; one error per statement is enough.
   bool sameStatementAsLastError(antlr4::Parser *parser, const antlr4::Token *tok) const;
+  void stopPastErrorCap() const;
 
   DiagnosticEngine &diags;
   const SourceText &source;

@@ -308,7 +308,13 @@ private:
       error(b.decl->getRange(),
             "fragment '" + b.name + "' of " + std::to_string(rows) + "x" + std::to_string(cols) +
                 " elements cannot be spread evenly over " + std::to_string(g->threads) + " threads",
-            "make the number of elements a multiple of the thread count");
+            // blocked() fails only here: threads are laid out rowsPerPass() rows at a time.
+            "each thread takes " + std::to_string(l.vec) + " consecutive elements and " +
+                std::to_string(l.tpr) + " threads share a row of " + std::to_string(cols) +
+                ", so the " + std::to_string(g->threads) + " threads cover " +
+                std::to_string(l.rowsPerPass()) + " rows at a time; make the number of rows (" +
+                std::to_string(rows) + ") a multiple of " + std::to_string(l.rowsPerPass()) +
+                ", or use fewer threads");
       return;
     }
     b.fragment = l;

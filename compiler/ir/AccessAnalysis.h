@@ -51,7 +51,8 @@ struct Lifetime {
 };
 llvm::DenseMap<const Buffer *, Lifetime> topLevelLifetimes(const Graph &g);
 
-// RAW, WAR and WAW edges from each node to the earlier nodes of the same region it touches.
+// RAW, WAR and WAW edges from each node to the latest earlier nodes of the same region it
+// conflicts with (older conflicts are implied through those).
 void linkDependencies(std::vector<std::unique_ptr<Node>> &nodes);
 
 } // namespace tlc::ftg

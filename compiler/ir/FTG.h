@@ -70,7 +70,7 @@ struct Node {
   // for loops and branches, inside their bodies (ir/AccessAnalysis.h). What dependencies,
   // shared-memory lifetimes and barriers are computed from.
   std::vector<Buffer *> reads, writes;
-  std::vector<Node *> deps;     // earlier nodes in the same region this one must follow
+  std::vector<Node *> deps;     // latest earlier conflicting nodes of the region (older ones implied)
 
   // Loop / If regions.
   const ForStmt *loop = nullptr;

@@ -201,3 +201,29 @@ TEST_CASE("constant values print recognisably", "[fold]") {
   CHECK(ConstValue{DType::BF16}.str() == "bf16");
   CHECK(ConstValue{WarpPolicy::Square}.str() == "square");
 }
+
+TEST_CASE("float casts round to the target format", "[fold][casts]") {
+  // Exactly the f16/bf16/fp8 neighbours, as the device's conversions give them.
+  CHECK(castConstant(F(0.1), DType::F16).getFloat() == 0.0999755859375);
+  CHECK(castConstant(F(0.1), DType::BF16).getFloat() == 0.10009765625);
+  CHECK(castConstant(F(0.1), DType::F32).getFloat() == double(0.1f));
+  CHECK(castConstant(F(0.1), DType::F64).getFloat() == 0.1);
+  CHECK(castConstant(I(1000), DType::F8E4M3).getFloat() == 448.0); // saturates
+  CHECK(castConstant(F(-1e6), DType::F8E4M3).getFloat() == -448.0);
+  CHECK(castConstant(F(1e6), DType::F8E5M2).getFloat() == 57344.0);
+  CHECK(castConstant(F(INFINITY), DType::F8E4M3).getFloat() == 448.0);
+  CHECK(castConstant(F(0.3), DType::F8E4M3).getFloat() == 0.3125);
+  CHECK(castConstant(F(17.0), DType::F8E4M3).getFloat() == 16.0); // tie to even: 16 | 18
+  CHECK(castConstant(F(19.0), DType::F8E4M3).getFloat() == 20.0); // tie to even: 18 | 20
+  CHECK(castConstant(F(2049.0), DType::F16).getFloat() == 2048.0);
+  CHECK(castConstant(F(2051.0), DType::F16).getFloat() == 2052.0);
+  CHECK(castConstant(F(65519.0), DType::F16).getFloat() == 65504.0);
+  CHECK(std::isinf(castConstant(F(65520.0), DType::F16).getFloat())); // overflows to inf
+  CHECK(std::isinf(castConstant(F(1e39), DType::F32).getFloat()));
+  CHECK(castConstant(F(1e-8), DType::F16).getFloat() == 0.0); // below half the smallest subnormal
+  CHECK(castConstant(F(6e-8), DType::F16).getFloat() == std::ldexp(1.0, -24)); // subnormal
+  CHECK(castConstant(F(0.0009), DType::F8E4M3).getFloat() == 0.0);
+  CHECK(castConstant(F(0.002), DType::F8E4M3).getFloat() == std::ldexp(1.0, -9)); // smallest subnormal
+  CHECK(std::isnan(castConstant(F(std::nan("")), DType::F16).getFloat()));
+  CHECK(std::signbit(castConstant(F(-1e-9), DType::F16).getFloat())); // -0
+}

@@ -491,8 +491,33 @@ TEST_CASE("pathological nesting is an error, not a crash", "[parser][robustness]
   std::string deep = "const X = " + std::string(300, '(') + "1" + std::string(300, ')') + ";";
   Frontend fe(deep);
   CHECK_FALSE(fe.parse());
-  CHECK(fe.says("brackets are nested too deeply (more than 256 levels)"));
+  CHECK(fe.says("brackets and else-if chains are nested too deeply (more than 256 levels"));
   CHECK(fe.errors() == 1);
+
+  // The error stops the run: 500k levels used to overflow the stack after reporting it.
+  Frontend huge("const X = " + std::string(500000, '(') + "1" + std::string(500000, ')') + ";");
+  CHECK_FALSE(huge.parse());
+  CHECK(huge.errors() == 1);
+
+  // Each branch of an else-if chain nests one level deeper in the parser.
+  auto elseIfChain = [](int n) {
+    std::string s = "kernel k() grid(1) threads(32) as (bx) { if bx == 0 { }";
+    for (int i = 1; i < n; ++i)
+      s += " else if bx == " + std::to_string(i) + " { }";
+    return s + " }";
+  };
+  Frontend longElseIf(elseIfChain(300));
+  CHECK_FALSE(longElseIf.parse());
+  CHECK(longElseIf.says("test.tl:1:"));
+  CHECK(longElseIf.says("each `else if` counts as one"));
+  Frontend shortChain(elseIfChain(200));
+  CHECK(shortChain.parse());
+  // Separate chains do not add up.
+  std::string separate = "kernel k() grid(1) threads(32) as (bx) {";
+  for (int i = 0; i < 200; ++i)
+    separate += " if bx == 0 { } else if bx == 1 { } let y" + std::to_string(i) + " = 1;";
+  Frontend separateChains(separate + " }");
+  CHECK(separateChains.parse());
 
   // Deep operator chains need no brackets: left recursion builds a deep lhs spine.
   std::string chain = "const X = 1";
@@ -590,4 +615,26 @@ TEST_CASE("mutations of a valid kernel never make the front end throw", "[parser
     }
     parseNeverThrows(text);
   }
+}
+
+TEST_CASE("input larger than the limit is one located error", "[parser][robustness][limits]") {
+  std::string big;
+  for (int i = 0; big.size() <= (size_t(1) << 20); ++i)
+    big += "const c" + std::to_string(i) + " = " + std::to_string(i) + ";\n";
+  Frontend fe(big);
+  CHECK_FALSE(fe.parse());
+  CHECK(fe.errors() == 1);
+  CHECK(fe.says("test.tl:1:1: error: the file is " + std::to_string(big.size()) +
+                " bytes, more than the limit of 1048576 bytes"));
+}
+
+TEST_CASE("parsing stops after the error cap", "[parser][robustness][limits]") {
+  std::string body;
+  for (int i = 0; i < 2000; ++i)
+    body += "let x" + std::to_string(i) + " = = ;\n";
+  Frontend fe("kernel k() grid(1) threads(32) {\n" + body + "}\n");
+  CHECK_FALSE(fe.parse());
+  // The 26th error prints "too many errors" and ends the parse; the others are not reported.
+  CHECK(fe.errors() == DiagnosticEngine::kMaxErrors + 1);
+  CHECK(fe.says("too many errors emitted (25)"));
 }

@@ -1,0 +1,122 @@
+// Sema for where tile operators may stand: every thread of the block must reach a tile
+// operator together, so the conditions around it must be block-uniform and no per-thread loop
+// may enclose it; and pipelined loops do not nest.
+#include "Sema.h"
+
+namespace tlc {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+std::string describeNonUniform(const Expr *e, const Decl *d) {
+  if (isa<IndexExpr>(e)) {
+    auto *b = llvm::dyn_cast_or_null<BufferDecl>(d);
+    return "an element of " + (b ? scopeName(b->scope).str() + " buffer" : std::string("buffer")) +
+           " '" + (d ? d->getName().str() : std::string()) + "', which each thread reads on its own";
+  }
+  if (!d)
+    return "a value computed per thread";
+  if (isa<LetDecl>(d))
+    return "'" + d->getName().str() + "' is computed from values that differ between threads";
+  return "'" + d->getName().str() + "' is a " + d->kindName() + " that differs between threads";
+}
+
+} // namespace
+
+const Expr *Sema::firstNonUniform(const Expr *e) const {
+  if (!e || e->constant)
+    return nullptr;
+  switch (e->getKind()) {
+  case Expr::EK_Name: {
+    const Decl *d = cast<NameExpr>(e)->decl;
+    if (!d)
+      return nullptr;
+    if (isa<LetDecl>(d))
+      return nonUniformLets.count(d) ? e : nullptr;
+    if (d->getKind() == Decl::DK_LoopVar)
+      return parallelVars.count(d) ? e : nullptr;
+    // Constants, parameters, shape symbols, block indices: the same in every thread.
+    return nullptr;
+  }
+  case Expr::EK_Index: {
+    auto *ix = cast<IndexExpr>(e);
+    // Elements of global tensors at uniform indices are uniform; on-chip buffers are read
+    // per thread (a local buffer is per thread, a fragment element lives in one thread).
+    if (!llvm::isa_and_nonnull<TensorParamDecl>(ix->base->decl))
+      return e;
+    for (const IndexItem &item : ix->indices)
+      for (const Expr *part : {item.lo, item.hi})
+        if (part && firstNonUniform(part))
+          return firstNonUniform(part);
+    return nullptr;
+  }
+  case Expr::EK_Unary:
+    return firstNonUniform(cast<UnaryExpr>(e)->operand);
+  case Expr::EK_Binary: {
+    auto *b = cast<BinaryExpr>(e);
+    if (const Expr *n = firstNonUniform(b->lhs))
+      return n;
+    return firstNonUniform(b->rhs);
+  }
+  case Expr::EK_Call: {
+    auto *c = cast<CallExpr>(e);
+    if (c->builtin == Builtin::CallExtern)
+      return e; // any device function: nothing says it returns the same in every thread
+    for (const CallArg &a : c->args)
+      if (const Expr *n = firstNonUniform(a.value))
+        return n;
+    return nullptr;
+  }
+  default:
+    return nullptr;
+  }
+}
+
+void Sema::checkTileOpPlacement(CallExpr *call) {
+  // Per-element code (a parallel loop body) is checked by the tile operator itself.
+  if (llvm::any_of(loops, [](ForStmt *f) { return f->loopKind == LoopKind::Parallel; }))
+    return;
+  if (call->builtin == Builtin::CallExtern)
+    return; // a per-thread call, not a tile operator
+  for (ForStmt *f : loops)
+    if (f->loopKind == LoopKind::Vectorized) {
+      diags.error(call->calleeRange, "tile operator '" + call->callee +
+                                         "' cannot be used inside a vectorized loop")
+          .note(f->kindRange, "inside this vectorized loop")
+          .hint("a vectorized loop is per-thread code; use a serial or unroll loop");
+      return;
+    }
+  for (IfStmt *i : conditions) {
+    const Expr *bad = firstNonUniform(i->cond);
+    if (!bad || !reportedConditions.insert(i).second)
+      continue;
+    const Decl *d = nullptr;
+    if (auto *n = dyn_cast<NameExpr>(bad))
+      d = n->decl;
+    else if (auto *ix = dyn_cast<IndexExpr>(bad))
+      d = ix->base->decl;
+    diags.error(call->calleeRange, "tile operator '" + call->callee +
+                                       "' under a condition that can differ between threads")
+        .note(bad->getRange(), describeNonUniform(bad, d))
+        .hint("every thread of the block must reach a tile operator: build the condition from "
+              "constants, parameters, block indices, serial/pipelined/unroll loop variables "
+              "and global tensor elements at such indices");
+  }
+}
+
+void Sema::checkNestedPipeline(ForStmt *s) {
+  if (s->loopKind != LoopKind::Pipelined)
+    return;
+  for (ForStmt *outer : loops)
+    if (outer->loopKind == LoopKind::Pipelined) {
+      diags.error(s->kindRange, "pipelined loops cannot be nested")
+          .note(outer->kindRange, "inside this pipelined loop")
+          .hint("pipeline one of them and make the other `serial`");
+      return;
+    }
+}
+
+} // namespace tlc
