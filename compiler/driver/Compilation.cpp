@@ -60,11 +60,15 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     ranksOk &= codegen::checkTensorRanks(*k, diags);
   if (!ranksOk)
     return kInputError;
-  for (KernelDecl *k : u.ast.program.kernels)
+  // Every stage stops once the error cap is passed (DiagnosticEngine::overErrorCap).
+  for (KernelDecl *k : u.ast.program.kernels) {
+    if (diags.overErrorCap())
+      break;
     if (auto g = ftg::buildGraph(*k, diags, opts.target)) {
       g->sourceName = path;
       u.graphs.push_back(std::move(g));
     }
+  }
   if (diags.hasErrors())
     return kInputError;
   if (opts.emit == "ftg") {
@@ -73,7 +77,8 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     return kSuccess;
   }
   for (auto &g : u.graphs)
-    runInference(*g, diags);
+    if (!diags.overErrorCap())
+      runInference(*g, diags);
   if (diags.hasErrors())
     return kInputError;
   // Dumps show variant 0; only generated code needs the others.
