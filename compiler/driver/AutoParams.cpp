@@ -135,9 +135,19 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
     ro.onlyAuto = true;
     ro.reuseCompilations = true;
     auto failed = [&](llvm::Error e) {
-      diags.errorNoLocation("cannot choose `auto` parameters of kernel '" + k->name +
-                            "': " + llvm::toString(std::move(e)));
-      return kInputError;
+      int status = kInputError;
+      llvm::handleAllErrors(
+          std::move(e),
+          [&](const recommend::LocatedError &l) {
+            llvm::errs() << l.text; // located already (or the user's -D errors)
+            if (l.commandLine)
+              status = kUsageError;
+          },
+          [&](const llvm::ErrorInfoBase &other) {
+            diags.errorNoLocation("cannot choose `auto` parameters of kernel '" + k->name +
+                                  "': " + other.message());
+          });
+      return status;
     };
     auto recommender = recommend::Recommender::create(source, fileName, ro, *t);
     if (!recommender)
@@ -161,10 +171,20 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
       const recommend::Recommendation &last = perBucket.back();
       if (last.illegal.empty())
         continue;
-      // No legal configuration: the first one is compiled anyway, so that its errors show
-      // with their locations.
+      // The compiler rejects every configuration: its errors for the first one, with notes
+      // at the `auto` each value came from. Compiling that configuration again would say
+      // the same without the notes (and blame the recommender's bindings as -D options).
+      if (last.illegal.front().compileError) {
+        reportNoLegal(*k, last);
+        // Sema does not run, so it cannot tell which -D options the file uses: none is
+        // reported as unused on top of the errors.
+        for (Define &d : userDefines)
+          d.used = true;
+        return kInputError;
+      }
+      // Only the cost model objects (no block fits its occupancy model, say): the first
+      // configuration is compiled anyway, since the compiler accepts it.
       record(*k, last.illegal.front().config);
-      reportNoLegal(*k, last);
       continue;
     }
     if (grid.size() == 1) {
@@ -251,9 +271,9 @@ void AutoParams::reportVariants(const KernelVariants &kv, double seconds) const 
 }
 
 void AutoParams::reportNoLegal(const KernelDecl &k, const recommend::Recommendation &rec) const {
+  llvm::errs() << rec.firstIllegalDiagnostics;
   // When every candidate fails alike, the kernel itself is wrong and its errors speak for
-  // themselves; when the failures depend on the values (resources), say where the values
-  // in the errors came from.
+  // themselves; when the failures depend on the values, say whose errors these are.
   bool alike = llvm::all_of(rec.illegal, [&](const recommend::Candidate &c) {
     return c.reason == rec.illegal.front().reason;
   });
@@ -261,8 +281,9 @@ void AutoParams::reportNoLegal(const KernelDecl &k, const recommend::Recommendat
     return;
   llvm::WithColor::note(llvm::errs(), "tlc")
       << "no configuration of the `auto` parameters of kernel '" << k.name << "' compiles for "
-      << rec.target.name << "; the errors of " << recommend::configStr(rec.illegal.front().config)
-      << " follow (tlc recommend --show-illegal lists every candidate)\n";
+      << rec.target.name << "; above: the errors of the first one, "
+      << recommend::configStr(rec.illegal.front().config)
+      << " (tlc recommend --only-auto --show-illegal lists every candidate)\n";
 }
 
 void AutoParams::markChosen(Program &program, const std::vector<Define> &bound) {

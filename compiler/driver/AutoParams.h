@@ -46,7 +46,7 @@ struct KernelVariants {
 
 class AutoParams {
 public:
-  AutoParams(const Options &opts, const std::vector<Define> &userDefines)
+  AutoParams(const Options &opts, std::vector<Define> &userDefines)
       : opts(opts), userDefines(userDefines) {}
 
   // Runs the recommender for every kernel of `program` with unbound `auto` parameters.
@@ -78,7 +78,7 @@ private:
   bool needsChoice(const KernelDecl &k, const CompileParamDecl &p) const;
 
   const Options &opts;
-  const std::vector<Define> &userDefines;
+  std::vector<Define> &userDefines; // marked used when choose() stops the compilation
   std::optional<recommend::TargetDesc> target;
   std::vector<Define> chosen;
   std::vector<KernelVariants> multi;

@@ -19,9 +19,35 @@ int usage(const llvm::Twine &message) {
   return kUsageError;
 }
 
-int inputError(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "tlc recommend") << message << "\n";
-  return kInputError;
+// Errors of the recommender: located diagnostics print as they are (a -D value Sema
+// rejects is a usage error); anything else is about the input as a whole.
+int recommendError(llvm::Error e) {
+  int status = kInputError;
+  llvm::handleAllErrors(
+      std::move(e),
+      [&](const recommend::LocatedError &l) {
+        llvm::errs() << l.text;
+        if (l.commandLine)
+          status = kUsageError;
+      },
+      [&](const llvm::ErrorInfoBase &other) {
+        llvm::WithColor::error(llvm::errs(), "tlc recommend") << other.message() << "\n";
+      });
+  return status;
+}
+
+// A --values list must hold values the knob can take: integers, or warp policies for a
+// policy knob (otherwise every candidate would fail as a bad -D binding).
+std::optional<std::string> badValue(const recommend::Knob &k) {
+  for (const std::string &v : k.values) {
+    int64_t i;
+    bool ok = k.role == recommend::KnobRole::Policy
+                  ? (v == "full_row" || v == "full_col" || v == "square")
+                  : !llvm::StringRef(v).getAsInteger(10, i);
+    if (!ok)
+      return v;
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -52,6 +78,9 @@ CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
   cmd->add_flag("--show-illegal", args.showIllegal, "also list rejected candidates and why");
   cmd->add_flag("--only-auto", args.onlyAuto,
                 "search only `auto` parameters (what compiling the kernel does)");
+  cmd->add_flag("--timing", args.timing,
+                "also put the ranking's wall-clock time in the JSON report (which is otherwise "
+                "the same on every run)");
   cmd->add_option("-o,--output", args.output, "output file ('-' for stdout)");
   return cmd;
 }
@@ -98,6 +127,8 @@ int runRecommend(const RecommendArgs &args) {
   ASTContext ast;
   if (!parseProgram(id, ast, diags))
     return kInputError;
+  if (ast.program.kernels.empty())
+    return usage(args.input + " has no kernel to tune");
   if (opts.kernel.empty()) {
     if (ast.program.kernels.size() != 1) {
       std::string names;
@@ -107,16 +138,32 @@ int runRecommend(const RecommendArgs &args) {
                    " kernels; choose one with --kernel (" + names + ")");
     }
     opts.kernel = ast.program.kernels[0]->name;
+  } else if (!llvm::any_of(ast.program.kernels,
+                           [&](const KernelDecl *k) { return k->name == opts.kernel; })) {
+    std::string names;
+    for (const KernelDecl *k : ast.program.kernels)
+      names += (names.empty() ? "" : ", ") + k->name;
+    return usage("--kernel " + opts.kernel + ": " + args.input + " has no kernel named '" +
+                 opts.kernel + "'" + (names.empty() ? "" : " (its kernels: " + names + ")"));
   }
 
   auto result = recommend::rank((*buffer)->getBuffer(), args.input, opts, *target);
   if (!result)
-    return inputError(llvm::toString(result.takeError()));
-  for (const auto &[name, list] : opts.values)
-    if (!llvm::any_of(result->knobs, [&](const recommend::Knob &k) { return k.name == name; }))
+    return recommendError(result.takeError());
+  for (const auto &[name, list] : opts.values) {
+    auto knob = llvm::find_if(result->knobs, [&](const recommend::Knob &k) { return k.name == name; });
+    if (knob != result->knobs.end()) {
+      if (std::optional<std::string> bad = badValue(*knob))
+        return usage("--values " + name + "=...: '" + *bad + "' is not a value of " +
+                     (knob->role == recommend::KnobRole::Policy
+                          ? "a warp policy knob (full_row, full_col or square)"
+                          : "an integer knob"));
+      continue;
+    }
       return usage("--values " + name + "=...: '" + name + "' is not a knob of kernel '" + opts.kernel +
                    "' (knobs are compile-time parameters the kernel uses as tile sizes, thread "
                    "counts, stages, policies or panels, and -D does not pin)");
+  }
   for (const Define &d : opts.defines) {
     bool known = llvm::is_contained(result->pinned, d.name) ||
                  llvm::any_of(ast.program.consts, [&](const ConstDecl *c) { return c->getName() == d.name; }) ||
@@ -135,6 +182,7 @@ int runRecommend(const RecommendArgs &args) {
   recommend::ReportOptions report;
   report.top = args.top;
   report.showIllegal = args.showIllegal;
+  report.timing = args.timing;
   if (args.format == "json")
     recommend::printJson(*result, report, out);
   else
@@ -145,10 +193,21 @@ int runRecommend(const RecommendArgs &args) {
     recommend::printExplanation(*result, args.format == "json" ? llvm::errs() : out);
   }
   out.flush(); // the report first, then any error about it
-  if (result->ranked.empty())
-    return inputError("no legal configuration of kernel '" + opts.kernel + "'" +
-                      (result->illegal.empty() ? "" : "; the first candidate fails with: " +
-                                                          result->illegal.front().reason));
+  if (result->ranked.empty()) {
+    // Located errors: the first candidate's, with notes at the values it tried.
+    llvm::errs() << result->firstIllegalDiagnostics;
+    llvm::WithColor::note(llvm::errs(), "tlc recommend")
+        << "no legal configuration of kernel '" << opts.kernel << "'"
+        << (result->illegal.empty()
+                ? std::string(" (no candidate)")
+                : "; above: why the first candidate, " +
+                      (result->illegal.front().config.empty()
+                           ? std::string("the kernel as written")
+                           : recommend::configStr(result->illegal.front().config)) +
+                      ", fails" + (args.showIllegal ? "" : " (--show-illegal lists every candidate)"))
+        << "\n";
+    return kInputError;
+  }
   return kSuccess;
 }
 

@@ -23,6 +23,7 @@ struct RecommendArgs {
   bool explain = false;
   bool showIllegal = false;
   bool onlyAuto = false;
+  bool timing = false; // --timing: wall-clock time in the JSON report too
   std::string output = "-";
   bool showColors = false;
 };

@@ -14,6 +14,8 @@
 
 namespace tlc::recommend {
 
+char LocatedError::ID = 0;
+
 std::string configStr(const Config &c) {
   std::string s;
   for (const Binding &b : c)
@@ -72,7 +74,7 @@ CandidateCompiler::create(std::string source, std::string fileName, std::string 
   DiagnosticEngine diags(p.sourceMgr, os);
   ASTContext probe;
   if (!parseProgram(p.bufferId, probe, diags))
-    return failure(cc->file + ": " + firstError(os.str()));
+    return llvm::make_error<LocatedError>(os.str());
   if (!llvm::any_of(probe.program.kernels, [&](const KernelDecl *k) { return k->name == cc->kernel; }))
     return failure(cc->file + ": no kernel named '" + cc->kernel + "'");
 
@@ -115,6 +117,7 @@ std::unique_ptr<CompiledKernel> CandidateCompiler::compile(const Config &config,
     all.push_back({kernel, b.name, b.value, false});
   Sema sema(c.ast, *c.diags, all);
   c.semaOk = sema.run();
+  c.commandLineErrors = sema.commandLineErrors() != 0;
   if (!c.semaOk || !infer)
     return finish();
 
@@ -131,6 +134,28 @@ std::unique_ptr<CompiledKernel> CandidateCompiler::compile(const Config &config,
   if (pm.run(*g, *c.diags) && !c.diags->hasErrors())
     c.graph = std::move(g);
   return finish();
+}
+
+std::string CandidateCompiler::renderError(llvm::SMRange at, const std::string &message,
+                                           const std::vector<Note> &notes) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  {
+    DiagnosticEngine diags(parsed->sourceMgr, os);
+    auto error = diags.error(at, message);
+    for (const Note &n : notes)
+      error.note(n.range, n.message);
+  } // the builder prints when it goes out of scope
+  return os.str();
+}
+
+std::string CandidateCompiler::renderNotes(const std::vector<Note> &notes) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const Note &n : notes)
+    parsed->sourceMgr.PrintMessage(os, n.range.Start, llvm::SourceMgr::DK_Note, n.message,
+                                   llvm::makeArrayRef(n.range));
+  return os.str();
 }
 
 } // namespace tlc::recommend

@@ -34,6 +34,21 @@ struct Binding {
 using Config = std::vector<Binding>;
 std::string configStr(const Config &c); // "block_M=128 block_N=64"
 
+// An error whose text is already rendered diagnostics (`file:line:col: error: ...`, the
+// source line and caret, notes): drivers print it as it is. `commandLine` marks errors in
+// the user's -D options, which are usage errors (exit 2), not errors in the source.
+class LocatedError : public llvm::ErrorInfo<LocatedError> {
+public:
+  static char ID;
+  explicit LocatedError(std::string text, bool commandLine = false)
+      : text(std::move(text)), commandLine(commandLine) {}
+  void log(llvm::raw_ostream &os) const override { os << text; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+  std::string text;
+  bool commandLine;
+};
+
 // A compiled candidate. Owns the AST its graph points into; lives no longer than the
 // CandidateCompiler that made it (it shares its source buffer).
 struct CompiledKernel {
@@ -44,6 +59,7 @@ struct CompiledKernel {
   std::unique_ptr<ftg::Graph> graph; // null when illegal
   std::string error;                 // the first error, when illegal
   bool semaOk = false;               // Sema passed: the AST is typed and folded
+  bool commandLineErrors = false;    // Sema rejected a -D value (the user's, or a binding)
 };
 
 class CandidateCompiler {
@@ -58,6 +74,16 @@ public:
 
   // Stops after Sema when `infer` is false (to analyse the kernel's structure).
   std::unique_ptr<CompiledKernel> compile(const Config &config, bool infer = true) const;
+
+  // Renders an error at `at` with notes, as the compiler prints them (no colours).
+  struct Note {
+    llvm::SMRange range;
+    std::string message;
+  };
+  std::string renderError(llvm::SMRange at, const std::string &message,
+                          const std::vector<Note> &notes = {}) const;
+  // Renders notes alone (`file:line:col: note: ...` with the source line and caret).
+  std::string renderNotes(const std::vector<Note> &notes) const;
 
   const std::string &kernelName() const { return kernel; }
   const std::string &fileName() const { return file; }

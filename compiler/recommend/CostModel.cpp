@@ -94,6 +94,9 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
                    t.name + " allows " + std::to_string(t.sharedPerBlock));
   if (p.occupancy.blocksPerSM == 0)
     return illegal("no block fits on an SM (limited by " + p.occupancy.limitedBy + ")");
+  if (p.blocks <= 0 || g.threads <= 0)
+    return illegal("the grid has " + std::to_string(p.blocks) + " blocks of " +
+                   std::to_string(g.threads) + " threads");
 
   const double S = t.sms;
   const int64_t blocks = p.blocks;
@@ -173,6 +176,11 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
   p.seconds = norm + p.intrinsic;
   double ops = p.tensorFlops + p.cudaOps + p.sfuOps;
   p.arithmeticIntensity = p.traffic.hbmBytes > 0 ? ops / p.traffic.hbmBytes : 0;
+  // Descriptors are validated when loaded, but extreme sizes can still overflow a double:
+  // a prediction that is not a finite positive time ranks nothing (NaN breaks every sort).
+  if (!std::isfinite(p.seconds) || !(p.seconds > 0))
+    return illegal("the cost model cannot predict this configuration (its predicted time is " +
+                   std::to_string(p.seconds) + " s)");
   return p;
 }
 

@@ -183,8 +183,10 @@ KnobSpace KnobSpace::analyze(const KernelDecl &k, const TargetDesc &target,
     if (auto given = opts.values.find(knob.name); given != opts.values.end()) {
       knob.values = given->second; // exactly what was asked for
     } else {
+      // Only values Sema accepts as the parameter's: a candidate Sema rejects (`auto(f16)`)
+      // is reported at the candidate itself, never as a bad -D binding of the recommender's.
       for (const Expr *c : p->autoCandidates)
-        if (c->constant)
+        if (c->constant && (isPolicy ? c->constant->isPolicy() : c->constant->isInt()))
           knob.values.push_back(c->constant->str());
       if (knob.values.empty() && role)
         knob.values = defaultValues(*role, u, target);

@@ -1,6 +1,8 @@
 #include "recommend/QuickCheck.h"
 #include "recommend/KernelWalk.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace tlc::recommend {
 
 using llvm::dyn_cast;
@@ -32,7 +34,8 @@ std::optional<std::string> QuickCheck::reject(const Config &config) {
           eval.unbind(p);
       }
   std::optional<int64_t> threads = eval.evalInt(k.threads);
-  if (!threads)
+  // Not positive: Sema rejects it with its location (threads(0)); nothing here divides by it.
+  if (!threads || *threads <= 0)
     return std::nullopt;
   if (*threads % target.warpSize != 0 || *threads > target.threadsPerBlock)
     return std::to_string(*threads) + " threads per block: " + target.name + " needs a multiple of " +
@@ -55,10 +58,16 @@ std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
       std::optional<int64_t> v = eval.evalInt(d);
       if (!v)
         return std::nullopt;
-      elems *= *v;
+      // Not positive or overflowing: Sema and the planners report it with its location.
+      if (*v <= 0 || llvm::MulOverflow(elems, *v, elems))
+        return std::nullopt;
     }
-    int64_t bits = elems * bitWidth(a->buffer->elemType);
-    regs += a->buffer->scope == Scope::Local ? (bits + 31) / 32 : bits / (32 * threads);
+    int64_t bits = 0;
+    if (llvm::MulOverflow(elems, int64_t(bitWidth(a->buffer->elemType)), bits))
+      return std::nullopt;
+    regs += a->buffer->scope == Scope::Local ? bits / 32 + 1 : bits / (32 * threads);
+    if (regs > target.registersPerThread)
+      break; // already too many; stop before the sum can overflow
   }
   if (regs > target.registersPerThread)
     return "fragments need at least " + std::to_string(regs) + " registers per thread, but " +

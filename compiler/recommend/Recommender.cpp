@@ -8,8 +8,16 @@ namespace tlc::recommend {
 
 namespace {
 
-llvm::Error failure(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+// The errors Sema reported about -D values ("tlc: error: -D x=y: ..."), without the source
+// errors that follow from them.
+std::string commandLineErrorsOf(llvm::StringRef diagnostics) {
+  std::string out;
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  diagnostics.split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (line.startswith("tlc: error: -D "))
+      out += line.str() + "\n";
+  return out;
 }
 
 // The names -D binds for `kernel` (plain or qualified with this kernel's name).
@@ -55,14 +63,89 @@ private:
   std::map<std::string, std::unique_ptr<Entry>> entries;
 };
 
+// Whether rendered diagnostics hold an error with a source location (not only
+// "tlc: error: ..." lines).
+bool hasLocatedError(llvm::StringRef diagnostics) {
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  diagnostics.split(lines, '\n');
+  return llvm::any_of(lines, [](llvm::StringRef line) {
+    return line.contains(": error: ") && !line.startswith("tlc: ");
+  });
+}
+
+// The source text the first located error of `diagnostics` underlines (its caret line
+// under its source line), or "" when there is none.
+std::string firstErrorSubject(llvm::StringRef diagnostics) {
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  diagnostics.split(lines, '\n');
+  for (size_t i = 0; i + 2 < lines.size(); ++i) {
+    if (!lines[i].contains(": error: ") || lines[i].startswith("tlc: "))
+      continue;
+    llvm::StringRef source = lines[i + 1], caret = lines[i + 2];
+    size_t begin = caret.find_first_not_of(' ');
+    if (begin == llvm::StringRef::npos || begin >= source.size())
+      return "";
+    return source.substr(begin, caret.size() - begin).str();
+  }
+  return "";
+}
+
+// The notes that say where an illegal candidate's values come from: the knobs the first
+// error underlines (`threads(threads)` with threads = 0), or every knob when it names none
+// and not `onlyNamed` (shared memory over the budget is every tile's doing).
+std::vector<CandidateCompiler::Note> valueNotes(const KernelDecl &k, const Config &config,
+                                                llvm::StringRef diagnostics, bool onlyNamed) {
+  std::string subject = firstErrorSubject(diagnostics);
+  auto named = [&](llvm::StringRef name) {
+    for (size_t at = subject.find(name.str()); at != std::string::npos;
+         at = subject.find(name.str(), at + 1)) {
+      auto isIdent = [](char ch) { return llvm::isAlnum(ch) || ch == '_'; };
+      bool startOk = at == 0 || !isIdent(subject[at - 1]);
+      size_t after = at + name.size();
+      if (startOk && (after >= subject.size() || !isIdent(subject[after])))
+        return true;
+    }
+    return false;
+  };
+  bool any = llvm::any_of(config, [&](const Binding &b) { return named(b.name); });
+  // When every candidate fails alike, the values are not to blame unless the error points
+  // at one; nor are they when it names a parameter the candidate does not set (-D pins it).
+  if (!any && onlyNamed)
+    return {};
+  if (!any && llvm::any_of(k.compileParams, [&](const CompileParamDecl *p) {
+        return named(p->getName());
+      }))
+    return {};
+  std::vector<CandidateCompiler::Note> notes;
+  for (const Binding &b : config) {
+    if (any && !named(b.name))
+      continue;
+    for (const CompileParamDecl *p : k.compileParams) {
+      if (p->getName() != b.name)
+        continue;
+      std::string value = "with '" + b.name + " = " + b.value + "', ";
+      if (p->isAuto && !p->autoCandidates.empty())
+        notes.push_back({p->autoRange, value + "a candidate of this `auto(...)`"});
+      else if (p->isAuto)
+        notes.push_back({p->autoRange, value + "a value the recommender tried for this `auto`"});
+      else
+        notes.push_back({p->getRange(), value + "a value the recommender tried instead of the "
+                                        "default"});
+    }
+  }
+  return notes;
+}
+
 class Search {
 public:
   // `shapes`: values of the dynamic shape symbols, for the model only. They are not bound
   // for Sema, which would then check tiles against one particular size that the compiled
   // kernel does not have.
-  Search(StructureCache &cache, const KnobSpace &space, const std::map<std::string, int64_t> &shapes,
+  Search(StructureCache &cache, const CandidateCompiler &compiler, const KernelDecl &structure,
+         const KnobSpace &space, const std::map<std::string, int64_t> &shapes,
          const TargetDesc &target, Recommendation &out)
-      : cache(cache), space(space), shapes(shapes), target(target), out(out) {}
+      : cache(cache), compiler(compiler), structure(structure), space(space), shapes(shapes),
+        target(target), out(out) {}
 
   void run() {
     size_t n = space.size();
@@ -71,6 +154,19 @@ public:
     std::stable_sort(out.ranked.begin(), out.ranked.end(), [](const Candidate &a, const Candidate &b) {
       return a.prediction.seconds < b.prediction.seconds;
     });
+    if (out.illegal.empty())
+      return;
+    const Candidate &first = out.illegal.front();
+    bool alike = llvm::all_of(out.illegal, [&](const Candidate &c) { return c.reason == first.reason; });
+    if (hasLocatedError(firstErrors))
+      out.firstIllegalDiagnostics =
+          firstErrors + compiler.renderNotes(valueNotes(structure, first.config, firstErrors, alike));
+    else
+      out.firstIllegalDiagnostics = compiler.renderError(
+          structure.nameRange,
+          "configuration " + configStr(first.config) + " of kernel '" + structure.name +
+              "' is illegal: " + first.reason,
+          valueNotes(structure, first.config, "", alike));
   }
 
 private:
@@ -96,32 +192,37 @@ private:
     c.config = config;
     if (badPanel) {
       c.reason = "swizzle_blocks panel must be a positive integer";
-      out.illegal.push_back(std::move(c));
-      return;
+      return reject(std::move(c));
     }
     if (current->quickReason) {
       c.reason = *current->quickReason;
       c.quickReject = true;
       ++out.quickRejects;
-      out.illegal.push_back(std::move(c));
-      return;
+      return reject(std::move(c));
     }
     const CompiledKernel &compiled = *current->compiled;
     if (!compiled.graph) {
       c.reason = compiled.error;
-      out.illegal.push_back(std::move(c));
-      return;
+      c.compileError = true;
+      return reject(std::move(c));
     }
     if (!grid) {
       c.reason = "the grid's size is not known at compile time";
-      out.illegal.push_back(std::move(c));
-      return;
+      return reject(std::move(c));
     }
     c.prediction = predict(*compiled.graph, *grid, work, target,
                            panel.value_or(compiled.graph->swizzlePanel), traffic);
     c.legal = c.prediction.legal;
     c.reason = c.prediction.reason;
-    (c.legal ? out.ranked : out.illegal).push_back(std::move(c));
+    if (!c.legal)
+      return reject(std::move(c));
+    out.ranked.push_back(std::move(c));
+  }
+
+  void reject(Candidate c) {
+    if (out.illegal.empty() && c.compileError)
+      firstErrors = current->compiled->diagnostics; // the cache may drop it before run() ends
+    out.illegal.push_back(std::move(c));
   }
 
   void useStructure(const Config &structural, const std::string &key) {
@@ -141,12 +242,15 @@ private:
   }
 
   StructureCache &cache;
+  const CandidateCompiler &compiler;
+  const KernelDecl &structure;
   const KnobSpace &space;
   const std::map<std::string, int64_t> &shapes;
   const TargetDesc &target;
   Recommendation &out;
 
   TrafficModel traffic;
+  std::string firstErrors; // the compiler's diagnostics for out.illegal.front()
   const StructureCache::Entry *current = nullptr;
   std::optional<std::string> currentKey;
   std::optional<GridShape> grid;
@@ -182,8 +286,11 @@ Recommender::create(llvm::StringRef source, llvm::StringRef fileName, const Reco
   // The kernel's structure: its shape symbols and where it uses each parameter. Sema may
   // stop on `auto` parameters that have no value yet; names are resolved all the same.
   state->structure = state->compiler->compile({}, /*infer=*/false);
+  if (state->structure->commandLineErrors)
+    return llvm::make_error<LocatedError>(commandLineErrorsOf(state->structure->diagnostics),
+                                          /*commandLine=*/true);
   if (!state->structure->kernel)
-    return failure(fileName + ": " + state->structure->error);
+    return llvm::make_error<LocatedError>(state->structure->diagnostics);
   // The cache's quick checks keep references: to the state's copies, which live as long.
   state->cache = std::make_unique<StructureCache>(*state->compiler, *state->structure->kernel,
                                                   state->target, opts.reuseCompilations);
@@ -230,19 +337,20 @@ llvm::Expected<Recommendation> Recommender::rank(const std::map<std::string, int
                                        shapeEnvironment(kernel, shapes));
   out.knobs = space.knobs();
   if (space.size() > RecommendOptions::kMaxCandidates)
-    return failure("kernel '" + opts.kernel + "' has " +
-                   (space.size() == SIZE_MAX ? std::string("too many")
-                                             : std::to_string(space.size())) +
-                   " configurations to rank (at most " +
-                   std::to_string(RecommendOptions::kMaxCandidates) +
-                   "); pin some knobs with -D, or list fewer values with auto(...) or --values");
+    return llvm::make_error<LocatedError>(state->compiler->renderError(
+        kernel.nameRange,
+        "kernel '" + opts.kernel + "' has " +
+            (space.size() == SIZE_MAX ? std::string("too many") : std::to_string(space.size())) +
+            " configurations to rank (at most " +
+            std::to_string(RecommendOptions::kMaxCandidates) +
+            "); pin some knobs with -D, or list fewer values with auto(...) or --values"));
   out.unresolvedAuto = space.unresolvedAuto();
   llvm::erase_if(out.pinned, [&](const std::string &name) {
     return !llvm::any_of(kernel.compileParams,
                          [&](const CompileParamDecl *p) { return p->getName() == name; });
   });
 
-  Search(*state->cache, space, shapes, state->target, out).run();
+  Search(*state->cache, *state->compiler, kernel, space, shapes, state->target, out).run();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -41,6 +41,7 @@ struct Candidate {
   bool legal = false;
   std::string reason; // when illegal: the compiler's or the model's first objection
   bool quickReject = false; // rejected by a QuickCheck before compiling
+  bool compileError = false; // rejected by the compiler (its errors are the reason)
   Prediction prediction;
 };
 
@@ -59,9 +60,15 @@ struct Recommendation {
   std::vector<ShapeBinding> shapes;
   std::vector<Candidate> ranked;   // legal, fastest first
   std::vector<Candidate> illegal;  // in enumeration order
+  // Why illegal.front() is illegal, as located diagnostics: the compiler's errors (or, for
+  // a quick or model rejection, an error at the kernel's name), then a note at the
+  // declaration of each knob saying which value the candidate gave it (`auto(...)` lists
+  // are where such values come from). Empty when every candidate is legal.
+  std::string firstIllegalDiagnostics;
   size_t compilations = 0;         // candidates share one when only model-only knobs differ
   size_t quickRejects = 0;         // candidates rejected before compiling
-  double seconds = 0;              // wall time of the whole recommendation
+  double seconds = 0;              // wall time of the whole recommendation (not reproducible:
+                                   // reports show it only when asked to)
 };
 
 // Ranks one kernel's space for several assignments of its dynamic shape symbols (the

@@ -237,7 +237,8 @@ void printJson(const Recommendation &r, const ReportOptions &opts, llvm::raw_ost
     j.attribute("legal", int64_t(r.ranked.size()));
     j.attribute("compilations", int64_t(r.compilations));
     j.attribute("quick_rejects", int64_t(r.quickRejects));
-    j.attribute("recommend_seconds", r.seconds);
+    if (opts.timing)
+      j.attribute("recommend_seconds", r.seconds);
     j.attributeArray("ranked", [&] {
       for (size_t i = 0; i < r.ranked.size() && i < opts.top; ++i)
         j.object([&] {

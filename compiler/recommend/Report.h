@@ -11,6 +11,9 @@ namespace tlc::recommend {
 struct ReportOptions {
   size_t top = 10;           // ranked rows to show
   bool showIllegal = false;  // also list rejected candidates and why
+  // JSON only: add the wall-clock time of the ranking ("recommend_seconds"). Off by default
+  // so that the same input gives byte-identical JSON; the table always says it.
+  bool timing = false;
 };
 
 void printTable(const Recommendation &r, const ReportOptions &opts, llvm::raw_ostream &os);

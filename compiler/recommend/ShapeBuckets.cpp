@@ -97,6 +97,8 @@ VariantChoice chooseVariants(const std::vector<Recommendation> &perBucket, size_
       if (indexOf.emplace(configStr(r.ranked[i].config), configs.size()).second)
         configs.push_back(r.ranked[i].config);
   assert(!configs.empty() && "no legal configuration in any bucket");
+  if (configs.empty())
+    return {};
 
   // loss[c][b] = log(time of c in b / best time in b).
   std::vector<std::vector<double>> loss(configs.size(), std::vector<double>(buckets, kAbsent));
@@ -173,6 +175,10 @@ VariantChoice chooseVariants(const std::vector<Recommendation> &perBucket, size_
       }
   }
 
+  // Predictions are finite (predict() makes any other candidate illegal), so some
+  // configuration always improves on kWorst; should none, the first leader serves all.
+  if (chosen.empty())
+    chosen.push_back(0);
   // Swaps can leave a configuration that no bucket needs any more (the compromise picked
   // first, once specialists cover its buckets): drop those.
   for (size_t i = chosen.size(); i-- > 0 && chosen.size() > 1;) {

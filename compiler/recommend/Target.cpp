@@ -3,9 +3,11 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tlc::recommend {
 
@@ -46,18 +48,22 @@ public:
     return o;
   }
 
-  double number(llvm::StringRef path, bool positive = true) {
+  // A finite number in [lo, hi]. The ranges are wide (real GPUs sit well inside them) but
+  // keep the model's arithmetic finite: no division by a rate that underflows to 0, no
+  // product of two huge ones that overflows.
+  double number(llvm::StringRef path, double lo = kMinNumber, double hi = kMaxNumber) {
     const json::Value *v = lookup(path);
     llvm::Optional<double> d = v ? v->getAsNumber() : llvm::None;
-    if (!d || (positive && !(*d > 0)))
-      return fail(path, positive ? "a positive number" : "a number"), 0;
+    if (!d || !std::isfinite(*d) || *d < lo || *d > hi)
+      return fail(path, "a number from " + fmt(lo) + " to " + fmt(hi), v), 0;
     return *d;
   }
-  int64_t integer(llvm::StringRef path, bool positive = true) {
+  // An integer in [lo, hi]; the default range fits an int, where most are stored.
+  int64_t integer(llvm::StringRef path, int64_t lo = 1, int64_t hi = INT32_MAX) {
     const json::Value *v = lookup(path);
     llvm::Optional<int64_t> i = v ? v->getAsInteger() : llvm::None;
-    if (!i || (positive ? *i <= 0 : *i < 0))
-      return fail(path, positive ? "a positive integer" : "a non-negative integer"), 0;
+    if (!i || *i < lo || *i > hi)
+      return fail(path, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi), v), 0;
     return *i;
   }
   std::string string(llvm::StringRef path) {
@@ -75,9 +81,25 @@ public:
     return *b;
   }
 
-  void fail(llvm::StringRef path, llvm::StringRef expected) {
-    if (error.empty())
-      error = "'" + path.str() + "' must be " + expected.str();
+  void fail(llvm::StringRef path, llvm::StringRef expected, const json::Value *got = nullptr) {
+    if (!error.empty())
+      return;
+    error = "'" + path.str() + "' must be " + expected.str();
+    if (got) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << *got;
+      error += " (got " + os.str() + ")";
+    } else {
+      error += " (missing)";
+    }
+  }
+
+  static constexpr double kMinNumber = 1e-3, kMaxNumber = 1e7;
+  static std::string fmt(double d) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", d);
+    return text;
   }
 
 private:
@@ -96,14 +118,15 @@ private:
 TensorPath parsePath(llvm::StringRef name, const json::Object &o, std::string &error) {
   TensorPath p;
   p.name = name.str();
+  bool earlier = !error.empty(); // a problem outside this path, reported as it is
   std::string where = "compute.tensor." + p.name;
   FieldReader r(o, error);
   const json::Array *mma = o.getArray("mma");
   if (!mma || mma->size() != 3 || !llvm::all_of(*mma, [](const json::Value &v) {
-        return v.getAsInteger() && *v.getAsInteger() > 0;
+        return v.getAsInteger() && *v.getAsInteger() > 0 && *v.getAsInteger() <= 256;
       })) {
     if (error.empty())
-      error = "'" + where + ".mma' must be [M, N, K] of positive integers";
+      error = "'" + where + ".mma' must be [M, N, K] of integers from 1 to 256";
     return p;
   }
   p.mmaM = int(*(*mma)[0].getAsInteger());
@@ -121,14 +144,17 @@ TensorPath parsePath(llvm::StringRef name, const json::Object &o, std::string &e
   for (const auto &[key, value] : *rates) {
     std::optional<DType> dt = parseDType(key);
     llvm::Optional<double> rate = value.getAsNumber();
-    if (!dt || !rate || !(*rate > 0)) {
+    if (!dt || !rate || !std::isfinite(*rate) || *rate < FieldReader::kMinNumber ||
+        *rate > FieldReader::kMaxNumber) {
       if (error.empty())
-        error = "'" + where + ".tflops." + key.str() + "' must be a positive rate for a dtype";
+        error = "'" + where + ".tflops." + key.str() + "' must be a rate for a dtype from " +
+                FieldReader::fmt(FieldReader::kMinNumber) + " to " +
+                FieldReader::fmt(FieldReader::kMaxNumber) + " TFLOP/s";
       continue;
     }
     p.tflops[*dt] = *rate;
   }
-  if (!error.empty())
+  if (!error.empty() && !earlier && !llvm::StringRef(error).startswith("'" + where))
     error += " (in " + where + ")";
   return p;
 }
@@ -162,24 +188,26 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
   } else {
     r.fail("aliases", "an array of names");
   }
-  t.sms = int(r.integer("sms"));
-  t.clockGHz = r.number("clock_ghz");
-  t.warpSize = int(r.integer("warp_size"));
+  // Integer ranges: an int each, and the products the model forms (threads x registers,
+  // blocks x shared bytes) stay far inside int64.
+  t.sms = int(r.integer("sms", 1, 1 << 20));
+  t.clockGHz = r.number("clock_ghz", 1e-3, 1e3);
+  t.warpSize = int(r.integer("warp_size", 1, 1024));
 
   t.sharedPerSM = r.integer("limits.shared_bytes_per_sm");
   t.sharedPerBlock = r.integer("limits.shared_bytes_per_block");
-  t.sharedReservedPerBlock = r.integer("limits.shared_bytes_reserved_per_block", false);
+  t.sharedReservedPerBlock = r.integer("limits.shared_bytes_reserved_per_block", 0);
   t.registersPerSM = r.integer("limits.registers_per_sm");
-  t.registersPerThread = int(r.integer("limits.registers_per_thread"));
-  t.registerAllocUnit = int(r.integer("limits.register_alloc_unit"));
-  t.threadsPerSM = int(r.integer("limits.threads_per_sm"));
-  t.threadsPerBlock = int(r.integer("limits.threads_per_block"));
-  t.blocksPerSM = int(r.integer("limits.blocks_per_sm"));
+  t.registersPerThread = int(r.integer("limits.registers_per_thread", 1, 1 << 16));
+  t.registerAllocUnit = int(r.integer("limits.register_alloc_unit", 1, 1 << 16));
+  t.threadsPerSM = int(r.integer("limits.threads_per_sm", 1, 1 << 20));
+  t.threadsPerBlock = int(r.integer("limits.threads_per_block", 1, 1 << 20));
+  t.blocksPerSM = int(r.integer("limits.blocks_per_sm", 1, 1 << 20));
 
   t.hbmBandwidth = r.number("memory.hbm_tbps") * 1e12;
   t.l2Bandwidth = r.number("memory.l2_tbps") * 1e12;
   t.sharedBandwidth = r.number("memory.shared_tbps") * 1e12;
-  t.l2Bytes = r.integer("memory.l2_bytes");
+  t.l2Bytes = r.integer("memory.l2_bytes", 1, int64_t(1) << 48);
   t.hbmLatency = r.number("memory.hbm_latency_ns") * 1e-9;
   t.l2Latency = r.number("memory.l2_latency_ns") * 1e-9;
 
@@ -197,8 +225,9 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
   t.cudaCoreRate = r.number("compute.cuda_core_tops") * 1e12;
   t.sfuRate = r.number("compute.sfu_tops") * 1e12;
   t.launchOverhead = r.number("overheads.launch_us") * 1e-6;
-  t.barrierCycles = r.number("overheads.barrier_cycles", false);
-  t.overlapNorm = r.number("overheads.overlap_norm");
+  t.barrierCycles = r.number("overheads.barrier_cycles", 0);
+  // An L^p norm: p below 1 is no norm, and far above 100 it is the max already.
+  t.overlapNorm = r.number("overheads.overlap_norm", 1, 100);
 
   if (!error.empty())
     return fail(error);
@@ -209,6 +238,8 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
     return fail("'limits.shared_bytes_per_block' exceeds 'limits.shared_bytes_per_sm'");
   if (t.threadsPerBlock > t.threadsPerSM)
     return fail("'limits.threads_per_block' exceeds 'limits.threads_per_sm'");
+  if (t.threadsPerSM % t.warpSize != 0)
+    return fail("'limits.threads_per_sm' must be a multiple of 'warp_size'");
   return t;
 }
 

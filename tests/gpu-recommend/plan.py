@@ -48,7 +48,7 @@ def run_tlc(tlc: str, args: list) -> subprocess.CompletedProcess:
 def recommend(tlc: str, case, shape: dict, target: str = "h100-sxm") -> dict:
     """The model's full ranking of the case's space at one shape (tlc recommend --format json)."""
     args = ["recommend", case.sample, "--kernel", case.kernel, "--target", target,
-            "--format", "json", "--top", "1000000", "--show-illegal"]
+            "--format", "json", "--timing", "--top", "1000000", "--show-illegal"]
     for k, v in list(case.pinned.items()) + list(shape.items()):
         args += ["-D", f"{k}={v}"]
     for k, v in case.values.items():

@@ -2,17 +2,21 @@
 """Robustness test: tlc must never crash or hang, whatever the input.
 
 From every sample, generate mutants with a fixed seed (token deletions, duplications, swaps,
-replacements, truncation, random bytes, byte flips) and compile each to CUDA with `tlc`. Every run
-must end within the time limit with exit 0 or 1, never by a signal; every exit 1 must print at
-least one `file:line:col: error:` line; ANTLR's raw wording must never leak out.
+replacements, truncation, random bytes, byte flips) and compile each to CUDA with `tlc` (or rank
+it with `tlc recommend`, --recommend). Every run must end within the CPU-time limit with exit 0
+or 1, never by a signal; every exit 1 must print at least one `file:line:col: error:` line;
+ANTLR's raw wording must never leak out.
 Failing mutants are written to --keep so they can be replayed by hand.
 """
 import argparse
 import concurrent.futures
+import math
 import os
 import pathlib
 import random
 import re
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -65,16 +69,33 @@ def mutate(src: bytes, rng: random.Random) -> tuple[str, bytes]:
     return kind, src[:s] + src[s2:e2] + src[e:s2] + src[s:e] + src[e2:]
 
 
-def run_one(tlc: str, path: str, timeout: float):
+def limit_cpu(seconds: int):
+    """A CPU-time limit for the child: a hang is caught whatever else the machine runs
+    (`ctest -j` makes wall time meaningless), and SIGXCPU names it."""
+    def apply():
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+    return apply
+
+
+def run_one(tlc: str, path: str, timeout: float, recommend: bool = False):
+    # The whole pipeline: front end, FTG, inference and CUDA generation; or the recommender
+    # (tlc recommend), which compiles every candidate of the kernel up to inference.
+    cmd = [tlc, "recommend", path, "--top", "1"] if recommend else [tlc, path, "-o", os.devnull]
+    cpu = max(1, math.ceil(timeout))
     try:
-        # The whole pipeline: front end, FTG, inference and CUDA generation.
-        proc = subprocess.run([tlc, path, "-o", os.devnull],
-                              capture_output=True, timeout=timeout)
+        # The wall-clock limit is only a backstop for a process that sleeps.
+        proc = subprocess.run(cmd, capture_output=True, timeout=max(60.0, 20 * timeout),
+                              preexec_fn=limit_cpu(cpu))
     except subprocess.TimeoutExpired:
-        return "hang (over %.1fs)" % timeout
+        return "hang (over %.0fs wall clock)" % max(60.0, 20 * timeout)
     err = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
+        return "hang (over %ds of CPU time)" % cpu
     if proc.returncode < 0:
         return "killed by signal %d" % -proc.returncode
+    # A mutant without a kernel leaves `tlc recommend` nothing to rank: a usage error.
+    if recommend and proc.returncode == 2 and "has no kernel to tune" in err:
+        return None
     if proc.returncode not in (0, 1):
         return "exit code %d: %s" % (proc.returncode, err[-300:])
     if proc.returncode == 1 and not ERROR_LINE.search(err):
@@ -91,7 +112,12 @@ def main():
     ap.add_argument("--samples", required=True)
     ap.add_argument("--count", type=int, default=2400)
     ap.add_argument("--seed", type=int, default=20261122)
-    ap.add_argument("--timeout", type=float, default=2.0)
+    # CPU seconds per run: generous (a mutant compiles in ~50 ms) so that it never flakes.
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--recommend", action="store_true",
+                    help="run `tlc recommend` on each mutant instead of compiling it")
+    ap.add_argument("--min-count", type=int, default=2000,
+                    help="fail when fewer mutants ran (guards against an empty run)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", default=os.path.join(tempfile.gettempdir(), "tlc-mutants-failed"))
     args = ap.parse_args()
@@ -115,7 +141,7 @@ def main():
                 path = os.path.join(tmp, "%s.%04d.tl" % (sample.stem, n))
                 with open(path, "wb") as f:
                     f.write(mutant)
-                jobs[pool.submit(run_one, args.tlc, path, args.timeout)] = (path, kind)
+                jobs[pool.submit(run_one, args.tlc, path, args.timeout, args.recommend)] = (path, kind)
         for fut in concurrent.futures.as_completed(jobs):
             problem = fut.result()
             if problem:
@@ -131,7 +157,8 @@ def main():
     for f in failures[:50]:
         print("FAIL " + f)
     print("%d passed, %d failed" % (total - len(failures), len(failures)))
-    return 1 if failures or total < 2000 else 0
+    print("seed %d, %s" % (args.seed, "tlc recommend" if args.recommend else "tlc"))
+    return 1 if failures or total < args.min_count else 0
 
 
 if __name__ == "__main__":

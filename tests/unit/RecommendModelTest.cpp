@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace tlc;
 using namespace tlc::recommend;
 
@@ -198,4 +200,26 @@ kernel rows<bm = 64>(X: f16[N], Y: out f16[N]) grid(1) threads(128) as (bx) {
   CHECK(w.sharedBytes == 2 * 2048);
   // The load is not in a pipelined loop: the block waits for it.
   CHECK(w.exposedLoads == 1);
+}
+
+// A descriptor built in code (not parsed, so not range-checked) with a rate of 0: the terms
+// divide by it. The prediction must make the candidate illegal, never rank a NaN or an
+// infinity (NaN breaks every sort and, before, crashed chooseVariants).
+TEST_CASE("a prediction is finite or the candidate is illegal", "[recommend][model]") {
+  auto cc = compilerFor(kGemm, "gemm", {"M=1024", "N=1024", "K=1024"});
+  auto c = cc->compile({});
+  REQUIRE(c->graph);
+  std::optional<GridShape> grid = gridOf(*c->kernel, ExprEvaluator());
+  REQUIRE(grid);
+  BlockWork w = analyzeWork(*c->graph, *grid, ExprEvaluator());
+  for (double TargetDesc::*field : {&TargetDesc::hbmBandwidth, &TargetDesc::l2Bandwidth,
+                                    &TargetDesc::sharedBandwidth, &TargetDesc::hbmLatency,
+                                    &TargetDesc::cudaCoreRate, &TargetDesc::clockGHz}) {
+    TargetDesc t = *resolveTarget("h100-sxm");
+    t.*field = 0;
+    TrafficModel traffic;
+    Prediction p = predict(*c->graph, *grid, w, t, 0, traffic);
+    INFO(p.seconds);
+    CHECK((!p.legal || (std::isfinite(p.seconds) && p.seconds > 0)));
+  }
 }

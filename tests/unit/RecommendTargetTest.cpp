@@ -96,14 +96,41 @@ TEST_CASE("a malformed descriptor names the field at fault", "[recommend][target
   CHECK(toy->aliases == std::vector<std::string>{"t"});
   CHECK_THAT(errorOf("[1, 2]"), Catch::Contains("the top level must be an object"));
   CHECK_THAT(errorOf("{"), Catch::Contains("bad.json: target descriptor:"));
-  CHECK_THAT(errorOf(descriptor("\"sms\": 2", "\"sms\": -2")), Catch::Contains("'sms' must be a positive integer"));
-  CHECK_THAT(errorOf(descriptor("\"hbm_tbps\": 1,", "")), Catch::Contains("'memory.hbm_tbps' must be a positive number"));
+  CHECK_THAT(errorOf(descriptor("\"sms\": 2", "\"sms\": -2")), Catch::Contains("'sms' must be an integer from 1 to 1048576 (got -2)"));
+  CHECK_THAT(errorOf(descriptor("\"hbm_tbps\": 1,", "")), Catch::Contains("'memory.hbm_tbps' must be a number from 0.001 to 1e+07 (missing)"));
   CHECK_THAT(errorOf(descriptor("\"tensor_path\": \"mma_sync\"", "\"tensor_path\": \"wgmma\"")),
              Catch::Contains("'compute.tensor_path' names 'wgmma', which is not a key of 'compute.tensor'"));
   CHECK_THAT(errorOf(descriptor("{\"f16\": 100}", "{\"f17\": 100}")),
-             Catch::Contains("'compute.tensor.mma_sync.tflops.f17' must be a positive rate"));
+             Catch::Contains("'compute.tensor.mma_sync.tflops.f17' must be a rate for a dtype"));
   CHECK_THAT(errorOf(descriptor("[16, 8, 16]", "[16, 8]")),
              Catch::Contains("'compute.tensor.mma_sync.mma' must be [M, N, K]"));
   CHECK_THAT(errorOf(descriptor("\"shared_bytes_per_block\": 900", "\"shared_bytes_per_block\": 9000")),
              Catch::Contains("exceeds 'limits.shared_bytes_per_sm'"));
+}
+
+// Integers above 2^31 used to be truncated into an int (0 SMs: a division by zero in the
+// cost model) and tiny or huge rates made predictions NaN, which crashed chooseVariants.
+TEST_CASE("descriptor numbers are range-checked when loaded", "[recommend][target]") {
+  CHECK_THAT(errorOf(descriptor("\"sms\": 2", "\"sms\": 4294967296")),
+             Catch::Contains("'sms' must be an integer from 1 to 1048576 (got 4294967296)"));
+  CHECK_THAT(errorOf(descriptor("\"threads_per_sm\": 2048", "\"threads_per_sm\": 8589934592")),
+             Catch::Contains("'limits.threads_per_sm' must be an integer"));
+  CHECK_THAT(errorOf(descriptor("\"registers_per_sm\": 65536", "\"registers_per_sm\": 2147483648")),
+             Catch::Contains("'limits.registers_per_sm' must be an integer from 1 to 2147483647"));
+  CHECK_THAT(errorOf(descriptor("\"clock_ghz\": 1.0", "\"clock_ghz\": 1e-300")),
+             Catch::Contains("'clock_ghz' must be a number from 0.001 to 1000 (got 1e-300)"));
+  CHECK_THAT(errorOf(descriptor("\"hbm_tbps\": 1", "\"hbm_tbps\": 1e-320")),
+             Catch::Contains("'memory.hbm_tbps' must be a number"));
+  CHECK_THAT(errorOf(descriptor("\"sfu_tops\": 1", "\"sfu_tops\": 1e308")),
+             Catch::Contains("'compute.sfu_tops' must be a number from 0.001 to 1e+07"));
+  CHECK_THAT(errorOf(descriptor("\"overlap_norm\": 4", "\"overlap_norm\": 0.5")),
+             Catch::Contains("'overheads.overlap_norm' must be a number from 1 to 100"));
+  CHECK_THAT(errorOf(descriptor("{\"f16\": 100}", "{\"f16\": 1e-30}")),
+             Catch::Contains("'compute.tensor.mma_sync.tflops.f16' must be a rate"));
+  CHECK_THAT(errorOf(descriptor("[16, 8, 16]", "[16, 8, 4294967312]")),
+             Catch::Contains("'compute.tensor.mma_sync.mma' must be [M, N, K] of integers from 1 to 256"));
+  CHECK_THAT(errorOf(descriptor("\"warp_size\": 32", "\"warp_size\": 48")),
+             Catch::Contains("'limits.threads_per_sm' must be a multiple of 'warp_size'"));
+  // An error outside a tensor path is not attributed to it.
+  CHECK_THAT(errorOf(descriptor("\"sms\": 2", "\"sms\": 0")), !Catch::Contains("(in compute"));
 }

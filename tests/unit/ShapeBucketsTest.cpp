@@ -153,6 +153,17 @@ TEST_CASE("variants: tolerance, absent configurations and greedy traps", "[recom
   }
 }
 
+TEST_CASE("variants: NaN predictions still give one variant", "[recommend][buckets]") {
+  // No set improves on the worst score when every loss is NaN: the choice used to be empty,
+  // and its callers took variants.front().
+  double nan = std::nan("");
+  std::vector<Recommendation> buckets = {ranking({{"a", nan}, {"b", nan}}),
+                                         ranking({{"a", nan}, {"b", 1.0}})};
+  VariantChoice v = chooseVariants(buckets, 4, 0.03);
+  REQUIRE(v.variants.size() >= 1);
+  CHECK(v.variantOfBucket.size() == 2);
+}
+
 TEST_CASE("one Recommender ranks several buckets like separate rankings", "[recommend][buckets]") {
   RecommendOptions opts;
   opts.kernel = "g";
