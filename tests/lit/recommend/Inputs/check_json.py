@@ -24,10 +24,11 @@ def main():
     if not 0 < d["legal"] <= d["candidates"]:
         fail("legal must be in (0, candidates]")
     # Wall-clock time only with --timing: the JSON is otherwise reproducible.
+    # (No bound on the time itself: under `ctest -j` on a loaded machine it says nothing.)
     if ("recommend_seconds" in d) != ("--timing" in sys.argv):
         fail("recommend_seconds present without --timing, or missing with it")
-    if d.get("recommend_seconds", 0) > 10:
-        fail(f"ranking took {d['recommend_seconds']:.1f} s")
+    if "recommend_seconds" in d and not isinstance(d["recommend_seconds"], NUMBER):
+        fail("recommend_seconds is not a number")
     values = {k["name"]: k["values"] for k in d["knobs"]}
     ranked = d["ranked"]
     if len(ranked) != min(top, d["legal"]):
