@@ -150,7 +150,8 @@ int runRecommend(const RecommendArgs &args) {
   auto result = recommend::rank((*buffer)->getBuffer(), args.input, opts, *target);
   if (!result)
     return recommendError(result.takeError());
-  for (const auto &[name, list] : opts.values) {
+  for (const auto &entry : opts.values) {
+    const std::string &name = entry.first; // not a structured binding: lambdas capture it
     auto knob = llvm::find_if(result->knobs, [&](const recommend::Knob &k) { return k.name == name; });
     if (knob != result->knobs.end()) {
       if (std::optional<std::string> bad = badValue(*knob))

@@ -108,7 +108,9 @@ Fragment makeLdmatrixFragment(int numMatrices, bool transpose, MatrixOrder order
 
 Layout makeLdmatrixAddressLayout(int numMatrices, MatrixOrder order) {
   auto [rowBlocks, colBlocks] = ldmatrixBlocks(numMatrices, order);
-  return Layout::make({8 * int64_t(numMatrices)}, [&](llvm::ArrayRef<IntExpr> idx) {
+  // Init-captures: clang 14 (the fuzzer's build) cannot capture structured bindings.
+  return Layout::make({8 * int64_t(numMatrices)}, [&, rowBlocks = rowBlocks, colBlocks = colBlocks](
+                                                      llvm::ArrayRef<IntExpr> idx) {
     IntExpr matrix = idx[0] / 8;
     IntExpr rowBlock = order == MatrixOrder::ColMajor ? matrix % rowBlocks : matrix / colBlocks;
     IntExpr colBlock = order == MatrixOrder::ColMajor ? matrix / rowBlocks : matrix % colBlocks;

@@ -1,0 +1,18 @@
+# Included by the top-level CMakeLists.txt when TLC_FUZZ is on: sanitizer and coverage flags
+# for every target, and a copy of ANTLR's headers that clang accepts.
+
+# vptr checks need the RTTI of LLVM's classes, which Debian's LLVM is built without.
+add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr
+                    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+add_link_options(-fsanitize=address,undefined -fno-sanitize=vptr)
+
+# Debian's ANTLR 4.9 headers do not compile with clang: InterpreterData's default
+# constructor default-constructs a dfa::Vocabulary, whose default constructor is deleted
+# (GCC lets it pass while it is unused). tlc never uses it: delete it in a copy of the
+# headers that the grammar library includes instead.
+set(TLC_ANTLR_COPY ${CMAKE_BINARY_DIR}/antlr4-runtime)
+file(COPY ${ANTLR4_INCLUDE_DIR}/ DESTINATION ${TLC_ANTLR_COPY})
+file(READ ${TLC_ANTLR_COPY}/misc/InterpreterDataReader.h TLC_TEXT)
+string(REPLACE "InterpreterData() {};" "InterpreterData() = delete;" TLC_TEXT "${TLC_TEXT}")
+file(WRITE ${TLC_ANTLR_COPY}/misc/InterpreterDataReader.h "${TLC_TEXT}")
+set(ANTLR4_INCLUDE_DIR ${TLC_ANTLR_COPY})
