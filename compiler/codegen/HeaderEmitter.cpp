@@ -31,6 +31,7 @@ std::vector<std::string> directNeeds(const std::string &code) {
       {"tl::sigmoid", "stdlib/tl/math.h"},       {"tl::max", "stdlib/tl/math.h"},
       {"tl::min", "stdlib/tl/math.h"},           {"tl::abs", "stdlib/tl/math.h"},
       {"tl::ceildiv", "stdlib/tl/common.h"},     {"tl::f16", "stdlib/tl/common.h"},
+      {"tl::bit_cast", "stdlib/tl/common.h"},
       {"tlc::", "runtime/tlc/runtime.h"},
   };
   std::vector<std::string> out;

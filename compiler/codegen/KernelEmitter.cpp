@@ -2,6 +2,7 @@
 
 #include "infer/ParallelAccess.h"
 
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -65,6 +66,20 @@ std::string runtimeDType(DType t) {
 namespace {
 
 std::string floatLiteral(double v, bool single) {
+  // The value the literal denotes: an f32 constant out of range is infinite, a tiny one 0
+  // (a literal such as 1e300f would be an nvcc error).
+  if (single)
+    v = static_cast<float>(v);
+  if (std::isnan(v)) {
+    // No C++ literal is a NaN (printf gives "nan" or "-nan"): its bits, sign and payload kept.
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (single)
+      os << "tl::bit_cast<float>(" << llvm::format_hex(llvm::bit_cast<uint32_t>(float(v)), 10) << "u)";
+    else
+      os << "tl::bit_cast<double>(" << llvm::format_hex(llvm::bit_cast<uint64_t>(v), 18) << "ull)";
+    return os.str();
+  }
   if (std::isinf(v))
     return std::string(v < 0 ? "-" : "") + (single ? "tl::inf<float>()" : "tl::inf<double>()");
   std::string s;
@@ -493,7 +508,7 @@ void KernelEmitter::emitPipelined(const Node &n) {
   beforeAccess({}, written);
   TileOpLowering lower(*this);
   auto issue = [&](const std::string &iter, const std::string &stage) {
-    w.line("const int " + var + " = " + iter + ";");
+    w.line("[[maybe_unused]] const int " + var + " = " + iter + ";");  // copies may not use it
     for (const LetStmt *let : n.prefetchLets)
       emitScalarStmt(let);
     for (const Node *p : producers) {
@@ -652,7 +667,7 @@ bool KernelEmitter::emitKernel() {
   w.line("const int " + kThreadIndex + " = threadIdx.x;");
   const char *axes = "xyz";
   for (size_t i = 0; i < k.blockIndices.size(); ++i)
-    w.line("int " + cppName(k.blockIndices[i]->getName()) + " = blockIdx." + axes[i] + ";");
+    w.line("[[maybe_unused]] int " + cppName(k.blockIndices[i]->getName()) + " = blockIdx." + axes[i] + ";");
   for (const ShapeSymbolDecl *s : k.shapeSymbols)
     if (s->constant)
       w.line("constexpr int " + cppName(s->getName()) + " = " + s->constant->str() + ";  // bound by -D");

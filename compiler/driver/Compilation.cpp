@@ -82,12 +82,49 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   if (diags.hasErrors())
     return kInputError;
   // Dumps show variant 0; only generated code needs the others.
-  if (needsCodegen() && !compileVariants(u, bufferId, autoParams))
+  if (needsCodegen() && (!compileVariants(u, bufferId, autoParams) || !namesDistinctAcrossFiles(u)))
     return kInputError;
   if (opts.emit == "inferred")
     for (auto &g : u.graphs)
       ftg::printGraph(*g, out, /*withInference=*/true);
   return kSuccess;
+}
+
+bool Compilation::namesDistinctAcrossFiles(Unit &u) {
+  // All files' kernels share one namespace and one set of C entry points. The namespace-scope
+  // names of a unit: each kernel's launcher (and C entry, tlc_<name>), and the selector and
+  // variants of its shape dispatch.
+  auto generatedNames = [](const Unit &unit) {
+    std::vector<std::pair<std::string, const KernelDecl *>> names;
+    for (const KernelDecl *k : unit.ast.program.kernels)
+      names.push_back({k->name, k});
+    for (const Dispatch &d : unit.dispatches) {
+      const KernelDecl *k = d.graphs.front()->kernel;
+      names.push_back({d.variants.selectorName(), k});
+      for (size_t v = 0; v < d.variants.choice.variants.size(); ++v)
+        names.push_back({d.variants.variantName(v), k});
+    }
+    return names;
+  };
+  auto mine = generatedNames(u);
+  for (const auto &other : units) {
+    if (other.get() == &u)
+      break;
+    for (const auto &[name, first] : generatedNames(*other))
+      for (const auto &[same, k] : mine) {
+        if (same != name)
+          continue;
+        std::string what = same == k->name ? "kernel '" + same + "'"
+                                           : "'" + same + "' (generated for kernel '" + k->name + "')";
+        std::string firstWhat = name == first->name ? "" : " as a name generated for it";
+        u.diags->error(k->nameRange, what + " is also defined in " + other->path +
+                                         "; the kernels of all input files share one namespace")
+            .note(*other->diags, first->nameRange, "kernel '" + first->name + "' is defined here" + firstWhat)
+            .hint("rename one of them, or compile the files separately with different --namespace");
+        return false;
+      }
+  }
+  return true;
 }
 
 bool Compilation::runInference(ftg::Graph &g, DiagnosticEngine &diags) {

@@ -54,6 +54,8 @@ private:
   bool runInference(ftg::Graph &g, DiagnosticEngine &diags);
   // Compiles variants 1, 2, ... of every kernel with several (variant 0 is the unit's own).
   bool compileVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams);
+  // Reports a kernel of `u` whose generated names a kernel of an earlier file already has.
+  bool namesDistinctAcrossFiles(Unit &u);
 
   const Options &opts;
   std::vector<Define> &defines;

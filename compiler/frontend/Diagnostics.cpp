@@ -89,6 +89,12 @@ DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(llvm::SMRange noteRan
   return *this;
 }
 
+DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(DiagnosticEngine &where, llvm::SMRange noteRange,
+                                                           const llvm::Twine &text) {
+  notes.push_back({noteRange, text.str(), &where});
+  return *this;
+}
+
 DiagnosticEngine::Builder &DiagnosticEngine::Builder::hint(const llvm::Twine &text) {
   hints.push_back(text.str());
   return *this;
@@ -109,7 +115,7 @@ DiagnosticEngine::Builder::~Builder() {
   }
   engine->emit(kind, range, message);
   for (const Note &n : notes)
-    engine->emit(llvm::SourceMgr::DK_Note, n.range, n.message);
+    (n.where ? n.where : engine)->emit(llvm::SourceMgr::DK_Note, n.range, n.message);
   for (const std::string &h : hints) {
     if (engine->showColors)
       llvm::WithColor(engine->os, llvm::raw_ostream::CYAN, /*Bold=*/true) << "hint: ";

@@ -35,12 +35,15 @@ public:
     ~Builder();
 
     Builder &note(llvm::SMRange range, const llvm::Twine &message);
+    // A note in another file, whose source manager is `where`'s (several input files).
+    Builder &note(DiagnosticEngine &where, llvm::SMRange range, const llvm::Twine &message);
     Builder &hint(const llvm::Twine &message);
 
   private:
     struct Note {
       llvm::SMRange range;
       std::string message;
+      DiagnosticEngine *where = nullptr; // the engine of the note's file; null: this one's
     };
     DiagnosticEngine *engine;
     llvm::SourceMgr::DiagKind kind;

@@ -3,6 +3,8 @@
 // annotate_layout, swizzle_blocks, barriers and call_extern.
 #include "Sema.h"
 
+#include "frontend/CppNames.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -634,6 +636,13 @@ void TileOpChecker::checkCallExtern() {
                                               "name as a string");
     if (unquoted)
       diag.hint("quote it: call_extern(\"" + bare->name + "\", ...)");
+  } else if (auto *lit = dyn_cast<StringLitExpr>(name)) {
+    // The name is pasted into the generated CUDA as the callee: nothing but a name may pass.
+    std::string why = checkQualifiedName(lit->value, /*allowGlobal=*/true);
+    if (!why.empty())
+      diags.error(name->getRange(), "call_extern's function name \"" + lit->value +
+                                        "\" is not a C++ function name: " + why)
+          .hint("name a __device__ function, e.g. \"my_fn\" or \"my_ns::my_fn\"");
   }
   for (Expr *e : extraArgs) {
     Type t = sema.checkExpr(e);

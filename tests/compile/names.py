@@ -135,6 +135,25 @@ kernel class<bm = auto, bn = auto, bk = auto(32, 64), stages = auto(2, 3), threa
   copy(stream, st[valid * bm, tid * bn]);
 }
 """
+# Generated locals the user's code may leave unused compile without warnings: a block index
+# and a pipelined loop variable that no prefetched copy reads.
+UNUSED = """
+kernel unused_names(A: f16[64, 32], C: out f32[64, 32])
+  grid(1) threads(128) as (bx)
+{
+  A_s = shared f16[64, 32];
+  C_f = fragment f32[64, 32];
+  clear(C_f);
+  for k in pipelined(4, stages = 2) {
+    copy(A[0, 0], A_s);
+    for i, j in parallel(64, 32) {
+      C_f[i, j] += f32(A_s[i, j]);
+    }
+  }
+  copy(C_f, C[0, 0]);
+}
+"""
+
 DISPATCH_FLAGS = ["--assume", "this=16,4096", "--assume", "int64_t=16,256,4096",
                   "--assume", "next=4096", "--namespace", "names_test::inner"]
 
@@ -197,7 +216,7 @@ def main():
 
     # Every name in some slot of some kernel: consecutive chunks of the list fill the slots of
     # the templates in turn (names within a kernel stay distinct).
-    sources = [TEMPLATE_GEMM.format(**slot) for slot in SPECIAL] + [DISPATCH]
+    sources = [TEMPLATE_GEMM.format(**slot) for slot in SPECIAL] + [DISPATCH, UNUSED]
     names = [n for n in names if n != "class"]  # the dispatch kernel's name
     for n, start in enumerate(range(0, len(names), len(SLOTS))):
         chunk = [names[(start + s) % len(names)] for s in range(len(SLOTS))]
