@@ -129,10 +129,7 @@ bool Compilation::namesDistinctAcrossFiles(Unit &u) {
 
 bool Compilation::runInference(ftg::Graph &g, DiagnosticEngine &diags) {
   ftg::PassManager pm;
-  pm.add(infer::createLayoutInference());
-  pm.add(infer::createPipelinePlanner());
-  pm.add(infer::createSharedMemoryPlanner());
-  pm.add(infer::createInstructionSelection());
+  infer::addInferencePasses(pm);
   if (opts.printAfterAll)
     pm.setPrintAfterAll(&llvm::errs());
   if (opts.timePasses)

@@ -19,4 +19,13 @@ std::unique_ptr<ftg::Pass> createSharedMemoryPlanner();
 // cp.async / vector / scalar copies, mma.m16n8k16 variants, and the shared-memory budget.
 std::unique_ptr<ftg::Pass> createInstructionSelection();
 
+// The tile-inference pipeline, in order: the one list that the driver and the recommender's
+// candidate compiles both run, so that a candidate is judged by the passes that compile it.
+inline void addInferencePasses(ftg::PassManager &pm) {
+  pm.add(createLayoutInference());
+  pm.add(createPipelinePlanner());
+  pm.add(createSharedMemoryPlanner());
+  pm.add(createInstructionSelection());
+}
+
 } // namespace tlc::infer

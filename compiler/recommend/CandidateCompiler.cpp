@@ -125,12 +125,8 @@ std::unique_ptr<CompiledKernel> CandidateCompiler::compile(const Config &config,
   if (!g)
     return finish();
   g->sourceName = file;
-  // The tile-inference pipeline of driver/Compilation.cpp.
   ftg::PassManager pm;
-  pm.add(infer::createLayoutInference());
-  pm.add(infer::createPipelinePlanner());
-  pm.add(infer::createSharedMemoryPlanner());
-  pm.add(infer::createInstructionSelection());
+  infer::addInferencePasses(pm);
   if (pm.run(*g, *c.diags) && !c.diags->hasErrors())
     c.graph = std::move(g);
   return finish();
