@@ -179,7 +179,8 @@ std::string KernelEmitter::expr(const Expr *e) {
       std::string v = exprAs(x, operandType.dtype());
       return isFp8(operandType) ? "tl::convert<float>(" + v + ")" : v;
     };
-    std::string s = "(" + operand(b->lhs) + " " + spelling(b->op).str() + " " + operand(b->rhs) + ")";
+    std::string s = arithmetic(b->op, operandType.dtype(), operand(b->lhs), operand(b->rhs),
+                               provablyNonNegative(b->lhs) && provablyNonNegative(b->rhs));
     return compare || !isFp8(operandType) ? s : "tl::convert<" + cppType(operandType.dtype()) + ">" + s;
   }
   case Expr::EK_Call: {
@@ -224,6 +225,82 @@ std::string KernelEmitter::expr(const Expr *e) {
   default:
     unsupported(e->getRange(), "this expression in generated code");
     return "0";
+  }
+}
+
+std::string KernelEmitter::arithmetic(BinaryOp op, DType t, const std::string &a,
+                                      const std::string &b, bool nonNegative) {
+  // TileLang's integer `/` and `%` floor (docs/language.md), as the constant folder does;
+  // C++'s truncate. They agree when both operands are non-negative, which covers index
+  // arithmetic, so only there is the plain (cheaper) operator exact. Unsigned types are
+  // C's either way. i4/u4 values are stored as uint8_t and keep C's operators.
+  bool floors = (op == BinaryOp::Div || op == BinaryOp::Rem) && isInteger(t) && isSigned(t) &&
+                t != DType::I4 && !nonNegative;
+  if (!floors)
+    return "(" + a + " " + spelling(op).str() + " " + b + ")";
+  // 8- and 16-bit operands are promoted to int by C++, so the template argument is explicit.
+  std::string fn = op == BinaryOp::Div ? "tl::floordiv" : "tl::floormod";
+  std::string targs = t == DType::I32 || t == DType::I64 ? "" : "<" + cppType(t) + ">";
+  return fn + targs + "(" + a + ", " + b + ")";
+}
+
+bool KernelEmitter::provablyNonNegative(const Expr *e) {
+  if (e->constant)
+    return e->constant->isInt() ? e->constant->getInt() >= 0
+                                : e->constant->isBool() || (e->constant->isFloat() && e->constant->getFloat() >= 0);
+  auto [it, inserted] = nonNegativeMemo.try_emplace(e, false);
+  if (!inserted)
+    return it->second;
+  bool result = computeNonNegative(e);
+  nonNegativeMemo[e] = result;
+  return result;
+}
+
+bool KernelEmitter::computeNonNegative(const Expr *e) {
+  auto nonNeg = [&](const Expr *x) { return provablyNonNegative(x); };
+  switch (e->getKind()) {
+  case Expr::EK_Name: {
+    const Decl *d = cast<NameExpr>(e)->decl;
+    if (!d)
+      return false;
+    // Block indices and shape symbols are never negative (the launcher checks shapes), loop
+    // variables count up from a start registered in nonNegativeVars, lets are immutable.
+    if (d->getKind() == Decl::DK_BlockIndex || isa<ShapeSymbolDecl>(d))
+      return true;
+    if (auto *l = dyn_cast<LetDecl>(d))
+      return l->init && nonNeg(l->init);
+    return nonNegativeVars.count(d) != 0;
+  }
+  case Expr::EK_Binary: {
+    // Sums and products of non-negative values are taken as non-negative: index arithmetic
+    // that overflows i32 is excluded by the launcher's size checks.
+    auto *b = cast<BinaryExpr>(e);
+    switch (b->op) {
+    case BinaryOp::Add: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+      return nonNeg(b->lhs) && nonNeg(b->rhs);
+    case BinaryOp::Rem: // floormod has the divisor's sign
+      return nonNeg(b->rhs);
+    case BinaryOp::Shr:
+      return nonNeg(b->lhs);
+    case BinaryOp::BitAnd:
+      return nonNeg(b->lhs) || nonNeg(b->rhs);
+    default:
+      return false;
+    }
+  }
+  case Expr::EK_Call: {
+    auto *c = cast<CallExpr>(e);
+    auto args = c->positional();
+    switch (c->builtin) {
+    case Builtin::Max: return nonNeg(args[0]) || nonNeg(args[1]);
+    case Builtin::Min: case Builtin::CeilDiv: return nonNeg(args[0]) && nonNeg(args[1]);
+    case Builtin::Select: return nonNeg(args[1]) && nonNeg(args[2]);
+    default: return false;
+    }
+  }
+  default:
+    return false;
   }
 }
 
@@ -357,10 +434,12 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
     } else {
       // Compound assignment computes in the wider of the two types, then stores.
       Type wide = Type::scalar(computeType(materialize(promote(Type::scalar(elem), a->value->type)).dtype()));
-      std::string op = a->op == AssignOp::Add ? "+" : a->op == AssignOp::Sub ? "-"
-                     : a->op == AssignOp::Mul ? "*" : "/";
-      w.line(target + " = tl::convert<" + cppType(elem) + ">(tl::convert<" + cppType(wide.dtype()) +
-             ">(" + target + ") " + op + " " + exprAs(a->value, wide.dtype()) + ");");
+      BinaryOp op = a->op == AssignOp::Add ? BinaryOp::Add : a->op == AssignOp::Sub ? BinaryOp::Sub
+                  : a->op == AssignOp::Mul ? BinaryOp::Mul : BinaryOp::Div;
+      // The stored element's sign is unknown, so an integer `/=` always floors.
+      w.line(target + " = tl::convert<" + cppType(elem) + ">" +
+             arithmetic(op, wide.dtype(), "tl::convert<" + cppType(wide.dtype()) + ">(" + target + ")",
+                        exprAs(a->value, wide.dtype()), /*nonNegative=*/false) + ";");
     }
     return;
   }
@@ -416,6 +495,7 @@ void KernelEmitter::emitScalarStmt(const Stmt *s) {
 
 void KernelEmitter::emitParallel(const Node &n) {
   const ForStmt *f = n.loop;
+  nonNegativeVars.insert(f->vars.begin(), f->vars.end()); // each in [0, extent)
   beforeAccess(n);
   std::string vars;
   for (size_t i = 0; i < f->vars.size(); ++i)
@@ -468,6 +548,8 @@ void KernelEmitter::emitLoop(const Node &n) {
   const ForStmt *f = n.loop;
   std::string var = cppName(f->vars[0]->getName());
   std::string lo = f->start ? expr(f->start) : "0";
+  if (!f->start || provablyNonNegative(f->start))
+    nonNegativeVars.insert(f->vars[0]);
   if (f->loopKind == LoopKind::Unroll)
     w.line("#pragma unroll");
   auto before = pendingWrites;
@@ -494,6 +576,7 @@ void KernelEmitter::emitPipelined(const Node &n) {
   if (producers.empty() || S < 2)
     return emitLoop(n);
 
+  nonNegativeVars.insert(f->vars[0]); // counts up from 0
   const std::string count = generatedName(userVar + "_count"), stage = generatedName("stage"),
                     next = generatedName("next");
   w.line("// pipelined loop over " + userVar.str() + ": " + std::to_string(producers.size()) +

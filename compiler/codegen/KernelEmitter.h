@@ -96,6 +96,15 @@ private:
   void emitParallel(const ftg::Node &n);
   void emitScalarStmt(const Stmt *s);
   std::string elementRef(const IndexExpr *ix);
+  // `a op b` on scalars of type `t`; integer `/` and `%` floor unless `nonNegative` says both
+  // operands are >= 0, where C's operators agree and are cheaper.
+  std::string arithmetic(BinaryOp op, DType t, const std::string &a, const std::string &b,
+                         bool nonNegative);
+  // True when `e` is >= 0 at run time: constants, block indices, shape symbols, loop
+  // variables from a non-negative start, and what +, *, /, %, >>, &, max, ... make of them.
+  // Memoized, so that chains of lets stay linear.
+  bool provablyNonNegative(const Expr *e);
+  bool computeNonNegative(const Expr *e);
 
   // Barriers: shared buffers written or read since the last __syncthreads. A node's access
   // sets include buffers read in its index expressions (ir/AccessAnalysis.h).
@@ -118,6 +127,10 @@ private:
   llvm::DenseMap<const ftg::Buffer *, std::string> stageExpr;
   llvm::SmallPtrSet<const ftg::Buffer *, 8> pendingWrites, pendingReads;
   llvm::SmallPtrSet<const ftg::Buffer *, 8> vectorTensors;
+  // Loop variables whose loop starts at a non-negative value (registered as loops are
+  // emitted, before their bodies).
+  llvm::SmallPtrSet<const Decl *, 16> nonNegativeVars;
+  llvm::DenseMap<const Expr *, bool> nonNegativeMemo;
 
   // Inside a parallel loop driven by a fragment: its register variable.
   const ftg::Node *parallelNode = nullptr;

@@ -38,6 +38,8 @@
 #define TL_DEVICE __device__ __forceinline__
 #define TL_HOST_DEVICE __host__ __device__ __forceinline__
 
+#include "intmath.h"
+
 // ---- Architecture feature macros ----------------------------------------------------------
 // TL_CUDA_ARCH is __CUDA_ARCH__ in an NVIDIA device pass and 0 everywhere else (host pass,
 // HIP), so `#if TL_CUDA_ARCH >= 800` both selects the instruction and keeps PTX away from
@@ -140,31 +142,8 @@ TL_HOST_DEVICE To bit_cast(const From& from) {
 }
 
 // ---- Integer helpers ----------------------------------------------------------------------
-template <class T>
-TL_HOST_DEVICE constexpr T ceildiv(T a, T b) {
-  static_assert(std::is_integral_v<T>, "tl::ceildiv needs integers");
-  return (a + b - 1) / b;
-}
-
-// Round `a` up to a multiple of `b` (b > 0, a >= 0).
-template <class T>
-TL_HOST_DEVICE constexpr T round_up(T a, T b) {
-  return ceildiv(a, b) * b;
-}
-
-// Floor division and its matching non-negative remainder for a signed dividend and b > 0
-// (C++ `/` truncates toward zero).
-template <class T>
-TL_HOST_DEVICE constexpr T floordiv(T a, T b) {
-  static_assert(std::is_integral_v<T>, "tl::floordiv needs integers");
-  T q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-template <class T>
-TL_HOST_DEVICE constexpr T floormod(T a, T b) {
-  return a - floordiv(a, b) * b;
-}
-
+// floordiv, floormod, ceildiv and round_up are in intmath.h (plain C++, unit-tested on the
+// host), included above.
 TL_HOST_DEVICE constexpr bool is_pow2(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // log2 of a power of two (compile-time use: shift amounts, loop trip counts).
