@@ -16,13 +16,7 @@
 
 #include <type_traits>
 
-#ifndef TL_HOST_DEVICE
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define TL_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define TL_HOST_DEVICE inline
-#endif
-#endif
+#include "host_device.h"
 
 namespace tl {
 

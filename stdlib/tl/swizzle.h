@@ -10,13 +10,7 @@
 // device-side definition agree on every element.
 #pragma once
 
-#ifndef TL_HOST_DEVICE
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define TL_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define TL_HOST_DEVICE inline
-#endif
-#endif
+#include "host_device.h"
 
 namespace tl {
 
