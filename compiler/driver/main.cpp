@@ -3,6 +3,7 @@
 #include "driver/AutoParams.h"
 #include "driver/Compilation.h"
 #include "driver/DeviceCompiler.h"
+#include "driver/LargeStack.h"
 #include "driver/OutputFile.h"
 #include "driver/RecommendCommand.h"
 
@@ -15,8 +16,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <pthread.h>
 
 #include <cstdlib>
 #include <string>
@@ -250,7 +249,7 @@ struct MainArgs {
   int status;
 };
 
-void *runOnLargeStack(void *p) {
+void *runDriver(void *p) {
   auto *args = static_cast<MainArgs *>(p);
   try {
     args->status = run(args->argc, args->argv);
@@ -264,17 +263,8 @@ void *runOnLargeStack(void *p) {
 } // namespace
 
 int main(int argc, char **argv) {
-  // Parsing and the AST walkers recurse; a big stack keeps pathological nesting (already
-  // bounded by the front end) far from the limit.
+  // On a large stack (driver/LargeStack.h says why).
   MainArgs args{argc, argv, kInternalError};
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256u << 20);
-  pthread_t thread;
-  if (pthread_create(&thread, &attr, runOnLargeStack, &args) != 0)
-    runOnLargeStack(&args);
-  else
-    pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
+  tlc::driver::runOnLargeStack(runDriver, &args);
   return tlc::driver::finishStandardStreams(args.status, "tlc");
 }

@@ -16,13 +16,13 @@
 // how a finding becomes a regression test.
 #include "codegen/CudaEmitter.h"
 #include "driver/Compilation.h"
+#include "driver/LargeStack.h"
 #include "driver/Options.h"
 #include "driver/RecommendCommand.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -124,16 +124,8 @@ void *runOne(void *p) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
-  // On a stack as large as the driver's (main.cpp): its recursion limits assume one.
+  // On the driver's large stack: the recursion limits assume it.
   Input in{data, size};
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256u << 20);
-  pthread_t thread;
-  if (pthread_create(&thread, &attr, runOne, &in) != 0)
-    runOne(&in);
-  else
-    pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
+  tlc::driver::runOnLargeStack(runOne, &in);
   return 0;
 }
