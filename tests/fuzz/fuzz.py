@@ -2,7 +2,8 @@
 """The fuzzer's driver (README.md in this directory).
 
   fuzz.py replay --tlc TLC DIR...     replay fuzzer inputs (regressions) through `tlc`
-  fuzz.py build --source S --build B  configure and build tlc-fuzz with clang-14 (in B)
+  fuzz.py build --source S --build B [--sanitizers LIST]
+                                      configure and build tlc-fuzz with clang-14 (in B)
   fuzz.py run --source S --build B --work W --seconds N [--seed N]
                                       build if needed, replay the regressions through
                                       tlc-fuzz, then fuzz for N seconds from the seed corpus
@@ -121,13 +122,14 @@ def build(args):
         print("clang-14 with libFuzzer (packages clang-14, libclang-rt-14-dev) not found: skipped")
         return 77
     clang, clangxx = tools
-    if not os.path.isfile(os.path.join(args.build, "build.ninja")):
-        # -O1 with assertions on: asserts are findings too.
-        subprocess.run(["cmake", "-S", args.source, "-B", args.build, "-G", "Ninja",
-                        "-DTLC_FUZZ=ON", "-DCMAKE_BUILD_TYPE=FuzzCheck",
-                        "-DCMAKE_C_FLAGS_FUZZCHECK=-O1 -g", "-DCMAKE_CXX_FLAGS_FUZZCHECK=-O1 -g",
-                        "-DCMAKE_C_COMPILER=" + clang, "-DCMAKE_CXX_COMPILER=" + clangxx],
-                       check=True, stdout=subprocess.DEVNULL)
+    # -O1 with assertions on: asserts are findings too. Configured every time (cheap), so that
+    # a build directory switches sanitizers when asked to.
+    subprocess.run(["cmake", "-S", args.source, "-B", args.build, "-G", "Ninja",
+                    "-DTLC_FUZZ=ON", "-DCMAKE_BUILD_TYPE=FuzzCheck",
+                    "-DTLC_FUZZ_SANITIZERS=" + args.sanitizers,
+                    "-DCMAKE_C_FLAGS_FUZZCHECK=-O1 -g", "-DCMAKE_CXX_FLAGS_FUZZCHECK=-O1 -g",
+                    "-DCMAKE_C_COMPILER=" + clang, "-DCMAKE_CXX_COMPILER=" + clangxx],
+                   check=True, stdout=subprocess.DEVNULL)
     jobs = str(args.jobs or os.cpu_count() or 2)
     subprocess.run(["cmake", "--build", args.build, "--target", "tlc-fuzz", "-j", jobs], check=True)
     return 0
@@ -196,6 +198,8 @@ def main():
         b.add_argument("--source", required=True)
         b.add_argument("--build", required=True)
         b.add_argument("--jobs", type=int, default=0)
+        b.add_argument("--sanitizers", default="address,undefined",
+                       help="clang -fsanitize= list; 'undefined' alone runs several times faster")
         if name == "run":
             b.add_argument("--work", required=True)
             b.add_argument("--seconds", type=int, default=60)

@@ -10,6 +10,10 @@ samples compile with every warning an error), "used before its value is set" in 
     nvcc_mutants.py --tlc TLC --nvcc NVCC --samples DIR --stdlib DIR --runtime DIR
                     [--count 500] [--seed 20261123] [--jobs 1] [--keep DIR]
 
+In two steps, where the machine with many cores has nvcc but no tlc (the lent GPU machine):
+    nvcc_mutants.py --tlc TLC --samples DIR --generate-only --keep DIR [--count --seed]
+    nvcc_mutants.py --nvcc NVCC --stdlib DIR --runtime DIR --compile-only DIR [--jobs N]
+
 Exit 0 when nvcc accepted every one, 1 otherwise, 77 (skipped) without nvcc.
 """
 import argparse
@@ -60,13 +64,40 @@ def compile_cu(nvcc, arch, stdlib, runtime, path):
     return r.returncode, ERROR.findall(out), WARNING.findall(out)
 
 
+def compile_only(a):
+    """nvcc over every .cu of a --generate-only directory, --jobs at a time."""
+    if not a.nvcc or not a.stdlib or not a.runtime:
+        print("--compile-only needs --nvcc, --stdlib and --runtime")
+        return 2
+    files = sorted(str(p) for p in pathlib.Path(a.compile_only).glob("*.cu"))
+    start = time.time()
+    rejected, warned = [], []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        results = pool.map(lambda f: compile_cu(a.nvcc, a.arch, a.stdlib, a.runtime, f), files)
+        for path, (rc, errors, warnings) in zip(files, results):
+            label = os.path.basename(path)[:-3]
+            if rc != 0:
+                rejected.append(label)
+                print("REJECTED %s: %s" % (label, errors[0] if errors else "nvcc exit %d" % rc))
+            if warnings:
+                warned.append(label)
+                print("warning %s: %s" % (label, warnings[0]))
+    print("%d mutants compiled with nvcc (%s): %d rejected, %d with warnings; %.0f s"
+          % (len(files), a.arch, len(rejected), len(warned), time.time() - start))
+    return 1 if rejected or not files else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tlc", required=True)
-    ap.add_argument("--nvcc", required=True)
-    ap.add_argument("--samples", required=True)
-    ap.add_argument("--stdlib", required=True)
-    ap.add_argument("--runtime", required=True)
+    ap.add_argument("--tlc")
+    ap.add_argument("--nvcc")
+    ap.add_argument("--samples")
+    ap.add_argument("--stdlib")
+    ap.add_argument("--runtime")
+    ap.add_argument("--generate-only", action="store_true",
+                    help="write the accepted mutants (.tl, .cu) to --keep; compile nothing")
+    ap.add_argument("--compile-only", metavar="DIR",
+                    help="compile every DIR/*.cu written by --generate-only; generate nothing")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--count", type=int, default=20, help="accepted mutants to compile")
     ap.add_argument("--seed", type=int, default=20261123)
@@ -75,8 +106,13 @@ def main():
                     help="mutants to generate at most (default: 200 per wanted one)")
     ap.add_argument("--keep", default=os.path.join(tempfile.gettempdir(), "tlc-nvcc-mutants"))
     a = ap.parse_args()
+    if a.compile_only:
+        return compile_only(a)
+    if not a.tlc or not a.samples or not (a.generate_only or (a.nvcc and a.stdlib and a.runtime)):
+        ap.error("--tlc and --samples are needed, and --nvcc, --stdlib, --runtime unless "
+                 "--generate-only")
     a.tlc = os.path.abspath(a.tlc)  # tlc runs in a scratch directory
-    if not os.access(a.nvcc, os.X_OK):
+    if not a.generate_only and not os.access(a.nvcc, os.X_OK):
         print("SKIP: nvcc not found")
         return 77
     samples = sorted(pathlib.Path(a.samples).glob("*.tl"))
@@ -126,6 +162,8 @@ def main():
             pathlib.Path(base + ".tl").write_bytes(mutant)
             pathlib.Path(base + ".cu").write_text(cu)
             accepted.append(label)
+            if a.generate_only:
+                continue
             future = pool.submit(compile_cu, a.nvcc, a.arch, a.stdlib, a.runtime, base + ".cu")
             future.add_done_callback(lambda f, label=label: report(label, f.result()))
             futures[future] = label
@@ -133,6 +171,10 @@ def main():
             while sum(not f.done() for f in futures) > 2 * a.jobs:
                 time.sleep(0.2)
         concurrent.futures.wait(futures)
+    if a.generate_only:
+        print("%d accepted mutants with new CUDA (from %d tries; seed %d) written to %s"
+              % (len(accepted), tries, a.seed, a.keep))
+        return 0 if len(accepted) == a.count else 1
     print("%d accepted mutants with new CUDA (from %d tries) compiled: %d rejected by nvcc, %d with "
           "warnings (%d 'used before its value is set'); seed %d; mutants in %s; %.0f s"
           % (len(accepted), tries, len(rejected), len(warned), len(used_before_set), a.seed, a.keep,
