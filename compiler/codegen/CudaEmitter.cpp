@@ -1,7 +1,9 @@
 #include "codegen/CudaEmitter.h"
 
 #include "codegen/HostLauncher.h"
-#include "codegen/KernelEmitter.h"
+#include "codegen/KernelPrinter.h"
+#include "lower/Lower.h"
+#include "lower/Naming.h"
 #include "codegen/ShapeDispatch.h"
 
 namespace tlc::codegen {
@@ -19,15 +21,16 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   bool ok = true;
   // C entry points: tlc_<kernel>, or tlc_<namespace>_<kernel> whenever a namespace is given, so
   // that specialisations compiled into different namespaces link into one library.
-  std::string cPrefix = options.cppNamespace.empty() ? "tlc_" : "tlc_" + flatNamespace(ns) + "_";
+  std::string cPrefix = options.cppNamespace.empty() ? "tlc_" : "tlc_" + lower::flatNamespace(ns) + "_";
   for (const KernelInput &in : kernels) {
-    KernelEmitter kernel(*in.graph, options, *in.diags, in.sourceName, w);
-    if (!kernel.emitKernel()) {
+    std::unique_ptr<lower::Kernel> kernel = lower::lowerKernel(*in.graph, *in.diags, in.sourceName);
+    if (!kernel) {
       ok = false;
       continue;
     }
+    printKernel(*kernel, w);
     w.line();
-    emitLauncher(kernel, *in.graph, ns, in.cEntry ? cPrefix : "", options.header, w);
+    emitLauncher(*kernel, *in.graph, ns, in.cEntry ? cPrefix : "", options.header, w);
     w.line();
   }
   for (const ShapeDispatch &d : dispatches) {

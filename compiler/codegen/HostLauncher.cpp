@@ -8,8 +8,14 @@
 #include "codegen/HostLauncher.h"
 
 #include "infer/Passes.h"
+#include "lower/Lower.h"
+#include "lower/Naming.h"
 
 namespace tlc::codegen {
+
+using lower::cppName;
+using lower::generatedName;
+using lower::runtimeDType;
 
 using llvm::cast;
 using llvm::dyn_cast;
@@ -136,7 +142,7 @@ void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::st
   w.close();
 }
 
-void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &ns,
+void emitLauncher(const lower::Kernel &kernel, const ftg::Graph &g, const std::string &ns,
                   const std::string &cPrefix, bool inlineC, CodeWriter &w) {
   const KernelDecl &k = *g.kernel;
   // Names (Naming.h): the launcher's locals are tl_*, the user's names go through cppName.
@@ -184,7 +190,7 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
   // touch.
   std::string aligned = "true";
   for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar() && kernel.accessedWithVectors(p)) {
+    if (!p->isScalar() && llvm::is_contained(kernel.vectorTensors, p->getName())) {
       std::string n = cppName(p->getName());
       aligned += " && tlc::check::rowsAligned(" + n + ", 16) && (" + n + ".shape[" +
                  std::to_string(p->shape.rank() - 1) + "] * tlc::dtypeBits(" + n + ".dtype)) % 128 == 0";
@@ -198,14 +204,14 @@ void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::s
   w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
          "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
          "std::to_string(tl_gz) + \") exceeds the device limits\");");
-  w.line("const size_t tl_smem = " + std::to_string(kernel.sharedBytes()) + ";");
+  w.line("const size_t tl_smem = " + std::to_string(kernel.sharedBytes) + ";");
   std::string launchArgs;
-  for (const KernelEmitter::Param &p : kernel.deviceParams())
+  for (const lower::Param &p : kernel.params)
     launchArgs += (launchArgs.empty() ? "" : ", ") + p.host;
   w.line("// The first runtime calls: every argument check above needs no GPU.");
   w.line("if (!(tl_status = tlc::check::device(tl_name, " + std::to_string(requiredCapability(g.target)) + ", \"" +
          g.target + "\"))) return tl_status;");
-  w.line("auto tl_kernel = tl_aligned ? " + kernel.kernelName() + "<true> : " + kernel.kernelName() + "<false>;");
+  w.line("auto tl_kernel = tl_aligned ? " + kernel.name + "<true> : " + kernel.name + "<false>;");
   w.open("if (tl_smem > 48 * 1024)");
   w.line("cudaError_t tl_err = cudaFuncSetAttribute(tl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tl_smem));");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "

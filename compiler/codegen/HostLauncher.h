@@ -1,6 +1,8 @@
 #pragma once
 
-#include "codegen/KernelEmitter.h"
+#include "codegen/CodeWriter.h"
+#include "ir/FTG.h"
+#include "lower/LoopIR.h"
 
 namespace tlc::codegen {
 
@@ -32,7 +34,7 @@ void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::st
 
 // The typed launcher of one compiled kernel, named cppName(g.symbolName()) in namespace `ns`,
 // and its C entry point (cPrefix + the kernel's name; none when cPrefix is empty).
-void emitLauncher(const KernelEmitter &kernel, const ftg::Graph &g, const std::string &ns,
+void emitLauncher(const lower::Kernel &kernel, const ftg::Graph &g, const std::string &ns,
                   const std::string &cPrefix, bool inlineC, CodeWriter &w);
 
 } // namespace tlc::codegen

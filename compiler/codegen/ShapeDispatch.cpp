@@ -1,7 +1,11 @@
 #include "codegen/ShapeDispatch.h"
 #include "codegen/HostLauncher.h"
+#include "lower/Naming.h"
 
 namespace tlc::codegen {
+
+using lower::cppName;
+using lower::generatedName;
 
 using llvm::dyn_cast;
 using llvm::isa;

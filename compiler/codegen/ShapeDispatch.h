@@ -3,7 +3,8 @@
 // variant through a constexpr bucket table, and the launcher `<kernel>` that calls it.
 #pragma once
 
-#include "codegen/KernelEmitter.h"
+#include "codegen/CodeWriter.h"
+#include "codegen/CudaEmitter.h"
 
 namespace tlc::codegen {
 

@@ -6,6 +6,7 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "infer/Passes.h"
+#include "lower/Lower.h"
 #include "ir/PassManager.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -87,6 +88,13 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   if (opts.emit == "inferred")
     for (auto &g : u.graphs)
       ftg::printGraph(*g, out, /*withInference=*/true);
+  if (opts.emit == "loops")
+    for (auto &g : u.graphs) {
+      std::unique_ptr<lower::Kernel> k = lower::lowerKernel(*g, diags, u.path);
+      if (!k)
+        return kInputError;
+      lower::print(*k, out);
+    }
   return kSuccess;
 }
 

@@ -8,7 +8,7 @@
 #include "driver/RecommendCommand.h"
 
 #include "codegen/CudaEmitter.h"
-#include "codegen/Naming.h"
+#include "lower/Naming.h"
 
 #include <CLI/CLI.hpp>
 
@@ -35,6 +35,7 @@ Examples:
   tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
                                                     a self-contained header-only kernel library
   tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
+  tlc samples/gemm.tl --emit=loops                  the thread-level loop IR (barriers, pipeline)
   tlc samples/gemm.tl --emit=ast                    the typed AST
   tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape symbol
   tlc samples/gemm.tl -D gemm.stages=4              override one kernel's parameter
@@ -50,8 +51,8 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // What --emit and --target accept. --help lists only what this build produces; the later
 // stages are still recognised so that asking for one gets a usage error saying it is not
 // implemented yet (below) instead of "not in {...}".
-const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "cuda", "header"};
-const std::vector<std::string> kLaterEmitKinds = {"loops", "hip"};
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header"};
+const std::vector<std::string> kLaterEmitKinds = {"hip"};
 const std::vector<std::string> kTargets = {"sm_80", "sm_86", "sm_89", "sm_90a"};
 const std::vector<std::string> kLaterTargets = {"gfx90a", "gfx940"};
 
@@ -82,7 +83,7 @@ std::string identifierFrom(llvm::StringRef path) {
     id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
     id = "k_" + id;
-  return tlc::codegen::cppName(id); // `class.cuh` gets namespace u_class
+  return tlc::lower::cppName(id); // `class.cuh` gets namespace u_class
 }
 
 int run(int argc, char **argv) {
@@ -112,7 +113,7 @@ int run(int argc, char **argv) {
                  "for --emit=header, the output file's name)")
       ->check(CLI::Validator(
           // Pasted into the generated C++ (and, with `::` as `_`, into the C entry names).
-          [](std::string &ns) { return tlc::codegen::checkNamespace(ns); }, "NAME[::NAME...]"));
+          [](std::string &ns) { return tlc::lower::checkNamespace(ns); }, "NAME[::NAME...]"));
   app.add_flag("-c", compileOnly, "compile the generated code with nvcc into an object file");
   app.add_option("--nvcc", nvcc, "the nvcc to use with -c (default: $CUDA_HOME/bin/nvcc, then PATH)");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG after every pass (stderr)");
@@ -167,9 +168,9 @@ int run(int argc, char **argv) {
     usageError("-c compiles the generated CUDA; it cannot be combined with --emit=" + opts.emit);
     return kUsageError;
   }
-  if (opts.emit == "loops" || opts.emit == "hip") {
+  if (opts.emit == "hip") {
     usageError("--emit=" + opts.emit + " is not implemented yet; available: tokens, ast, ftg, "
-               "inferred, cuda, header");
+               "inferred, loops, cuda, header");
     return kUsageError;
   }
   if (opts.target.rfind("gfx", 0) == 0 && opts.emit != "tokens" && opts.emit != "ast") {

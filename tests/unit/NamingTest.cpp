@@ -1,12 +1,12 @@
-// The naming scheme of generated C++ (codegen/Naming.h, frontend/CppNames.h).
-#include "codegen/Naming.h"
+// The naming scheme of generated C++ (lower/Naming.h, frontend/CppNames.h).
+#include "lower/Naming.h"
 
 #include <catch2/catch.hpp>
 
 #include <set>
 
 using namespace tlc;
-using namespace tlc::codegen;
+using namespace tlc::lower;
 
 TEST_CASE("reserved names of generated C++", "[naming]") {
   for (const char *n : {"class", "new", "double", "this", "int", "template", "auto", "and", "or",

@@ -24,7 +24,7 @@
 
 #include <string>
 
-namespace tlc::codegen {
+namespace tlc::lower {
 
 // True when a user name must not be written as is (see above).
 bool isReservedName(llvm::StringRef name);
@@ -44,4 +44,4 @@ std::string checkNamespace(llvm::StringRef ns);
 // `ns` with `::` replaced by `_`, for the C entry points' prefix.
 std::string flatNamespace(llvm::StringRef ns);
 
-} // namespace tlc::codegen
+} // namespace tlc::lower

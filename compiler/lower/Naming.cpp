@@ -1,8 +1,8 @@
-#include "codegen/Naming.h"
+#include "lower/Naming.h"
 
 #include "llvm/ADT/StringExtras.h"
 
-namespace tlc::codegen {
+namespace tlc::lower {
 
 bool isReservedName(llvm::StringRef name) {
   return isReservedInGeneratedCode(name) || name.startswith("tl_") || name.startswith("u_") ||
@@ -36,4 +36,4 @@ std::string flatNamespace(llvm::StringRef ns) {
   return flat;
 }
 
-} // namespace tlc::codegen
+} // namespace tlc::lower

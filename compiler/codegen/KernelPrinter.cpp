@@ -1,0 +1,157 @@
+#include "codegen/KernelPrinter.h"
+
+namespace tlc::codegen {
+
+using namespace lower;
+
+namespace {
+
+// A statement that fits on one line (a leaf, or a compact loop around one).
+std::string inlineText(const Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::Let:
+    return (s.maybeUnused ? "[[maybe_unused]] " : "") + s.type + " " + s.name + " = " + s.value + ";";
+  case StmtKind::Decl:
+    return (s.align ? "alignas(" + std::to_string(s.align) + ") " : "") + s.type + " " + s.name + "[" +
+           std::to_string(s.count) + "];";
+  case StmtKind::Store:
+    return s.target + " = " + s.value + ";";
+  case StmtKind::AtomicAdd:
+    return "tl::atomic_add(&" + s.target + ", " + s.value + ");";
+  case StmtKind::Eval:
+    return s.text + ";";
+  case StmtKind::AsyncCopy:
+    return "tl::cp_async_zfill<" + std::to_string(s.bytes) + ">(" + s.dst + ", " + s.valid + " ? " + s.src +
+           " : " + s.srcBase + ", " + s.valid + ");";
+  case StmtKind::AsyncCommit:
+    return "tl::cp_async_commit();";
+  case StmtKind::AsyncWait:
+    return "tl::cp_async_wait<" + std::to_string(s.count) + ">();";
+  case StmtKind::VectorCopy:
+    return "tl::copy_vec<" + std::to_string(s.bytes) + ">(" + s.dst + ", " + s.src + ");";
+  case StmtKind::Mma: {
+    std::string dims = std::to_string(s.m) + ", " + std::to_string(s.n) + ", " + std::to_string(s.k) + ", " +
+                       std::to_string(s.warpsM) + ", " + std::to_string(s.warpsN);
+    auto flag = [](bool b) { return b ? std::string("true") : std::string("false"); };
+    if (s.aInRegisters)
+      return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
+    return "tl::gemm_ss<" + dims + ", " + flag(s.transA) + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b +
+           ", " + s.c + ");";
+  }
+  case StmtKind::Shuffle:
+    return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", 1>(" +
+           s.target + ");";
+  case StmtKind::Barrier:
+    return "__syncthreads();  // " + s.text;
+  case StmtKind::Comment:
+    return "// " + s.text;
+  case StmtKind::For:
+    return "for (int " + s.var + " = " + s.lo + "; " + s.var + " < " + s.hi + "; " +
+           (s.step.empty() ? "++" + s.var : s.var + " += " + s.step) + ")" +
+           (s.compact ? " " + inlineText(*s.body[0]) : "");
+  default:
+    return "/* " + stmtKindName(s.kind).str() + " */";
+  }
+}
+
+void printStmts(const StmtList &list, CodeWriter &w);
+
+void printStmt(const Stmt &s, CodeWriter &w) {
+  switch (s.kind) {
+  case StmtKind::Seq:
+  case StmtKind::TileOp:
+    return printStmts(s.body, w);
+  case StmtKind::Scope:
+    w.open("");
+    printStmts(s.body, w);
+    return w.close();
+  case StmtKind::For:
+    if (s.unroll >= 0)
+      w.line(s.unroll ? "#pragma unroll " + std::to_string(s.unroll) : "#pragma unroll");
+    if (s.compact)
+      return (void)w.line(inlineText(s));
+    w.open(inlineText(s));
+    printStmts(s.body, w);
+    return w.close();
+  case StmtKind::If: {
+    if (s.style == IfStyle::NextLine) {
+      w.line("if (" + s.cond + ")");
+      w.line("  " + inlineText(*s.body[0]));
+      return;
+    }
+    if (s.style == IfStyle::SameLine) {
+      w.line("if (" + s.cond + ") " + inlineText(*s.body[0]));
+      if (!s.elseBody.empty())
+        w.line("else " + inlineText(*s.elseBody[0]));
+      return;
+    }
+    // An else-if chain stays at one indentation level.
+    w.open(std::string("if ") + (s.isConstexpr ? "constexpr " : "") + "(" + s.cond + ")");
+    const Stmt *branch = &s;
+    while (true) {
+      printStmts(branch->body, w);
+      if (branch->elseBody.empty())
+        break;
+      w.indent--;
+      if (branch->elseIf) {
+        branch = branch->elseBody.front().get();
+        w.line("} else if (" + branch->cond + ") {");
+        w.indent++;
+        continue;
+      }
+      w.line("} else {");
+      w.indent++;
+      printStmts(branch->elseBody, w);
+      break;
+    }
+    return w.close();
+  }
+  default:
+    w.line(inlineText(s));
+  }
+}
+
+void printStmts(const StmtList &list, CodeWriter &w) {
+  for (const StmtPtr &s : list)
+    printStmt(*s, w);
+}
+
+} // namespace
+
+void printKernel(const Kernel &k, CodeWriter &w) {
+  std::string params;
+  for (const Param &p : k.params)
+    params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
+  w.line("// kernel '" + k.symbol + "': " + std::to_string(k.threads) + " threads per block, " +
+         std::to_string(k.sharedBytes) + " bytes of shared memory");
+  w.line("template <bool kAligned>");
+  w.line("__global__ void __launch_bounds__(" + std::to_string(k.threads) + ") " + k.name + "(" + params + ") {");
+  w.indent++;
+  if (k.sharedBytes > 0)
+    w.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
+  w.line("const int " + k.threadIndex + " = threadIdx.x;");
+  const char *axes = "xyz";
+  for (size_t i = 0; i < k.blockIndices.size(); ++i)
+    w.line("[[maybe_unused]] int " + k.blockIndices[i] + " = blockIdx." + axes[i] + ";");
+  for (const auto &[name, value] : k.constants)
+    w.line("constexpr int " + name + " = " + value + ";  // bound by -D");
+  for (const auto &b : k.buffers) {
+    const std::string &T = b->elemType;
+    if (b->scope == MemScope::Shared)
+      w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " + std::to_string(b->offset) +
+             ");  // shared " + b->dtype + " " + b->layout +
+             (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
+    else if (b->scope == MemScope::Fragment && !b->layout.empty())
+      w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // fragment " + b->layout);
+    else if (b->scope == MemScope::Local)
+      w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // local");
+  }
+  if (k.sharedBytes > k.scratchOffset)
+    w.line("float* tl_reduce_scratch = reinterpret_cast<float*>(tl_smem + " + std::to_string(k.scratchOffset) + ");");
+  w.line();
+  printStmts(k.body, w);
+  w.indent--;
+  w.line("}");
+}
+
+} // namespace tlc::codegen

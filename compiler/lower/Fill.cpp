@@ -1,0 +1,74 @@
+// Lowering of fill and clear: registers are set whole by each thread; shared and global
+// regions by threads striding over the region.
+#include "lower/KernelLowering.h"
+
+namespace tlc::lower {
+
+namespace {
+
+// Whether a region is its whole buffer: every dimension from 0 over its full extent (a point
+// only in a dimension of extent 1). A sliced region such as `F[0:32, :]` is not.
+bool coversWholeBuffer(const Region &r, const ftg::Buffer &b) {
+  if (r.originOnly)
+    return false;
+  for (size_t d = 0; d < r.extents.size(); ++d) {
+    const Expr *lo = r.origins[d];
+    bool fromZero = !lo || (lo->constant && lo->constant->isInt() && lo->constant->getInt() == 0);
+    std::optional<int64_t> extent = r.isPoint[d] ? std::optional<int64_t>(1) : r.extents[d];
+    if (!fromZero || !extent || d >= b.shape.size() || b.shape[d] != extent)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+void KernelLowering::fill(const ftg::Node &n) {
+  const ftg::Operand &dst = n.outputs[0];
+  ftg::Buffer &b = *dst.buffer;
+  std::string value;
+  if (n.call->builtin == Builtin::Clear) {
+    value = "tl::convert<" + cppType(b.dtype) + ">(0.0f)";
+  } else {
+    const CallArg *v = n.call->keywordArg("value");
+    value = exprAs(v ? v->value : n.call->positional()[1], b.dtype);
+  }
+  tileOp(n, [&] {
+    std::string r = fresh("r");
+    if (b.scope == Scope::Fragment || b.scope == Scope::Local) {
+      int64_t count = b.scope == Scope::Fragment ? b.fragment->registers() : b.numElements();
+      // Registers are filled whole; a part of them would need the element-to-register map.
+      if (!coversWholeBuffer(dst.region, b)) {
+        unsupported(n.call->getRange(), "filling part of a " + scopeName(b.scope).str() +
+                                            " buffer (fill the whole buffer, or assign the "
+                                            "elements one by one)");
+        return;
+      }
+      add(makeCompactFor(r, "0", std::to_string(count), makeStore(cppName(b.name) + "[" + r + "]", value)));
+      return;
+    }
+    // Shared or global: threads stride over the region.
+    std::vector<std::optional<int64_t>> shape = dst.region.tileShape();
+    TileDims d = tileDims(*this, dst, shape);
+    if (!d.ok) {
+      unsupported(n.call->getRange(), "this fill (the region extent must be a compile-time constant)");
+      return;
+    }
+    int64_t total = 1;
+    for (int64_t x : d.extents)
+      total *= x;
+    nest(makeFor(ForRole::Threads, r, kThreadIndex, std::to_string(total), std::to_string(g.threads)), [&] {
+      std::vector<std::string> coords(d.extents.size());
+      std::string rest = r;
+      for (size_t i = d.extents.size(); i-- > 0;) {
+        coords[i] = i == 0 ? rest : rest + " % " + std::to_string(d.extents[i]);
+        rest = "(" + rest + " / " + std::to_string(d.extents[i]) + ")";
+      }
+      auto idx = d.indices(coords);
+      std::string pred = inBounds(*this, b, idx);
+      guarded(pred, makeStore(elementAt(*this, b, idx), value));
+    });
+  });
+}
+
+} // namespace tlc::lower

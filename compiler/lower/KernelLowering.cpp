@@ -1,0 +1,217 @@
+// Lowering of a kernel's tile-level structure: its parameters and buffers, the nodes of the
+// FTG in order, serial loops and branches. Tile operators, parallel loops and pipelines have
+// their own files (KernelLowering.h).
+#include "lower/KernelLowering.h"
+
+namespace tlc::lower {
+
+using llvm::cast;
+
+KernelLowering::KernelLowering(ftg::Graph &g, DiagnosticEngine &diags, std::string sourceName)
+    : g(g), k(*g.kernel), diags(diags), sourceName(std::move(sourceName)) {}
+
+Access KernelLowering::access(const ftg::Buffer *b) const {
+  Access a{bufferOf.lookup(b), std::nullopt};
+  auto staged = stageOf.find(b);
+  if (staged != stageOf.end())
+    a.stage = staged->second.ref;
+  return a;
+}
+
+void KernelLowering::noteVectorTensor(const ftg::Buffer *b) {
+  if (!llvm::is_contained(out->vectorTensors, b->name))
+    out->vectorTensors.push_back(b->name);
+}
+
+Stmt &KernelLowering::tileOp(const ftg::Node &n, const std::function<void()> &f) {
+  auto op = std::make_unique<Stmt>(StmtKind::TileOp);
+  op->text = nodeKindName(n.kind).str();
+  for (const ftg::Buffer *b : n.reads)
+    op->reads.push_back(access(b));
+  for (const ftg::Buffer *b : n.writes)
+    op->writes.push_back(access(b));
+  return nest(std::move(op), f);
+}
+
+void KernelLowering::sourceComment(const ftg::Node &n, const std::string &what) {
+  auto lc = diags.sourceManager().getLineAndColumn(n.stmt->getRange().Start);
+  add(makeComment(what + " (" + sourceName + ":" + std::to_string(lc.first) + ")"));
+}
+
+void KernelLowering::lowerLoop(const ftg::Node &n) {
+  const ForStmt *f = n.loop;
+  if (!f->start || provablyNonNegative(f->start))
+    nonNegativeVars.insert(f->vars[0]);
+  // Barriers on the back edge are SyncInsertion's: this is a loop every thread runs alike.
+  nest(makeFor(ForRole::Tile, cppName(f->vars[0]->getName()), f->start ? expr(f->start) : "0",
+               expr(f->extents[0]), "", f->loopKind == LoopKind::Unroll ? 0 : -1),
+       [&] { lowerNodes(n.body); });
+}
+
+void KernelLowering::lowerIf(const ftg::Node &n) {
+  // An else-if chain is one If per branch, each in the else of the previous (printed at one
+  // indentation level: nesting each branch one level deeper made the output quadratic in
+  // the chain's length).
+  Stmt *branch = &add(makeIf(expr(cast<IfStmt>(n.stmt)->cond)));
+  const ftg::Node *node = &n;
+  while (true) {
+    within(branch->body, [&] { lowerNodes(node->body); });
+    if (node->elseBody.empty())
+      break;
+    const ftg::Node &next = *node->elseBody.front();
+    if (node->elseBody.size() == 1 && next.kind == ftg::NodeKind::If) {
+      branch->elseIf = true;
+      branch->elseBody.push_back(makeIf(expr(cast<IfStmt>(next.stmt)->cond)));
+      branch = branch->elseBody.back().get();
+      node = &next;
+      continue;
+    }
+    within(branch->elseBody, [&] { lowerNodes(node->elseBody); });
+    break;
+  }
+}
+
+void KernelLowering::lowerNode(const ftg::Node &n) {
+  using ftg::NodeKind;
+  switch (n.kind) {
+  case NodeKind::Copy:
+    sourceComment(n, "copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value));
+    return copy(n);
+  case NodeKind::Fill:
+    sourceComment(n, n.call->callee + "(" + n.outputs[0].buffer->name + ")");
+    return fill(n);
+  case NodeKind::Reduce:
+    sourceComment(n, n.call->callee + ": " + n.inputs[0].buffer->name + " -> " + n.outputs[0].buffer->name);
+    return reduce(n);
+  case NodeKind::Gemm:
+    sourceComment(n, "gemm: " + n.outputs[0].buffer->name + " += " + n.inputs[0].buffer->name + " @ " +
+                         n.inputs[1].buffer->name);
+    return gemm(n);
+  case NodeKind::AtomicAdd:
+    sourceComment(n, "atomic_add");
+    return atomicAdd(n);
+  case NodeKind::Parallel:
+    return lowerParallel(n);
+  case NodeKind::Let:
+  case NodeKind::Scalar:
+    tileOp(n, [&] { scalarStmt(n.stmt); });
+    return;
+  case NodeKind::Loop:
+    sourceComment(n, loopKindName(n.loop->loopKind).str() + " loop");
+    return n.loop->loopKind == LoopKind::Pipelined ? expandPipeline(n) : lowerLoop(n);
+  case NodeKind::If:
+    return lowerIf(n);
+  case NodeKind::SwizzleBlocks:
+    sourceComment(n, "swizzle_blocks: L2-friendly block order");
+    add(makeEval("tl::swizzle_blocks(" + std::to_string(g.swizzlePanel) + ", " +
+                 cppName(k.blockIndices[0]->getName()) + ", " + cppName(k.blockIndices[1]->getName()) + ")"));
+    return;
+  case NodeKind::Extern:
+    add(makeEval(expr(n.call)));
+    return;
+  default:
+    unsupported(n.stmt->getRange(), nodeKindName(n.kind).str() + " in code generation");
+  }
+}
+
+void KernelLowering::lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes) {
+  for (auto &n : nodes)
+    lowerNode(*n);
+}
+
+std::unique_ptr<Kernel> KernelLowering::run() {
+  out = std::make_unique<Kernel>();
+  Kernel &K = *out;
+  K.symbol = g.symbolName();
+  K.name = generatedName(g.symbolName() + "_kernel");
+  K.threadIndex = kThreadIndex;
+  K.threads = g.threads;
+  K.sharedBytes = g.sharedBytes;
+  K.scratchOffset = g.scratchOffset;
+
+  for (auto &b : g.buffers)
+    if (b->scope != Scope::Fragment && (b->dtype == DType::I4 || b->dtype == DType::U4))
+      unsupported(b->decl->getRange(), "packed i4/u4 buffers in code generation (store them as "
+                                       "u8 and unpack with shifts)");
+  // Device parameters: pointers and strides of tensors, then the run-time shape symbols.
+  for (const TensorParamDecl *p : k.params) {
+    std::string name = cppName(p->getName());
+    if (p->isScalar()) {
+      K.params.push_back({cppType(p->elemType), name, name});
+      continue;
+    }
+    std::string T = std::string(p->isOut ? "" : "const ") + cppType(p->elemType);
+    K.params.push_back({T + "* __restrict__", name, "static_cast<" + T + "*>(" + name + ".data)"});
+    for (size_t d = 0; d + 1 < p->shape.rank(); ++d)
+      K.params.push_back({"int64_t", strideName(p->getName(), d), name + ".strides[" + std::to_string(d) + "]"});
+  }
+  for (const ShapeSymbolDecl *s : k.shapeSymbols)
+    if (!s->constant) {
+      std::string name = cppName(s->getName());
+      K.params.push_back({"int", name, "static_cast<int>(" + name + ")"});
+    }
+  for (const auto *b : k.blockIndices)
+    K.blockIndices.push_back(cppName(b->getName()));
+  for (const ShapeSymbolDecl *s : k.shapeSymbols)
+    if (s->constant)
+      K.constants.push_back({cppName(s->getName()), s->constant->str()});
+
+  for (auto &b : g.buffers) {
+    auto lb = std::make_unique<Buffer>();
+    lb->name = cppName(b->name);
+    lb->sourceName = b->name;
+    lb->elemType = cppType(b->dtype);
+    lb->dtype = dtypeName(b->dtype).str();
+    lb->stages = b->stages;
+    switch (b->scope) {
+    case Scope::Global:
+      lb->scope = MemScope::Global;
+      break;
+    case Scope::Shared:
+      lb->scope = MemScope::Shared;
+      lb->offset = b->sharedOffset;
+      lb->bytes = b->bytes();
+      lb->layout = b->shared ? b->shared->str() : "";
+      break;
+    case Scope::Fragment:
+      // Unused fragments have no layout and are not declared.
+      lb->scope = MemScope::Fragment;
+      lb->elements = b->fragment ? b->fragment->registers() : 0;
+      lb->layout = b->fragment ? b->fragment->str() : "";
+      break;
+    case Scope::Local:
+      lb->scope = MemScope::Local;
+      lb->elements = b->numElements();
+      lb->layout = "local";
+      break;
+    }
+    bufferOf[b.get()] = lb.get();
+    K.buffers.push_back(std::move(lb));
+  }
+
+  cur = &K.body;
+  lowerNodes(g.body);
+  if (!ok)
+    return nullptr;
+  // The verifier runs after every pass: a pass that breaks an invariant is named.
+  auto verified = [&](const char *after) {
+    std::string problems;
+    llvm::raw_string_ostream errs(problems);
+    if (verify(K, errs))
+      return true;
+    diags.errorNoLocation("internal: the loop IR is invalid after " + std::string(after) + ":\n" + errs.str());
+    return false;
+  };
+  if (!verified("lowering"))
+    return nullptr;
+  insertBarriers(K);
+  if (!verified("SyncInsertion"))
+    return nullptr;
+  return std::move(out);
+}
+
+std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags, const std::string &sourceName) {
+  return KernelLowering(g, diags, sourceName).run();
+}
+
+} // namespace tlc::lower

@@ -1,0 +1,143 @@
+// The state of lowering one kernel (private to lower/). Split over KernelLowering.cpp
+// (kernel, structure, loops, branches), ScalarExpr.cpp (scalar expressions and statements),
+// Parallel.cpp, PipelineExpansion.cpp, and one file per tile operator (Copy.cpp with
+// atomic_add, Fill.cpp, Reduce.cpp, Gemm.cpp).
+#pragma once
+
+#include "lower/Lower.h"
+#include "lower/Naming.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <functional>
+
+namespace tlc::lower {
+
+// The kernel's thread index within its block (every lowering addresses threads by it).
+inline const std::string kThreadIndex = generatedName("tid");
+
+// The kernel parameter carrying stride `d` of tensor `tensor` (its source name).
+inline std::string strideName(llvm::StringRef tensor, size_t d) {
+  return generatedName(tensor + "_stride" + llvm::Twine(d));
+}
+
+class KernelLowering {
+public:
+  KernelLowering(ftg::Graph &g, DiagnosticEngine &diags, std::string sourceName);
+  std::unique_ptr<Kernel> run();
+
+  // ---- building (statements go to the current list)
+  Stmt &add(StmtPtr s) {
+    cur->push_back(std::move(s));
+    return *cur->back();
+  }
+  // Runs `f` with `list` as the current list.
+  void within(StmtList &list, const std::function<void()> &f) {
+    StmtList *saved = cur;
+    cur = &list;
+    f();
+    cur = saved;
+  }
+  // Adds `s` and builds its body with `f`.
+  Stmt &nest(StmtPtr s, const std::function<void()> &f) {
+    Stmt &r = add(std::move(s));
+    within(r.body, f);
+    return r;
+  }
+  Stmt &scope(const std::function<void()> &f) { return nest(std::make_unique<Stmt>(StmtKind::Scope), f); }
+  // The statements of tile-level node `n`, with its access sets, as one unit for barriers.
+  Stmt &tileOp(const ftg::Node &n, const std::function<void()> &f);
+  // `// what (file:line)` naming the node's source line.
+  void sourceComment(const ftg::Node &n, const std::string &what);
+  // `stmt` under `if (cond)` (a bounds predicate), or alone when cond is empty.
+  void guarded(const std::string &cond, StmtPtr stmt);
+  // A fresh local: generatedName(stem + a number unique in the kernel); stems have no '_'.
+  std::string fresh(const std::string &stem) { return generatedName(stem + std::to_string(tempCounter++)); }
+
+  // ---- scalar expressions (ScalarExpr.cpp)
+  std::string expr(const Expr *e);
+  std::string exprAs(const Expr *e, DType t); // converted to t
+  std::string globalOffset(const ftg::Buffer &b, const std::vector<std::string> &idx) const;
+  std::string sharedElement(const ftg::Buffer &b, const std::string &row, const std::string &col);
+  std::string dimExpr(const ftg::Buffer &b, size_t d); // tensor extent as C++
+  std::string elementRef(const IndexExpr *ix);
+  // `a op b` on scalars of type `t`; integer `/` and `%` floor unless `nonNegative` says both
+  // operands are >= 0, where C's operators agree and are cheaper.
+  std::string arithmetic(BinaryOp op, DType t, const std::string &a, const std::string &b,
+                         bool nonNegative);
+  // True when `e` is >= 0 at run time: constants, block indices, shape symbols, loop
+  // variables from a non-negative start, and what +, *, /, %, >>, &, max, ... make of them.
+  // Memoized, so that chains of lets stay linear.
+  bool provablyNonNegative(const Expr *e);
+  void scalarStmt(const tlc::Stmt *s);
+
+  // ---- structure
+  void lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes);
+  void lowerNode(const ftg::Node &n);
+  void lowerLoop(const ftg::Node &n);
+  void lowerIf(const ftg::Node &n);
+  void lowerParallel(const ftg::Node &n);      // Parallel.cpp
+  void expandPipeline(const ftg::Node &n);     // PipelineExpansion.cpp
+
+  // ---- tile operators
+  void copy(const ftg::Node &n, bool prefetch = false); // Copy.cpp
+  void atomicAdd(const ftg::Node &n);                   // Copy.cpp
+  void fill(const ftg::Node &n);                        // Fill.cpp
+  void reduce(const ftg::Node &n);                      // Reduce.cpp
+  void gemm(const ftg::Node &n);                        // Gemm.cpp
+
+  void unsupported(llvm::SMRange r, const std::string &what);
+  // Reports (and returns false) when tl::atomic_add has no overload for `t`.
+  bool checkAtomicType(llvm::SMRange r, DType t);
+  // The loop IR buffer of `b`, with the stage the current pipeline step accesses.
+  Access access(const ftg::Buffer *b) const;
+  void noteVectorTensor(const ftg::Buffer *b);
+
+  ftg::Graph &g;
+  const KernelDecl &k;
+  DiagnosticEngine &diags;
+  std::string sourceName;
+  bool ok = true;
+  std::unique_ptr<Kernel> out;
+  StmtList *cur = nullptr;
+  llvm::DenseMap<const ftg::Buffer *, Buffer *> bufferOf;
+
+  // Multi-buffered shared buffers inside a pipelined loop: the C++ stage index and what it
+  // denotes (PipelineExpansion.cpp decides both).
+  struct Staging {
+    std::string index;
+    StageRef ref;
+  };
+  llvm::DenseMap<const ftg::Buffer *, Staging> stageOf;
+
+  // Loop variables whose loop starts at a non-negative value (registered as loops are
+  // lowered, before their bodies).
+  llvm::SmallPtrSet<const Decl *, 16> nonNegativeVars;
+  llvm::DenseMap<const Expr *, bool> nonNegativeMemo;
+  // Inside a parallel loop driven by a fragment: its register variable.
+  const ftg::Node *parallelNode = nullptr;
+  std::string parallelReg;
+  unsigned tempCounter = 0;
+
+private:
+  bool computeNonNegative(const Expr *e);
+};
+
+// Copy helpers shared by Copy.cpp and Fill.cpp: how a region's elements map to buffer
+// coordinates, element references and bounds predicates.
+struct TileDims {
+  std::vector<int64_t> extents;    // the tile, outermost first (unit dims dropped)
+  std::vector<std::string> origin; // per buffer dim
+  std::vector<int> tileDim;        // per buffer dim: index into extents, -1 for a point
+  bool ok = true;
+  std::vector<std::string> indices(const std::vector<std::string> &coords) const;
+};
+TileDims tileDims(KernelLowering &L, const ftg::Operand &op,
+                  const std::vector<std::optional<int64_t>> &tile);
+// Element access of a non-fragment operand at buffer indices `idx`.
+std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx);
+// Bounds predicate of a global access (empty when always in bounds).
+std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx);
+
+} // namespace tlc::lower

@@ -1,0 +1,291 @@
+#include "lower/LoopIR.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace tlc::lower {
+
+bool Buffer::overlaps(const Buffer &o) const {
+  if (this == &o)
+    return true;
+  // Buffers that share bytes (SharedMemoryPlanner) conflict as if they were one.
+  if (scope != MemScope::Shared || o.scope != MemScope::Shared)
+    return false;
+  int64_t end = offset + bytes * stages, oEnd = o.offset + o.bytes * o.stages;
+  return offset < oEnd && o.offset < end;
+}
+
+bool Access::mayAlias(const Access &o) const {
+  if (!buffer->overlaps(*o.buffer))
+    return false;
+  // (v + a) % S and (v + b) % S differ whenever a and b differ modulo S.
+  if (buffer == o.buffer && stage && o.stage && stage->var == o.stage->var &&
+      stage->stages == o.stage->stages) {
+    int64_t S = stage->stages;
+    return ((stage->offset - o.stage->offset) % S + S) % S == 0;
+  }
+  return true;
+}
+
+llvm::StringRef stmtKindName(StmtKind k) {
+  switch (k) {
+  case StmtKind::Seq: return "seq";
+  case StmtKind::Scope: return "scope";
+  case StmtKind::TileOp: return "tileop";
+  case StmtKind::For: return "for";
+  case StmtKind::If: return "if";
+  case StmtKind::Let: return "let";
+  case StmtKind::Decl: return "decl";
+  case StmtKind::Store: return "store";
+  case StmtKind::AtomicAdd: return "atomic_add";
+  case StmtKind::Eval: return "call";
+  case StmtKind::AsyncCopy: return "cp.async";
+  case StmtKind::AsyncCommit: return "cp.async.commit";
+  case StmtKind::AsyncWait: return "cp.async.wait";
+  case StmtKind::VectorCopy: return "copy.vec";
+  case StmtKind::Mma: return "mma";
+  case StmtKind::Shuffle: return "shuffle";
+  case StmtKind::Barrier: return "barrier";
+  case StmtKind::Comment: return "comment";
+  }
+  return "?";
+}
+
+StmtPtr makeComment(std::string text) {
+  auto s = std::make_unique<Stmt>(StmtKind::Comment);
+  s->text = std::move(text);
+  return s;
+}
+
+StmtPtr makeBarrier(std::string why) {
+  auto s = std::make_unique<Stmt>(StmtKind::Barrier);
+  s->text = std::move(why);
+  return s;
+}
+
+StmtPtr makeLet(std::string type, std::string name, std::string value, bool maybeUnused) {
+  auto s = std::make_unique<Stmt>(StmtKind::Let);
+  s->type = std::move(type);
+  s->name = std::move(name);
+  s->value = std::move(value);
+  s->maybeUnused = maybeUnused;
+  return s;
+}
+
+StmtPtr makeStore(std::string target, std::string value) {
+  auto s = std::make_unique<Stmt>(StmtKind::Store);
+  s->target = std::move(target);
+  s->value = std::move(value);
+  return s;
+}
+
+StmtPtr makeEval(std::string call) {
+  auto s = std::make_unique<Stmt>(StmtKind::Eval);
+  s->text = std::move(call);
+  return s;
+}
+
+StmtPtr makeFor(ForRole role, std::string var, std::string lo, std::string hi, std::string step,
+                int unroll) {
+  auto s = std::make_unique<Stmt>(StmtKind::For);
+  s->role = role;
+  s->var = std::move(var);
+  s->lo = std::move(lo);
+  s->hi = std::move(hi);
+  s->step = std::move(step);
+  s->unroll = unroll;
+  return s;
+}
+
+StmtPtr makeCompactFor(std::string var, std::string lo, std::string hi, StmtPtr body, int unroll) {
+  StmtPtr f = makeFor(ForRole::Registers, std::move(var), std::move(lo), std::move(hi), "", unroll);
+  f->compact = true;
+  f->body.push_back(std::move(body));
+  return f;
+}
+
+StmtPtr makeIf(std::string cond, IfStyle style, bool uniform) {
+  auto s = std::make_unique<Stmt>(StmtKind::If);
+  s->cond = std::move(cond);
+  s->style = style;
+  s->uniform = uniform;
+  return s;
+}
+
+void collectAccesses(const Stmt &s, std::vector<Access> &reads, std::vector<Access> &writes) {
+  reads.insert(reads.end(), s.reads.begin(), s.reads.end());
+  writes.insert(writes.end(), s.writes.begin(), s.writes.end());
+  for (const StmtList *l : {&s.body, &s.elseBody})
+    for (const StmtPtr &c : *l)
+      collectAccesses(*c, reads, writes);
+}
+
+// ------------------------------------------------------------------ verifier
+
+namespace {
+
+bool isLeaf(StmtKind k) {
+  return k != StmtKind::Seq && k != StmtKind::Scope && k != StmtKind::TileOp &&
+         k != StmtKind::For && k != StmtKind::If;
+}
+
+struct Verifier {
+  const Kernel &k;
+  llvm::raw_ostream &errors;
+  bool ok = true;
+
+  void fail(const Stmt &s, const std::string &what) {
+    errors << "loop IR of '" << k.symbol << "': " << stmtKindName(s.kind) << ": " << what << "\n";
+    ok = false;
+  }
+
+  void checkAccess(const Stmt &s, const Access &a) {
+    bool known = llvm::any_of(k.buffers, [&](const auto &b) { return b.get() == a.buffer; });
+    if (!known)
+      return fail(s, "accesses a buffer that is not the kernel's");
+    if (a.stage && (a.buffer->scope != MemScope::Shared || a.buffer->stages != a.stage->stages ||
+                    a.stage->stages < 2))
+      fail(s, "stage reference into '" + a.buffer->sourceName + "', which has " +
+                  std::to_string(a.buffer->stages) + " stage(s)");
+  }
+
+  // `divergent`: some enclosing loop or branch is not taken by every thread alike.
+  void visit(const Stmt &s, bool divergent) {
+    for (const auto *set : {&s.reads, &s.writes})
+      for (const Access &a : *set)
+        checkAccess(s, a);
+    switch (s.kind) {
+    case StmtKind::Barrier:
+      if (divergent)
+        fail(s, "__syncthreads where not every thread of the block arrives (" + s.text + ")");
+      break;
+    case StmtKind::For:
+      if (s.var.empty() || s.hi.empty())
+        fail(s, "a loop without variable or bound");
+      divergent |= s.role == ForRole::Threads || s.role == ForRole::Registers;
+      break;
+    case StmtKind::If:
+      if (s.cond.empty())
+        fail(s, "an if without condition");
+      divergent |= !s.uniform;
+      break;
+    default:
+      break;
+    }
+    if (s.compact && (s.body.size() != 1 || !isLeaf(s.body[0]->kind) ||
+                      (s.elseBody.size() > 1)))
+      fail(s, "a compact statement must hold one leaf");
+    if (isLeaf(s.kind) && (!s.body.empty() || !s.elseBody.empty()))
+      fail(s, "a leaf statement with children");
+    for (const StmtList *l : {&s.body, &s.elseBody})
+      for (const StmtPtr &c : *l)
+        visit(*c, divergent);
+  }
+};
+
+} // namespace
+
+bool verify(const Kernel &k, llvm::raw_ostream &errors) {
+  Verifier v{k, errors};
+  for (const StmtPtr &s : k.body)
+    v.visit(*s, false);
+  return v.ok;
+}
+
+// ------------------------------------------------------------------ --emit=loops
+
+namespace {
+
+llvm::StringRef roleName(ForRole r) {
+  switch (r) {
+  case ForRole::Tile: return "tile";
+  case ForRole::Stages: return "stages";
+  case ForRole::Threads: return "threads";
+  case ForRole::Registers: return "registers";
+  }
+  return "?";
+}
+
+std::string accessStr(const std::vector<Access> &set) {
+  std::string s;
+  for (const Access &a : set) {
+    s += " " + a.buffer->sourceName;
+    if (a.stage)
+      s += "@(" + a.stage->var + (a.stage->offset ? "+" + std::to_string(a.stage->offset) : "") +
+           ")%" + std::to_string(a.stage->stages);
+  }
+  return s;
+}
+
+void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
+  os.indent(depth * 2);
+  switch (s.kind) {
+  case StmtKind::Seq: os << "seq"; break;
+  case StmtKind::Scope: os << "scope"; break;
+  case StmtKind::TileOp: os << "tileop " << s.text; break;
+  case StmtKind::For:
+    os << "for[" << roleName(s.role) << "] " << s.var << " = " << s.lo << " .. " << s.hi;
+    if (!s.step.empty())
+      os << " step " << s.step;
+    if (s.unroll >= 0)
+      os << " unroll" << (s.unroll ? " " + std::to_string(s.unroll) : "");
+    break;
+  case StmtKind::If:
+    os << "if" << (s.isConstexpr ? " constexpr" : "") << (s.uniform ? "" : "[divergent]") << " "
+       << s.cond;
+    break;
+  case StmtKind::Let: os << "let " << s.type << " " << s.name << " = " << s.value; break;
+  case StmtKind::Decl: os << "decl " << s.type << " " << s.name << "[" << s.count << "]"; break;
+  case StmtKind::Store: os << "store " << s.target << " = " << s.value; break;
+  case StmtKind::AtomicAdd: os << "atomic_add " << s.target << " += " << s.value; break;
+  case StmtKind::Eval: os << "call " << s.text; break;
+  case StmtKind::AsyncCopy:
+    os << "cp.async " << s.bytes << "B " << s.dst << " <- " << s.src << " if " << s.valid;
+    break;
+  case StmtKind::AsyncCommit: os << "cp.async.commit"; break;
+  case StmtKind::AsyncWait: os << "cp.async.wait " << s.count; break;
+  case StmtKind::VectorCopy: os << "copy.vec " << s.bytes << "B " << s.dst << " <- " << s.src; break;
+  case StmtKind::Mma:
+    os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN
+       << (s.aInRegisters ? " A in registers" : "") << (s.transA ? " transA" : "")
+       << (s.transB ? " transB" : "");
+    break;
+  case StmtKind::Shuffle:
+    os << "shuffle " << s.op << " over " << s.width << " lanes: " << s.target;
+    break;
+  case StmtKind::Barrier: os << "barrier  // " << s.text; break;
+  case StmtKind::Comment: os << "// " << s.text; break;
+  }
+  if (!s.reads.empty())
+    os << "  reads" << accessStr(s.reads);
+  if (!s.writes.empty())
+    os << "  writes" << accessStr(s.writes);
+  os << "\n";
+  for (const StmtPtr &c : s.body)
+    printStmt(*c, os, depth + 1);
+  if (!s.elseBody.empty()) {
+    os.indent(depth * 2) << "else\n";
+    for (const StmtPtr &c : s.elseBody)
+      printStmt(*c, os, depth + 1);
+  }
+}
+
+} // namespace
+
+void print(const Kernel &k, llvm::raw_ostream &os) {
+  os << "loops " << k.symbol << "  threads " << k.threads << "  shared " << k.sharedBytes
+     << " bytes\n";
+  for (const auto &b : k.buffers) {
+    if (b->scope == MemScope::Global || b->layout.empty())
+      continue;
+    os << "  buffer " << b->sourceName << " : "
+       << (b->scope == MemScope::Shared ? "shared" : b->scope == MemScope::Fragment ? "fragment" : "local")
+       << " " << b->dtype << " " << b->layout;
+    if (b->scope == MemScope::Shared)
+      os << "  at byte " << b->offset << (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : "");
+    os << "\n";
+  }
+  for (const StmtPtr &s : k.body)
+    printStmt(*s, os, 1);
+}
+
+} // namespace tlc::lower

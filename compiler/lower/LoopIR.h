@@ -1,0 +1,183 @@
+// The loop IR: the thread-level program of one kernel, between the tile-level FTG (ir/FTG.h)
+// and the CUDA text (codegen/KernelPrinter.h). Lowering (lower/Lower.h) decides here what
+// each thread does: loops over threads, registers and pipeline stages, async copies and their
+// group waits, barriers, tensor-core calls and warp shuffles. The CUDA printer only spells
+// these decisions; `tlc --emit=loops` shows them.
+//
+// Every statement records the buffers it reads and writes (for a tile operator: its exact
+// access set, index reads included, from ir/AccessAnalysis.h), so that passes such as
+// SyncInsertion reason about the IR instead of about the printing order.
+//
+// Scalar expressions are still C++ text produced by lower/ScalarExpr.cpp (the intermediate
+// step of issue 10: the structure is IR, expression trees come next).
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlc::lower {
+
+enum class MemScope { Global, Shared, Fragment, Local };
+
+// A buffer as thread-level code sees it.
+struct Buffer {
+  std::string name;       // C++ spelling (lower/Naming.h)
+  std::string sourceName; // as written in the .tl file (barrier reasons, dumps)
+  MemScope scope = MemScope::Global;
+  std::string elemType; // C++ element type
+  std::string dtype;    // TileLang dtype ("f16"), for comments
+  // Shared: bytes [offset, offset + bytes * stages) of the block's dynamic shared memory.
+  int64_t offset = -1, bytes = 0;
+  int stages = 1;
+  // Elements per thread: registers of a fragment, elements of a local array.
+  int64_t elements = 0;
+  std::string layout; // layout description (declaration comment); empty: not declared
+  bool overlaps(const Buffer &o) const;
+};
+
+// Which stage of a multi-buffered shared buffer an access touches: stage (var + offset) % stages.
+// Two accesses to the same buffer at different offsets of the same loop variable touch
+// different bytes.
+struct StageRef {
+  std::string var;
+  int64_t offset = 0;
+  int stages = 1;
+};
+
+struct Access {
+  const Buffer *buffer = nullptr;
+  std::optional<StageRef> stage;
+  // True when the two accesses may touch the same bytes.
+  bool mayAlias(const Access &o) const;
+};
+
+enum class StmtKind {
+  Seq,         // statements in order
+  Scope,       // `{ ... }`
+  TileOp,      // the statements of one tile operator: one unit for barrier placement
+  For,
+  If,
+  Let,         // an immutable scalar
+  Decl,        // a per-thread array
+  Store,       // target = value
+  AtomicAdd,   // tl::atomic_add(&target, value)
+  Eval,        // a call for its effect (tl::swizzle_blocks, call_extern)
+  AsyncCopy,   // cp.async of `bytes`, zero-filled when !valid
+  AsyncCommit, // close the current cp.async group
+  AsyncWait,   // wait until at most `count` groups are in flight
+  VectorCopy,  // one `bytes`-wide load and store
+  Mma,         // a warp-level tensor-core gemm on shared/register tiles (tl::gemm_ss/_rs)
+  Shuffle,     // target = combine over `width` lanes (tl::detail::warp_combine)
+  Barrier,     // __syncthreads
+  Comment,
+};
+llvm::StringRef stmtKindName(StmtKind k);
+
+// How the iterations of a loop are distributed, which decides where barriers may go.
+enum class ForRole {
+  Tile,      // every thread runs every iteration (a loop of the program): barriers inside
+  Stages,    // the pipeline prologue over stages: every thread, one unit for barriers
+  Threads,   // threads stride over elements: never holds a barrier
+  Registers, // each thread over its own registers or elements: never holds a barrier
+};
+
+// How an `if` is spelled (readability only; `uniform` says whether every thread of the block
+// takes the same branch, which barriers inside need).
+enum class IfStyle { Braced, NextLine, SameLine };
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+using StmtList = std::vector<StmtPtr>;
+
+struct Stmt {
+  explicit Stmt(StmtKind k) : kind(k) {}
+  StmtKind kind;
+  StmtList body, elseBody;
+  std::vector<Access> reads, writes;
+
+  std::string text; // Comment, Eval, Barrier (its reason), TileOp (the operator's name)
+
+  // For: `for (int var = lo; var < hi; step.empty() ? ++var : var += step)`.
+  std::string var, lo, hi, step;
+  ForRole role = ForRole::Tile;
+  int unroll = -1;      // -1: no pragma, 0: `#pragma unroll`, n: `#pragma unroll n`
+  bool compact = false; // For/If printed on one line with their single leaf statement
+
+  // If
+  std::string cond;
+  IfStyle style = IfStyle::Braced;
+  bool uniform = true;
+  bool isConstexpr = false;
+  bool elseIf = false; // the else branch is a single If written as `else if`
+
+  // Let: `[[maybe_unused]] const type name = value;  // note`; Decl: `alignas type name[count];`
+  std::string type, name, value, note;
+  bool maybeUnused = false, isConstexprLet = false;
+  int64_t count = 0;
+  int align = 0;
+
+  // Store, AtomicAdd, Shuffle: target; VectorCopy/AsyncCopy: dst and src addresses.
+  std::string target, dst, src, srcBase, valid;
+  int bytes = 0;
+
+  // Mma
+  int64_t m = 0, n = 0, k = 0;
+  int warpsM = 0, warpsN = 0;
+  bool transA = false, transB = false, aInRegisters = false;
+  std::string a, b, c;
+
+  // Shuffle
+  std::string op;
+  int width = 0;
+};
+
+// Statement factories.
+StmtPtr makeComment(std::string text);
+StmtPtr makeBarrier(std::string why);
+StmtPtr makeLet(std::string type, std::string name, std::string value, bool maybeUnused = true);
+StmtPtr makeStore(std::string target, std::string value);
+StmtPtr makeEval(std::string call);
+StmtPtr makeFor(ForRole role, std::string var, std::string lo, std::string hi, std::string step = "",
+                int unroll = -1);
+// `for (int var = lo; var < hi; ++var) body;` on one line: each thread over its registers.
+StmtPtr makeCompactFor(std::string var, std::string lo, std::string hi, StmtPtr body, int unroll = 0);
+StmtPtr makeIf(std::string cond, IfStyle style = IfStyle::Braced, bool uniform = true);
+
+struct Param {
+  std::string type, name, host; // C++ type, name, the launcher's argument
+};
+
+struct Kernel {
+  std::string symbol;      // the compiled instance (`gemm`, `gemm_v1`)
+  std::string name;        // the __global__ function
+  std::string threadIndex; // the local holding threadIdx.x
+  int threads = 128;
+  int64_t sharedBytes = 0;
+  int64_t scratchOffset = 0; // where cross-warp reduction scratch starts (sharedBytes: none)
+  std::vector<Param> params;
+  std::vector<std::string> blockIndices;                       // C++ names, x, y, z
+  std::vector<std::pair<std::string, std::string>> constants;  // shape symbols bound by -D
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  // Tensors (source names) the aligned instantiation accesses with vectors.
+  std::vector<std::string> vectorTensors;
+  StmtList body;
+};
+
+// Structural invariants: barriers only where every thread arrives (under uniform loops and
+// branches), compact statements hold one leaf, accesses name buffers of the kernel, stage
+// references only multi-buffered shared buffers. Reports to `errors`, returns false.
+bool verify(const Kernel &k, llvm::raw_ostream &errors);
+
+// `--emit=loops`: one line per statement with its access sets.
+void print(const Kernel &k, llvm::raw_ostream &os);
+
+// Appends every access of `s` and its children (in program order) to reads / writes.
+void collectAccesses(const Stmt &s, std::vector<Access> &reads, std::vector<Access> &writes);
+
+} // namespace tlc::lower

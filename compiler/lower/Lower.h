@@ -1,0 +1,30 @@
+// The lowering stage: an inferred FTG (ir/FTG.h) becomes the loop IR of its kernel
+// (lower/LoopIR.h), on which the loop passes run. codegen/ prints the result.
+#pragma once
+
+#include "frontend/Diagnostics.h"
+#include "ir/FTG.h"
+#include "lower/LoopIR.h"
+
+#include <memory>
+#include <string>
+
+namespace tlc::lower {
+
+// Lowers one kernel and runs the passes (SyncInsertion). Returns null after reporting the
+// constructs the back end cannot lower (all of them, not only the first).
+std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags,
+                                    const std::string &sourceName);
+
+// SyncInsertion (SyncInsertion.cpp): places __syncthreads from the access sets of the
+// statements, wherever a shared buffer is read after another thread wrote it or written
+// while another thread may still use it.
+void insertBarriers(Kernel &k);
+
+// The C++ spelling of TileLang element types.
+std::string cppType(DType t);
+std::string cppType(Type t);
+// The C dtype code of runtime/tlc/runtime.h.
+std::string runtimeDType(DType t);
+
+} // namespace tlc::lower

@@ -1,0 +1,190 @@
+// The loop IR (lower/LoopIR.h): its verifier, and SyncInsertion (lower/SyncInsertion.cpp) on
+// hand-built kernels, so that each barrier rule is checked apart from the lowering.
+#include "lower/Lower.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tlc::lower;
+
+namespace {
+
+struct TestKernel {
+  Kernel k;
+  Buffer *A, *B, *G;
+
+  TestKernel() {
+    k.symbol = "t";
+    A = addShared("A_s", 0, 1024, 1);
+    B = addShared("B_s", 1024, 1024, 1);
+    auto g = std::make_unique<Buffer>();
+    g->name = g->sourceName = "G";
+    G = g.get();
+    k.buffers.push_back(std::move(g));
+  }
+  Buffer *addShared(const std::string &name, int64_t offset, int64_t bytes, int stages) {
+    auto b = std::make_unique<Buffer>();
+    b->name = b->sourceName = name;
+    b->scope = MemScope::Shared;
+    b->offset = offset;
+    b->bytes = bytes;
+    b->stages = stages;
+    k.buffers.push_back(std::move(b));
+    return k.buffers.back().get();
+  }
+};
+
+// A tile-operator unit reading `r` and writing `w`.
+StmtPtr op(std::vector<Access> r, std::vector<Access> w) {
+  auto s = std::make_unique<Stmt>(StmtKind::TileOp);
+  s->text = "copy";
+  s->reads = std::move(r);
+  s->writes = std::move(w);
+  return s;
+}
+
+Access at(const Buffer *b) { return {b, std::nullopt}; }
+Access staged(const Buffer *b, const std::string &var, int64_t offset) {
+  return {b, StageRef{var, offset, b->stages}};
+}
+
+std::vector<std::string> barriers(const StmtList &list) {
+  std::vector<std::string> out;
+  for (const StmtPtr &s : list) {
+    if (s->kind == StmtKind::Barrier)
+      out.push_back(s->text);
+    for (const StmtList *l : {&s->body, &s->elseBody})
+      for (const std::string &b : barriers(*l))
+        out.push_back(b);
+  }
+  return out;
+}
+
+std::string verifyErrors(const Kernel &k) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  verify(k, os);
+  return os.str();
+}
+
+} // namespace
+
+TEST_CASE("loop IR verifier rejects a barrier that not every thread reaches", "[lower]") {
+  TestKernel t;
+  StmtPtr loop = makeFor(ForRole::Threads, "i", "tid", "64", "128");
+  loop->body.push_back(makeBarrier("inside a thread loop"));
+  t.k.body.push_back(std::move(loop));
+  CHECK_THAT(verifyErrors(t.k), Catch::Contains("__syncthreads where not every thread"));
+
+  TestKernel u;
+  StmtPtr branch = makeIf("tid == 0", IfStyle::Braced, /*uniform=*/false);
+  branch->body.push_back(makeBarrier("inside a divergent branch"));
+  u.k.body.push_back(std::move(branch));
+  CHECK_THAT(verifyErrors(u.k), Catch::Contains("__syncthreads where not every thread"));
+
+  TestKernel ok;
+  StmtPtr tile = makeFor(ForRole::Tile, "k", "0", "8");
+  tile->body.push_back(makeBarrier("in a tile loop"));
+  ok.k.body.push_back(std::move(tile));
+  CHECK(verifyErrors(ok.k).empty());
+}
+
+TEST_CASE("loop IR verifier checks stage references and compact statements", "[lower]") {
+  TestKernel t;
+  t.k.body.push_back(op({staged(t.A, "k", 1)}, {}));
+  CHECK_THAT(verifyErrors(t.k), Catch::Contains("stage reference into 'A_s', which has 1 stage"));
+
+  TestKernel u;
+  StmtPtr f = makeFor(ForRole::Registers, "r", "0", "4");
+  f->compact = true;
+  u.k.body.push_back(std::move(f));
+  CHECK_THAT(verifyErrors(u.k), Catch::Contains("compact statement must hold one leaf"));
+}
+
+TEST_CASE("SyncInsertion separates a write from the reads of other threads", "[lower]") {
+  TestKernel t;
+  t.k.body.push_back(op({at(t.G)}, {at(t.A)}));  // copy G -> A_s
+  t.k.body.push_back(op({at(t.A)}, {at(t.G)}));  // copy A_s -> G
+  t.k.body.push_back(op({at(t.A)}, {at(t.G)}));  // reading again: no barrier
+  t.k.body.push_back(op({at(t.G)}, {at(t.A)}));  // overwriting what was read
+  insertBarriers(t.k);
+  CHECK(barriers(t.k.body) == std::vector<std::string>{
+                                  "'A_s' was written by other threads",
+                                  "'A_s' is still being read or written by other threads"});
+  REQUIRE(t.k.body.size() == 6);
+  CHECK(t.k.body[1]->kind == StmtKind::Barrier);
+  CHECK(t.k.body[4]->kind == StmtKind::Barrier);
+}
+
+TEST_CASE("SyncInsertion: buffers sharing bytes conflict, disjoint ones do not", "[lower]") {
+  TestKernel t;
+  Buffer *C = t.addShared("C_s", 512, 1024, 1); // overlaps A_s and B_s
+  t.k.body.push_back(op({}, {at(t.A)}));
+  t.k.body.push_back(op({at(t.B)}, {}));  // disjoint from A_s: no barrier
+  t.k.body.push_back(op({at(C)}, {}));    // overlaps A_s: barrier
+  insertBarriers(t.k);
+  CHECK(barriers(t.k.body) == std::vector<std::string>{"'A_s' was written by other threads"});
+}
+
+TEST_CASE("SyncInsertion: different stages of a pipelined buffer do not conflict", "[lower]") {
+  TestKernel t;
+  Buffer *P = t.addShared("P_s", 4096, 1024, 3);
+  StmtPtr loop = makeFor(ForRole::Tile, "k", "0", "n");
+  loop->body.push_back(makeBarrier("stage k landed"));
+  loop->body.push_back(op({}, {staged(P, "k", 2)})); // prefetch into (k + 2) % 3
+  loop->body.push_back(op({staged(P, "k", 0)}, {})); // consume k % 3
+  loop->body.push_back(op({staged(P, "k", 3)}, {})); // (k + 3) % 3 == k % 3: still no conflict
+  loop->body.push_back(op({staged(P, "k", 2)}, {})); // the prefetched stage: conflict
+  t.k.body.push_back(std::move(loop));
+  insertBarriers(t.k);
+  // The body starts with a barrier: no back-edge barrier.
+  CHECK(barriers(t.k.body) == std::vector<std::string>{"stage k landed", "'P_s' was written by other threads"});
+}
+
+TEST_CASE("SyncInsertion: loop back edge", "[lower]") {
+  TestKernel t;
+  StmtPtr loop = makeFor(ForRole::Tile, "k", "0", "n");
+  loop->body.push_back(op({at(t.G)}, {at(t.A)}));
+  loop->body.push_back(op({at(t.A)}, {at(t.G)}));
+  t.k.body.push_back(std::move(loop));
+  insertBarriers(t.k);
+  const StmtList &body = t.k.body[0]->body;
+  CHECK(barriers(body) == std::vector<std::string>{
+                              "'A_s' was written by other threads",
+                              "loop back-edge: shared buffers are reused by the next iteration"});
+  CHECK(body.back()->kind == StmtKind::Barrier);
+}
+
+TEST_CASE("SyncInsertion: each branch of an if starts from the state before it", "[lower]") {
+  // A barrier in the then-branch does not order the else-branch: the read of A_s there needs
+  // its own barrier.
+  TestKernel t;
+  t.k.body.push_back(op({}, {at(t.A)}));
+  StmtPtr branch = makeIf("b == 0");
+  branch->body.push_back(op({at(t.A)}, {}));
+  branch->elseBody.push_back(op({at(t.A)}, {}));
+  t.k.body.push_back(std::move(branch));
+  t.k.body.push_back(op({}, {at(t.A)})); // after the if: the reads of either branch pending
+  insertBarriers(t.k);
+  const Stmt &i = *t.k.body[1];
+  REQUIRE(i.body.size() == 2);
+  CHECK(i.body[0]->kind == StmtKind::Barrier);
+  REQUIRE(i.elseBody.size() == 2);
+  CHECK(i.elseBody[0]->kind == StmtKind::Barrier);
+  REQUIRE(t.k.body.size() == 4);
+  CHECK(t.k.body[2]->kind == StmtKind::Barrier);
+}
+
+TEST_CASE("SyncInsertion never places a barrier inside a unit", "[lower]") {
+  // A reduction's own barriers clear what precedes them; the unit's later accesses stay.
+  TestKernel t;
+  t.k.body.push_back(op({}, {at(t.A)}));
+  auto unit = std::make_unique<Stmt>(StmtKind::TileOp);
+  unit->body.push_back(makeBarrier("scratch"));
+  unit->body.push_back(op({}, {at(t.B)}));
+  t.k.body.push_back(std::move(unit));
+  t.k.body.push_back(op({at(t.A)}, {})); // ordered by the unit's barrier
+  t.k.body.push_back(op({at(t.B)}, {})); // written after it: needs one
+  insertBarriers(t.k);
+  CHECK(barriers(t.k.body) == std::vector<std::string>{"scratch", "'B_s' was written by other threads"});
+  CHECK(t.k.body.size() == 5);
+}
