@@ -84,7 +84,14 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   if (sized.isPoint.empty())
     for (const auto &d : (src.region.originOnly ? dst : src).buffer->shape)
       tileShape.push_back(d);
-  TileDims s = tileDims(L, src, tileShape), d = tileDims(L, dst, tileShape);
+  TileDims s, d;
+  // The data moves from src to dst; the region origins may read buffers too (a block table).
+  std::vector<Access> reads = L.readsOf([&] {
+    s = tileDims(L, src, tileShape);
+    d = tileDims(L, dst, tileShape);
+  });
+  reads.insert(reads.begin(), L.access(src.buffer));
+  const std::vector<Access> writes = {L.access(dst.buffer)};
   if (!s.ok || !d.ok || s.extents.empty()) {
     L.unsupported(n.call->getRange(), "this copy (the tile extent must be a compile-time "
                                       "constant and both sides must have the same tile dims)");
@@ -150,7 +157,7 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
       std::string srcRef = elementAt(L, *src.buffer, si), dstRef = elementAt(L, *dst.buffer, di);
       if (v > 1 && cpAsync) {
         L.add(makeLet("const bool", "tl_valid", ps.empty() ? std::string("true") : ps, false));
-        Stmt &cp = L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy));
+        Stmt &cp = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), reads, writes);
         cp.bytes = 16;
         cp.dst = "&" + dstRef;
         cp.src = "&" + srcRef;
@@ -158,12 +165,12 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         cp.valid = "tl_valid";
       } else if (v > 1) {
         std::string p = ps.empty() ? pd : pd.empty() ? ps : ps + " && " + pd;
-        L.guarded(p, vectorCopy(v * bitWidth(dt) / 8, "&" + dstRef, "&" + srcRef));
+        L.guarded(p, withAccess(vectorCopy(v * bitWidth(dt) / 8, "&" + dstRef, "&" + srcRef), reads, writes));
       } else {
         std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
         if (!ps.empty())
           value = "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
-        L.guarded(pd, atomic ? atomicAddOf(dstRef, value) : makeStore(dstRef, value));
+        L.guarded(pd, withAccess(atomic ? atomicAddOf(dstRef, value) : makeStore(dstRef, value), reads, writes));
       }
     });
   };
@@ -188,9 +195,10 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       return;
     }
     L.add(compactFor(r, F.registers(),
-                     makeStore(cppName(dst.buffer->name) + "[" + r + "]",
-                               "tl::convert<" + cppType(dst.buffer->dtype) + ">(" + cppName(src.buffer->name) +
-                                   "[" + r + "])")));
+                     withAccess(makeStore(cppName(dst.buffer->name) + "[" + r + "]",
+                                          "tl::convert<" + cppType(dst.buffer->dtype) + ">(" +
+                                              cppName(src.buffer->name) + "[" + r + "])"),
+                                {L.access(src.buffer)}, {L.access(dst.buffer)})));
     return;
   }
   if (atomic && F.kind == FragmentLayout::Row) {
@@ -198,7 +206,25 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
     return;
   }
   std::vector<std::optional<int64_t>> fragShape(frag.shape.begin(), frag.shape.end());
-  TileDims o = tileDims(L, other, fragShape);
+  TileDims o;
+  std::vector<Access> indexReads = L.readsOf([&] { o = tileDims(L, other, fragShape); });
+  // The access sets of a leaf that touches `other` (at the region's indices) and/or the
+  // registers of the fragment.
+  enum : unsigned { ReadOther = 1, WriteOther = 2, ReadFrag = 4, WriteFrag = 8 };
+  auto leaf = [&](StmtPtr s, unsigned what) {
+    std::vector<Access> reads, writes;
+    if (what & (ReadOther | WriteOther))
+      reads = indexReads;
+    if (what & ReadOther)
+      reads.push_back(L.access(other.buffer));
+    if (what & ReadFrag)
+      reads.push_back(L.access(&frag));
+    if (what & WriteOther)
+      writes.push_back(L.access(other.buffer));
+    if (what & WriteFrag)
+      writes.push_back(L.access(&frag));
+    return withAccess(std::move(s), reads, writes);
+  };
   if (!o.ok) {
     L.unsupported(n.call->getRange(), "this fragment copy (the region must have the fragment's "
                                       "shape)");
@@ -239,27 +265,27 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         tmp.align = 16;
         std::string reg = fragName + "[" + r + " + tl_v]";
         if (fromFragment) {
-          L.add(compactFor("tl_v", v, makeStore("tl_tmp[tl_v]", "tl::convert<" + TO + ">(" + reg + ")")));
-          L.guarded(pred, vectorCopy(bytes, "&" + ref, "tl_tmp"));
+          L.add(compactFor("tl_v", v, leaf(makeStore("tl_tmp[tl_v]", "tl::convert<" + TO + ">(" + reg + ")"), ReadFrag)));
+          L.guarded(pred, leaf(vectorCopy(bytes, "&" + ref, "tl_tmp"), WriteOther));
         } else {
           if (pred.empty()) {
-            L.add(vectorCopy(bytes, "tl_tmp", "&" + ref));
+            L.add(leaf(vectorCopy(bytes, "tl_tmp", "&" + ref), ReadOther));
           } else {
             // Out of bounds: zeros.
             Stmt &i = L.add(makeIf(pred, IfStyle::SameLine, false));
-            i.body.push_back(vectorCopy(bytes, "tl_tmp", "&" + ref));
+            i.body.push_back(leaf(vectorCopy(bytes, "tl_tmp", "&" + ref), ReadOther));
             i.elseBody.push_back(compactFor("tl_v", v, makeStore("tl_tmp[tl_v]", "tl::convert<" + TO + ">(0.0f)"), -1));
           }
-          L.add(compactFor("tl_v", v, makeStore(reg, "tl::convert<" + TF + ">(tl_tmp[tl_v])")));
+          L.add(compactFor("tl_v", v, leaf(makeStore(reg, "tl::convert<" + TF + ">(tl_tmp[tl_v])"), WriteFrag)));
         }
       } else if (fromFragment) {
         std::string value = "tl::convert<" + TO + ">(" + fragName + "[" + r + "])";
-        L.guarded(pred, atomic ? atomicAddOf(ref, value) : makeStore(ref, value));
+        L.guarded(pred, leaf(atomic ? atomicAddOf(ref, value) : makeStore(ref, value), ReadFrag | WriteOther));
       } else {
         std::string value = "tl::convert<" + TF + ">(" + ref + ")";
         if (!pred.empty())
           value = "(" + pred + ") ? " + value + " : tl::convert<" + TF + ">(0.0f)";
-        L.add(makeStore(fragName + "[" + r + "]", value));
+        L.add(leaf(makeStore(fragName + "[" + r + "]", value), ReadOther | WriteFrag));
       }
     });
   };
@@ -376,10 +402,14 @@ void KernelLowering::atomicAdd(const Node &n) {
       const Expr *dstExpr = n.call->keywordArg("dst") ? n.call->keywordArg("dst")->value : pos[0];
       const Expr *val = n.call->keywordArg("src") ? n.call->keywordArg("src")->value : pos[1];
       std::vector<std::string> idx;
-      for (const IndexItem &i : cast<IndexExpr>(dstExpr)->indices)
-        idx.push_back(expr(i.lo));
+      std::string value;
+      auto reads = readsOf([&] {
+        for (const IndexItem &i : cast<IndexExpr>(dstExpr)->indices)
+          idx.push_back(expr(i.lo));
+        value = exprAs(val, dst.buffer->dtype);
+      });
       Stmt &once = add(makeIf(kThreadIndex + " == 0", IfStyle::SameLine, false));
-      once.body.push_back(atomicAddOf(elementAt(*this, *dst.buffer, idx), exprAs(val, dst.buffer->dtype)));
+      once.body.push_back(withAccess(atomicAddOf(elementAt(*this, *dst.buffer, idx), value), reads, {access(dst.buffer)}));
       return;
     }
     scope([&] {

@@ -27,11 +27,12 @@ void KernelLowering::fill(const ftg::Node &n) {
   const ftg::Operand &dst = n.outputs[0];
   ftg::Buffer &b = *dst.buffer;
   std::string value;
+  std::vector<Access> valueReads;
   if (n.call->builtin == Builtin::Clear) {
     value = "tl::convert<" + cppType(b.dtype) + ">(0.0f)";
   } else {
     const CallArg *v = n.call->keywordArg("value");
-    value = exprAs(v ? v->value : n.call->positional()[1], b.dtype);
+    valueReads = readsOf([&] { value = exprAs(v ? v->value : n.call->positional()[1], b.dtype); });
   }
   tileOp(n, [&] {
     std::string r = fresh("r");
@@ -44,12 +45,15 @@ void KernelLowering::fill(const ftg::Node &n) {
                                             "elements one by one)");
         return;
       }
-      add(makeCompactFor(r, "0", std::to_string(count), makeStore(cppName(b.name) + "[" + r + "]", value)));
+      add(makeCompactFor(r, "0", std::to_string(count),
+                         withAccess(makeStore(cppName(b.name) + "[" + r + "]", value), valueReads, {access(&b)})));
       return;
     }
     // Shared or global: threads stride over the region.
     std::vector<std::optional<int64_t>> shape = dst.region.tileShape();
-    TileDims d = tileDims(*this, dst, shape);
+    TileDims d;
+    for (const Access &a : readsOf([&] { d = tileDims(*this, dst, shape); }))
+      valueReads.push_back(a);
     if (!d.ok) {
       unsupported(n.call->getRange(), "this fill (the region extent must be a compile-time constant)");
       return;
@@ -66,7 +70,7 @@ void KernelLowering::fill(const ftg::Node &n) {
       }
       auto idx = d.indices(coords);
       std::string pred = inBounds(*this, b, idx);
-      guarded(pred, makeStore(elementAt(*this, b, idx), value));
+      guarded(pred, withAccess(makeStore(elementAt(*this, b, idx), value), valueReads, {access(&b)}));
     });
   });
 }

@@ -26,8 +26,10 @@ void KernelLowering::gemm(const ftg::Node &n) {
   tileOp(n, [&] {
     if (n.clearAccum)
       add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
-                         makeStore(cppName(C.name) + "[tl_q]", "0.0f"), -1));
-    Stmt &mma = add(std::make_unique<Stmt>(StmtKind::Mma));
+                         withAccess(makeStore(cppName(C.name) + "[tl_q]", "0.0f"), {}, {access(&C)}), -1));
+    // C += A @ B: the accumulator is read as well.
+    Stmt &mma = accessing(add(std::make_unique<Stmt>(StmtKind::Mma)), {access(&A), access(&B), access(&C)},
+                          {access(&C)});
     mma.m = *C.shape[0];
     mma.n = *C.shape[1];
     mma.k = n.transA ? *A.shape[0] : *A.shape[1];

@@ -55,6 +55,16 @@ public:
   // A fresh local: generatedName(stem + a number unique in the kernel); stems have no '_'.
   std::string fresh(const std::string &stem) { return generatedName(stem + std::to_string(tempCounter++)); }
 
+  // The buffers read by the expressions `f` lowers, for the access sets of the statements
+  // built from them (every element read goes through expr(), which logs it).
+  std::vector<Access> readsOf(const std::function<void()> &f);
+  // `s` with the given access sets.
+  static Stmt &accessing(Stmt &s, std::vector<Access> reads, std::vector<Access> writes) {
+    s.reads = std::move(reads);
+    s.writes = std::move(writes);
+    return s;
+  }
+
   // ---- scalar expressions (ScalarExpr.cpp)
   std::string expr(const Expr *e);
   std::string exprAs(const Expr *e, DType t); // converted to t
@@ -119,10 +129,17 @@ public:
   const ftg::Node *parallelNode = nullptr;
   std::string parallelReg;
   unsigned tempCounter = 0;
+  std::vector<std::vector<Access> *> readLogs; // the open readsOf() calls, innermost last
 
 private:
   bool computeNonNegative(const Expr *e);
 };
+
+// `s` with the given access sets.
+inline StmtPtr withAccess(StmtPtr s, std::vector<Access> reads, std::vector<Access> writes) {
+  KernelLowering::accessing(*s, std::move(reads), std::move(writes));
+  return s;
+}
 
 // Copy helpers shared by Copy.cpp and Fill.cpp: how a region's elements map to buffer
 // coordinates, element references and bounds predicates.

@@ -148,8 +148,28 @@ struct Verifier {
                   std::to_string(a.buffer->stages) + " stage(s)");
   }
 
+  // A tile operator's access set (from ir/AccessAnalysis, what barriers are placed from) must
+  // cover what its statements touch: a read the analysis missed would be a missing barrier.
+  // A buffer the operator writes covers reads of it too (a write conflicts with more).
+  void checkCovered(const Stmt &op) {
+    std::vector<Access> reads, writes;
+    for (const StmtPtr &c : op.body)
+      collectAccesses(*c, reads, writes);
+    auto in = [](const std::vector<Access> &set, const Access &a) {
+      return llvm::any_of(set, [&](const Access &x) { return x.buffer == a.buffer; });
+    };
+    for (const Access &r : reads)
+      if (!in(op.reads, r) && !in(op.writes, r))
+        fail(op, "'" + op.text + "' reads '" + r.buffer->sourceName + "', which its access set lacks");
+    for (const Access &w : writes)
+      if (!in(op.writes, w))
+        fail(op, "'" + op.text + "' writes '" + w.buffer->sourceName + "', which its access set lacks");
+  }
+
   // `divergent`: some enclosing loop or branch is not taken by every thread alike.
   void visit(const Stmt &s, bool divergent) {
+    if (s.kind == StmtKind::TileOp)
+      checkCovered(s);
     for (const auto *set : {&s.reads, &s.writes})
       for (const Access &a : *set)
         checkAccess(s, a);

@@ -47,8 +47,9 @@ void KernelLowering::reduce(const ftg::Node &n) {
       add(makeComment("each thread folds its own registers of a row"));
       nest(makeFor(ForRole::Registers, r, "0", std::to_string(L.registers()), "", 0), [&] {
         std::string row = red + "[" + L.rowRegister(r) + "]";
-        add(makeStore(row, op + "::combine(" + row + ", " + op + "::prepare(tl::convert<" + T + ">(" +
-                               cppName(src.name) + "[" + r + "])))"));
+        add(withAccess(makeStore(row, op + "::combine(" + row + ", " + op + "::prepare(tl::convert<" + T + ">(" +
+                                          cppName(src.name) + "[" + r + "])))"),
+                       {access(&src)}, {}));
       });
       // Lanes that share a row.
       int width = L.kind == FragmentLayout::MmaC ? 4 : std::min(L.tpr, 32);
@@ -89,8 +90,12 @@ void KernelLowering::reduce(const ftg::Node &n) {
         });
         add(makeBarrier("the reduction scratch may be reused"));
       }
-      add(perRow(makeStore(cppName(dst.name) + "[tl_q]",
-                           n.clear ? q : op + "::combine(" + cppName(dst.name) + "[tl_q], " + q + ")")));
+      std::vector<Access> reads;
+      if (!n.clear)
+        reads.push_back(access(&dst));
+      add(perRow(withAccess(makeStore(cppName(dst.name) + "[tl_q]",
+                                      n.clear ? q : op + "::combine(" + cppName(dst.name) + "[tl_q], " + q + ")"),
+                            reads, {access(&dst)})));
     });
   });
 }

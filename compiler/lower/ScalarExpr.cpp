@@ -156,8 +156,13 @@ std::string KernelLowering::expr(const Expr *e) {
                                  "by the recommender; pass -D " + n->name + "=VALUE for now");
     return cppName(n->name);
   }
-  case Expr::EK_Index:
-    return elementRef(cast<IndexExpr>(e));
+  case Expr::EK_Index: {
+    auto *ix = cast<IndexExpr>(e);
+    if (const ftg::Buffer *b = g.bufferOf(ix->base->decl))
+      for (std::vector<Access> *log : readLogs)
+        log->push_back(access(b));
+    return elementRef(ix);
+  }
   case Expr::EK_Unary: {
     auto *u = cast<UnaryExpr>(e);
     if (isFp8(u->type))
@@ -370,13 +375,22 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
 
 // ------------------------------------------------------------------ statements
 
+std::vector<Access> KernelLowering::readsOf(const std::function<void()> &f) {
+  std::vector<Access> reads;
+  readLogs.push_back(&reads);
+  f();
+  readLogs.pop_back();
+  return reads;
+}
+
 void KernelLowering::scalarStmt(const tlc::Stmt *s) {
   switch (s->getKind()) {
   case tlc::Stmt::SK_Let: {
     auto *l = cast<LetStmt>(s)->decl;
     Type t = materialize(l->type);
-    add(makeLet("const " + cppType(t), cppName(l->getName()),
-                t.isScalar() ? exprAs(l->init, t.dtype()) : expr(l->init)));
+    std::string value;
+    auto reads = readsOf([&] { value = t.isScalar() ? exprAs(l->init, t.dtype()) : expr(l->init); });
+    accessing(add(makeLet("const " + cppType(t), cppName(l->getName()), value)), reads, {});
     return;
   }
   case tlc::Stmt::SK_Assign: {
@@ -385,33 +399,52 @@ void KernelLowering::scalarStmt(const tlc::Stmt *s) {
     if (!ix)
       return unsupported(a->getRange(), "this assignment");
     DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
-    std::string target = elementRef(ix);
+    std::string target, value;
+    // The target's indices are reads; a compound assignment reads the target too.
+    std::vector<Access> reads = readsOf([&] { target = elementRef(ix); });
+    std::vector<Access> writes;
+    if (const ftg::Buffer *b = g.bufferOf(ix->base->decl)) {
+      writes.push_back(access(b));
+      if (a->op != AssignOp::Assign)
+        reads.push_back(access(b));
+    }
     if (a->op == AssignOp::Assign) {
-      add(makeStore(target, exprAs(a->value, elem)));
+      for (const Access &r : readsOf([&] { value = exprAs(a->value, elem); }))
+        reads.push_back(r);
+      accessing(add(makeStore(target, value)), reads, writes);
     } else {
       // Compound assignment computes in the wider of the two types, then stores.
       Type wide = Type::scalar(computeType(materialize(promote(Type::scalar(elem), a->value->type)).dtype()));
       BinaryOp op = a->op == AssignOp::Add ? BinaryOp::Add : a->op == AssignOp::Sub ? BinaryOp::Sub
                   : a->op == AssignOp::Mul ? BinaryOp::Mul : BinaryOp::Div;
       // The stored element's sign is unknown, so an integer `/=` always floors.
-      add(makeStore(target, "tl::convert<" + cppType(elem) + ">" +
-                                arithmetic(op, wide.dtype(), "tl::convert<" + cppType(wide.dtype()) + ">(" + target + ")",
-                                           exprAs(a->value, wide.dtype()), /*nonNegative=*/false)));
+      for (const Access &r : readsOf([&] { value = exprAs(a->value, wide.dtype()); }))
+        reads.push_back(r);
+      accessing(add(makeStore(target, "tl::convert<" + cppType(elem) + ">" +
+                                          arithmetic(op, wide.dtype(), "tl::convert<" + cppType(wide.dtype()) + ">(" + target + ")",
+                                                     value, /*nonNegative=*/false))),
+                reads, writes);
     }
     return;
   }
   case tlc::Stmt::SK_If: {
     // Inside a parallel loop: each thread decides for its own elements.
     auto *i = cast<IfStmt>(s);
-    Stmt &top = add(makeIf(expr(i->cond), IfStyle::Braced, /*uniform=*/false));
-    Stmt *branch = &top;
+    auto branchOn = [&](const Expr *cond) {
+      std::string c;
+      auto reads = readsOf([&] { c = expr(cond); });
+      StmtPtr b = makeIf(c, IfStyle::Braced, /*uniform=*/false);
+      b->reads = std::move(reads);
+      return b;
+    };
+    Stmt *branch = &add(branchOn(i->cond));
     while (true) {
       within(branch->body, [&] { scalarStmt(i->thenBody); });
       if (!i->elseBody)
         break;
       if (auto *next = dyn_cast<IfStmt>(i->elseBody)) {
         branch->elseIf = true;
-        branch->elseBody.push_back(makeIf(expr(next->cond), IfStyle::Braced, false));
+        branch->elseBody.push_back(branchOn(next->cond));
         branch = branch->elseBody.back().get();
         i = next;
         continue;
@@ -438,11 +471,17 @@ void KernelLowering::scalarStmt(const tlc::Stmt *s) {
       if (!checkAtomicType(c->getRange(), elem))
         return;
       Stmt &atomic = add(std::make_unique<Stmt>(StmtKind::AtomicAdd));
-      atomic.target = elementRef(ix);
-      atomic.value = exprAs(val, elem);
+      atomic.reads = readsOf([&] {
+        atomic.target = elementRef(ix);
+        atomic.value = exprAs(val, elem);
+      });
+      if (const ftg::Buffer *b = g.bufferOf(ix->base->decl))
+        atomic.writes = {access(b)};
       return;
     }
-    add(makeEval(expr(c)));
+    std::string call;
+    auto reads = readsOf([&] { call = expr(c); });
+    accessing(add(makeEval(call)), reads, {});
     return;
   }
   default:

@@ -188,3 +188,26 @@ TEST_CASE("SyncInsertion never places a barrier inside a unit", "[lower]") {
   CHECK(barriers(t.k.body) == std::vector<std::string>{"scratch", "'B_s' was written by other threads"});
   CHECK(t.k.body.size() == 5);
 }
+
+TEST_CASE("loop IR verifier: a tile operator's access set covers its statements", "[lower]") {
+  // The trust issue's bug: a gather whose address reads the table T_s, with an access set
+  // that lacks it (no barrier would separate the table's writer from the gather).
+  TestKernel t;
+  Buffer *T = t.addShared("T_s", 4096, 32, 1);
+  StmtPtr gather = op({at(t.G)}, {at(t.A)});
+  auto cp = std::make_unique<Stmt>(StmtKind::AsyncCopy);
+  cp->reads = {at(t.G), at(T)};
+  cp->writes = {at(t.A)};
+  gather->body.push_back(std::move(cp));
+  t.k.body.push_back(std::move(gather));
+  CHECK_THAT(verifyErrors(t.k), Catch::Contains("'copy' reads 'T_s', which its access set lacks"));
+
+  // Reading what the operator writes is covered by the write.
+  TestKernel u;
+  StmtPtr acc = op({}, {at(u.A)});
+  acc->body.push_back(makeStore("A_s[0]", "A_s[0] + 1"));
+  acc->body.back()->reads = {at(u.A)};
+  acc->body.back()->writes = {at(u.A)};
+  u.k.body.push_back(std::move(acc));
+  CHECK(verifyErrors(u.k).empty());
+}
