@@ -2,35 +2,28 @@
 
 #include "codegen/HostLauncher.h"
 #include "codegen/KernelPrinter.h"
-#include "lower/Lower.h"
-#include "lower/Naming.h"
 #include "codegen/ShapeDispatch.h"
+#include "lower/Naming.h"
 
 namespace tlc::codegen {
 
-bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
+void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
               const EmitOptions &options, llvm::raw_ostream &os) {
-  // Kernels and launchers go to a buffer first: nothing is written on failure, and the
-  // self-contained form inlines exactly the library parts this code calls.
+  // Kernels and launchers go to a buffer first: the self-contained form inlines exactly the
+  // library parts this code calls.
   std::string code;
   llvm::raw_string_ostream codeStream(code);
   CodeWriter w(codeStream);
   std::string ns = options.cppNamespace.empty() ? "tlc_kernels" : options.cppNamespace;
   w.line("namespace " + ns + " {");
   w.line();
-  bool ok = true;
   // C entry points: tlc_<kernel>, or tlc_<namespace>_<kernel> whenever a namespace is given, so
   // that specialisations compiled into different namespaces link into one library.
   std::string cPrefix = options.cppNamespace.empty() ? "tlc_" : "tlc_" + lower::flatNamespace(ns) + "_";
   for (const KernelInput &in : kernels) {
-    std::unique_ptr<lower::Kernel> kernel = lower::lowerKernel(*in.graph, *in.diags, in.sourceName);
-    if (!kernel) {
-      ok = false;
-      continue;
-    }
-    printKernel(*kernel, w);
+    printKernel(*in.kernel, w);
     w.line();
-    emitLauncher(*kernel, *in.graph, ns, in.cEntry ? cPrefix : "", options.header, w);
+    emitLauncher(*in.kernel, ns, in.cEntry ? cPrefix : "", options.header, w);
     w.line();
   }
   for (const ShapeDispatch &d : dispatches) {
@@ -39,8 +32,6 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   }
   w.line("}  // namespace " + ns);
   codeStream.flush();
-  if (!ok)
-    return false;
 
   std::string sources;
   for (const KernelInput &in : kernels)
@@ -52,15 +43,8 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
      << ". Do not edit: edit the .tl file" << (kernels.size() > 1 ? "s" : "") << ".\n";
   if (!options.commandLine.empty())
     os << "// " << options.commandLine << "\n";
-  for (const KernelInput &in : kernels) {
-    std::string params;
-    for (const CompileParamDecl *p : in.graph->kernel->compileParams)
-      params += (params.empty() ? "" : ", ") + p->getName().str() + " = " +
-                (p->constant ? p->constant->str() : "?") +
-                // Filled by the recommender (driver/AutoParams.cpp).
-                (p->source == CompileParamDecl::Source::Auto && p->constant ? " (auto)" : "");
-    os << "// kernel " << in.graph->symbolName() << "<" << params << ">\n";
-  }
+  for (const KernelInput &in : kernels)
+    os << "// kernel " << in.kernel->symbol << "<" << in.kernel->launch.compileParams << ">\n";
   // Below sm_80 the library's cp.async, ldmatrix and mma paths compile to `trap;` (a build
   // without -arch targets sm_75 and would fail only at run time).
   os << "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800\n"
@@ -72,7 +56,6 @@ bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   else
     os << "#include \"tl/tl.h\"\n#include \"tlc/runtime.h\"\n\n";
   os << code;
-  return true;
 }
 
 } // namespace tlc::codegen

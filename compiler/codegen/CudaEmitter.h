@@ -3,9 +3,7 @@
 // copy paths both exist), and a typed host launcher with a C entry point (runtime/tlc/runtime.h).
 #pragma once
 
-#include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
-#include "ir/FTG.h"
+#include "lower/LoopIR.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,10 +23,9 @@ struct EmitOptions {
   bool header = false;
 };
 
-// One kernel to emit, with the diagnostics engine of the file it came from.
+// One lowered kernel to emit (lower/Lower.h).
 struct KernelInput {
-  ftg::Graph *graph;
-  DiagnosticEngine *diags;
+  const lower::Kernel *kernel;
   std::string sourceName;
   bool cEntry = true; // false for the variants behind a ShapeDispatch
 };
@@ -44,7 +41,7 @@ struct ShapeDispatch {
     std::vector<std::string> ranges;      // per bucket, "[64, 1024)" (comments)
     std::vector<int64_t> representatives; // per bucket, the size it was tuned for (comments)
   };
-  const KernelDecl *kernel = nullptr;     // the kernel (every variant has its signature)
+  const lower::Launch *kernel = nullptr;  // the kernel (every variant has its signature)
   std::string selector;                   // the function that maps sizes to a variant
   std::vector<std::string> variants;      // launcher names; [0] is the fallback
   std::vector<std::string> configs;       // per variant, "block_M=128 block_N=64 ..."
@@ -53,9 +50,8 @@ struct ShapeDispatch {
   std::string tunedFor;                   // the GPU the cost model described
 };
 
-// Returns false after reporting constructs the back end cannot lower; writes nothing then.
 // Dispatchers come after all kernels, so their variants are declared.
-bool emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
+void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
               const EmitOptions &options, llvm::raw_ostream &os);
 
 // The device-library and runtime text that `code` needs (the closure of the headers whose

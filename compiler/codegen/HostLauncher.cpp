@@ -7,114 +7,55 @@
 // any CUDA call.
 #include "codegen/HostLauncher.h"
 
-#include "infer/Passes.h"
-#include "lower/Lower.h"
 #include "lower/Naming.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 namespace tlc::codegen {
 
 using lower::cppName;
 using lower::generatedName;
-using lower::runtimeDType;
-
-using llvm::cast;
-using llvm::dyn_cast;
-using llvm::isa;
+using lower::HostParam;
+using lower::Launch;
 
 namespace {
 
-// Host-side rendering of a shape or grid expression: shape symbols are the int64_t locals
-// the launcher bound, compile-time values are folded.
-std::string hostExpr(const Expr *e) {
-  if (e->constant && e->constant->isInt())
-    return "int64_t(" + std::to_string(e->constant->getInt()) + ")";
-  if (auto *n = dyn_cast<NameExpr>(e))
-    return cppName(n->name);
-  if (auto *b = dyn_cast<BinaryExpr>(e))
-    return "(" + hostExpr(b->lhs) + " " + spelling(b->op).str() + " " + hostExpr(b->rhs) + ")";
-  if (auto *u = dyn_cast<UnaryExpr>(e))
-    return "(" + spelling(u->op).str() + hostExpr(u->operand) + ")";
-  if (auto *c = dyn_cast<CallExpr>(e)) {
-    auto args = c->positional();
-    if (c->builtin == Builtin::CeilDiv)
-      return "tlc_ceildiv(" + hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";
-    if (c->builtin == Builtin::Max || c->builtin == Builtin::Min)
-      return std::string(c->builtin == Builtin::Max ? "std::max" : "std::min") + "<int64_t>(" +
-             hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";
-  }
-  return toSource(e);
-}
-
-// The largest tile extent of the kernel: generated indices are a tile origin plus an offset
-// within the tile, and ceildiv(extent, tile) adds tile - 1, so every 32-bit value the kernel
-// forms from an extent stays below extent + this (tlc::check::indexRange).
-int64_t indexHeadroom(const ftg::Graph &g) {
-  int64_t largest = 1;
-  for (const auto &b : g.buffers)
-    if (b->scope != Scope::Global)
-      for (const std::optional<int64_t> &extent : b->shape)
-        largest = std::max(largest, extent.value_or(1));
-  return largest;
-}
-
-// Compute capability the target needs, as major * 10 + minor ("sm_90a" -> 90).
-int requiredCapability(llvm::StringRef target) {
-  int cc = 0;
-  llvm::StringRef digits = target.drop_front(target.find_first_of("0123456789")).take_while(
-      [](char c) { return c >= '0' && c <= '9'; });
-  return digits.getAsInteger(10, cc) ? 80 : cc;
-}
-
 // What the kernel assumes beyond each tensor's own shape: outputs have distinct addresses
 // and share memory with no other tensor, and sizes fit the kernel's 32-bit index arithmetic.
-void emitMemoryChecks(const KernelDecl &k, int64_t headroom, CodeWriter &w) {
-  std::vector<const TensorParamDecl *> tensors;
-  for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar())
-      tensors.push_back(p);
-  w.line("// 32-bit index arithmetic: extents up to 2^31 - " + std::to_string(headroom) +
-         " (tiles of up to " + std::to_string(headroom) + " elements).");
-  for (const TensorParamDecl *p : tensors)
-    w.line("if (!(tl_status = tlc::check::indexRange(tl_name, \"" + p->getName().str() + "\", " +
-           cppName(p->getName()) + ", " + std::to_string(headroom) + "))) return tl_status;");
+void emitMemoryChecks(const Launch &k, CodeWriter &w) {
+  std::vector<const HostParam *> tensors;
+  for (const HostParam &p : k.params)
+    if (!p.scalar)
+      tensors.push_back(&p);
+  std::string headroom = std::to_string(k.headroom);
+  w.line("// 32-bit index arithmetic: extents up to 2^31 - " + headroom + " (tiles of up to " + headroom +
+         " elements).");
+  for (const HostParam *p : tensors)
+    w.line("if (!(tl_status = tlc::check::indexRange(tl_name, \"" + p->name + "\", " + p->cpp + ", " + headroom +
+           "))) return tl_status;");
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!tensors[i]->isOut)
       continue;
-    std::string o = tensors[i]->getName().str(), oArg = cppName(o);
+    const std::string &o = tensors[i]->name, &oArg = tensors[i]->cpp;
     w.line("if (!(tl_status = tlc::check::writable(tl_name, \"" + o + "\", " + oArg + "))) return tl_status;");
     for (size_t j = 0; j < tensors.size(); ++j)
       if (j != i && !(tensors[j]->isOut && j < i)) { // each pair of outputs once
-        const TensorParamDecl *other = tensors[j];
-        std::string n = other->getName().str();
-        w.line("if (!(tl_status = tlc::check::disjoint(tl_name, \"" + o + "\", " + oArg + ", \"" + n + "\", " +
-               cppName(n) + ", " + (other->isOut ? "true" : "false") + "))) return tl_status;");
+        const HostParam *other = tensors[j];
+        w.line("if (!(tl_status = tlc::check::disjoint(tl_name, \"" + o + "\", " + oArg + ", \"" + other->name +
+               "\", " + other->cpp + ", " + (other->isOut ? "true" : "false") + "))) return tl_status;");
       }
   }
 }
 
 } // namespace
 
-bool checkTensorRanks(const KernelDecl &k, DiagnosticEngine &diags) {
-  bool ok = true;
-  for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar() && p->shape.rank() > kMaxTensorRank) {
-      diags.error(p->getRange(), "tensor parameter '" + p->getName() + "' has " +
-                                     std::to_string(p->shape.rank()) + " dimensions; the launcher "
-                                     "takes at most " + std::to_string(kMaxTensorRank))
-          .hint("tlc_tensor_view (tlc/runtime.h) holds TLC_MAX_RANK = " +
-                std::to_string(kMaxTensorRank) + " extents and strides; merge dimensions");
-      ok = false;
-    }
-  return ok;
-}
-
-LauncherSignature LauncherSignature::of(const KernelDecl &k) {
+LauncherSignature LauncherSignature::of(const Launch &k) {
   LauncherSignature s;
-  for (const TensorParamDecl *p : k.params) {
-    std::string n = cppName(p->getName());
-    if (p->isScalar()) {
-      s.cpp += cppTypeHost(p->elemType) + " " + n + ", ";
-      s.c += cppTypeHost(p->elemType) + " " + n + ", ";
+  for (const HostParam &p : k.params) {
+    const std::string &n = p.cpp;
+    if (p.scalar) {
+      s.cpp += p.hostType + " " + n + ", ";
+      s.c += p.hostType + " " + n + ", ";
       s.forward += n + ", ";
       s.fromC += n + ", ";
     } else {
@@ -128,7 +69,7 @@ LauncherSignature LauncherSignature::of(const KernelDecl &k) {
   return s;
 }
 
-void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::string &launcher,
+void emitCEntry(const Launch &k, const LauncherSignature &sig, const std::string &launcher,
                 const std::string &cName, bool inlineC, CodeWriter &w) {
   w.line("// C entry point (ABI in tlc/runtime.h): returns 0, or a code and a message in `error`.");
   std::string cDecl = std::string("extern \"C\" ") + (inlineC ? "inline " : "") + "int " + cName + "(" +
@@ -136,69 +77,62 @@ void emitCEntry(const KernelDecl &k, const LauncherSignature &sig, const std::st
   w.line(cDecl + ";");
   w.open(cDecl);
   if (!sig.nullCheck.empty())
-    w.line("if (" + sig.nullCheck + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + k.name +
+    w.line("if (" + sig.nullCheck + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + k.kernel +
            ": a tensor argument is null\").toC(error, error_size);");
   w.line("return " + launcher + "(" + sig.fromC + "static_cast<cudaStream_t>(stream)).toC(error, error_size);");
   w.close();
 }
 
-void emitLauncher(const lower::Kernel &kernel, const ftg::Graph &g, const std::string &ns,
-                  const std::string &cPrefix, bool inlineC, CodeWriter &w) {
-  const KernelDecl &k = *g.kernel;
+void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std::string &cPrefix, bool inlineC,
+                  CodeWriter &w) {
+  const Launch &k = kernel.launch;
   // Names (Naming.h): the launcher's locals are tl_*, the user's names go through cppName.
-  std::string name = cppName(g.symbolName());
+  std::string name = cppName(kernel.symbol);
   auto bound = [](llvm::StringRef symbol) { return generatedName(symbol + "_bound"); };
   LauncherSignature sig = LauncherSignature::of(k);
-  w.line("// Launcher of '" + g.symbolName() + "': checks the tensors, binds shapes, launches on `stream`.");
+  w.line("// Launcher of '" + kernel.symbol + "': checks the tensors, binds shapes, launches on `stream`.");
   w.open("inline tlc::Status " + name + "(" + sig.cpp + "cudaStream_t stream = 0)");
-  w.line("const char* tl_name = \"" + k.name + "\";");
+  w.line("const char* tl_name = \"" + k.kernel + "\";");
   w.line("tlc::Status tl_status;");
-  for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar())
-      w.line("if (!(tl_status = tlc::check::tensor(tl_name, \"" + p->getName().str() + "\", &" +
-             cppName(p->getName()) + ", " + std::to_string(p->shape.rank()) + ", " +
-             runtimeDType(p->elemType) + "))) return tl_status;");
+  for (const HostParam &p : k.params)
+    if (!p.scalar)
+      w.line("if (!(tl_status = tlc::check::tensor(tl_name, \"" + p.name + "\", &" + p.cpp + ", " +
+             std::to_string(p.symbol.size()) + ", " + p.dtype + "))) return tl_status;");
   // Shape symbols: bound by the first dimension that names them, checked at the others.
-  for (const ShapeSymbolDecl *s : k.shapeSymbols) {
-    std::string n = cppName(s->getName()), b = bound(s->getName());
-    w.line("int64_t " + n + " = 0; bool " + b + " = false;");
-    if (s->constant)
-      w.line(n + " = " + s->constant->str() + "; " + b + " = true;  // bound by -D at compile time");
+  for (const lower::HostShapeSymbol &s : k.symbols) {
+    std::string b = bound(s.name);
+    w.line("int64_t " + s.cpp + " = 0; bool " + b + " = false;");
+    if (!s.constant.empty())
+      w.line(s.cpp + " = " + s.constant + "; " + b + " = true;  // bound by -D at compile time");
   }
-  std::vector<std::pair<const TensorParamDecl *, size_t>> derived;
-  for (const TensorParamDecl *p : k.params) {
-    if (p->isScalar())
-      continue;
-    for (size_t d = 0; d < p->shape.rank(); ++d) {
-      const Expr *dim = p->shape.dims[d];
-      std::string view = cppName(p->getName());
-      if (auto *n = dyn_cast<NameExpr>(dim); n && n->decl && isa<ShapeSymbolDecl>(n->decl))
-        w.line("if (!(tl_status = tlc::check::bindSymbol(tl_name, \"" + n->name + "\", " + cppName(n->name) +
-               ", " + bound(n->name) + ", " + view + ".shape[" + std::to_string(d) + "], \"" +
-               p->getName().str() + "\", " + std::to_string(d) + "))) return tl_status;");
-      else
-        derived.push_back({p, d});
+  std::vector<std::pair<const HostParam *, size_t>> derived;
+  for (const HostParam &p : k.params)
+    for (size_t d = 0; d < p.symbol.size(); ++d) {
+      if (p.symbol[d].empty()) {
+        derived.push_back({&p, d});
+        continue;
+      }
+      const std::string &symbol = p.symbol[d];
+      w.line("if (!(tl_status = tlc::check::bindSymbol(tl_name, \"" + symbol + "\", " + cppName(symbol) + ", " +
+             bound(symbol) + ", " + p.cpp + ".shape[" + std::to_string(d) + "], \"" + p.name + "\", " +
+             std::to_string(d) + "))) return tl_status;");
     }
-  }
   for (auto [p, d] : derived)
-    w.line("if (!(tl_status = tlc::check::fixedDim(tl_name, \"" + p->getName().str() + "\", " +
-           cppName(p->getName()) + ", " + std::to_string(d) + ", " + hostExpr(p->shape.dims[d]) +
-           "))) return tl_status;");
-  emitMemoryChecks(k, indexHeadroom(g), w);
+    w.line("if (!(tl_status = tlc::check::fixedDim(tl_name, \"" + p->name + "\", " + p->cpp + ", " +
+           std::to_string(d) + ", " + p->extent[d] + "))) return tl_status;");
+  emitMemoryChecks(k, w);
 
   // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor they
   // touch.
   std::string aligned = "true";
-  for (const TensorParamDecl *p : k.params)
-    if (!p->isScalar() && llvm::is_contained(kernel.vectorTensors, p->getName())) {
-      std::string n = cppName(p->getName());
-      aligned += " && tlc::check::rowsAligned(" + n + ", 16) && (" + n + ".shape[" +
-                 std::to_string(p->shape.rank() - 1) + "] * tlc::dtypeBits(" + n + ".dtype)) % 128 == 0";
-    }
+  for (const HostParam &p : k.params)
+    if (!p.scalar && llvm::is_contained(kernel.vectorTensors, p.name))
+      aligned += " && tlc::check::rowsAligned(" + p.cpp + ", 16) && (" + p.cpp + ".shape[" +
+                 std::to_string(p.symbol.size() - 1) + "] * tlc::dtypeBits(" + p.cpp + ".dtype)) % 128 == 0";
   w.line("const bool tl_aligned = " + aligned + ";");
   std::string grid[3] = {"1", "1", "1"};
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i)
-    grid[i] = hostExpr(k.grid[i]);
+    grid[i] = k.grid[i];
   w.line("const int64_t tl_gx = " + grid[0] + ", tl_gy = " + grid[1] + ", tl_gz = " + grid[2] + ";");
   w.line("if (tl_gx <= 0 || tl_gy <= 0 || tl_gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
   w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
@@ -209,15 +143,15 @@ void emitLauncher(const lower::Kernel &kernel, const ftg::Graph &g, const std::s
   for (const lower::Param &p : kernel.params)
     launchArgs += (launchArgs.empty() ? "" : ", ") + p.host;
   w.line("// The first runtime calls: every argument check above needs no GPU.");
-  w.line("if (!(tl_status = tlc::check::device(tl_name, " + std::to_string(requiredCapability(g.target)) + ", \"" +
-         g.target + "\"))) return tl_status;");
+  w.line("if (!(tl_status = tlc::check::device(tl_name, " + std::to_string(k.capability) + ", \"" + k.target +
+         "\"))) return tl_status;");
   w.line("auto tl_kernel = tl_aligned ? " + kernel.name + "<true> : " + kernel.name + "<false>;");
   w.open("if (tl_smem > 48 * 1024)");
   w.line("cudaError_t tl_err = cudaFuncSetAttribute(tl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tl_smem));");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
          "\" bytes of shared memory\", tl_err);");
   w.close();
-  w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + std::to_string(g.threads) +
+  w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + std::to_string(kernel.threads) +
          "), tl_smem, stream>>>(" + launchArgs + ");");
   w.line("cudaError_t tl_err = cudaGetLastError();");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"launch failed\", tl_err);");
@@ -227,18 +161,7 @@ void emitLauncher(const lower::Kernel &kernel, const ftg::Graph &g, const std::s
     return; // a variant behind a shape dispatch: the dispatcher has the C entry
   w.line();
   // Qualified: a parameter may have the launcher's name.
-  emitCEntry(k, sig, "::" + ns + "::" + name, cPrefix + k.name, inlineC, w);
-}
-
-std::string cppTypeHost(DType t) {
-  switch (t) {
-  case DType::F16: case DType::BF16: case DType::F32: return "float";
-  case DType::F64: return "double";
-  case DType::Bool: return "bool";
-  case DType::I64: return "long long";
-  case DType::U32: return "unsigned";
-  default: return "int";
-  }
+  emitCEntry(k, sig, "::" + ns + "::" + name, cPrefix + k.kernel, inlineC, w);
 }
 
 } // namespace tlc::codegen

@@ -7,8 +7,6 @@ namespace tlc::codegen {
 using lower::cppName;
 using lower::generatedName;
 
-using llvm::dyn_cast;
-using llvm::isa;
 
 namespace {
 
@@ -21,15 +19,11 @@ std::string join(const std::vector<std::string> &parts, const std::string &sep) 
 
 // `tensor.shape[d]` expression of the first dimension that names `symbol` (the one the
 // variants bind it from), or "" when no dimension names it alone.
-std::string sizeSource(const KernelDecl &k, const std::string &symbol) {
-  for (const TensorParamDecl *p : k.params) {
-    if (p->isScalar())
-      continue;
-    for (size_t d = 0; d < p->shape.rank(); ++d)
-      if (auto *n = dyn_cast<NameExpr>(p->shape.dims[d]);
-          n && n->decl && isa<ShapeSymbolDecl>(n->decl) && n->name == symbol)
-        return "tlc::dimOrZero(" + cppName(p->getName()) + ", " + std::to_string(d) + ")";
-  }
+std::string sizeSource(const lower::Launch &k, const std::string &symbol) {
+  for (const lower::HostParam &p : k.params)
+    for (size_t d = 0; d < p.symbol.size(); ++d)
+      if (p.symbol[d] == symbol)
+        return "tlc::dimOrZero(" + p.cpp + ", " + std::to_string(d) + ")";
   return "";
 }
 
@@ -59,11 +53,11 @@ void emitTable(const ShapeDispatch &d, size_t axis, size_t &next, const std::str
 
 void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::string &cPrefix, bool inlineC,
                     CodeWriter &w) {
-  const KernelDecl &k = *d.kernel;
+  const lower::Launch &k = *d.kernel;
   size_t buckets = 1;
   for (const ShapeDispatch::Axis &a : d.axes)
     buckets *= a.edges.size() + 1;
-  w.line("// Shape dispatch of '" + k.name + "': " + std::to_string(d.variants.size()) +
+  w.line("// Shape dispatch of '" + k.kernel + "': " + std::to_string(d.variants.size()) +
          " variants of its `auto` parameters, chosen by the cost model for " + d.tunedFor + " over " +
          std::to_string(buckets) + " buckets of its dynamic sizes. Every variant takes any size;");
   w.line("// the bucket decides only which one runs.");
@@ -107,10 +101,10 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::st
   w.line();
 
   LauncherSignature sig = LauncherSignature::of(k);
-  w.line("// Launcher of '" + k.name + "': runs the variant chosen for the sizes of this call.");
+  w.line("// Launcher of '" + k.kernel + "': runs the variant chosen for the sizes of this call.");
   // Calls are qualified: a parameter may carry the name of a variant or of the selector.
   auto qualified = [&](const std::string &fn) { return "::" + ns + "::" + cppName(fn); };
-  w.open("inline tlc::Status " + cppName(k.name) + "(" + sig.cpp + "cudaStream_t stream = 0)");
+  w.open("inline tlc::Status " + cppName(k.kernel) + "(" + sig.cpp + "cudaStream_t stream = 0)");
   w.line("// Only the sizes are read here (0 where a tensor lacks the dimension); the variant checks");
   w.line("// the tensors against the contract.");
   for (const ShapeDispatch::Axis &a : d.axes) {
@@ -127,7 +121,7 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::st
   if (cPrefix.empty())
     return;
   w.line();
-  emitCEntry(k, sig, qualified(k.name), cPrefix + k.name, inlineC, w);
+  emitCEntry(k, sig, qualified(k.kernel), cPrefix + k.kernel, inlineC, w);
 }
 
 } // namespace tlc::codegen

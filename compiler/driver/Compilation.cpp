@@ -1,13 +1,12 @@
 #include "driver/Compilation.h"
 #include "driver/AutoParams.h"
 
-#include "codegen/HostLauncher.h"
 
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "infer/Passes.h"
-#include "lower/Lower.h"
 #include "ir/PassManager.h"
+#include "lower/Lower.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -58,7 +57,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
 
   bool ranksOk = true;
   for (KernelDecl *k : u.ast.program.kernels)
-    ranksOk &= codegen::checkTensorRanks(*k, diags);
+    ranksOk &= lower::checkTensorRanks(*k, diags);
   if (!ranksOk)
     return kInputError;
   // Every stage stops once the error cap is passed (DiagnosticEngine::overErrorCap).
@@ -88,13 +87,19 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   if (opts.emit == "inferred")
     for (auto &g : u.graphs)
       ftg::printGraph(*g, out, /*withInference=*/true);
-  if (opts.emit == "loops")
+  if (needsCodegen() || opts.emit == "loops") {
+    // Every kernel reports what it cannot lower, not only the first.
+    bool lowered = true;
     for (auto &g : u.graphs) {
-      std::unique_ptr<lower::Kernel> k = lower::lowerKernel(*g, diags, u.path);
-      if (!k)
-        return kInputError;
-      lower::print(*k, out);
+      u.loops.push_back(lower::lowerKernel(*g, diags, u.path));
+      lowered &= u.loops.back() != nullptr;
     }
+    if (!lowered)
+      return kInputError;
+  }
+  if (opts.emit == "loops")
+    for (auto &k : u.loops)
+      lower::print(*k, out);
   return kSuccess;
 }
 
@@ -204,8 +209,8 @@ std::string Compilation::autoSummary() const {
 std::vector<codegen::KernelInput> Compilation::kernels() const {
   std::vector<codegen::KernelInput> all;
   for (const auto &u : units)
-    for (const auto &g : u->graphs)
-      all.push_back({g.get(), u->diags.get(), u->path, /*cEntry=*/g->symbol.empty()});
+    for (size_t i = 0; i < u->graphs.size(); ++i)
+      all.push_back({u->loops[i].get(), u->path, /*cEntry=*/u->graphs[i]->symbol.empty()});
   return all;
 }
 
@@ -215,7 +220,9 @@ std::vector<codegen::ShapeDispatch> Compilation::dispatches() const {
     for (const Dispatch &d : u->dispatches) {
       const KernelVariants &kv = d.variants;
       codegen::ShapeDispatch out;
-      out.kernel = d.graphs.front()->kernel;
+      for (size_t i = 0; i < u->graphs.size(); ++i)
+        if (u->graphs[i].get() == d.graphs.front())
+          out.kernel = &u->loops[i]->launch;
       out.tunedFor = d.tunedFor;
       out.selector = kv.selectorName();
       for (size_t v = 0; v < kv.choice.variants.size(); ++v) {

@@ -10,6 +10,7 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Sema.h"
 #include "ir/FTG.h"
+#include "lower/LoopIR.h"
 
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,6 +50,7 @@ private:
     ASTContext ast;
     std::vector<std::unique_ptr<ASTContext>> variantASTs; // variants 1, 2, ... of dispatches
     std::vector<std::unique_ptr<ftg::Graph>> graphs;
+    std::vector<std::unique_ptr<lower::Kernel>> loops; // per graph, when code is generated
     std::vector<Dispatch> dispatches;
   };
   bool runInference(ftg::Graph &g, DiagnosticEngine &diags);

@@ -235,8 +235,7 @@ int run(int argc, char **argv) {
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
-  if (!tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, textStream))
-    return kInputError;
+  tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, textStream);
   if (!compileOnly)
     return writeText(kSuccess);
   return tlc::driver::produceAtomically(output, "tlc", [&](const std::string &objectPath) {

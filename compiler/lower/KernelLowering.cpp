@@ -125,6 +125,7 @@ std::unique_ptr<Kernel> KernelLowering::run() {
   K.symbol = g.symbolName();
   K.name = generatedName(g.symbolName() + "_kernel");
   K.threadIndex = kThreadIndex;
+  K.launch = describeLaunch(g);
   K.threads = g.threads;
   K.sharedBytes = g.sharedBytes;
   K.scratchOffset = g.scratchOffset;

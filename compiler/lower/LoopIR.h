@@ -12,6 +12,8 @@
 // step of issue 10: the structure is IR, expression trees come next).
 #pragma once
 
+#include "lower/Launch.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -166,6 +168,7 @@ struct Kernel {
   std::vector<std::unique_ptr<Buffer>> buffers;
   // Tensors (source names) the aligned instantiation accesses with vectors.
   std::vector<std::string> vectorTensors;
+  Launch launch; // the host side's view of the kernel
   StmtList body;
 };
 

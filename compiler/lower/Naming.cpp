@@ -1,5 +1,7 @@
 #include "lower/Naming.h"
 
+#include "frontend/CppNames.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 namespace tlc::lower {

@@ -17,8 +17,6 @@
 // or an identifier found in tlc's own output.
 #pragma once
 
-#include "frontend/CppNames.h"
-
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 

@@ -1,4 +1,5 @@
 // The naming scheme of generated C++ (lower/Naming.h, frontend/CppNames.h).
+#include "frontend/CppNames.h"
 #include "lower/Naming.h"
 
 #include <catch2/catch.hpp>

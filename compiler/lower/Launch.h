@@ -1,0 +1,60 @@
+// What the host side of a kernel needs to know (its launcher, C entry point and shape
+// dispatch, codegen/HostLauncher.h), taken from the kernel declaration here so that codegen/
+// never sees the AST.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tlc {
+class DiagnosticEngine;
+class KernelDecl;
+namespace ftg {
+class Graph;
+}
+} // namespace tlc
+
+namespace tlc::lower {
+
+// The most dimensions a tensor parameter may have: TLC_MAX_RANK of runtime/tlc/runtime.h,
+// the size of tlc_tensor_view's shape and stride arrays.
+constexpr size_t kMaxTensorRank = 8;
+
+struct HostParam {
+  std::string name;     // as declared (messages)
+  std::string cpp;      // C++ spelling (lower/Naming.h)
+  bool scalar = false;
+  std::string hostType; // scalars: the host type they travel as
+  std::string dtype;    // tensors: the runtime dtype code (TLC_F16)
+  bool isOut = false;
+  // Per dimension: the shape symbol it names (bound by the first such dimension, checked at
+  // the others), or empty and the extent as a host expression (checked).
+  std::vector<std::string> symbol, extent;
+};
+
+struct HostShapeSymbol {
+  std::string name, cpp;
+  std::string constant; // bound by -D at compile time; empty: bound from the tensors
+};
+
+struct Launch {
+  std::string kernel;    // the kernel's declared name (messages, C entry)
+  std::vector<HostParam> params;
+  std::vector<HostShapeSymbol> symbols;
+  std::vector<std::string> grid; // host expressions of the grid extents
+  // The largest tile extent: generated indices are a tile origin plus an offset within the
+  // tile, and ceildiv(extent, tile) adds tile - 1, so every 32-bit value the kernel forms
+  // from an extent stays below extent + this (tlc::check::indexRange).
+  int64_t headroom = 1;
+  std::string target;    // the --target the code was generated for
+  int capability = 80;   // the compute capability it needs, major * 10 + minor
+  std::string compileParams; // "block_M = 128, ..." for the banner
+};
+
+Launch describeLaunch(const ftg::Graph &g);
+
+// Reports tensor parameters of `k` with more dimensions than the launcher ABI carries.
+bool checkTensorRanks(const KernelDecl &k, DiagnosticEngine &diags);
+
+} // namespace tlc::lower
