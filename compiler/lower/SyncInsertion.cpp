@@ -13,6 +13,7 @@
 // no barrier before the reads of stage k % S.
 #include "lower/Lower.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace tlc::lower {
@@ -69,20 +70,6 @@ void gather(const Stmt &s, Effect &e) {
 }
 
 bool isShared(const Access &a) { return a.buffer->scope == MemScope::Shared; }
-
-// True when the loop body's first statement that touches shared memory or holds a barrier
-// is a barrier: the back edge needs none (a pipeline's steady state starts so).
-bool startsWithBarrier(const StmtList &body) {
-  for (const StmtPtr &s : body) {
-    if (s->kind == StmtKind::Barrier)
-      return true;
-    Effect e;
-    gather(*s, e);
-    if (e.barrier || llvm::any_of(e.headReads, isShared) || llvm::any_of(e.headWrites, isShared))
-      return false;
-  }
-  return false;
-}
 
 class SyncInsertion {
 public:
@@ -149,6 +136,29 @@ public:
   }
 
 private:
+  // Whether `s` touches shared memory or holds a barrier. Memoized: every enclosing loop's
+  // back-edge check asks it of the same statements (nested loops stay linear).
+  bool touchesShared(const Stmt &s) {
+    auto [it, inserted] = touches.try_emplace(&s, false);
+    if (!inserted)
+      return it->second;
+    bool result = s.kind == StmtKind::Barrier || llvm::any_of(s.reads, isShared) || llvm::any_of(s.writes, isShared);
+    for (const StmtList *l : {&s.body, &s.elseBody})
+      for (const StmtPtr &c : *l)
+        result = touchesShared(*c) || result; // every child, so that each is memoized
+    touches[&s] = result;
+    return result;
+  }
+
+  // True when the loop body's first statement that touches shared memory or holds a barrier
+  // is a barrier: the back edge needs none (a pipeline's steady state starts so).
+  bool startsWithBarrier(const StmtList &body) {
+    for (const StmtPtr &s : body)
+      if (touchesShared(*s))
+        return s->kind == StmtKind::Barrier;
+    return false;
+  }
+
   const Access *pendingAlias(const std::vector<Access> &pending, const Access &a) const {
     for (const Access &p : pending)
       if (p.mayAlias(a))
@@ -175,6 +185,7 @@ private:
   }
 
   State state;
+  llvm::DenseMap<const Stmt *, bool> touches;
 };
 
 } // namespace
