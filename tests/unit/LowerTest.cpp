@@ -1,0 +1,131 @@
+// Lowering of whole kernels (lower/Lower.h) after inference: the decisions PipelineExpansion
+// and SyncInsertion make, read from the loop IR rather than from printed CUDA.
+#include "FrontendTestUtil.h"
+
+#include "infer/Passes.h"
+#include "ir/PassManager.h"
+#include "lower/Lower.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tlc;
+
+namespace {
+
+std::string pipelinedGemm(int stages) {
+  return R"(
+kernel k(A: f16[M, K], B: f16[K, N], C: out f32[M, N])
+  grid(ceildiv(N, 64), ceildiv(M, 64)) threads(128) as (bx, by)
+{
+  A_s = shared f16[64, 32];
+  B_s = shared f16[32, 64];
+  C_f = fragment f32[64, 64];
+  clear(C_f);
+  for k in pipelined(ceildiv(K, 32), stages = )" +
+         std::to_string(stages) + R"() {
+    copy(A[by * 64, k * 32], A_s);
+    copy(B[k * 32, bx * 64], B_s);
+    gemm(A_s, B_s, C_f);
+  }
+  copy(C_f, C[by * 64, bx * 64]);
+}
+)";
+}
+
+struct Lowered {
+  test::Frontend fe;
+  std::string out;
+  llvm::raw_string_ostream os{out};
+  // The frontend's sources: lowering names source lines in comments.
+  DiagnosticEngine diags{fe.sourceMgr(), os};
+  std::unique_ptr<ftg::Graph> g;
+  std::unique_ptr<lower::Kernel> k;
+
+  explicit Lowered(const std::string &source) : fe(source) {
+    REQUIRE(fe.analyze());
+    g = ftg::buildGraph(fe.kernel(), diags, "sm_90a");
+    REQUIRE(g);
+    ftg::PassManager pm;
+    pm.add(infer::createLayoutInference());
+    pm.add(infer::createPipelinePlanner());
+    pm.add(infer::createSharedMemoryPlanner());
+    pm.add(infer::createInstructionSelection());
+    REQUIRE(pm.run(*g, diags));
+    k = lower::lowerKernel(*g, diags, "k.tl");
+    REQUIRE(k);
+  }
+};
+
+// The first statement of `kind` (and loop role) in program order.
+const lower::Stmt *find(const lower::StmtList &list, lower::StmtKind kind,
+                        std::optional<lower::ForRole> role = std::nullopt) {
+  for (const lower::StmtPtr &s : list) {
+    if (s->kind == kind && (!role || s->role == *role))
+      return s.get();
+    for (const lower::StmtList *l : {&s->body, &s->elseBody})
+      if (const lower::Stmt *found = find(*l, kind, role))
+        return found;
+  }
+  return nullptr;
+}
+
+size_t count(const lower::StmtList &list, lower::StmtKind kind) {
+  size_t n = 0;
+  for (const lower::StmtPtr &s : list)
+    n += (s->kind == kind) + count(s->body, kind) + count(s->elseBody, kind);
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("PipelineExpansion: prologue bound, wait depth and stages follow the stage count", "[lower]") {
+  for (int S : {2, 3, 4}) {
+    CAPTURE(S);
+    Lowered l(pipelinedGemm(S));
+    const lower::Stmt *prologue = find(l.k->body, lower::StmtKind::For, lower::ForRole::Stages);
+    REQUIRE(prologue);
+    CHECK(prologue->hi == std::to_string(S - 1));
+    // One group per prologue iteration.
+    CHECK(count(prologue->body, lower::StmtKind::AsyncCommit) == 1);
+
+    const lower::Stmt *steady = find(l.k->body, lower::StmtKind::For, lower::ForRole::Tile);
+    REQUIRE(steady);
+    REQUIRE(steady->body.size() >= 3);
+    CHECK(steady->body[0]->kind == lower::StmtKind::AsyncWait);
+    CHECK(steady->body[0]->count == S - 2);
+    CHECK(steady->body[1]->kind == lower::StmtKind::Barrier);
+    // The pipeline's barrier is the only one: SyncInsertion adds none to the steady state.
+    CHECK(count(steady->body, lower::StmtKind::Barrier) == 1);
+
+    // The prefetch writes stage (k + S - 1) % S; the gemm reads stage k % S.
+    const lower::Stmt *prefetch = find(steady->body, lower::StmtKind::TileOp);
+    REQUIRE(prefetch);
+    REQUIRE(prefetch->writes.size() == 1);
+    REQUIRE(prefetch->writes[0].stage);
+    CHECK(prefetch->writes[0].stage->var == "k");
+    CHECK(prefetch->writes[0].stage->offset == S - 1);
+    CHECK(prefetch->writes[0].stage->stages == S);
+    const lower::Stmt *mma = find(steady->body, lower::StmtKind::Mma);
+    REQUIRE(mma);
+    REQUIRE(mma->reads.size() == 3);
+    REQUIRE(mma->reads[0].stage);
+    CHECK(mma->reads[0].stage->offset == 0);
+
+    // The epilogue drains every group after the steady state.
+    const lower::Stmt *pipeline = find(l.k->body, lower::StmtKind::Scope);
+    REQUIRE(pipeline);
+    CHECK(pipeline->body.back()->kind == lower::StmtKind::AsyncWait);
+    CHECK(pipeline->body.back()->count == 0);
+  }
+}
+
+TEST_CASE("lowering: a kernel's loop IR passes the verifier and SyncInsertion is idempotent", "[lower]") {
+  Lowered l(pipelinedGemm(3));
+  std::string errors;
+  llvm::raw_string_ostream es(errors);
+  CHECK(lower::verify(*l.k, es));
+  CHECK(es.str().empty());
+  size_t barriers = count(l.k->body, lower::StmtKind::Barrier);
+  lower::insertBarriers(*l.k); // every conflict already has its barrier
+  CHECK(count(l.k->body, lower::StmtKind::Barrier) == barriers);
+}
