@@ -128,6 +128,13 @@ bool isLeaf(StmtKind k) {
          k != StmtKind::For && k != StmtKind::If;
 }
 
+// A leaf, or a compact loop around one: what fits on one line.
+bool isOneLine(const Stmt &s) {
+  if (s.kind == StmtKind::For && s.compact)
+    return s.body.size() == 1 && isOneLine(*s.body[0]);
+  return isLeaf(s.kind);
+}
+
 struct Verifier {
   const Kernel &k;
   llvm::raw_ostream &errors;
@@ -191,9 +198,16 @@ struct Verifier {
     default:
       break;
     }
-    if (s.compact && (s.body.size() != 1 || !isLeaf(s.body[0]->kind) ||
-                      (s.elseBody.size() > 1)))
+    // Statements printed on one line hold exactly what fits there.
+    auto single = [](const StmtList &l) { return l.size() == 1 && isOneLine(*l[0]); };
+    if (s.kind == StmtKind::For && s.compact && (!single(s.body) || !s.elseBody.empty()))
       fail(s, "a compact statement must hold one leaf");
+    if (s.kind == StmtKind::If && s.style != IfStyle::Braced &&
+        (!single(s.body) || (!s.elseBody.empty() && (s.style == IfStyle::NextLine || !single(s.elseBody)))))
+      fail(s, "a one-line if must hold one leaf (and a same-line one at most one in its else)");
+    if (s.kind == StmtKind::If && s.elseIf &&
+        (s.elseBody.size() != 1 || s.elseBody[0]->kind != StmtKind::If || s.elseBody[0]->style != IfStyle::Braced))
+      fail(s, "an else-if whose else is not a single braced if");
     if (isLeaf(s.kind) && (!s.body.empty() || !s.elseBody.empty()))
       fail(s, "a leaf statement with children");
     for (const StmtList *l : {&s.body, &s.elseBody})

@@ -211,3 +211,26 @@ TEST_CASE("loop IR verifier: a tile operator's access set covers its statements"
   u.k.body.push_back(std::move(acc));
   CHECK(verifyErrors(u.k).empty());
 }
+
+TEST_CASE("loop IR verifier: one-line ifs and else-if chains have their shape", "[lower]") {
+  TestKernel t;
+  StmtPtr i = makeIf("p", IfStyle::NextLine, false);
+  i->body.push_back(makeStore("x", "1"));
+  i->body.push_back(makeStore("y", "2"));
+  t.k.body.push_back(std::move(i));
+  CHECK_THAT(verifyErrors(t.k), Catch::Contains("a one-line if must hold one leaf"));
+
+  TestKernel u;
+  StmtPtr chain = makeIf("a");
+  chain->elseIf = true;
+  chain->elseBody.push_back(makeStore("x", "1"));
+  u.k.body.push_back(std::move(chain));
+  CHECK_THAT(verifyErrors(u.k), Catch::Contains("else-if whose else is not a single braced if"));
+
+  TestKernel ok;
+  StmtPtr same = makeIf("p", IfStyle::SameLine, false);
+  same->body.push_back(makeStore("x", "1"));
+  same->elseBody.push_back(makeCompactFor("v", "0", "4", makeStore("t[v]", "0")));
+  ok.k.body.push_back(std::move(same));
+  CHECK(verifyErrors(ok.k).empty());
+}
