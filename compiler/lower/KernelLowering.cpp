@@ -48,6 +48,57 @@ void KernelLowering::lowerLoop(const ftg::Node &n) {
        [&] { lowerNodes(n.body); });
 }
 
+void KernelLowering::lowerPipelined(const ftg::Node &n) {
+  const ForStmt *f = n.loop;
+  std::vector<const ftg::Node *> producers;
+  for (auto &c : n.body)
+    if (c->producer)
+      producers.push_back(c.get());
+  if (producers.empty() || n.stages < 2)
+    return lowerLoop(n);
+  nonNegativeVars.insert(f->vars[0]); // counts up from 0
+  auto p = std::make_unique<Stmt>(StmtKind::Pipeline);
+  p->var = cppName(f->vars[0]->getName());
+  p->text = f->vars[0]->getName().str();
+  p->count = n.stages;
+  p->hi = expr(f->extents[0]);
+  // Which stage a producer's buffer is at is PipelineExpansion's decision: a slot here.
+  std::string id = std::to_string(pipelineCounter++);
+  for (int part = 0; part < 3; ++part) {
+    p->slots.push_back("\x01stage" + id + "." + std::to_string(part) + "\x01");
+    p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq));
+  }
+  auto staged = [&](int part) {
+    for (const ftg::Node *c : producers)
+      stageOf[c->outputs[0].buffer] = {p->slots[part], {p->slots[part], 0, n.stages}};
+  };
+  // The copies of one iteration, twice (the prologue's and the steady state's), with the
+  // lets their addresses use recomputed (their access sets are those of their nodes).
+  for (int part = 0; part < 2; ++part) {
+    staged(part);
+    within(p->body[part]->body, [&] {
+      for (const LetStmt *let : n.prefetchLets) {
+        auto letNode = llvm::find_if(n.body, [&](const auto &c) { return c->stmt == let; });
+        if (letNode != n.body.end())
+          tileOp(**letNode, [&] { scalarStmt(let); });
+        else
+          scalarStmt(let);
+      }
+      for (const ftg::Node *c : producers)
+        copy(*c, /*prefetch=*/true);
+    });
+  }
+  staged(2);
+  within(p->body[2]->body, [&] {
+    for (auto &c : n.body)
+      if (!c->producer)
+        lowerNode(*c);
+  });
+  for (const ftg::Node *c : producers)
+    stageOf.erase(c->outputs[0].buffer);
+  add(std::move(p));
+}
+
 void KernelLowering::lowerIf(const ftg::Node &n) {
   // An else-if chain is one If per branch, each in the else of the previous (printed at one
   // indentation level: nesting each branch one level deeper made the output quadratic in
@@ -98,7 +149,7 @@ void KernelLowering::lowerNode(const ftg::Node &n) {
     return;
   case NodeKind::Loop:
     sourceComment(n, loopKindName(n.loop->loopKind).str() + " loop");
-    return n.loop->loopKind == LoopKind::Pipelined ? expandPipeline(n) : lowerLoop(n);
+    return n.loop->loopKind == LoopKind::Pipelined ? lowerPipelined(n) : lowerLoop(n);
   case NodeKind::If:
     return lowerIf(n);
   case NodeKind::SwizzleBlocks:
@@ -203,7 +254,8 @@ std::unique_ptr<Kernel> KernelLowering::run() {
     diags.errorNoLocation("internal: the loop IR is invalid after " + std::string(after) + ":\n" + errs.str());
     return false;
   };
-  if (!verified("lowering"))
+  expandPipelines(K);
+  if (!verified("PipelineExpansion"))
     return nullptr;
   insertBarriers(K);
   if (!verified("SyncInsertion"))

@@ -88,7 +88,7 @@ public:
   void lowerLoop(const ftg::Node &n);
   void lowerIf(const ftg::Node &n);
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
-  void expandPipeline(const ftg::Node &n);     // PipelineExpansion.cpp
+  void lowerPipelined(const ftg::Node &n);
 
   // ---- tile operators
   void copy(const ftg::Node &n, bool prefetch = false); // Copy.cpp
@@ -129,6 +129,7 @@ public:
   const ftg::Node *parallelNode = nullptr;
   std::string parallelReg;
   unsigned tempCounter = 0;
+  unsigned pipelineCounter = 0; // numbers the stage slots of pipelined loops
   std::vector<std::vector<Access> *> readLogs; // the open readsOf() calls, innermost last
 
 private:

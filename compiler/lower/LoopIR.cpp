@@ -46,6 +46,7 @@ llvm::StringRef stmtKindName(StmtKind k) {
   case StmtKind::Shuffle: return "shuffle";
   case StmtKind::Barrier: return "barrier";
   case StmtKind::Comment: return "comment";
+  case StmtKind::Pipeline: return "pipeline";
   }
   return "?";
 }
@@ -111,6 +112,12 @@ StmtPtr makeIf(std::string cond, IfStyle style, bool uniform) {
   return s;
 }
 
+void forEachText(Stmt &s, const std::function<void(std::string &)> &f) {
+  for (std::string *t : {&s.text, &s.var, &s.lo, &s.hi, &s.step, &s.cond, &s.type, &s.name, &s.value,
+                         &s.note, &s.target, &s.dst, &s.src, &s.srcBase, &s.valid, &s.a, &s.b, &s.c, &s.op})
+    f(*t);
+}
+
 void collectAccesses(const Stmt &s, std::vector<Access> &reads, std::vector<Access> &writes) {
   reads.insert(reads.end(), s.reads.begin(), s.reads.end());
   writes.insert(writes.end(), s.writes.begin(), s.writes.end());
@@ -125,7 +132,7 @@ namespace {
 
 bool isLeaf(StmtKind k) {
   return k != StmtKind::Seq && k != StmtKind::Scope && k != StmtKind::TileOp &&
-         k != StmtKind::For && k != StmtKind::If;
+         k != StmtKind::For && k != StmtKind::If && k != StmtKind::Pipeline;
 }
 
 // A leaf, or a compact loop around one: what fits on one line.
@@ -181,6 +188,9 @@ struct Verifier {
       for (const Access &a : *set)
         checkAccess(s, a);
     switch (s.kind) {
+    case StmtKind::Pipeline:
+      fail(s, "a pipelined loop PipelineExpansion left unexpanded");
+      break;
     case StmtKind::Barrier:
       if (divergent)
         fail(s, "__syncthreads where not every thread of the block arrives (" + s.text + ")");
@@ -288,6 +298,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
     break;
   case StmtKind::Barrier: os << "barrier  // " << s.text; break;
   case StmtKind::Comment: os << "// " << s.text; break;
+  case StmtKind::Pipeline: os << "pipeline " << s.var << " < " << s.hi << ", " << s.count << " stages"; break;
   }
   if (!s.reads.empty())
     os << "  reads" << accessStr(s.reads);

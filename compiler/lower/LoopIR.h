@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,10 @@ enum class StmtKind {
   Shuffle,     // target = combine over `width` lanes (tl::detail::warp_combine)
   Barrier,     // __syncthreads
   Comment,
+  // A pipelined loop before PipelineExpansion: body = [the copies issued for one iteration
+  // (stage slot `slots[0]`), the same for another iteration (`slots[1]`), the consumers
+  // (`slots[2]`)]; var = the loop variable, hi = the trip count, count = the stages.
+  Pipeline,
 };
 llvm::StringRef stmtKindName(StmtKind k);
 
@@ -137,6 +142,10 @@ struct Stmt {
   // Shuffle
   std::string op;
   int width = 0;
+
+  // Pipeline: placeholders of the stage index in the issued copies and the consumers, in
+  // text and in StageRef::var, that PipelineExpansion replaces.
+  std::vector<std::string> slots;
 };
 
 // Statement factories.
@@ -171,6 +180,9 @@ struct Kernel {
   Launch launch; // the host side's view of the kernel
   StmtList body;
 };
+
+// Calls `f` on every text field of `s` (not its children): passes that rename or substitute.
+void forEachText(Stmt &s, const std::function<void(std::string &)> &f);
 
 // Structural invariants: barriers only where every thread arrives (under uniform loops and
 // branches), compact statements hold one leaf, accesses name buffers of the kernel, stage

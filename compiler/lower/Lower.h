@@ -11,10 +11,14 @@
 
 namespace tlc::lower {
 
-// Lowers one kernel and runs the passes (SyncInsertion). Returns null after reporting the
+// Lowers one kernel and runs the passes (PipelineExpansion, SyncInsertion). Returns null after reporting the
 // constructs the back end cannot lower (all of them, not only the first).
 std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags,
                                     const std::string &sourceName);
+
+// PipelineExpansion (PipelineExpansion.cpp): every pipelined loop becomes prologue, steady
+// state and epilogue, with the stage index of every access filled in.
+void expandPipelines(Kernel &k);
 
 // SyncInsertion (SyncInsertion.cpp): places __syncthreads from the access sets of the
 // statements, wherever a shared buffer is read after another thread wrote it or written

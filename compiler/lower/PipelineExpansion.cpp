@@ -1,6 +1,6 @@
-// PipelineExpansion: a pipelined loop whose producer copies (global -> shared, planned by
-// infer/PipelinePlanner) prefetch S - 1 iterations ahead into S rotating stages of their
-// shared buffers, expanded into
+// PipelineExpansion, a pass over the loop IR: a pipelined loop whose producer copies
+// (global -> shared, planned by infer/PipelinePlanner) prefetch S - 1 iterations ahead into
+// S rotating stages of their shared buffers (a Pipeline statement, lower/LoopIR.h) becomes
 //
 //   prologue      for s < S - 1: issue the copies of iteration s into stage s; commit
 //   steady state  for k: wait until the group of iteration k landed (at most S - 2 groups in
@@ -8,10 +8,12 @@
 //                 commit, run the consumers on stage k % S
 //   epilogue      wait for every group (the last ones are empty)
 //
-// with async-copy groups (cp.async commit/wait, the sm_80 pipeline style). The consumers'
-// accesses carry their stage (StageRef), so that SyncInsertion sees that the prefetch into
-// stage (k + S - 1) % S and the reads of stage k % S touch different bytes.
-#include "lower/KernelLowering.h"
+// with async-copy groups (cp.async commit/wait, the sm_80 pipeline style; mbarriers and bulk
+// copies are the Hopper style to come). The pass fills in the stage index of every access in
+// text and as a StageRef, so that SyncInsertion sees that the prefetch into stage
+// (k + S - 1) % S and the reads of stage k % S touch different bytes.
+#include "lower/Lower.h"
+#include "lower/Naming.h"
 
 namespace tlc::lower {
 
@@ -20,86 +22,112 @@ namespace {
 // The decisions of one expansion.
 struct PipelineSchedule {
   int stages;
-  int prologue() const { return stages - 1; }  // iterations issued before the steady loop
-  int distance() const { return stages - 1; }  // how far ahead the steady loop prefetches
+  int prologue() const { return stages - 1; } // iterations issued before the steady loop
+  int distance() const { return stages - 1; } // how far ahead the steady loop prefetches
   // Groups still in flight when iteration k's must have landed: those of k + 1 .. k + S - 2.
   int waitDepth() const { return stages - 2; }
 };
 
+void replaceAll(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+// Puts stage `index` (C++) = (var + offset) % S where `slot` stands in `s` and below.
+void fillSlot(Stmt &s, const std::string &slot, const std::string &index, const StageRef &ref) {
+  forEachText(s, [&](std::string &t) {
+    if (t.find('\x01') != std::string::npos)
+      replaceAll(t, slot, index);
+  });
+  for (auto *set : {&s.reads, &s.writes})
+    for (Access &a : *set)
+      if (a.stage && a.stage->var == slot)
+        a.stage = ref;
+  for (StmtList *l : {&s.body, &s.elseBody})
+    for (StmtPtr &c : *l)
+      fillSlot(*c, slot, index, ref);
+}
+
+StmtPtr waitFor(int groups) {
+  auto s = std::make_unique<Stmt>(StmtKind::AsyncWait);
+  s->count = groups;
+  return s;
+}
+
+// The statements that replace pipeline `p`.
+StmtList expand(Stmt &p) {
+  PipelineSchedule plan{int(p.count)};
+  const std::string S = std::to_string(plan.stages), &var = p.var, &user = p.text;
+  const std::string count = generatedName(user + "_count"), stage = generatedName("stage"),
+                    next = generatedName("next");
+  StmtList &issueFirst = p.body[0]->body, &issueNext = p.body[1]->body, &consumers = p.body[2]->body;
+  size_t producers = 0;
+  for (const StmtPtr &s : issueFirst)
+    producers += s->kind == StmtKind::TileOp && !s->writes.empty() && s->writes[0].stage;
+
+  StmtList out;
+  out.push_back(makeComment("pipelined loop over " + user + ": " + std::to_string(producers) +
+                            " copies prefetched " + std::to_string(plan.distance()) + " iteration(s) ahead into " +
+                            S + " rotating shared buffers"));
+  auto scope = std::make_unique<Stmt>(StmtKind::Scope);
+  scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
+  // The copies of iteration `iter` into stage `index`; the loop variable is there for the
+  // lets the addresses use.
+  auto issue = [&](StmtList &copies, const std::string &slot, const std::string &iter, const std::string &index,
+                   const StageRef &ref) {
+    StmtPtr guard = makeIf(iter + " < " + count);
+    guard->body.push_back(makeLet("const int", var, iter));
+    for (StmtPtr &c : copies) {
+      fillSlot(*c, slot, index, ref);
+      guard->body.push_back(std::move(c));
+    }
+    return guard;
+  };
+
+  StmtPtr prologue = makeFor(ForRole::Stages, stage, "0", std::to_string(plan.prologue()), "", 0);
+  prologue->body.push_back(issue(issueFirst, p.slots[0], stage, stage, {stage, 0, plan.stages}));
+  prologue->body.push_back(std::make_unique<Stmt>(StmtKind::AsyncCommit));
+  scope->body.push_back(std::move(prologue));
+
+  StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
+  steady->body.push_back(waitFor(plan.waitDepth()));
+  // Part of the protocol, not derived from access sets: the wait covers this thread's copies
+  // only, the barrier everyone's; and every thread is done with the stage the prefetch below
+  // overwrites (read in iteration k - 1).
+  steady->body.push_back(makeBarrier("stage " + user + " % " + S + " has landed; stage (" + user + " - 1) % " + S +
+                                     " is free again"));
+  auto prefetch = std::make_unique<Stmt>(StmtKind::Scope);
+  prefetch->body.push_back(makeLet("const int", next, var + " + " + std::to_string(plan.distance()), false));
+  prefetch->body.push_back(
+      issue(issueNext, p.slots[1], next, "(" + next + " % " + S + ")", {var, plan.distance(), plan.stages}));
+  prefetch->body.push_back(std::make_unique<Stmt>(StmtKind::AsyncCommit));
+  steady->body.push_back(std::move(prefetch));
+  for (StmtPtr &c : consumers) {
+    fillSlot(*c, p.slots[2], "(" + var + " % " + S + ")", {var, 0, plan.stages});
+    steady->body.push_back(std::move(c));
+  }
+  scope->body.push_back(std::move(steady));
+  scope->body.push_back(waitFor(0));
+  out.push_back(std::move(scope));
+  return out;
+}
+
+void expandIn(StmtList &list) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i]->kind == StmtKind::Pipeline) {
+      StmtList expanded = expand(*list[i]);
+      list.erase(list.begin() + i);
+      list.insert(list.begin() + i, std::make_move_iterator(expanded.begin()),
+                  std::make_move_iterator(expanded.end()));
+    }
+    // Also into what was just expanded: the consumers may hold pipelines of their own.
+    expandIn(list[i]->body);
+    expandIn(list[i]->elseBody);
+  }
+}
+
 } // namespace
 
-void KernelLowering::expandPipeline(const ftg::Node &n) {
-  const ForStmt *f = n.loop;
-  llvm::StringRef userVar = f->vars[0]->getName();
-  std::string var = cppName(userVar);
-  std::vector<const ftg::Node *> producers;
-  for (auto &c : n.body)
-    if (c->producer)
-      producers.push_back(c.get());
-  if (producers.empty() || n.stages < 2)
-    return lowerLoop(n);
-  PipelineSchedule plan{n.stages};
-  const std::string S = std::to_string(plan.stages);
-
-  nonNegativeVars.insert(f->vars[0]); // counts up from 0
-  const std::string count = generatedName(userVar + "_count"), stage = generatedName("stage"),
-                    next = generatedName("next");
-  add(makeComment("pipelined loop over " + userVar.str() + ": " + std::to_string(producers.size()) +
-                  " copies prefetched " + std::to_string(plan.distance()) + " iteration(s) ahead into " + S +
-                  " rotating shared buffers"));
-  // Issues the producers of iteration `iter` into stage `index` (= (stageVar + offset) % S).
-  auto issue = [&](const std::string &iter, const std::string &index, const std::string &stageVar,
-                   int64_t offset) {
-    add(makeLet("const int", var, iter)); // copies may not use it
-    // The lets the copies' addresses use, recomputed for the prefetched iteration; their
-    // access sets are those of their nodes.
-    for (const LetStmt *let : n.prefetchLets) {
-      const ftg::Node *letNode = nullptr;
-      for (auto &c : n.body)
-        if (c->stmt == let)
-          letNode = c.get();
-      if (letNode)
-        tileOp(*letNode, [&] { scalarStmt(let); });
-      else
-        scalarStmt(let);
-    }
-    for (const ftg::Node *p : producers) {
-      stageOf[p->outputs[0].buffer] = {index, {stageVar, offset, plan.stages}};
-      copy(*p, /*prefetch=*/true);
-    }
-  };
-  scope([&] {
-    add(makeLet("const int", count, expr(f->extents[0]), /*maybeUnused=*/false));
-    nest(makeFor(ForRole::Stages, stage, "0", std::to_string(plan.prologue()), "", 0), [&] {
-      nest(makeIf(stage + " < " + count), [&] { issue(stage, stage, stage, 0); });
-      add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
-    });
-
-    nest(makeFor(ForRole::Tile, var, "0", count), [&] {
-      Stmt &wait = add(std::make_unique<Stmt>(StmtKind::AsyncWait));
-      wait.count = plan.waitDepth();
-      // Part of the protocol, not derived from access sets: the wait covers this thread's
-      // copies only, the barrier everyone's; and every thread is done with the stage the
-      // prefetch below overwrites (read in iteration k - 1).
-      add(makeBarrier("stage " + userVar.str() + " % " + S + " has landed; stage (" + userVar.str() +
-                      " - 1) % " + S + " is free again"));
-      scope([&] {
-        add(makeLet("const int", next, var + " + " + std::to_string(plan.distance()), false));
-        nest(makeIf(next + " < " + count),
-             [&] { issue(next, "(" + next + " % " + S + ")", var, plan.distance()); });
-        add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
-      });
-      for (const ftg::Node *p : producers)
-        stageOf[p->outputs[0].buffer] = {"(" + var + " % " + S + ")", {var, 0, plan.stages}};
-      for (auto &c : n.body)
-        if (!c->producer)
-          lowerNode(*c);
-    });
-    Stmt &drain = add(std::make_unique<Stmt>(StmtKind::AsyncWait));
-    drain.count = 0;
-    for (const ftg::Node *p : producers)
-      stageOf.erase(p->outputs[0].buffer);
-  });
-}
+void expandPipelines(Kernel &k) { expandIn(k.body); }
 
 } // namespace tlc::lower
