@@ -158,7 +158,13 @@ void KernelLowering::lowerNode(const ftg::Node &n) {
                  cppName(k.blockIndices[0]->getName()) + ", " + cppName(k.blockIndices[1]->getName()) + ")"));
     return;
   case NodeKind::Extern:
-    add(makeEval(expr(n.call)));
+    // Its arguments may read shared memory: a unit with the node's access set, so that
+    // SyncInsertion orders it after the writes of other threads.
+    tileOp(n, [&] {
+      std::string call;
+      auto reads = readsOf([&] { call = expr(n.call); });
+      accessing(add(makeEval(call)), reads, {});
+    });
     return;
   default:
     unsupported(n.stmt->getRange(), nodeKindName(n.kind).str() + " in code generation");
