@@ -3,7 +3,7 @@
 // meaning), the CUDA built-in variables, and the names the included headers own (the
 // namespaces tl, tlc and std, the C types and macros of <cstdint>, <string>, <algorithm> and
 // cuda_runtime.h). Sema checks call_extern's name with it, the driver checks --namespace, and
-// codegen/Naming.h keeps user names out of all of it.
+// lower/Naming.h keeps user names out of all of it.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"

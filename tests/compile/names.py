@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generated CUDA never collides with user names (issue 9, compiler/codegen/Naming.h).
+"""Generated CUDA never collides with user names (issue 9, compiler/lower/Naming.h).
 
 Writes kernels in which every user name -- kernel, tensors, scalar parameter, shape symbols,
 block indices, shared/fragment/local buffers, lets, loop variables of pipelined, serial and
