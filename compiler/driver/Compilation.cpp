@@ -91,7 +91,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     // Every kernel reports what it cannot lower, not only the first.
     bool lowered = true;
     for (auto &g : u.graphs) {
-      u.loops.push_back(lower::lowerKernel(*g, diags, u.path));
+      u.loops.push_back(lower::lowerKernel(*g, diags, u.path, opts.printAfterAll ? &llvm::errs() : nullptr));
       lowered &= u.loops.back() != nullptr;
     }
     if (!lowered)

@@ -116,7 +116,7 @@ int run(int argc, char **argv) {
           [](std::string &ns) { return tlc::lower::checkNamespace(ns); }, "NAME[::NAME...]"));
   app.add_flag("-c", compileOnly, "compile the generated code with nvcc into an object file");
   app.add_option("--nvcc", nvcc, "the nvcc to use with -c (default: $CUDA_HOME/bin/nvcc, then PATH)");
-  app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG after every pass (stderr)");
+  app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG and the loop IR after every pass (stderr)");
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", color, "colored diagnostics")
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -176,7 +176,7 @@ void KernelLowering::lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &n
     lowerNode(*n);
 }
 
-std::unique_ptr<Kernel> KernelLowering::run() {
+std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   out = std::make_unique<Kernel>();
   Kernel &K = *out;
   K.symbol = g.symbolName();
@@ -251,8 +251,16 @@ std::unique_ptr<Kernel> KernelLowering::run() {
   lowerNodes(g.body);
   if (!ok)
     return nullptr;
-  // The verifier runs after every pass: a pass that breaks an invariant is named.
+  auto dump = [&](const char *after) {
+    if (printAfterAll) {
+      *printAfterAll << "// ----- loop IR of '" << K.symbol << "' after " << after << "\n";
+      print(K, *printAfterAll);
+    }
+  };
+  // The verifier runs after every pass (the lowering's own output still holds the pipelines
+  // the first pass expands): a pass that breaks an invariant is named.
   auto verified = [&](const char *after) {
+    dump(after);
     std::string problems;
     llvm::raw_string_ostream errs(problems);
     if (verify(K, errs))
@@ -260,6 +268,7 @@ std::unique_ptr<Kernel> KernelLowering::run() {
     diags.errorNoLocation("internal: the loop IR is invalid after " + std::string(after) + ":\n" + errs.str());
     return false;
   };
+  dump("lowering");
   expandPipelines(K);
   if (!verified("PipelineExpansion"))
     return nullptr;
@@ -269,8 +278,9 @@ std::unique_ptr<Kernel> KernelLowering::run() {
   return std::move(out);
 }
 
-std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags, const std::string &sourceName) {
-  return KernelLowering(g, diags, sourceName).run();
+std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags, const std::string &sourceName,
+                                    llvm::raw_ostream *printAfterAll) {
+  return KernelLowering(g, diags, sourceName).run(printAfterAll);
 }
 
 } // namespace tlc::lower

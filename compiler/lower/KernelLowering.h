@@ -25,7 +25,7 @@ inline std::string strideName(llvm::StringRef tensor, size_t d) {
 class KernelLowering {
 public:
   KernelLowering(ftg::Graph &g, DiagnosticEngine &diags, std::string sourceName);
-  std::unique_ptr<Kernel> run();
+  std::unique_ptr<Kernel> run(llvm::raw_ostream *printAfterAll);
 
   // ---- building (statements go to the current list)
   Stmt &add(StmtPtr s) {

@@ -13,8 +13,9 @@ namespace tlc::lower {
 
 // Lowers one kernel and runs the passes (PipelineExpansion, SyncInsertion). Returns null after reporting the
 // constructs the back end cannot lower (all of them, not only the first).
-std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags,
-                                    const std::string &sourceName);
+// `printAfterAll` (--print-after-all) gets the loop IR after lowering and after each pass.
+std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags, const std::string &sourceName,
+                                    llvm::raw_ostream *printAfterAll = nullptr);
 
 // PipelineExpansion (PipelineExpansion.cpp): every pipelined loop becomes prologue, steady
 // state and epilogue, with the stage index of every access filled in.
