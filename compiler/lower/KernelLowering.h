@@ -1,7 +1,8 @@
 // The state of lowering one kernel (private to lower/). Split over KernelLowering.cpp
-// (kernel, structure, loops, branches), ScalarExpr.cpp (scalar expressions and statements),
-// Parallel.cpp, PipelineExpansion.cpp, and one file per tile operator (Copy.cpp with
-// atomic_add, Fill.cpp, Reduce.cpp, Gemm.cpp).
+// (kernel, structure, loops, branches, pipelined loops left for PipelineExpansion),
+// ScalarExpr.cpp (scalar expressions and statements), Parallel.cpp, and one file per tile
+// operator (Copy.cpp with atomic_add, Fill.cpp, Reduce.cpp, Gemm.cpp). The passes that run
+// on the result (PipelineExpansion.cpp, SyncInsertion.cpp) see only the loop IR.
 #pragma once
 
 #include "lower/Lower.h"
@@ -113,8 +114,8 @@ public:
   StmtList *cur = nullptr;
   llvm::DenseMap<const ftg::Buffer *, Buffer *> bufferOf;
 
-  // Multi-buffered shared buffers inside a pipelined loop: the C++ stage index and what it
-  // denotes (PipelineExpansion.cpp decides both).
+  // Multi-buffered shared buffers inside a pipelined loop: the stage index and what it
+  // denotes, both a placeholder slot that PipelineExpansion.cpp fills in.
   struct Staging {
     std::string index;
     StageRef ref;
