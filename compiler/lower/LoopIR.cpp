@@ -162,6 +162,34 @@ struct Verifier {
                   std::to_string(a.buffer->stages) + " stage(s)");
   }
 
+  // SyncInsertion takes a write as done once it is issued: true of cp.async only after its
+  // group is waited for. So a tile operator that issues cp.async ends by committing and
+  // waiting for all groups, unless it is a pipeline's prefetch (writes at a stage), whose
+  // groups the pipeline waits for before its barrier.
+  void checkAsyncCompleted(const Stmt &op) {
+    bool async = false;
+    std::function<void(const Stmt &)> find = [&](const Stmt &s) {
+      async |= s.kind == StmtKind::AsyncCopy;
+      for (const StmtList *l : {&s.body, &s.elseBody})
+        for (const StmtPtr &c : *l)
+          find(*c);
+    };
+    find(op);
+    bool prefetch = llvm::any_of(op.writes, [](const Access &a) { return a.stage.has_value(); });
+    if (!async || prefetch)
+      return;
+    // The operator's statements, innermost last: [..., commit, wait<0>] at the end.
+    const Stmt *last = &op;
+    while (!last->body.empty() && (last->kind == StmtKind::TileOp || last->kind == StmtKind::Scope) &&
+           last->body.back()->kind != StmtKind::AsyncWait)
+      last = last->body.back().get();
+    const StmtList &tail = last->body;
+    bool completed = tail.size() >= 2 && tail[tail.size() - 2]->kind == StmtKind::AsyncCommit &&
+                     tail.back()->kind == StmtKind::AsyncWait && tail.back()->count == 0;
+    if (!completed)
+      fail(op, "'" + op.text + "' issues cp.async without committing and waiting for it");
+  }
+
   // A tile operator's access set (from ir/AccessAnalysis, what barriers are placed from) must
   // cover what its statements touch: a read the analysis missed would be a missing barrier.
   // A buffer the operator writes covers reads of it too (a write conflicts with more).
@@ -182,8 +210,10 @@ struct Verifier {
 
   // `divergent`: some enclosing loop or branch is not taken by every thread alike.
   void visit(const Stmt &s, bool divergent) {
-    if (s.kind == StmtKind::TileOp)
+    if (s.kind == StmtKind::TileOp) {
       checkCovered(s);
+      checkAsyncCompleted(s);
+    }
     for (const auto *set : {&s.reads, &s.writes})
       for (const Access &a : *set)
         checkAccess(s, a);

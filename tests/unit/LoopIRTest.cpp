@@ -269,3 +269,29 @@ TEST_CASE("PipelineExpansion fills every stage slot; an unexpanded pipeline fail
   CHECK_THAT(os.str(), Catch::Contains("reads P_s@(k)%2"));
   CHECK_THAT(os.str(), Catch::Contains("cp.async.wait 0"));
 }
+
+TEST_CASE("loop IR verifier: a tile operator's cp.async is waited for, unless it prefetches", "[lower]") {
+  auto copyUnit = [](Access write, bool complete) {
+    StmtPtr unit = op({}, {write});
+    auto scope = std::make_unique<Stmt>(StmtKind::Scope);
+    scope->body.push_back(std::make_unique<Stmt>(StmtKind::AsyncCopy));
+    if (complete) {
+      scope->body.push_back(std::make_unique<Stmt>(StmtKind::AsyncCommit));
+      scope->body.push_back(std::make_unique<Stmt>(StmtKind::AsyncWait));
+    }
+    unit->body.push_back(std::move(scope));
+    return unit;
+  };
+  TestKernel t;
+  t.k.body.push_back(copyUnit(at(t.A), /*complete=*/false));
+  CHECK_THAT(verifyErrors(t.k), Catch::Contains("issues cp.async without committing and waiting"));
+
+  TestKernel u;
+  u.k.body.push_back(copyUnit(at(u.A), /*complete=*/true));
+  CHECK(verifyErrors(u.k).empty());
+
+  TestKernel p;
+  Buffer *P = p.addShared("P_s", 4096, 1024, 2);
+  p.k.body.push_back(copyUnit(staged(P, "k", 1), /*complete=*/false)); // the pipeline waits
+  CHECK(verifyErrors(p.k).empty());
+}
