@@ -8,10 +8,12 @@
 # OUT gets, for every samples/*.tl and tests/gpu/ops/*.tl: the CUDA for sm_80 and sm_90a, the
 # header library, and --emit=inferred (layouts, pipelines, instructions); and gpu/, the .cu
 # files of tests/gpu/make_bundle.sh (every -D variant the GPU cases build). A file that tlc
-# rejects is recorded as NAME.err with its diagnostics, so rejections are compared too.
+# rejects is recorded as NAME.err with its diagnostics, so rejections are compared too. The
+# checkout's and OUT's paths (in banners and comments) are written as <root> and <out>, so that
+# snapshots made in different worktrees compare equal.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-out=${1:?usage: tools/cuda_snapshot.sh OUT [TLC]}
+out=$(realpath -m "${1:?usage: tools/cuda_snapshot.sh OUT [TLC]}")
 tlc=${2:-$root/build/bin/tlc}
 rm -rf "$out" && mkdir -p "$out"
 cd "$root"
@@ -26,4 +28,5 @@ for f in samples/*.tl tests/gpu/ops/*.tl; do
 done
 bash tests/gpu/make_bundle.sh --out "$out/gpu-bundle" --tlc "$tlc" >"$out/make_bundle.log" 2>&1
 mkdir -p "$out/gpu" && cp "$out"/gpu-bundle/*.cu "$out/gpu/" && rm -rf "$out/gpu-bundle"
+find "$out" -type f -exec sed -i "s#$root#<root>#g; s#$out#<out>#g" {} +
 echo "$(find "$out" -type f | wc -l) files in $out"
