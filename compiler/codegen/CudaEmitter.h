@@ -13,7 +13,7 @@
 namespace tlc::codegen {
 
 struct EmitOptions {
-  std::string target = "sm_90a";
+  std::string target;        // the --target spelling, for the banner (set by the driver)
   std::string cppNamespace;  // C++ namespace of the launchers ("tlc_kernels" by default)
   std::string commandLine;   // recorded in the banner
   // Inline the device library and the runtime header instead of including them: the output

@@ -64,11 +64,11 @@ bool AutoParams::needsChoice(const KernelDecl &k, const CompileParamDecl &p) con
   return true;
 }
 
-std::optional<recommend::TargetDesc> AutoParams::targetFor(DiagnosticEngine &diags) {
+std::optional<target::TargetDesc> AutoParams::targetFor(DiagnosticEngine &diags) {
   if (target)
     return target;
   std::string spec = opts.device.empty() ? opts.target : opts.device;
-  auto t = recommend::resolveTarget(spec);
+  auto t = target::resolveTarget(spec);
   if (!t) {
     diags.errorNoLocation("cannot choose `auto` parameters: " + llvm::toString(t.takeError()) +
                           (opts.device.empty() ? "; name the GPU to tune for with --device" : ""));
@@ -125,7 +125,7 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
   for (const KernelDecl *k : program.kernels) {
     if (!llvm::any_of(k->compileParams, [&](const CompileParamDecl *p) { return needsChoice(*k, *p); }))
       continue;
-    std::optional<recommend::TargetDesc> t = targetFor(diags);
+    std::optional<target::TargetDesc> t = targetFor(diags);
     if (!t)
       return kUsageError;
     auto start = std::chrono::steady_clock::now();

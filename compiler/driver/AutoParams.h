@@ -15,7 +15,7 @@
 
 #include "recommend/Recommender.h"
 #include "recommend/ShapeBuckets.h"
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
@@ -67,7 +67,7 @@ public:
   const std::string &targetName() const;
 
 private:
-  std::optional<recommend::TargetDesc> targetFor(DiagnosticEngine &diags);
+  std::optional<target::TargetDesc> targetFor(DiagnosticEngine &diags);
   // The buckets of the kernel's dynamic symbols; single-size ones go to `fixed`.
   recommend::BucketGrid bucketsFor(const KernelDecl &k, const std::vector<std::string> &dynamic,
                                    std::map<std::string, int64_t> &fixed) const;
@@ -79,7 +79,7 @@ private:
 
   const Options &opts;
   std::vector<Define> &userDefines; // marked used when choose() stops the compilation
-  std::optional<recommend::TargetDesc> target;
+  std::optional<target::TargetDesc> target;
   std::vector<Define> chosen;
   std::vector<KernelVariants> multi;
 };

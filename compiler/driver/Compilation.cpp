@@ -64,7 +64,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   for (KernelDecl *k : u.ast.program.kernels) {
     if (diags.overErrorCap())
       break;
-    if (auto g = ftg::buildGraph(*k, diags, opts.target)) {
+    if (auto g = ftg::buildGraph(*k, diags, opts.targetInfo())) {
       g->sourceName = path;
       u.graphs.push_back(std::move(g));
     }
@@ -185,7 +185,7 @@ bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &
       auto it = llvm::find_if(ast->program.kernels, [&](const KernelDecl *k) { return k->name == kv.kernel; });
       std::unique_ptr<ftg::Graph> g = it == ast->program.kernels.end()
                                           ? nullptr
-                                          : ftg::buildGraph(**it, diags, opts.target);
+                                          : ftg::buildGraph(**it, diags, opts.targetInfo());
       if (!g || !runInference(*g, diags))
         return false;
       g->sourceName = u.path;

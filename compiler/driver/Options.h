@@ -1,6 +1,8 @@
 // What the `tlc` command line asks for, and its exit codes.
 #pragma once
 
+#include "target/TargetInfo.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -15,7 +17,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::string output = "-";
   std::string emit = "cuda";
-  std::string target = "sm_90a";
+  std::string target = target::kDefaultTargetName.str(); // the --target spelling
   std::vector<std::string> defines;
   std::string cppNamespace;
   bool printAfterAll = false;
@@ -29,6 +31,13 @@ struct Options {
   std::map<std::string, std::vector<int64_t>> assumed;
   size_t maxVariants = 6;
   bool verbose = false;
+
+  // The TargetInfo whose passes compile the kernels: the --target's (the command line accepts
+  // only targets tlc knows, and refuses those without a back end before code generation).
+  const target::TargetInfo &targetInfo() const {
+    const target::TargetInfo *t = target::lookupTarget(target);
+    return t ? t->codegenTarget() : target::defaultTarget();
+  }
 };
 
 } // namespace tlc::driver

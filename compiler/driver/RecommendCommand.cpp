@@ -69,7 +69,7 @@ CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
   cmd->add_option("--target", args.target,
                   "GPU: a descriptor name (h100-sxm, h200, a100-sxm, rtx4090, mi300x, mi250x), an "
                   "architecture (sm_90a, sm_80, sm_89, gfx942, gfx90a) or a .json descriptor")
-      ->default_str("sm_90a");
+      ->default_str(target::kDefaultTargetName.str());
   cmd->add_option("--top", args.top, "ranked candidates to show")->default_str("10");
   cmd->add_option("--format", args.format, "output format")
       ->check(CLI::IsMember({"table", "json"}))
@@ -86,7 +86,7 @@ CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
 }
 
 int runRecommend(const RecommendArgs &args) {
-  auto target = recommend::resolveTarget(args.target);
+  auto target = target::resolveTarget(args.target);
   if (!target)
     return usage(llvm::toString(target.takeError()));
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(args.input, /*IsText=*/true);

@@ -4,6 +4,8 @@
 // the knobs left free are searched.
 #pragma once
 
+#include "target/TargetInfo.h"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -17,7 +19,7 @@ struct RecommendArgs {
   std::vector<std::string> defines;  // -D
   std::vector<std::string> assumed;  // --assume
   std::vector<std::string> values;   // --values
-  std::string target = "sm_90a";
+  std::string target = target::kDefaultTargetName.str();
   size_t top = 10;
   std::string format = "table";
   bool explain = false;

@@ -53,8 +53,14 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // implemented yet (below) instead of "not in {...}".
 const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header"};
 const std::vector<std::string> kLaterEmitKinds = {"hip"};
-const std::vector<std::string> kTargets = {"sm_80", "sm_86", "sm_89", "sm_90a"};
-const std::vector<std::string> kLaterTargets = {"gfx90a", "gfx940"};
+// The targets come from target/ (the one list): those with a back end, then the others.
+std::vector<std::string> targetNames(bool withBackEnd) {
+  std::vector<std::string> names;
+  for (const tlc::target::TargetInfo *t : tlc::target::allTargets())
+    if (t->hasBackEnd() == withBackEnd)
+      names.push_back(t->name().str());
+  return names;
+}
 
 // A CLI11 check that accepts `listed` and `later`, and names only `listed`, in --help and in
 // the error for anything else.
@@ -101,8 +107,8 @@ int run(int argc, char **argv) {
       ->check(oneOf(kEmitKinds, kLaterEmitKinds))
       ->default_str("cuda");
   app.add_option("--target", opts.target, "GPU architecture")
-      ->check(oneOf(kTargets, kLaterTargets))
-      ->default_str("sm_90a");
+      ->check(oneOf(targetNames(true), targetNames(false)))
+      ->default_str(tlc::target::kDefaultTargetName.str());
   app.add_option("-D", opts.defines,
                  "set a compile-time parameter or bind a shape symbol: name=value or "
                  "kernel.name=value")
@@ -173,9 +179,10 @@ int run(int argc, char **argv) {
                "inferred, loops, cuda, header");
     return kUsageError;
   }
-  if (opts.target.rfind("gfx", 0) == 0 && opts.emit != "tokens" && opts.emit != "ast") {
+  const tlc::target::TargetInfo *target = tlc::target::lookupTarget(opts.target);
+  if (target && !target->hasBackEnd() && opts.emit != "tokens" && opts.emit != "ast") {
     usageError("--target " + opts.target + " is not implemented yet (the HIP back end comes "
-               "later); use sm_80, sm_86, sm_89 or sm_90a");
+               "later); use " + tlc::target::backEndTargetList());
     return kUsageError;
   }
   if (opts.emit == "header" && opts.cppNamespace.empty())
@@ -228,7 +235,7 @@ int run(int argc, char **argv) {
     return writeText(status);
 
   tlc::codegen::EmitOptions emit;
-  emit.target = opts.target;
+  emit.target = opts.targetInfo().name().str();
   emit.cppNamespace = opts.cppNamespace;
   emit.commandLine = opts.commandLine;
   if (std::string chosen = compilation.autoSummary(); !chosen.empty())

@@ -1,7 +1,10 @@
 // Instruction inference for the sm_80+ tensor-core path: how each copy moves data, and the
 // resource checks that must fail at compile time (shared memory and registers per block).
-// Hopper's own instructions (wgmma, TMA) will plug in here, keyed by target.
+// The copy widths and limits are the target's (target/TargetInfo.h); Hopper's own
+// instructions (wgmma, TMA) will plug in here from its atoms.
 #include "infer/Passes.h"
+#include "infer/RegisterEstimate.h"
+#include "target/TargetInfo.h"
 
 #include "llvm/Support/Format.h"
 
@@ -10,19 +13,6 @@ namespace tlc::infer {
 using namespace ftg;
 
 namespace {
-
-struct TargetLimits {
-  int64_t sharedBytesPerBlock; // opt-in maximum of dynamic shared memory
-  int registersPerThread;
-};
-
-TargetLimits limitsOf(llvm::StringRef target) {
-  if (target == "sm_90a")
-    return {232448, 255};
-  if (target == "sm_80")
-    return {166912, 255};
-  return {101376, 255}; // sm_86, sm_89
-}
 
 class InstructionSelection : public Pass {
 public:
@@ -43,13 +33,14 @@ public:
       } else if (((from == Scope::Global && to == Scope::Shared) ||
                   (from == Scope::Shared && to == Scope::Global)) &&
                  n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
-        // 16-byte accesses where the shared tile's rows are whole 16-byte chunks: cp.async into
-        // shared memory, 128-bit loads and stores out of it. The launcher falls back to the
-        // scalar instantiation when a tensor's rows are not 16-byte aligned.
+        // The target's widest accesses (16 bytes) where the shared tile's rows are whole
+        // chunks of them: cp.async into shared memory, vector loads and stores out of it. The
+        // launcher falls back to the scalar instantiation when a tensor's rows are not aligned.
         const ftg::Buffer *tile = to == Scope::Shared ? n.outputs[0].buffer : n.inputs[0].buffer;
         int64_t cols = tile->shared ? tile->shared->cols : 0;
-        bool whole = cols % (128 / bits) == 0;
-        n.copyVector = whole ? 128 / bits : 1;
+        int perAccess = g.target->maxVectorBytes() * 8 / bits;
+        bool whole = cols % perAccess == 0;
+        n.copyVector = whole ? perAccess : 1;
         n.instr = !whole ? CopyInstr::Scalar
                  : to == Scope::Shared ? CopyInstr::CpAsync16 : CopyInstr::Vector;
       } else {
@@ -62,39 +53,32 @@ public:
 
 private:
   bool checkResources(Graph &g, DiagnosticEngine &diags) {
-    TargetLimits limits = limitsOf(g.target);
+    const target::Limits &limits = g.target->limits();
+    std::string targetName = g.target->name().str();
     int64_t shared = g.sharedBytes;
     std::string breakdown;
-    int registers = 0;
-    for (auto &b : g.buffers) {
-      if (b->scope == Scope::Shared) {
+    for (auto &b : g.buffers)
+      if (b->scope == Scope::Shared)
         breakdown += (breakdown.empty() ? "" : ", ") + b->name + " " +
                      (b->stages > 1 ? std::to_string(b->stages) + " x " : "") +
                      std::to_string(b->bytes()) + " at " + std::to_string(b->sharedOffset);
-      } else if (b->scope == Scope::Fragment && b->fragment) {
-        registers += (b->fragment->registers() * int(bitWidth(b->dtype)) + 31) / 32;
-      } else if (b->scope == Scope::Local) {
-        registers += int((b->bytes() + 3) / 4);
-      }
-    }
     if (g.sharedBytes > g.scratchOffset)
       breakdown += ", reduction scratch " + std::to_string(g.sharedBytes - g.scratchOffset);
     const KernelDecl &k = *g.kernel;
     bool ok = true;
     if (shared > limits.sharedBytesPerBlock) {
       diags.error(k.nameRange, "kernel '" + k.name + "' needs " + std::to_string(shared) +
-                                   " bytes of shared memory (" + breakdown + ") but " + g.target +
+                                   " bytes of shared memory (" + breakdown + ") but " + targetName +
                                    " allows " + std::to_string(limits.sharedBytesPerBlock) +
                                    " per block")
           .hint("use smaller tiles or fewer pipeline stages");
       ok = false;
     }
-    // Fragments plus ~32 registers of addresses, indices and temporaries.
-    int estimate = registers + 32;
+    int registers = bufferRegisters(g), estimate = kScalarRegisters + registers;
     if (estimate > limits.registersPerThread) {
       diags.error(k.nameRange, "kernel '" + k.name + "' needs about " + std::to_string(estimate) +
                                    " registers per thread (" + std::to_string(registers) +
-                                   " for fragments) but " + g.target + " allows " +
+                                   " for fragments) but " + targetName + " allows " +
                                    std::to_string(limits.registersPerThread))
           .hint("use more threads, smaller tiles, or keep large tiles in shared memory");
       ok = false;

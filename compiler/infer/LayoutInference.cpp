@@ -8,6 +8,7 @@
 //           groups of consecutive lanes), then COMMON runs again.
 #include "infer/ParallelAccess.h"
 #include "infer/Passes.h"
+#include "infer/WarpSplit.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -177,39 +178,22 @@ private:
     ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
     int64_t M = dim(*C, 0), N = dim(*C, 1);
     int64_t K = n.transA ? dim(*A, 0) : dim(*A, 1);
-    int warps = g->threads / 32;
+    const target::MmaAtom &atom = g->target->gemmAtom();
+    int warps = g->threads / g->target->warpSize();
     llvm::SMRange at = n.call->getRange();
-    // Warp grid: full_row puts every warp on its own rows, full_col on its own columns,
-    // square the most balanced split with each warp tile a multiple of 16x16.
-    int wm = 0, wn = 0;
-    auto fits = [&](int m, int nn) { return M % (16 * m) == 0 && N % (8 * nn) == 0; };
-    if (n.policy == WarpPolicy::FullRow) {
-      wm = warps, wn = 1;
-    } else if (n.policy == WarpPolicy::FullCol) {
-      wm = 1, wn = warps;
-    } else {
-      double best = 1e30;
-      for (int m = 1; m <= warps; m *= 2) {
-        int nn = warps / m;
-        if (m * nn != warps || !fits(m, nn))
-          continue;
-        double ratio = double(M / m) / double(N / nn);
-        double score = ratio > 1 ? ratio : 1 / ratio;
-        if (score < best)
-          best = score, wm = m, wn = nn;
-      }
-      if (!wm)
-        wm = warps, wn = 1;
-    }
-    if (!fits(wm, wn)) {
+    WarpSplit split = splitWarps(M, N, warps, n.policy, atom);
+    int wm = split.m, wn = split.n;
+    if (!split.fits) {
       error(at, "gemm tile " + std::to_string(M) + "x" + std::to_string(N) + " cannot be split over " +
                     std::to_string(wm) + "x" + std::to_string(wn) + " warps (policy " +
-                    policyName(n.policy).str() + "): each warp needs a multiple of 16x8",
+                    policyName(n.policy).str() + "): each warp needs a multiple of " +
+                    std::to_string(atom.m) + "x" + std::to_string(atom.n),
             "change the tile size, the thread count or the policy");
       return;
     }
-    if (K % 16 != 0) {
-      error(at, "gemm K = " + std::to_string(K) + " is not a multiple of 16 (the mma.m16n8k16 K)");
+    if (K % atom.k != 0) {
+      error(at, "gemm K = " + std::to_string(K) + " is not a multiple of " + std::to_string(atom.k) +
+                    " (the mma.m16n8k16 K)");
       return;
     }
     n.warpsM = wm;

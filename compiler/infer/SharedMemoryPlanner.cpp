@@ -4,6 +4,7 @@
 // whose lifetimes do not overlap may occupy the same bytes. The code generator's barrier
 // placement compares byte ranges, so reuse gets the __syncthreads it needs.
 #include "infer/Passes.h"
+#include "target/TargetInfo.h"
 
 #include "ir/AccessAnalysis.h"
 
@@ -74,10 +75,10 @@ public:
       if (n.kind != NodeKind::Reduce || !n.inputs[0].buffer->fragment)
         return;
       const FragmentLayout &l = *n.inputs[0].buffer->fragment;
-      if (l.kind == FragmentLayout::MmaC && l.wn > 1)
-        scratch = std::max<int64_t>(scratch, l.rows * l.wn * 4);
-      if (l.kind == FragmentLayout::Blocked && l.tpr > 32)
-        scratch = std::max<int64_t>(scratch, l.rows * (l.tpr / 32) * 4);
+      // One f32 partial result per row and warp of the row (TileOpLowering's scratch).
+      FragmentLayout::RowSpread spread = l.rowSpread(g.target->warpSize());
+      if (spread.warps > 1)
+        scratch = std::max<int64_t>(scratch, l.rows * spread.warps * 4);
     });
     g.sharedBytes = total + scratch;
     return true;

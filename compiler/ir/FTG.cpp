@@ -345,11 +345,11 @@ private:
 } // namespace
 
 std::unique_ptr<Graph> buildGraph(const KernelDecl &kernel, DiagnosticEngine &diags,
-                                  llvm::StringRef target) {
+                                  const target::TargetInfo &target) {
   auto g = std::make_unique<Graph>();
   g->kernel = &kernel;
   g->threads = int(kernel.numThreads.value_or(128));
-  g->target = target.str();
+  g->target = &target;
   for (TensorParamDecl *p : kernel.params)
     if (!p->isScalar())
       g->addBuffer(p);

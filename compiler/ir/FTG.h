@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+namespace tlc::target {
+class TargetInfo;
+}
+
 namespace tlc::ftg {
 
 // A buffer value: a kernel tensor, a shared/fragment/local allocation.
@@ -111,7 +115,9 @@ public:
   std::vector<std::unique_ptr<Node>> body;
   int threads = 128;
   int swizzlePanel = 0;
-  std::string target = "sm_90a";
+  // What the passes ask about the GPU (target/TargetInfo.h); set by buildGraph, never null
+  // after it. Declared here only: ir/ sits beside target/, not above it.
+  const target::TargetInfo *target = nullptr;
   // Shared-memory plan (SharedMemoryPlanner): total bytes, and where the scratch area of
   // cross-warp reductions starts.
   int64_t sharedBytes = 0;
@@ -136,7 +142,7 @@ private:
 // Builds the FTG of a kernel that passed Sema. Constructs the back end cannot lower yet are
 // reported as "not supported yet" errors at the construct; returns null then.
 std::unique_ptr<Graph> buildGraph(const KernelDecl &kernel, DiagnosticEngine &diags,
-                                  llvm::StringRef target);
+                                  const target::TargetInfo &target);
 
 // Textual dumps: `--emit=ftg` (structure) and `--emit=inferred` (with layouts, bindings,
 // stages and instructions).

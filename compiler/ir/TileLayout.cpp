@@ -121,6 +121,14 @@ FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, 
   return l;
 }
 
+FragmentLayout::RowSpread FragmentLayout::rowSpread(int warpSize) const {
+  // An mma accumulator row lies in the 4 lanes of a quad (threadID_in_group) in each of the
+  // wn warps of its warp row; a blocked row in tpr consecutive threads.
+  if (kind == MmaC)
+    return {4, wn};
+  return {std::min(tpr, warpSize), std::max(1, tpr / warpSize)};
+}
+
 FragmentLayout FragmentLayout::rowLayout() const {
   FragmentLayout l = *this;
   l.parent = kind == Row ? parent : kind;

@@ -81,6 +81,16 @@ struct FragmentLayout {
   int64_t rowsPerPass() const { return threads / tpr; }
   int64_t chunksPerRow() const { return cols / (int64_t(tpr) * vec); }
 
+  // How one row is spread for a reduction along dim 1: over `lanes` threads of one warp
+  // (combined by a shuffle butterfly of that width) and over `warps` warps (combined
+  // through shared scratch). The one rule the shared-memory planner (scratch size), the
+  // cost model and the lowering share; `warpSize` is the target's.
+  struct RowSpread {
+    int lanes;
+    int warps;
+  };
+  RowSpread rowSpread(int warpSize) const;
+
   std::string str() const;
   bool operator==(const FragmentLayout &o) const;
   bool operator!=(const FragmentLayout &o) const { return !(*this == o); }

@@ -32,14 +32,6 @@ std::string hostExpr(const Expr *e) {
   return toSource(e);
 }
 
-// Compute capability the target needs, as major * 10 + minor ("sm_90a" -> 90).
-int requiredCapability(llvm::StringRef target) {
-  int cc = 0;
-  llvm::StringRef digits = target.drop_front(target.find_first_of("0123456789")).take_while(
-      [](char c) { return c >= '0' && c <= '9'; });
-  return digits.getAsInteger(10, cc) ? 80 : cc;
-}
-
 // Host type of a run-time scalar parameter (16-bit floats travel as float).
 std::string cppTypeHost(DType t) {
   switch (t) {
@@ -85,8 +77,8 @@ Launch describeLaunch(const ftg::Graph &g) {
     if (b->scope != Scope::Global)
       for (const std::optional<int64_t> &extent : b->shape)
         L.headroom = std::max(L.headroom, extent.value_or(1));
-  L.target = g.target;
-  L.capability = requiredCapability(g.target);
+  L.target = g.target->name().str();
+  L.capability = g.target->computeCapability();
   for (const CompileParamDecl *p : k.compileParams)
     L.compileParams += (L.compileParams.empty() ? "" : ", ") + p->getName().str() + " = " +
                        (p->constant ? p->constant->str() : "?") +

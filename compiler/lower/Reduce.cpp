@@ -51,8 +51,11 @@ void KernelLowering::reduce(const ftg::Node &n) {
                                           cppName(src.name) + "[" + r + "])))"),
                        {access(&src)}, {}));
       });
-      // Lanes that share a row.
-      int width = L.kind == FragmentLayout::MmaC ? 4 : std::min(L.tpr, 32);
+      // Lanes that share a row (one rule with the planner's scratch size: rowSpread).
+      const int warpSize = g.target->warpSize();
+      const std::string W = std::to_string(warpSize);
+      FragmentLayout::RowSpread spread = L.rowSpread(warpSize);
+      int width = spread.lanes;
       if (width > 1) {
         add(makeComment("then the " + std::to_string(width) + " lanes that share each row"));
         auto shuffle = std::make_unique<Stmt>(StmtKind::Shuffle);
@@ -63,14 +66,14 @@ void KernelLowering::reduce(const ftg::Node &n) {
       }
       // Warps that share a row combine through shared scratch. The scratch has no buffer of
       // its own: the barriers around its use are part of this protocol.
-      int warpsPerRow = L.kind == FragmentLayout::MmaC ? L.wn : std::max(1, L.tpr / 32);
+      int warpsPerRow = spread.warps;
       if (warpsPerRow > 1) {
         std::string wpr = std::to_string(warpsPerRow);
         std::string slot = L.kind == FragmentLayout::MmaC
-                               ? "((" + kThreadIndex + " / 32) % " + std::to_string(L.wn) + ")"
-                               : "((" + kThreadIndex + " % " + std::to_string(L.tpr) + ") / 32)";
+                               ? "((" + kThreadIndex + " / " + W + ") % " + std::to_string(L.wn) + ")"
+                               : "((" + kThreadIndex + " % " + std::to_string(L.tpr) + ") / " + W + ")";
         std::string lead = L.kind == FragmentLayout::MmaC ? "(" + kThreadIndex + " % 4) == 0"
-                                                          : "(" + kThreadIndex + " % 32) == 0";
+                                                          : "(" + kThreadIndex + " % " + W + ") == 0";
         std::string rowLet = R.rowOf(kThreadIndex, "tl_q");
         add(makeComment("and the " + wpr + " warps that share each row, through shared memory"));
         add(makeBarrier("the reduction scratch is reused"));

@@ -52,17 +52,17 @@ llvm::Error failure(const llvm::Twine &message) {
 } // namespace
 
 CandidateCompiler::CandidateCompiler(std::string fileName, std::string kernelName,
-                                     std::vector<Define> defines, std::string arch)
+                                     std::vector<Define> defines, const target::TargetInfo &target)
     : parsed(std::make_unique<ParsedSource>()), file(std::move(fileName)),
-      kernel(std::move(kernelName)), arch(std::move(arch)), defines(std::move(defines)) {}
+      kernel(std::move(kernelName)), target(target), defines(std::move(defines)) {}
 
 CandidateCompiler::~CandidateCompiler() = default;
 
 llvm::Expected<std::unique_ptr<CandidateCompiler>>
 CandidateCompiler::create(std::string source, std::string fileName, std::string kernelName,
-                          std::vector<Define> defines, std::string arch) {
+                          std::vector<Define> defines, const target::TargetInfo &target) {
   std::unique_ptr<CandidateCompiler> cc(new CandidateCompiler(
-      std::move(fileName), std::move(kernelName), std::move(defines), std::move(arch)));
+      std::move(fileName), std::move(kernelName), std::move(defines), target));
   ParsedSource &p = *cc->parsed;
   p.bufferId = p.sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, cc->file), llvm::SMLoc());
@@ -121,7 +121,7 @@ std::unique_ptr<CompiledKernel> CandidateCompiler::compile(const Config &config,
   if (!c.semaOk || !infer)
     return finish();
 
-  std::unique_ptr<ftg::Graph> g = ftg::buildGraph(*c.kernel, *c.diags, arch);
+  std::unique_ptr<ftg::Graph> g = ftg::buildGraph(*c.kernel, *c.diags, target);
   if (!g)
     return finish();
   g->sourceName = file;

@@ -16,6 +16,7 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Sema.h"
 #include "ir/FTG.h"
+#include "target/TargetInfo.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SourceMgr.h"
@@ -65,11 +66,11 @@ struct CompiledKernel {
 class CandidateCompiler {
 public:
   // Parses `source`; fails with the first syntax error or when `kernelName` is not in it.
-  // `defines` are the user's -D options (shape bindings and pinned knobs); `arch` the
-  // code-generation target the passes check against.
+  // `defines` are the user's -D options (shape bindings and pinned knobs); `target` the
+  // code-generation target whose passes compile and check the candidates.
   static llvm::Expected<std::unique_ptr<CandidateCompiler>>
   create(std::string source, std::string fileName, std::string kernelName,
-         std::vector<Define> defines, std::string arch);
+         std::vector<Define> defines, const target::TargetInfo &target);
   ~CandidateCompiler();
 
   // Stops after Sema when `infer` is false (to analyse the kernel's structure).
@@ -91,10 +92,11 @@ public:
 private:
   struct ParsedSource;
   CandidateCompiler(std::string fileName, std::string kernelName, std::vector<Define> defines,
-                    std::string arch);
+                    const target::TargetInfo &target);
 
   std::unique_ptr<ParsedSource> parsed;
-  std::string file, kernel, arch;
+  std::string file, kernel;
+  const target::TargetInfo &target;
   std::vector<Define> defines;
 };
 

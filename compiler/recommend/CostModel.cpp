@@ -1,4 +1,5 @@
 #include "recommend/CostModel.h"
+#include "infer/RegisterEstimate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,25 +22,18 @@ namespace {
 constexpr double kSchedulersPerSM = 4;
 // Warps per scheduler that keep the scalar pipes busy through their latencies.
 constexpr double kScalarWarpsPerScheduler = 2;
-// Registers instruction selection adds to fragments for addresses, indices and temporaries.
-constexpr int kBaseRegisters = 32;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Instruction selection's estimate plus what its compile-time check does not count: one
+// k-step's gemm operands as ldmatrix leaves them (BlockWork).
 int registerEstimate(const Graph &g, const BlockWork &work) {
-  int regs = kBaseRegisters + work.gemmOperandRegisters;
-  for (const auto &b : g.buffers) {
-    if (b->scope == Scope::Fragment && b->fragment)
-      regs += (b->fragment->registers() * int(bitWidth(b->dtype)) + 31) / 32;
-    else if (b->scope == Scope::Local)
-      regs += int((b->bytes() + 3) / 4);
-  }
-  return regs;
+  return infer::estimateRegisters(g) + work.gemmOperandRegisters;
 }
 
 } // namespace
 
-Occupancy occupancyOf(const Graph &g, const BlockWork &work, const TargetDesc &t) {
+Occupancy occupancyOf(const Graph &g, const BlockWork &work, const target::TargetDesc &t) {
   Occupancy o;
   int warps = int(ceilDiv(g.threads, t.warpSize));
   int granularity = std::max(1, t.registerAllocUnit / t.warpSize);
@@ -76,7 +70,7 @@ Occupancy occupancyOf(const Graph &g, const BlockWork &work, const TargetDesc &t
 }
 
 Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
-                   const TargetDesc &t, int panel, TrafficModel &trafficModel) {
+                   const target::TargetDesc &t, int panel, TrafficModel &trafficModel) {
   Prediction p;
   p.blocks = grid.blocks();
   p.sharedBytes = g.sharedBytes;
@@ -113,7 +107,7 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
   // Compute units, charged to the busiest SM.
   const double schedulerFill = std::min(1.0, residentWarps / kSchedulersPerSM);
   const double warpsPerScheduler = residentWarps / kSchedulersPerSM;
-  const TensorPath &path = t.tensorPath();
+  const target::TensorPath &path = t.tensorPath();
   double tensorSeconds = 0;
   for (const auto &[dtype, flops] : work.tensorFlops) {
     std::optional<double> rate = t.tensorRate(dtype);

@@ -2,7 +2,7 @@
 //
 //   t = max(t_HBM, t_L2, t_inflight, t_shared, t_tensor, t_CUDA, t_SFU) + t_intrinsic
 //
-// where the max is softened into an L^p norm (TargetDesc::overlapNorm, p = 4 by default):
+// where the max is softened into an L^p norm (target::TargetDesc::overlapNorm, p = 4 by default):
 // the paper's formula assumes perfect overlap of all levels and units, which ranks every
 // compute-bound configuration alike; the norm charges for the other resources a
 // configuration keeps busy (shared-memory and L2 traffic of small tiles).
@@ -31,7 +31,7 @@
 #pragma once
 
 #include "recommend/BlockOrder.h"
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 #include "recommend/Work.h"
 
 #include <string>
@@ -75,10 +75,10 @@ struct Prediction {
   double arithmeticIntensity = 0; // operations per HBM byte
 };
 
-Occupancy occupancyOf(const ftg::Graph &g, const BlockWork &work, const TargetDesc &target);
+Occupancy occupancyOf(const ftg::Graph &g, const BlockWork &work, const target::TargetDesc &target);
 
 // `panel` is the block order to model (the graph's swizzle_blocks panel, or a candidate's).
 Prediction predict(const ftg::Graph &g, const GridShape &grid, const BlockWork &work,
-                   const TargetDesc &target, int panel, TrafficModel &traffic);
+                   const target::TargetDesc &target, int panel, TrafficModel &traffic);
 
 } // namespace tlc::recommend

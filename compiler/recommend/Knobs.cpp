@@ -104,8 +104,8 @@ private:
 
 int64_t nextPow2(int64_t x) { return powerOf2Ceil(x); }
 
-std::vector<std::string> tileValues(const Uses &u, const TargetDesc &target) {
-  const TensorPath &path = target.tensorPath();
+std::vector<std::string> tileValues(const Uses &u, const target::TargetDesc &target) {
+  const target::TensorPath &path = target.tensorPath();
   int64_t unit = u.gemmK ? path.mmaK : std::max(path.mmaM, path.mmaN);
   int64_t top = u.gemmK ? 128 : 256;
   std::vector<std::string> values;
@@ -122,7 +122,7 @@ std::vector<std::string> tileValues(const Uses &u, const TargetDesc &target) {
   return values;
 }
 
-std::vector<std::string> defaultValues(KnobRole role, const Uses &u, const TargetDesc &target) {
+std::vector<std::string> defaultValues(KnobRole role, const Uses &u, const target::TargetDesc &target) {
   switch (role) {
   case KnobRole::Tile: return tileValues(u, target);
   case KnobRole::Threads: {
@@ -141,7 +141,7 @@ std::vector<std::string> defaultValues(KnobRole role, const Uses &u, const Targe
 
 } // namespace
 
-KnobSpace KnobSpace::analyze(const KernelDecl &k, const TargetDesc &target,
+KnobSpace KnobSpace::analyze(const KernelDecl &k, const target::TargetDesc &target,
                              const std::vector<std::string> &pinned, const KnobSpaceOptions &opts,
                              const ExprEvaluator &shapes) {
   KnobSpace space;

@@ -19,7 +19,7 @@
 
 #include "recommend/CandidateCompiler.h"
 #include "recommend/ExprEval.h"
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 
 #include "frontend/AST.h"
 
@@ -56,7 +56,7 @@ public:
   // Analyses the kernel in `structure` (the kernel after Sema; Sema may have stopped on
   // unbound `auto` parameters). `shapes` binds its dynamic shape symbols to the shapes being
   // tuned for; `pinned` are the names -D sets for this kernel.
-  static KnobSpace analyze(const KernelDecl &structure, const TargetDesc &target,
+  static KnobSpace analyze(const KernelDecl &structure, const target::TargetDesc &target,
                            const std::vector<std::string> &pinned, const KnobSpaceOptions &opts,
                            const ExprEvaluator &shapes);
 

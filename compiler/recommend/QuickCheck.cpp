@@ -1,5 +1,7 @@
 #include "recommend/QuickCheck.h"
 #include "recommend/KernelWalk.h"
+#include "infer/RegisterEstimate.h"
+#include "infer/WarpSplit.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -45,8 +47,12 @@ std::optional<std::string> QuickCheck::reject(const Config &config) {
   return checkGemms(*threads);
 }
 
+// Before inference there are no fragment layouts, so this is a lower bound of
+// infer::estimateRegisters (never stricter than the compile, see QuickCheck.h): the same
+// scalar registers and per-element rounding, with each 2-d fragment spread evenly over the
+// threads (a layout holds at least that many per thread).
 std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
-  int64_t regs = 32;
+  int64_t regs = infer::kScalarRegisters;
   for (const Stmt *s : k.body->body) {
     // A 1-d fragment may be a row vector, replicated over the threads of a row: skipped.
     auto *a = dyn_cast<AllocStmt>(s);
@@ -65,7 +71,8 @@ std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
     int64_t bits = 0;
     if (llvm::MulOverflow(elems, int64_t(bitWidth(a->buffer->elemType)), bits))
       return std::nullopt;
-    regs += a->buffer->scope == Scope::Local ? bits / 32 + 1 : bits / (32 * threads);
+    regs += a->buffer->scope == Scope::Local ? infer::registersFor(elems, a->buffer->elemType)
+                                             : infer::registersFor(elems / threads, a->buffer->elemType);
     if (regs > target.registersPerThread)
       break; // already too many; stop before the sum can overflow
   }
@@ -77,7 +84,10 @@ std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
 
 std::optional<std::string> QuickCheck::checkGemms(int64_t threads) {
   std::optional<std::string> why;
-  int64_t warps = threads / 32;
+  // The candidate compiles through the passes of the descriptor's code-generation target
+  // (the sm_80 path for a GPU without a back end), so its warps and MMA atom decide.
+  const target::TargetInfo &compiled = target.info->codegenTarget();
+  int warps = int(threads / compiled.warpSize());
   forEachStmt(k.body, [&](const Stmt *s) {
     auto *cs = dyn_cast<CallStmt>(s);
     if (why || !cs || cs->call->builtin != Builtin::Gemm)
@@ -96,17 +106,7 @@ std::optional<std::string> QuickCheck::checkGemms(int64_t threads) {
     }
     if (!M || !N)
       return;
-    auto fits = [&](int64_t wm, int64_t wn) { return *M % (16 * wm) == 0 && *N % (8 * wn) == 0; };
-    bool ok = false;
-    if (policy == WarpPolicy::FullRow)
-      ok = fits(warps, 1);
-    else if (policy == WarpPolicy::FullCol)
-      ok = fits(1, warps);
-    else
-      for (int64_t m = 1; m <= warps && !ok; m *= 2)
-        ok = warps % m == 0 && fits(m, warps / m);
-    ok = ok || (policy == WarpPolicy::Square && fits(warps, 1));
-    if (!ok)
+    if (!infer::splitWarps(*M, *N, warps, policy, compiled.gemmAtom()).fits)
       why = "gemm tile " + std::to_string(*M) + "x" + std::to_string(*N) + " cannot be split over " +
             std::to_string(warps) + " warps with policy " + policyName(policy).str();
   });

@@ -5,16 +5,17 @@
 // never stricter.
 //
 //   registers  the 2-d fragments alone (their elements spread over the block's threads, as
-//              every fragment layout does) plus instruction selection's 32 for addresses
-//              exceed the registers a thread may have
+//              every fragment layout does) plus instruction selection's scalar registers
+//              (infer/RegisterEstimate.h) exceed the registers a thread may have
 //   warps      a gemm's accumulator cannot be split over the warps as its policy demands:
-//              each warp needs a multiple of the 16x8 MMA tile (LayoutInference::strictGemm)
+//              each warp needs a multiple of the MMA atom's m x n tile (infer/WarpSplit.h,
+//              as LayoutInference::strictGemm)
 //   threads    not a multiple of the warp size, or more than a block may have
 #pragma once
 
 #include "recommend/CandidateCompiler.h"
 #include "recommend/ExprEval.h"
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 
 #include <optional>
 #include <string>
@@ -23,7 +24,7 @@ namespace tlc::recommend {
 
 class QuickCheck {
 public:
-  QuickCheck(const KernelDecl &structure, const TargetDesc &target)
+  QuickCheck(const KernelDecl &structure, const target::TargetDesc &target)
       : k(structure), target(target) {}
 
   // Why `config` cannot compile, or nullopt when it may.
@@ -34,7 +35,7 @@ private:
   std::optional<std::string> checkGemms(int64_t threads);
 
   const KernelDecl &k;
-  const TargetDesc &target;
+  const target::TargetDesc &target;
   ExprEvaluator eval;
 };
 

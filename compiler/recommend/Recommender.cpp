@@ -40,7 +40,7 @@ public:
   };
 
   StructureCache(const CandidateCompiler &compiler, const KernelDecl &structure,
-                 const TargetDesc &target, bool keep)
+                 const target::TargetDesc &target, bool keep)
       : compiler(compiler), quick(structure, target), keep(keep) {}
 
   const Entry &get(const Config &structural, const std::string &key) {
@@ -143,7 +143,7 @@ public:
   // kernel does not have.
   Search(StructureCache &cache, const CandidateCompiler &compiler, const KernelDecl &structure,
          const KnobSpace &space, const std::map<std::string, int64_t> &shapes,
-         const TargetDesc &target, Recommendation &out)
+         const target::TargetDesc &target, Recommendation &out)
       : cache(cache), compiler(compiler), structure(structure), space(space), shapes(shapes),
         target(target), out(out) {}
 
@@ -246,7 +246,7 @@ private:
   const KernelDecl &structure;
   const KnobSpace &space;
   const std::map<std::string, int64_t> &shapes;
-  const TargetDesc &target;
+  const target::TargetDesc &target;
   Recommendation &out;
 
   TrafficModel traffic;
@@ -261,7 +261,7 @@ private:
 
 struct Recommender::State {
   RecommendOptions opts;
-  TargetDesc target;
+  target::TargetDesc target;
   std::string file;
   std::unique_ptr<CandidateCompiler> compiler;
   std::unique_ptr<CompiledKernel> structure; // the kernel after Sema, no values bound
@@ -273,9 +273,9 @@ Recommender::~Recommender() = default;
 
 llvm::Expected<std::unique_ptr<Recommender>>
 Recommender::create(llvm::StringRef source, llvm::StringRef fileName, const RecommendOptions &opts,
-                    const TargetDesc &target) {
+                    const target::TargetDesc &target) {
   auto compiler = CandidateCompiler::create(source.str(), fileName.str(), opts.kernel,
-                                            opts.defines, target.arch);
+                                            opts.defines, target.info->codegenTarget());
   if (!compiler)
     return compiler.takeError();
   auto state = std::make_unique<State>();
@@ -356,7 +356,7 @@ llvm::Expected<Recommendation> Recommender::rank(const std::map<std::string, int
 }
 
 llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
-                                    const RecommendOptions &opts, const TargetDesc &target) {
+                                    const RecommendOptions &opts, const target::TargetDesc &target) {
   auto start = std::chrono::steady_clock::now();
   auto recommender = Recommender::create(source, fileName, opts, target);
   if (!recommender)

@@ -11,7 +11,7 @@
 #include "recommend/CandidateCompiler.h"
 #include "recommend/CostModel.h"
 #include "recommend/Knobs.h"
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 
 #include "llvm/Support/Error.h"
 
@@ -53,7 +53,7 @@ struct ShapeBinding {
 
 struct Recommendation {
   std::string kernel, file;
-  TargetDesc target;
+  target::TargetDesc target;
   std::vector<Knob> knobs;
   std::vector<std::string> pinned;          // knobs -D fixed
   std::vector<std::string> unresolvedAuto;  // `auto` parameters with no values to try
@@ -80,7 +80,7 @@ public:
   // Fails when the source does not parse or the kernel does not exist.
   static llvm::Expected<std::unique_ptr<Recommender>>
   create(llvm::StringRef source, llvm::StringRef fileName, const RecommendOptions &opts,
-         const TargetDesc &target);
+         const target::TargetDesc &target);
   ~Recommender();
 
   // The dynamic shape symbols (not bound by -D), in declaration order.
@@ -97,6 +97,6 @@ private:
 
 // One ranking for the --assume shapes (a Recommender used once).
 llvm::Expected<Recommendation> rank(llvm::StringRef source, llvm::StringRef fileName,
-                                    const RecommendOptions &opts, const TargetDesc &target);
+                                    const RecommendOptions &opts, const target::TargetDesc &target);
 
 } // namespace tlc::recommend

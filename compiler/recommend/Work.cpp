@@ -1,4 +1,5 @@
 #include "recommend/Work.h"
+#include "target/TargetInfo.h"
 
 #include <array>
 #include <cmath>
@@ -402,9 +403,9 @@ private:
     // share a row; rows spread over several warps meet in shared scratch.
     double lanes = 1, warps = 1;
     if (const auto &f = src->fragment) {
-      bool mma = f->kind == FragmentLayout::MmaC;
-      lanes = mma ? 4.0 : double(std::min(f->tpr, 32));
-      warps = mma ? double(f->wn) : std::max(1.0, f->tpr / 32.0);
+      FragmentLayout::RowSpread spread = f->rowSpread(g.target->warpSize());
+      lanes = spread.lanes;
+      warps = spread.warps;
     }
     double rows = double(dst->numElements());
     work.cudaOps += times * (double(src->numElements()) + rows * lanes * warps * 2 * std::log2(lanes));

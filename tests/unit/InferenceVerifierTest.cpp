@@ -6,6 +6,7 @@
 #include "infer/Passes.h"
 #include "ir/InferenceVerifier.h"
 #include "ir/PassManager.h"
+#include "target/TargetInfo.h"
 
 #include <catch2/catch.hpp>
 
@@ -42,7 +43,7 @@ struct Inferred {
 
   Inferred() {
     REQUIRE(fe.analyze());
-    g = ftg::buildGraph(fe.kernel(), diags, "sm_90a");
+    g = ftg::buildGraph(fe.kernel(), diags, tlc::target::defaultTarget());
     REQUIRE(g);
     ftg::PassManager pm;
     pm.add(infer::createLayoutInference());
@@ -134,7 +135,7 @@ TEST_CASE("a violation after the passes is an internal error naming the buffer",
   std::string out;
   llvm::raw_string_ostream os{out};
   DiagnosticEngine diags{sm, os};
-  auto g = ftg::buildGraph(fe.kernel(), diags, "sm_90a");
+  auto g = ftg::buildGraph(fe.kernel(), diags, tlc::target::defaultTarget());
   REQUIRE(g);
   ftg::PassManager pm;
   pm.add(infer::createLayoutInference());

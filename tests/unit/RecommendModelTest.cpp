@@ -4,7 +4,7 @@
 #include "recommend/BlockOrder.h"
 #include "recommend/CandidateCompiler.h"
 #include "recommend/CostModel.h"
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 #include "recommend/Work.h"
 
 #include <catch2/catch.hpp>
@@ -40,7 +40,7 @@ std::unique_ptr<CandidateCompiler> compilerFor(const char *source, const char *k
   std::vector<Define> ds;
   for (const std::string &d : defines)
     ds.push_back(*parseDefine(d));
-  auto cc = CandidateCompiler::create(source, "test.tl", kernel, ds, "sm_90a");
+  auto cc = CandidateCompiler::create(source, "test.tl", kernel, ds, *tlc::target::lookupTarget("sm_90a"));
   REQUIRE(bool(cc));
   return std::move(*cc);
 }
@@ -99,7 +99,7 @@ TEST_CASE("occupancy and roofline terms of the 1024^3 GEMM on the H100", "[recom
   REQUIRE(c->graph);
   GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
   BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
-  TargetDesc h100 = *resolveTarget("h100-sxm");
+  tlc::target::TargetDesc h100 = *tlc::target::resolveTarget("h100-sxm");
 
   Occupancy o = occupancyOf(*c->graph, w, h100);
   // 128 accumulator registers + 32 operand + 32 addresses = 192 per thread, 24576 per
@@ -212,10 +212,10 @@ TEST_CASE("a prediction is finite or the candidate is illegal", "[recommend][mod
   std::optional<GridShape> grid = gridOf(*c->kernel, ExprEvaluator());
   REQUIRE(grid);
   BlockWork w = analyzeWork(*c->graph, *grid, ExprEvaluator());
-  for (double TargetDesc::*field : {&TargetDesc::hbmBandwidth, &TargetDesc::l2Bandwidth,
-                                    &TargetDesc::sharedBandwidth, &TargetDesc::hbmLatency,
-                                    &TargetDesc::cudaCoreRate, &TargetDesc::clockGHz}) {
-    TargetDesc t = *resolveTarget("h100-sxm");
+  for (double tlc::target::TargetDesc::*field : {&tlc::target::TargetDesc::hbmBandwidth, &tlc::target::TargetDesc::l2Bandwidth,
+                                    &tlc::target::TargetDesc::sharedBandwidth, &tlc::target::TargetDesc::hbmLatency,
+                                    &tlc::target::TargetDesc::cudaCoreRate, &tlc::target::TargetDesc::clockGHz}) {
+    tlc::target::TargetDesc t = *tlc::target::resolveTarget("h100-sxm");
     t.*field = 0;
     TrafficModel traffic;
     Prediction p = predict(*c->graph, *grid, w, t, 0, traffic);

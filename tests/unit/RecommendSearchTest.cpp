@@ -37,7 +37,7 @@ kernel k<block_M = 64, block_N = auto, bk: int = auto(32, 64), stages = 2, threa
 }
 )";
 
-TargetDesc h100() { return *resolveTarget("h100-sxm"); }
+tlc::target::TargetDesc h100() { return *tlc::target::resolveTarget("h100-sxm"); }
 
 const Knob *knobNamed(const KnobSpace &s, llvm::StringRef name) {
   for (const Knob &k : s.knobs())
@@ -115,7 +115,7 @@ TEST_CASE("quick checks never reject what the compiler accepts", "[recommend][se
   auto r = rank(kAttentionLike, "test.tl", opts, h100());
   REQUIRE(bool(r));
   REQUIRE(r->quickRejects > 0);
-  auto cc = CandidateCompiler::create(kAttentionLike, "test.tl", "k", opts.defines, "sm_90a");
+  auto cc = CandidateCompiler::create(kAttentionLike, "test.tl", "k", opts.defines, *tlc::target::lookupTarget("sm_90a"));
   REQUIRE(bool(cc));
   size_t checked = 0;
   for (const Candidate &c : r->illegal) {

@@ -686,7 +686,7 @@ static std::vector<std::string> autoChoices(llvm::StringRef source, llvm::String
     recommend::RecommendOptions opts;
     opts.kernel = k->name;
     opts.onlyAuto = true;
-    auto r = recommend::rank(source, path, opts, *recommend::resolveTarget("sm_90a"));
+    auto r = recommend::rank(source, path, opts, *tlc::target::resolveTarget("sm_90a"));
     if (!r || r->ranked.empty()) {
       llvm::consumeError(r.takeError());
       continue;

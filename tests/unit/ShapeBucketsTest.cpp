@@ -31,7 +31,7 @@ kernel g<bm = auto, bn = auto, bk = auto(32, 64), stages = auto(2, 3), threads =
 }
 )";
 
-TargetDesc h100() { return *resolveTarget("h100-sxm"); }
+tlc::target::TargetDesc h100() { return *tlc::target::resolveTarget("h100-sxm"); }
 
 // A ranking with the given predicted seconds per configuration name ("a", "b", ...).
 Recommendation ranking(std::vector<std::pair<std::string, double>> times) {

@@ -1,10 +1,10 @@
-// The target descriptors (compiler/recommend/targets/*.json), compiled into tlc by
-// EmbedTargets.cmake.
+// The target descriptors (compiler/target/descriptors/*.json), compiled into tlc by
+// EmbedDescriptors.cmake.
 #pragma once
 
 #include <cstddef>
 
-namespace tlc::recommend {
+namespace tlc::target {
 
 struct EmbeddedTarget {
   const char *fileName; // "h100-sxm.json"
@@ -14,4 +14,4 @@ struct EmbeddedTarget {
 extern const EmbeddedTarget kBuiltinTargetFiles[];
 extern const size_t kNumBuiltinTargetFiles;
 
-} // namespace tlc::recommend
+} // namespace tlc::target

@@ -1,5 +1,5 @@
-#include "recommend/Target.h"
-#include "recommend/TargetData.h"
+#include "target/Descriptor.h"
+#include "target/DescriptorData.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace tlc::recommend {
+namespace tlc::target {
 
 namespace json = llvm::json;
 
@@ -231,6 +231,13 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
 
   if (!error.empty())
     return fail(error);
+  t.info = lookupTarget(t.arch);
+  if (!t.info) {
+    std::string known;
+    for (const TargetInfo *info : allTargets())
+      known += (known.empty() ? "" : ", ") + info->name().str();
+    return fail("'arch' names '" + t.arch + "', which is not a target tlc knows (" + known + ")");
+  }
   if (!llvm::any_of(t.tensorPaths, [&](const TensorPath &p) { return p.name == t.tensorPathName; }))
     return fail("'compute.tensor_path' names '" + t.tensorPathName +
                 "', which is not a key of 'compute.tensor'");
@@ -284,4 +291,4 @@ llvm::Expected<TargetDesc> resolveTarget(llvm::StringRef spec) {
                                      ", or a path to a .json descriptor");
 }
 
-} // namespace tlc::recommend
+} // namespace tlc::target

@@ -1,7 +1,9 @@
-// Target descriptors: what the recommender knows about a GPU (TileLang paper §4.2 and
-// appendix D). Each descriptor is a JSON file under compiler/recommend/targets/, embedded into
+// Target descriptors: what the recommender knows about one GPU (TileLang paper §4.2 and
+// appendix D). Each descriptor is a JSON file under compiler/target/descriptors/, embedded into
 // tlc at build time, so the numbers live in data with their sources next to them rather than
 // in code. A user may also pass a descriptor file of their own (`--target my-gpu.json`).
+// Its `arch` must name a TargetInfo (target/TargetInfo.h), whose architectural limits the
+// descriptor repeats for the model.
 //
 // Rates are aggregate over the whole device. Tensor-core rates are per instruction path
 // ("mma_sync", "wgmma", "mfma") and per input dtype with f32 accumulation, because the path
@@ -10,6 +12,7 @@
 #pragma once
 
 #include "frontend/Types.h"
+#include "target/TargetInfo.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -19,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace tlc::recommend {
+namespace tlc::target {
 
 struct TensorPath {
   std::string name;
@@ -37,6 +40,7 @@ struct TargetDesc {
   std::string description; // "NVIDIA H100 SXM5 80GB (Hopper)"
   std::string vendor;      // "nvidia" | "amd"
   std::string arch;        // the code-generation target: "sm_90a", "gfx942"
+  const TargetInfo *info = nullptr; // arch's TargetInfo (never null for a loaded descriptor)
   std::vector<std::string> aliases;
   bool defaultForArch = false;
 
@@ -86,4 +90,4 @@ const std::vector<TargetDesc> &builtinTargets();
 // ("sm_90a": its default descriptor) or a path to a .json descriptor.
 llvm::Expected<TargetDesc> resolveTarget(llvm::StringRef spec);
 
-} // namespace tlc::recommend
+} // namespace tlc::target

@@ -1,16 +1,16 @@
 // Target descriptors: every built-in one loads and is self-consistent; --target names resolve;
 // malformed descriptors are rejected with the field at fault.
-#include "recommend/Target.h"
+#include "target/Descriptor.h"
 
 #include <catch2/catch.hpp>
 
 using namespace tlc;
-using namespace tlc::recommend;
+using namespace tlc::target;
 
 namespace {
 
 std::string errorOf(llvm::StringRef json) {
-  auto t = parseTargetDesc(json, "bad.json");
+  auto t = tlc::target::parseTargetDesc(json, "bad.json");
   REQUIRE(!t);
   return llvm::toString(t.takeError());
 }
@@ -42,12 +42,12 @@ std::string descriptor(llvm::StringRef of = "", llvm::StringRef replace = "") {
 } // namespace
 
 TEST_CASE("every built-in target descriptor loads", "[recommend][target]") {
-  const auto &all = builtinTargets();
+  const auto &all = tlc::target::builtinTargets();
   std::vector<std::string> names;
-  for (const TargetDesc &t : all)
+  for (const tlc::target::TargetDesc &t : all)
     names.push_back(t.name);
   CHECK(names == std::vector<std::string>{"a100-sxm", "h100-sxm", "h200", "mi250x", "mi300x", "rtx4090"});
-  for (const TargetDesc &t : all) {
+  for (const tlc::target::TargetDesc &t : all) {
     INFO(t.name);
     CHECK(t.sms > 0);
     CHECK(t.sharedPerBlock <= t.sharedPerSM);
@@ -59,14 +59,14 @@ TEST_CASE("every built-in target descriptor loads", "[recommend][target]") {
 }
 
 TEST_CASE("the H100 models the mma.sync path at its measured ceiling", "[recommend][target]") {
-  auto h100 = resolveTarget("h100");
+  auto h100 = tlc::target::resolveTarget("h100");
   REQUIRE(bool(h100));
   CHECK(h100->name == "h100-sxm");
   CHECK(h100->tensorPathName == "mma_sync");
   // The measured anchors, not the datasheet: 3.02 TB/s copy, ~263 TFLOP/s mma.sync GEMM.
   CHECK(h100->hbmBandwidth == Approx(3.02e12));
   CHECK(*h100->tensorRate(DType::F16) == Approx(380e12));
-  auto wgmma = llvm::find_if(h100->tensorPaths, [](const TensorPath &p) { return p.name == "wgmma"; });
+  auto wgmma = llvm::find_if(h100->tensorPaths, [](const tlc::target::TensorPath &p) { return p.name == "wgmma"; });
   REQUIRE(wgmma != h100->tensorPaths.end());
   CHECK(wgmma->tflops.at(DType::F16) > 3.5 * 270);
   CHECK(h100->tensorPath().mmaM == 16);
@@ -74,24 +74,24 @@ TEST_CASE("the H100 models the mma.sync path at its measured ceiling", "[recomme
 }
 
 TEST_CASE("target names, aliases, architectures and files resolve", "[recommend][target]") {
-  CHECK(resolveTarget("sm_90a")->name == "h100-sxm");
-  CHECK(resolveTarget("H200")->name == "h200");
-  CHECK(resolveTarget("sm_80")->name == "a100-sxm");
-  CHECK(resolveTarget("sm_89")->name == "rtx4090");
-  CHECK(resolveTarget("gfx942")->name == "mi300x");
-  CHECK(resolveTarget("gfx90a")->name == "mi250x");
-  auto none = resolveTarget("sm_86");
+  CHECK(tlc::target::resolveTarget("sm_90a")->name == "h100-sxm");
+  CHECK(tlc::target::resolveTarget("H200")->name == "h200");
+  CHECK(tlc::target::resolveTarget("sm_80")->name == "a100-sxm");
+  CHECK(tlc::target::resolveTarget("sm_89")->name == "rtx4090");
+  CHECK(tlc::target::resolveTarget("gfx942")->name == "mi300x");
+  CHECK(tlc::target::resolveTarget("gfx90a")->name == "mi250x");
+  auto none = tlc::target::resolveTarget("sm_86");
   REQUIRE(!none);
   std::string why = llvm::toString(none.takeError());
   CHECK_THAT(why, Catch::Contains("no target descriptor for 'sm_86'"));
   CHECK_THAT(why, Catch::Contains("h100-sxm (sm_90a)"));
-  auto missing = resolveTarget("/nonexistent/gpu.json");
+  auto missing = tlc::target::resolveTarget("/nonexistent/gpu.json");
   REQUIRE(!missing);
   CHECK_THAT(llvm::toString(missing.takeError()), Catch::Contains("cannot read target descriptor"));
 }
 
 TEST_CASE("a malformed descriptor names the field at fault", "[recommend][target]") {
-  auto toy = parseTargetDesc(descriptor(), "toy.json");
+  auto toy = tlc::target::parseTargetDesc(descriptor(), "toy.json");
   REQUIRE(bool(toy));
   CHECK(toy->aliases == std::vector<std::string>{"t"});
   CHECK_THAT(errorOf("[1, 2]"), Catch::Contains("the top level must be an object"));

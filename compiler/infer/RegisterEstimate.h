@@ -1,0 +1,29 @@
+// The per-thread register estimate: written once and used by instruction selection (the
+// compile-time error), the cost model (occupancy) and the recommender's quick check (a
+// lower bound before inference, see QuickCheck.cpp).
+#pragma once
+
+#include "frontend/Types.h"
+
+#include <cstdint>
+
+namespace tlc::ftg {
+class Graph;
+}
+
+namespace tlc::infer {
+
+// Registers a kernel needs besides its fragments and local arrays: addresses, indices and
+// temporaries.
+constexpr int kScalarRegisters = 32;
+
+// 32-bit registers that hold `elements` values of `dtype` in one thread (packed, rounded up).
+int64_t registersFor(int64_t elements, DType dtype);
+
+// Registers of the graph's fragments (by their inferred layouts) and local arrays, per thread.
+int bufferRegisters(const ftg::Graph &g);
+
+// The estimate instruction selection checks against the target's registers per thread.
+inline int estimateRegisters(const ftg::Graph &g) { return kScalarRegisters + bufferRegisters(g); }
+
+} // namespace tlc::infer

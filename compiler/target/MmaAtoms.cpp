@@ -1,0 +1,76 @@
+#include "target/MmaAtoms.h"
+
+#include <cassert>
+
+namespace tlc::target {
+
+Fragment fragmentFromCute(const Layout &tv, int64_t rows, int64_t cols, bool transposed) {
+  // The TV layout is a bijection from (thread, value) onto the tile's positions; its inverse
+  // says where each position lives, which is what a Fragment records.
+  std::optional<Layout> where = tv.inverse();
+  assert(where && "an MMA atom's TV layout covers its tile exactly once");
+  int64_t cuteRows = transposed ? cols : rows;
+  return Fragment::make({rows, cols}, [&](llvm::ArrayRef<IntExpr> idx, const IntExpr &) {
+    const IntExpr &r = transposed ? idx[1] : idx[0], &c = transposed ? idx[0] : idx[1];
+    IndexList tvIndex = where->apply({r + c * cuteRows});
+    return Fragment::Placement{tvIndex[0], tvIndex[1]};
+  });
+}
+
+// CuTe's SM80_16x8x16_F32F16F16F32_TN traits (thread digits first, fastest first):
+//   ALayout ((4,8),(2,2,2)):((32,1),(16,8,128))  on (M=16, K=16)
+//   BLayout ((4,8),(2,2))  :((16,1),(8,64))      on (N=8,  K=16)
+//   CLayout ((4,8),(2,2))  :((32,1),(16,8))      on (M=16, N=8)
+MmaAtom makeMmaSyncM16N8K16() {
+  MmaAtom atom;
+  atom.name = "mma.sync.aligned.m16n8k16.row.col";
+  atom.m = 16, atom.n = 8, atom.k = 16;
+  atom.threads = 32;
+  atom.inputs = {DType::F16, DType::BF16};
+  atom.accumulator = DType::F32;
+  atom.a = fragmentFromCute(makeCuteLayout({{{4, 32}, {8, 1}}, {{2, 16}, {2, 8}, {2, 128}}}), 16, 16);
+  atom.b = fragmentFromCute(makeCuteLayout({{{4, 16}, {8, 1}}, {{2, 8}, {2, 64}}}), 16, 8,
+                            /*transposed=*/true);
+  atom.c = fragmentFromCute(makeCuteLayout({{{4, 32}, {8, 1}}, {{2, 16}, {2, 8}}}), 16, 8);
+  return atom;
+}
+
+// PTX ISA "Register fragments for wgmma .m64nNk16": warp w of the warpgroup holds rows
+// 16w..16w+15 of A and D, each warp laid out as mma.m16n8k16's A and C. CuTe's
+// CLayout_64xN<8> is ((4,8,4),(2,2)):((128,1,16),(64,8)) on (M=64, N=8); A in registers is
+// ((4,8,4),(2,2,2)):((128,1,16),(64,8,512)) on (M=64, K=16).
+MmaAtom makeWgmmaM64N8K16() {
+  MmaAtom atom;
+  atom.name = "wgmma.mma_async.sync.aligned.m64n8k16";
+  atom.m = 64, atom.n = 8, atom.k = 16;
+  atom.threads = 128;
+  atom.inputs = {DType::F16, DType::BF16};
+  atom.accumulator = DType::F32;
+  atom.a = fragmentFromCute(
+      makeCuteLayout({{{4, 128}, {8, 1}, {4, 16}}, {{2, 64}, {2, 8}, {2, 512}}}), 64, 16);
+  atom.b = std::nullopt; // read from shared memory through a wgmma matrix descriptor
+  atom.c = fragmentFromCute(makeCuteLayout({{{4, 128}, {8, 1}, {4, 16}}, {{2, 64}, {2, 8}}}), 64, 8);
+  return atom;
+}
+
+// AMD CDNA3 ISA, "Dependency and layout of MFMA operands" (and the AMD matrix instruction
+// calculator) for v_mfma_f32_32x32x8f16: lane l holds A[l % 32][4 * (l / 32) + v] and
+// B[4 * (l / 32) + v][l % 32] for v < 4, and D[8 * (v / 4) + 4 * (l / 32) + v % 4][l % 32]
+// for v < 16. As CuTe TV layouts (lane digits first):
+//   A ((32,2),4):((1,128),32) on (M=32, K=8); B the same on (N=32, K=8);
+//   C ((32,2),(4,4)):((32,4),(1,8)) on (M=32, N=32).
+MmaAtom makeMfmaF32x32x32x8() {
+  MmaAtom atom;
+  atom.name = "v_mfma_f32_32x32x8f16";
+  atom.m = 32, atom.n = 32, atom.k = 8;
+  atom.threads = 64;
+  atom.inputs = {DType::F16, DType::BF16};
+  atom.accumulator = DType::F32;
+  Layout operand = makeCuteLayout({{{32, 1}, {2, 128}}, {{4, 32}}});
+  atom.a = fragmentFromCute(operand, 32, 8);
+  atom.b = fragmentFromCute(operand, 8, 32, /*transposed=*/true);
+  atom.c = fragmentFromCute(makeCuteLayout({{{32, 32}, {2, 4}}, {{4, 1}, {4, 8}}}), 32, 32);
+  return atom;
+}
+
+} // namespace tlc::target

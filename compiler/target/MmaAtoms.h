@@ -1,0 +1,28 @@
+// The tensor-core atoms of the targets, written as CuTe writes them: each operand's
+// (thread, value) -> element layout, in CuTe's column-major coordinates (an [R, C] tile
+// position r + R * c), converted to Fragments (element -> (thread, register)) by inverting it.
+// Transcribing the TV layouts keeps them checkable line by line against
+// cute/atom/mma_traits_sm80.hpp and mma_traits_sm90_gmma.hpp, and against the ISA tables.
+#pragma once
+
+#include "target/TargetInfo.h"
+
+#include "ir/LayoutFactories.h"
+
+namespace tlc::target {
+
+// The fragment of an [rows, cols] operand tile whose CuTe TV layout `tv` maps (thread,
+// value) to a column-major position in the [R, C] tile CuTe indexes. `transposed`: CuTe
+// indexes the tile as [cols, rows] (B is (N, K) in CuTe, [k, n] in tlc).
+Fragment fragmentFromCute(const Layout &tv, int64_t rows, int64_t cols, bool transposed = false);
+
+// mma.sync.aligned.m16n8k16.row.col (sm_80+): f16/bf16 inputs, f32 accumulation, one warp.
+MmaAtom makeMmaSyncM16N8K16();
+// wgmma.mma_async.sync.aligned.m64n8k16 (sm_90a): one warpgroup of 128 threads; A from
+// registers (or shared memory), B from shared memory through a matrix descriptor. N grows in
+// steps of 8 up to 256 by repeating the 64x8 accumulator on further registers.
+MmaAtom makeWgmmaM64N8K16();
+// v_mfma_f32_32x32x8f16 / _bf16_1k (CDNA2/3): one wave of 64 lanes.
+MmaAtom makeMfmaF32x32x32x8();
+
+} // namespace tlc::target
