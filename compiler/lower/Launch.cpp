@@ -2,6 +2,7 @@
 
 #include "lower/Lower.h"
 #include "lower/Naming.h"
+#include "target/TargetInfo.h"
 
 namespace tlc::lower {
 

@@ -2,6 +2,7 @@
 // registers of a row, then the lanes that share the row combine by warp shuffles, then the
 // warps that share it through shared scratch.
 #include "lower/KernelLowering.h"
+#include "target/TargetInfo.h"
 
 namespace tlc::lower {
 

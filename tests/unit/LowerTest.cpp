@@ -4,6 +4,7 @@
 
 #include "infer/Passes.h"
 #include "ir/PassManager.h"
+#include "target/TargetInfo.h"
 #include "lower/Lower.h"
 
 #include <catch2/catch.hpp>
@@ -43,7 +44,7 @@ struct Lowered {
 
   explicit Lowered(const std::string &source) : fe(source) {
     REQUIRE(fe.analyze());
-    g = ftg::buildGraph(fe.kernel(), diags, "sm_90a");
+    g = ftg::buildGraph(fe.kernel(), diags, tlc::target::defaultTarget());
     REQUIRE(g);
     ftg::PassManager pm;
     pm.add(infer::createLayoutInference());

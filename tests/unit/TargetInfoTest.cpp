@@ -1,0 +1,134 @@
+// target/TargetInfo: the one description of each target that passes ask. The MMA atoms are
+// data (CuTe TV layouts turned into Fragments); these tests check them element by element
+// against the PTX/ISA formulas, and the limits against the descriptors the recommender uses.
+#include "ir/TensorCoreLayouts.h"
+#include "target/Descriptor.h"
+#include "target/TargetInfo.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace tlc;
+using namespace tlc::target;
+
+namespace {
+
+// Every element of the fragment's tile lives in exactly one (thread, register), threads and
+// registers stay inside the atom's extents, and every (thread, register) slot is used.
+void requireBijection(const Fragment &f, int64_t threads) {
+  Shape shape = f.shape();
+  REQUIRE(shape.size() == 2);
+  REQUIRE(f.threadExtent() == threads);
+  std::set<std::pair<int64_t, int64_t>> slots;
+  for (int64_t i = 0; i < shape[0]; ++i)
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      Fragment::Location at = f.evaluate({i, j});
+      REQUIRE(at.thread >= 0);
+      REQUIRE(at.thread < threads);
+      REQUIRE(at.reg >= 0);
+      REQUIRE(at.reg < f.registerCount());
+      REQUIRE(slots.insert({at.thread, at.reg}).second);
+    }
+  REQUIRE(int64_t(slots.size()) == threads * f.registerCount());
+}
+
+void requireSameElements(const Fragment &a, const Fragment &b) {
+  REQUIRE(a.shape() == b.shape());
+  Shape shape = a.shape();
+  for (int64_t i = 0; i < shape[0]; ++i)
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      INFO("element (" << i << ", " << j << ")");
+      REQUIRE(a.evaluate({i, j}) == b.evaluate({i, j}));
+    }
+}
+
+} // namespace
+
+TEST_CASE("every target's MMA atoms are bijections onto their tiles", "[target][mma]") {
+  for (const TargetInfo *t : allTargets())
+    for (const MmaAtom &atom : t->mmaAtoms()) {
+      INFO(t->name().str() << " " << atom.name);
+      REQUIRE(atom.c);
+      REQUIRE(atom.c->shape() == Shape{atom.m, atom.n});
+      requireBijection(*atom.c, atom.threads);
+      if (atom.a) {
+        REQUIRE(atom.a->shape() == Shape{atom.m, atom.k});
+        requireBijection(*atom.a, atom.threads);
+      }
+      if (atom.b) {
+        REQUIRE(atom.b->shape() == Shape{atom.k, atom.n});
+        requireBijection(*atom.b, atom.threads);
+      }
+    }
+}
+
+TEST_CASE("sm_80's mma.sync atom is the layout the back end emits", "[target][mma]") {
+  // ir/TensorCoreLayouts transcribes the PTX ISA tables; the generated gemm follows it.
+  const TargetInfo *sm80 = lookupTarget("sm_80");
+  REQUIRE(sm80);
+  const MmaAtom &atom = sm80->gemmAtom();
+  REQUIRE(atom.m == 16);
+  REQUIRE(atom.n == 8);
+  REQUIRE(atom.k == 16);
+  REQUIRE(atom.threads == sm80->warpSize());
+  requireSameElements(*atom.a, makeMmaM16N8K16FragmentA());
+  requireSameElements(*atom.b, makeMmaM16N8K16FragmentB());
+  requireSameElements(*atom.c, makeMmaM16N8K16FragmentC());
+  // sm_90a emits the same instruction until the Hopper back end.
+  REQUIRE(lookupTarget("sm_90a")->gemmAtom().name == atom.name);
+}
+
+TEST_CASE("wgmma's accumulator is four warps of mma.sync accumulators", "[target][mma]") {
+  // PTX ISA: warp w of the warpgroup holds rows 16w..16w+15 laid out as m16n8k16's C.
+  const MmaAtom *wgmma = lookupTarget("sm_90a")->findMmaAtom("wgmma.mma_async.sync.aligned.m64n8k16");
+  REQUIRE(wgmma);
+  Fragment c16 = makeMmaM16N8K16FragmentC();
+  for (int64_t i = 0; i < 64; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      Fragment::Location in = wgmma->c->evaluate({i, j}), warp = c16.evaluate({i % 16, j});
+      REQUIRE(in.thread == 32 * (i / 16) + warp.thread);
+      REQUIRE(in.reg == warp.reg);
+    }
+}
+
+TEST_CASE("gfx9's MFMA atom matches the CDNA ISA's operand table", "[target][mma]") {
+  const TargetInfo *gfx = lookupTarget("gfx942");
+  REQUIRE(gfx);
+  REQUIRE(gfx->warpSize() == 64);
+  REQUIRE_FALSE(gfx->hasBackEnd());
+  REQUIRE_FALSE(gfx->copyAtom(CopyKind::CpAsync));
+  const MmaAtom &mfma = gfx->mmaAtoms().front();
+  // Lane l holds A[l % 32][4 * (l / 32) + v] and D[8 * (v / 4) + 4 * (l / 32) + v % 4][l % 32].
+  for (int64_t lane = 0; lane < 64; ++lane) {
+    for (int64_t v = 0; v < 4; ++v)
+      REQUIRE(mfma.a->evaluate({lane % 32, 4 * (lane / 32) + v}) == Fragment::Location{lane, v});
+    for (int64_t v = 0; v < 16; ++v)
+      REQUIRE(mfma.c->evaluate({8 * (v / 4) + 4 * (lane / 32) + v % 4, lane % 32}) ==
+              Fragment::Location{lane, v});
+  }
+}
+
+TEST_CASE("limits agree with each architecture's default descriptor", "[target][limits]") {
+  for (const TargetDesc &d : builtinTargets()) {
+    if (!d.defaultForArch)
+      continue;
+    const TargetInfo *t = lookupTarget(d.arch);
+    INFO(d.name << " (" << d.arch << ")");
+    REQUIRE(t);
+    REQUIRE(t->warpSize() == d.warpSize);
+    REQUIRE(t->limits().sharedBytesPerBlock == d.sharedPerBlock);
+    REQUIRE(t->limits().registersPerThread == d.registersPerThread);
+    REQUIRE(t->limits().threadsPerBlock == d.threadsPerBlock);
+  }
+}
+
+TEST_CASE("targets are looked up by their --target spelling only", "[target]") {
+  REQUIRE(lookupTarget("sm_86")->computeCapability() == 86);
+  REQUIRE(lookupTarget("sm_90a")->computeCapability() == 90);
+  REQUIRE(lookupTarget("sm_90a")->copyAtom(CopyKind::BulkTensor));
+  REQUIRE_FALSE(lookupTarget("sm_80")->copyAtom(CopyKind::BulkTensor));
+  REQUIRE(lookupTarget("sm_100") == nullptr);
+  REQUIRE(lookupTarget("h100") == nullptr); // a descriptor name, not an architecture
+  REQUIRE(&defaultTarget() == lookupTarget(kDefaultTargetName));
+}
