@@ -2,7 +2,7 @@
 """Fits the cost model's free parameters to a validation run (no GPU needed).
 
     python3 tests/gpu-recommend/calibrate.py gpu-recommend/manifest.json RESULTS [RESULTS ...]
-        [--tlc build/bin/tlc] [--target compiler/recommend/targets/h100-sxm.json] [--top 10]
+        [--tlc build/bin/tlc] [--target compiler/target/descriptors/h100-sxm.json] [--top 10]
         [--include-held-out] [--score]
 
 --score: no fitting; scores the --target descriptor as it is, separately on the calibration
@@ -121,7 +121,7 @@ def main() -> None:
     ap.add_argument("manifest")
     ap.add_argument("results", nargs="+")
     ap.add_argument("--tlc", default=str(ROOT / "build/bin/tlc"))
-    ap.add_argument("--target", default=str(ROOT / "compiler/recommend/targets/h100-sxm.json"))
+    ap.add_argument("--target", default=str(ROOT / "compiler/target/descriptors/h100-sxm.json"))
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--include-held-out", action="store_true",
                     help="fit the held-out shapes too (they are then no longer out-of-sample)")

@@ -1,6 +1,6 @@
 """The recommender's GPU validation cases (issue 4): which kernels, shapes and candidate spaces.
 
-Shapes. Each case has calibration shapes (the ones compiler/recommend/targets/h100-sxm.json was
+Shapes. Each case has calibration shapes (the ones compiler/target/descriptors/h100-sxm.json was
 fitted to, tests/gpu-recommend/calibrate.py, on the first run's 199 GEMM + 24 attention
 configurations) and held-out shapes that no parameter was fitted to, so that the scores on
 them are out-of-sample:

@@ -343,7 +343,7 @@ class CalibrateTest(unittest.TestCase):
             calibrate.plan.recommend = original
 
     def test_variant_overrides_the_free_parameters(self):
-        base = json.loads((ROOT / "compiler/recommend/targets/h100-sxm.json").read_text())
+        base = json.loads((ROOT / "compiler/target/descriptors/h100-sxm.json").read_text())
         v = calibrate.variant(base, {"overlap_norm": 6, "barrier_cycles": 100, "ilp_needed": 16,
                                      "ceiling": 1.1})
         self.assertEqual(v["name"], "calibration")
