@@ -46,10 +46,7 @@ struct Inferred {
     g = ftg::buildGraph(fe.kernel(), diags, tlc::target::defaultTarget());
     REQUIRE(g);
     ftg::PassManager pm;
-    pm.add(infer::createLayoutInference());
-    pm.add(infer::createPipelinePlanner());
-    pm.add(infer::createSharedMemoryPlanner());
-    pm.add(infer::createInstructionSelection());
+    infer::addInferencePasses(pm); // the driver's pipeline, so the tests see what tlc does
     REQUIRE(pm.run(*g, diags));
   }
   ftg::Buffer &buffer(llvm::StringRef name) {
