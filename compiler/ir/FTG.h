@@ -127,9 +127,10 @@ public:
   Buffer *addBuffer(const BufferLikeDecl *d);
   // Visits every node, depth first, in program order.
   template <typename F> void walk(F &&f) { walkNodes(body, f); }
+  template <typename F> void walk(F &&f) const { walkNodes(body, f); }
 
 private:
-  template <typename F> static void walkNodes(std::vector<std::unique_ptr<Node>> &nodes, F &f) {
+  template <typename F> static void walkNodes(const std::vector<std::unique_ptr<Node>> &nodes, F &f) {
     for (auto &n : nodes) {
       f(*n);
       walkNodes(n->body, f);

@@ -2,6 +2,8 @@
 
 #include "ir/AccessAnalysis.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <vector>
 
 namespace tlc::ftg {
@@ -108,6 +110,21 @@ bool verifyInference(const Graph &g, llvm::raw_ostream &errors) {
                      std::to_string(end(a)) + ") while both are live");
     }
   }
+  // Every fragment a node touches has a layout (lowering indexes registers through it), and
+  // every shared buffer a prefetched copy writes rotates over at least two stages (with one,
+  // the copy for iteration k + 1 would overwrite the tile iteration k still reads).
+  llvm::SmallPtrSet<const Buffer *, 8> reported;
+  g.walk([&](const Node &n) {
+    for (const auto *set : {&n.reads, &n.writes})
+      for (const Buffer *b : *set)
+        if (b->scope == Scope::Fragment && !b->fragment && reported.insert(b).second)
+          fail(*b, "is used but layout inference gave it no layout");
+    if (n.producer)
+      for (const Operand &o : n.outputs)
+        if (o.buffer && o.buffer->scope == Scope::Shared && o.buffer->stages < 2)
+          fail(*o.buffer, "is written by a prefetched copy but has " +
+                              std::to_string(o.buffer->stages) + " stage (a pipeline needs 2 or more)");
+  });
   return ok;
 }
 

@@ -125,6 +125,29 @@ TEST_CASE("inference verifier rejects a fragment layout that misses elements", "
   CHECK_THAT(k.verify(), Catch::Contains("fragment buffer 'C_f'"));
 }
 
+TEST_CASE("inference verifier rejects a used fragment without a layout", "[verifier]") {
+  Inferred k;
+  k.buffer("C_f").fragment.reset();
+  CHECK_THAT(k.verify(), Catch::Contains("fragment buffer 'C_f': is used but layout inference gave it no layout"));
+}
+
+TEST_CASE("inference verifier rejects a prefetched copy into a single-stage buffer", "[verifier]") {
+  Inferred k;
+  // Mark the loop's copy into A_s as prefetched, as a pipeline planner bug would without
+  // giving A_s its rotating stages.
+  bool marked = false;
+  k.g->walk([&](ftg::Node &n) {
+    for (const ftg::Operand &o : n.outputs)
+      if (o.buffer == &k.buffer("A_s") && n.kind == ftg::NodeKind::Copy && !marked)
+        n.producer = marked = true;
+  });
+  REQUIRE(marked);
+  REQUIRE(k.buffer("A_s").stages == 1);
+  CHECK_THAT(k.verify(), Catch::Contains("shared buffer 'A_s': is written by a prefetched copy but has 1 stage"));
+  k.buffer("A_s").stages = 2;
+  CHECK_THAT(k.verify(), !Catch::Contains("prefetched"));
+}
+
 TEST_CASE("a violation after the passes is an internal error naming the buffer", "[verifier]") {
   test::Frontend fe{kGemm};
   REQUIRE(fe.analyze());
