@@ -127,7 +127,10 @@ public:
   Buffer *addBuffer(const BufferLikeDecl *d);
   // Visits every node, depth first, in program order.
   template <typename F> void walk(F &&f) { walkNodes(body, f); }
-  template <typename F> void walk(F &&f) const { walkNodes(body, f); }
+  template <typename F> void walk(F &&f) const {
+    auto visit = [&f](const Node &n) { f(n); }; // a const graph hands out const nodes
+    walkNodes(body, visit);
+  }
 
 private:
   template <typename F> static void walkNodes(const std::vector<std::unique_ptr<Node>> &nodes, F &f) {

@@ -4,6 +4,7 @@
 # included, so the host's glibc does not matter), and the seed corpus, as one .tar.gz. The
 # binary's interpreter and rpath are set to /tmp/tlcfz, where the archive must be unpacked,
 # because libFuzzer's -fork and -jobs re-execute argv[0] directly.
+# Needs patchelf (Debian package `patchelf`; not needed by CI, which never packs).
 #
 #   tests/fuzz/pack.sh BUILD-FUZZ OUT.tar.gz
 #   there:  mkdir -p /tmp/tlcfz && tar -xzf OUT.tar.gz -C /tmp/tlcfz

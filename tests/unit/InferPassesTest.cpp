@@ -2,11 +2,10 @@
 // LayoutInference (swizzles and the accumulator's warp grid), PipelinePlanner (what is
 // prefetched and how many stages), SharedMemoryPlanner (a table read inside addresses stays
 // live across the tiles) and InstructionSelection (copy instructions).
-#include "FrontendTestUtil.h"
+#include "InferTestUtil.h"
 
 #include "infer/Passes.h"
 #include "ir/PassManager.h"
-#include "target/TargetInfo.h"
 
 #include <catch2/catch.hpp>
 
@@ -37,28 +36,8 @@ kernel k(A: f16[M, K], B: f16[K, N], Idx: i32[64], C: out f32[M, N])
 )";
 }
 
-struct Compiled {
-  test::Frontend fe;
-  std::string out;
-  llvm::raw_string_ostream os{out};
-  DiagnosticEngine diags{fe.sourceMgr(), os};
-  std::unique_ptr<ftg::Graph> g;
-
-  explicit Compiled(int stages) : fe(kernelSource(stages)) {
-    REQUIRE(fe.analyze());
-    g = ftg::buildGraph(fe.kernel(), diags, target::defaultTarget());
-    REQUIRE(g);
-    ftg::PassManager pm;
-    infer::addInferencePasses(pm);
-    REQUIRE(pm.run(*g, diags));
-  }
-  ftg::Buffer &buffer(llvm::StringRef name) {
-    for (auto &b : g->buffers)
-      if (b->name == name)
-        return *b;
-    FAIL("no buffer " << name.str());
-    return *g->buffers[0];
-  }
+struct Compiled : test::InferredKernel {
+  explicit Compiled(int stages) : InferredKernel(kernelSource(stages)) {}
   // The copy node that writes `dst`.
   ftg::Node &copyInto(llvm::StringRef dst) {
     ftg::Node *found = nullptr;

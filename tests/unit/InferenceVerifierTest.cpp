@@ -1,7 +1,7 @@
 // The self-check after inference (ir/InferenceVerifier.h): a plan that would generate wrong
 // code is an internal error naming the buffer. Each case takes a correctly inferred kernel,
 // breaks one decision the way a bug would, and expects the verifier to say so.
-#include "FrontendTestUtil.h"
+#include "InferTestUtil.h"
 
 #include "infer/Passes.h"
 #include "ir/InferenceVerifier.h"
@@ -33,29 +33,8 @@ kernel k(A: f16[M, K], B: f16[K, N], Idx: i32[64], C: out f32[M, N])
 }
 )";
 
-struct Inferred {
-  test::Frontend fe{kGemm};
-  llvm::SourceMgr sm;
-  std::string out;
-  llvm::raw_string_ostream os{out};
-  DiagnosticEngine diags{sm, os};
-  std::unique_ptr<ftg::Graph> g;
-
-  Inferred() {
-    REQUIRE(fe.analyze());
-    g = ftg::buildGraph(fe.kernel(), diags, tlc::target::defaultTarget());
-    REQUIRE(g);
-    ftg::PassManager pm;
-    infer::addInferencePasses(pm); // the driver's pipeline, so the tests see what tlc does
-    REQUIRE(pm.run(*g, diags));
-  }
-  ftg::Buffer &buffer(llvm::StringRef name) {
-    for (auto &b : g->buffers)
-      if (b->name == name)
-        return *b;
-    FAIL("no buffer " << name.str());
-    return *g->buffers[0];
-  }
+struct Inferred : test::InferredKernel {
+  Inferred() : InferredKernel(kGemm) {}
   std::string verify() {
     std::string errors;
     llvm::raw_string_ostream es(errors);

@@ -1,10 +1,9 @@
 // Lowering of whole kernels (lower/Lower.h) after inference: the decisions PipelineExpansion
 // and SyncInsertion make, read from the loop IR rather than from printed CUDA.
-#include "FrontendTestUtil.h"
+#include "InferTestUtil.h"
 
 #include "infer/Passes.h"
 #include "ir/PassManager.h"
-#include "target/TargetInfo.h"
 #include "lower/Lower.h"
 
 #include <catch2/catch.hpp>
@@ -33,22 +32,10 @@ kernel k(A: f16[M, K], B: f16[K, N], C: out f32[M, N])
 )";
 }
 
-struct Lowered {
-  test::Frontend fe;
-  std::string out;
-  llvm::raw_string_ostream os{out};
-  // The frontend's sources: lowering names source lines in comments.
-  DiagnosticEngine diags{fe.sourceMgr(), os};
-  std::unique_ptr<ftg::Graph> g;
+struct Lowered : test::InferredKernel {
   std::unique_ptr<lower::Kernel> k;
 
-  explicit Lowered(const std::string &source) : fe(source) {
-    REQUIRE(fe.analyze());
-    g = ftg::buildGraph(fe.kernel(), diags, tlc::target::defaultTarget());
-    REQUIRE(g);
-    ftg::PassManager pm;
-    infer::addInferencePasses(pm); // the driver's pipeline, so the tests see what tlc does
-    REQUIRE(pm.run(*g, diags));
+  explicit Lowered(const std::string &source) : InferredKernel(source) {
     k = lower::lowerKernel(*g, diags, "k.tl");
     REQUIRE(k);
   }
