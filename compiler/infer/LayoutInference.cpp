@@ -198,7 +198,7 @@ private:
     }
     n.warpsM = wm;
     n.warpsN = wn;
-    assign(*C, FragmentLayout::mmaC(M, N, g->threads, wm, wn),
+    assign(*C, FragmentLayout::mmaC(M, N, g->threads, wm, wn, *atom.c),
            "gemm accumulator, policy " + policyName(n.policy).str(), at);
     if (A->scope == Scope::Fragment) {
       if (n.transA)
@@ -207,7 +207,7 @@ private:
         error(at, "gemm with A in registers needs every warp to own whole rows",
               "pass policy = full_row to this gemm (and to the gemm that produced A)");
       else
-        assign(*A, FragmentLayout::mmaC(M, K, g->threads, wm, 1), "gemm A operand in registers", at);
+        assign(*A, FragmentLayout::mmaC(M, K, g->threads, wm, 1, *atom.c), "gemm A operand in registers", at);
     }
     for (auto [buf, rows, cols] : {std::tuple{A, n.transA ? K : M, n.transA ? M : K},
                                    std::tuple{B, n.transB ? N : K, n.transB ? K : N}}) {

@@ -2,6 +2,7 @@
 
 #include "analysis/Simplify.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
@@ -112,6 +113,58 @@ Fragment Fragment::replicate(int64_t times) const {
   IntExpr thread = substituteVars(threadIndex, {replicaVar}, {rep.var % oldReplicate}) +
                    rep.var / oldReplicate * numThreads;
   return Fragment(inputVars, rep, thread, regIndex);
+}
+
+std::optional<Fragment> Fragment::reduce(size_t dim, std::string *whyNot) const {
+  assert(dim < rank() && "reducing a dimension the fragment does not have");
+  auto domain = domainWithReplica();
+  auto sum = detectIterSum(threadIndex, domain, whyNot);
+  if (!sum)
+    return std::nullopt;
+  const uint64_t reduced = inputVars[dim].var.varId(), replica = replicaVar.var.varId();
+  // The digits of the reduced index (and of the old replica) that the thread index reads:
+  // the threads that share a line differ in exactly these, so they number the new replicas.
+  llvm::SmallVector<IterSplit, 4> spread;
+  for (const IterDigit &d : sum->digits)
+    for (const IterSplit &s : d.splits)
+      if ((s.var.varId() == reduced || s.var.varId() == replica) &&
+          llvm::none_of(spread, [&](const IterSplit &o) { return o.sameAs(s); }))
+        spread.push_back(s);
+  for (size_t a = 0; a < spread.size(); ++a)
+    for (size_t b = a + 1; b < spread.size(); ++b)
+      if (spread[a].var.varId() == spread[b].var.varId() &&
+          spread[a].lower < spread[b].lower * spread[b].extent &&
+          spread[b].lower < spread[a].lower * spread[a].extent) {
+        if (whyNot)
+          *whyNot = "the thread index reads overlapping pieces of one index";
+        return std::nullopt;
+      }
+  int64_t replicas = 1;
+  for (const IterSplit &s : spread)
+    replicas *= s.extent;
+  Shape kept;
+  for (size_t d = 0; d < rank(); ++d)
+    if (d != dim)
+      kept.push_back(inputVars[d].extent);
+  return fromThreadMap(
+      kept,
+      [&](llvm::ArrayRef<IntExpr> index, const IntExpr &rep) {
+        // rep enumerates the spread digits, the first one fastest; the pieces the thread
+        // index does not read are taken as 0 (any value gives the same thread).
+        IntExpr rest = rep, reducedValue = 0, oldReplica = 0;
+        for (const IterSplit &s : spread) {
+          IntExpr term = rest % s.extent * s.lower;
+          rest = rest / s.extent;
+          (s.var.varId() == reduced ? reducedValue : oldReplica) =
+              (s.var.varId() == reduced ? reducedValue : oldReplica) + term;
+        }
+        IndexList to;
+        for (size_t d = 0, k = 0; d < rank(); ++d)
+          to.push_back(d == dim ? reducedValue : index[k++]);
+        to.push_back(oldReplica);
+        return substituteVars(threadIndex, domain, to);
+      },
+      replicas, whyNot);
 }
 
 Fragment Fragment::reshape(llvm::ArrayRef<int64_t> newShape) const {

@@ -70,6 +70,13 @@ public:
                   TileOrder order = TileOrder::RowMajor) const;
   // Every element additionally held by `times` groups of threadExtent() threads.
   Fragment replicate(int64_t times) const;
+  // The fragment of the tile with dimension `dim` reduced away, as a reduction leaves it:
+  // each remaining index is held by every thread that held some element of its line (the
+  // reduced index becomes part of the replica), and each thread numbers the pieces of the
+  // remaining indices its thread index does not depend on as registers (TileLang's
+  // ReduceOp::InferLayout). nullopt, with the reason, when the thread index is not an
+  // iterator sum the analysis can read.
+  std::optional<Fragment> reduce(size_t dim, std::string *whyNot = nullptr) const;
   // The same placement viewed through a row-major reshape of the tile.
   Fragment reshape(llvm::ArrayRef<int64_t> shape) const;
   // x -> placement of inner(x): a fragment of a re-indexed view (a transpose, a slice).

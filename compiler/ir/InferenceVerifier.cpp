@@ -41,32 +41,30 @@ std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
   return "";
 }
 
-// Why `l` does not cover the tile of fragment `b` exactly, or "".
+// Why `l` does not cover the tile of fragment `b` exactly, or "". A proof from the layout
+// algebra rather than an enumeration: the fragment's map (index, replica) -> (thread,
+// register) is inverted, which succeeds exactly when it is a bijection onto the threads'
+// registers, i.e. when every element is held once per replica and no register is shared.
 std::string fragmentLayoutProblem(const Buffer &b, const FragmentLayout &l) {
   bool isRow = l.kind == FragmentLayout::Row;
   int64_t rows = isRow ? b.numElements() : b.shape.size() == 1 ? 1 : b.shape[0].value_or(1);
   int64_t cols = isRow ? 1 : b.shape.empty() ? 1 : b.shape.back().value_or(1);
   if (b.shape.size() > 2 || rows != l.rows || (!isRow && cols != l.cols))
     return "layout " + l.str() + " does not have the buffer's shape";
-  int64_t regs = l.registers();
-  if (regs <= 0 || int64_t(l.threads) * regs > kVerifyEnumerationLimit)
-    return regs <= 0 ? "layout " + l.str() + " holds no registers" : "";
-  // Full layouts: each element exactly once. Row layouts: every row, each register in range.
-  std::vector<int> count(size_t(rows * (isRow ? 1 : cols)), 0);
-  for (int64_t t = 0; t < l.threads; ++t)
-    for (int64_t r = 0; r < regs; ++r) {
-      int64_t i = l.rowAt(t, r), j = isRow ? 0 : l.colAt(t, r);
-      if (i < 0 || i >= rows || j < 0 || j >= cols)
-        return "thread " + std::to_string(t) + " register " + std::to_string(r) + " maps to (" +
-               std::to_string(i) + ", " + std::to_string(j) + "), outside the tile";
-      ++count[size_t(i * (isRow ? 1 : cols) + j)];
-    }
-  for (size_t e = 0; e < count.size(); ++e) {
-    int64_t i = int64_t(e) / (isRow ? 1 : cols), j = isRow ? 0 : int64_t(e) % cols;
-    if (count[e] == 0 || (!isRow && count[e] != 1))
-      return "element (" + std::to_string(i) + (isRow ? "" : ", " + std::to_string(j)) +
-             ") is held " + std::to_string(count[e]) + " times";
-  }
+  if (!l.algebra)
+    return "layout " + l.str() + " has no fragment";
+  const Fragment &f = l.fragment();
+  Shape want = isRow ? Shape{rows} : Shape{rows, cols};
+  if (f.shape() != want)
+    return "fragment " + f.str() + " does not have the buffer's shape";
+  if (f.threadExtent() != l.threads)
+    return "fragment " + f.str() + " uses " + std::to_string(f.threadExtent()) +
+           " threads, but the block has " + std::to_string(l.threads);
+  if (!isRow && f.replicate() != 1)
+    return "fragment " + f.str() + " holds elements more than once";
+  std::string whyNot;
+  if (!f.inverse(&whyNot))
+    return "fragment " + f.str() + " is not one-to-one onto the threads' registers: " + whyNot;
   return "";
 }
 

@@ -1,6 +1,10 @@
 #include "ir/TileLayout.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+
 #include <algorithm>
+#include <cassert>
 
 namespace tlc {
 
@@ -85,7 +89,76 @@ std::string SharedLayout::str() const {
 
 // ------------------------------------------------------------------ fragments
 
-FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int wm, int wn) {
+namespace {
+
+// The inverse of `fragment` (with `rows` filled in for full layouts): what lowering prints.
+std::shared_ptr<FragmentAlgebra> invert(const Fragment &fragment) {
+  auto a = std::make_shared<FragmentAlgebra>(FragmentAlgebra{fragment, {}, {}, {}, {}, nullptr, {}, {}});
+  std::string whyNot;
+  std::optional<Layout> inverse = fragment.inverse(&whyNot);
+  // Every family is a bijection between its tile (times its replicas) and the threads'
+  // registers; the factories' own tests prove it for each shape they accept.
+  assert(inverse && "a fragment layout family that is not invertible");
+  (void)whyNot;
+  a->thread = inverse->inputs()[0];
+  a->reg = inverse->inputs()[1];
+  a->position.assign(inverse->outputs().begin(), inverse->outputs().begin() + fragment.rank());
+  if (fragment.replicate() > 1)
+    a->replica = inverse->outputs()[fragment.rank()];
+  return a;
+}
+
+// The algebra of the full layout `build` makes, known to the cache as `key` (the family and
+// its parameters). Inference builds the same few layouts again and again (the recommender
+// runs it for every candidate), and the algebra is immutable: equal layouts share one.
+std::shared_ptr<const FragmentAlgebra> buildFull(const std::string &key,
+                                                 llvm::function_ref<Fragment()> build) {
+  static llvm::StringMap<std::shared_ptr<const FragmentAlgebra>> built;
+  if (auto hit = built.find(key); hit != built.end())
+    return hit->second;
+  // A process that compiles many kernels (the fuzzer, a host embedding tlc) keeps a bounded
+  // cache.
+  if (built.size() >= 4096)
+    built.clear();
+  Fragment fragment = build();
+  std::shared_ptr<FragmentAlgebra> a = invert(fragment);
+  std::optional<Fragment> rows = fragment.reduce(1);
+  assert(rows && "a fragment layout family whose rows cannot be read off");
+  a->rows = invert(*rows);
+  // The row register of `reg`: the row layout's register of the row `reg` holds, which the
+  // families make independent of the thread.
+  llvm::SmallVector<IterVarDomain, 4> domain{a->thread, a->reg};
+  IntExpr rowReg = substituteVars(rows->regExpr(), rows->inputs(), {a->position[0]});
+  a->rowRegister = canonicalizeIndexExpr(rowReg, domain, boundsOf(domain));
+  assert(!usesVar(a->rowRegister, a->thread.var) && "row register depends on the thread");
+  for (int64_t j = 0; j < fragment.shape()[1]; ++j)
+    a->rowThreads.push_back(fragment.evaluate({0, j}).thread);
+  llvm::sort(a->rowThreads);
+  a->rowThreads.erase(std::unique(a->rowThreads.begin(), a->rowThreads.end()), a->rowThreads.end());
+  built[key] = a;
+  return a;
+}
+
+std::string print(const FragmentAlgebra &a, const IntExpr &e, const std::string &tid,
+                  const std::string &r) {
+  llvm::SmallVector<IterVarDomain, 2> domain{a.thread, a.reg};
+  VarBounds bounds = boundsOf(domain);
+  IntExprPrinter printer = IntExprPrinter::cpp(&bounds);
+  printer.rename(a.thread.var, paren(tid)).rename(a.reg.var, paren(r));
+  return printer.toString(e);
+}
+
+int64_t evaluateAt(const FragmentAlgebra &a, const IntExpr &e, int64_t tid, int64_t r) {
+  VarValues values;
+  values[a.thread.var.varId()] = tid;
+  values[a.reg.var.varId()] = r;
+  return evaluate(e, values).value_or(-1);
+}
+
+} // namespace
+
+FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int wm, int wn,
+                                    const Fragment &atomC) {
   FragmentLayout l;
   l.kind = MmaC;
   l.rows = rows;
@@ -93,6 +166,14 @@ FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int
   l.threads = threads;
   l.wm = wm;
   l.wn = wn;
+  l.atomM = int(atomC.shape()[0]);
+  l.atomN = int(atomC.shape()[1]);
+  assert(rows % (int64_t(wm) * l.atomM) == 0 && cols % (int64_t(wn) * l.atomN) == 0);
+  std::string key = "mma " + std::to_string(rows) + "x" + std::to_string(cols) + " warps " +
+                    std::to_string(wm) + "x" + std::to_string(wn) + " atom " + atomC.str();
+  l.algebra = buildFull(key, [&] {
+    return atomC.repeat({l.mTiles(), l.nTiles()}, RepeatOn::Register).repeat({wm, wn}, RepeatOn::Thread);
+  });
   return l;
 }
 
@@ -118,85 +199,67 @@ FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, 
     tpr /= 2;
   l.tpr = tpr;
   ok = rows % l.rowsPerPass() == 0 && cols % (int64_t(tpr) * vec) == 0;
+  if (!ok)
+    return l;
+  // One thread's vector, spread over tpr consecutive threads along the row and over
+  // rowsPerPass rows, the passes and chunks of a row then repeated on registers.
+  std::string key = "blocked " + std::to_string(rows) + "x" + std::to_string(cols) + " threads " +
+                    std::to_string(threads) + " tpr " + std::to_string(tpr) + " vec " + std::to_string(vec);
+  l.algebra = buildFull(key, [&] {
+    Fragment vector = Fragment::make({1, vec}, [](llvm::ArrayRef<IntExpr> x, const IntExpr &) {
+      return Fragment::Placement{0, x[1]};
+    });
+    return vector.repeat({l.rowsPerPass(), tpr}, RepeatOn::Thread)
+        .repeat({rows / l.rowsPerPass(), l.chunksPerRow()}, RepeatOn::Register);
+  });
   return l;
 }
 
 FragmentLayout::RowSpread FragmentLayout::rowSpread(int warpSize) const {
-  // An mma accumulator row lies in the 4 lanes of a quad (threadID_in_group) in each of the
-  // wn warps of its warp row; a blocked row in tpr consecutive threads.
-  if (kind == MmaC)
-    return {4, wn};
-  return {std::min(tpr, warpSize), std::max(1, tpr / warpSize)};
+  const std::vector<int64_t> &t = algebra->rowThreads;
+  assert(kind != Row && !t.empty());
+  int lanes = int(llvm::count_if(t, [&](int64_t x) { return x / warpSize == t[0] / warpSize; }));
+  return {lanes, int(t.size()) / lanes};
 }
 
 FragmentLayout FragmentLayout::rowLayout() const {
   FragmentLayout l = *this;
   l.parent = kind == Row ? parent : kind;
   l.kind = Row;
+  if (kind != Row)
+    l.algebra = algebra->rows;
   return l;
 }
 
-int FragmentLayout::registers() const {
-  switch (kind) {
-  case MmaC: return int(mTiles() * nTiles() * 4);
-  case Blocked: return int(rows / rowsPerPass() * chunksPerRow() * vec);
-  case Row: return parent == MmaC ? int(mTiles() * 2) : int(rows / rowsPerPass());
-  }
-  return 0;
-}
+const Fragment &FragmentLayout::fragment() const { return algebra->fragment; }
+
+int FragmentLayout::registers() const { return int(algebra->fragment.registerCount()); }
 
 std::string FragmentLayout::rowOf(const std::string &tid, const std::string &r) const {
-  std::string t = paren(tid), R = paren(r);
-  std::string warp = "(" + t + " / 32)", lane = "(" + t + " % 32)";
-  if (kind == MmaC || (kind == Row && parent == MmaC)) {
-    std::string wr = "(" + warp + " / " + std::to_string(wn) + ")";
-    std::string mi = kind == MmaC ? "(" + R + " / " + std::to_string(nTiles() * 4) + ")"
-                                  : "(" + R + " / 2)";
-    std::string half = kind == MmaC ? "((" + R + " % 4) / 2)" : "(" + R + " % 2)";
-    return wr + " * " + std::to_string(warpRows()) + " + " + mi + " * 16 + " + lane + " / 4 + " +
-           half + " * 8";
-  }
-  std::string pass = kind == Blocked ? "(" + R + " / " + std::to_string(chunksPerRow() * vec) + ")" : R;
-  return pass + " * " + std::to_string(rowsPerPass()) + " + " + t + " / " + std::to_string(tpr);
+  return print(*algebra, algebra->position[0], tid, r);
 }
 
 std::string FragmentLayout::colOf(const std::string &tid, const std::string &r) const {
-  std::string t = paren(tid), R = paren(r);
-  if (kind == MmaC) {
-    std::string wc = "((" + t + " / 32) % " + std::to_string(wn) + ")";
-    return wc + " * " + std::to_string(warpCols()) + " + ((" + R + " / 4) % " +
-           std::to_string(nTiles()) + ") * 8 + ((" + t + " % 32) % 4) * 2 + " + R + " % 2";
-  }
-  if (kind == Blocked)
-    return "((" + R + " / " + std::to_string(vec) + ") % " + std::to_string(chunksPerRow()) +
-           ") * " + std::to_string(int64_t(tpr) * vec) + " + (" + t + " % " + std::to_string(tpr) +
-           ") * " + std::to_string(vec) + " + " + R + " % " + std::to_string(vec);
-  return "0";
+  return kind == Row ? "0" : print(*algebra, algebra->position[1], tid, r);
+}
+
+std::string FragmentLayout::replicaGuard(const std::string &tid, const std::string &r) const {
+  if (!algebra->replica)
+    return "";
+  return print(*algebra, algebra->replica, tid, r) + " == 0";
 }
 
 std::string FragmentLayout::rowRegister(const std::string &r) const {
-  std::string R = paren(r);
-  if (kind == MmaC)
-    return "(" + R + " / " + std::to_string(nTiles() * 4) + ") * 2 + (" + R + " % 4) / 2";
-  return R + " / " + std::to_string(chunksPerRow() * vec);
+  assert(kind != Row);
+  return print(*algebra, algebra->rowRegister, "0", r);
 }
 
 int64_t FragmentLayout::rowAt(int64_t tid, int64_t r) const {
-  int64_t warp = tid / 32, lane = tid % 32;
-  if (kind == MmaC)
-    return (warp / wn) * warpRows() + (r / (nTiles() * 4)) * 16 + lane / 4 + ((r % 4) / 2) * 8;
-  if (kind == Row && parent == MmaC)
-    return (warp / wn) * warpRows() + (r / 2) * 16 + lane / 4 + (r % 2) * 8;
-  int64_t pass = kind == Blocked ? r / (chunksPerRow() * vec) : r;
-  return pass * rowsPerPass() + tid / tpr;
+  return evaluateAt(*algebra, algebra->position[0], tid, r);
 }
 
 int64_t FragmentLayout::colAt(int64_t tid, int64_t r) const {
-  if (kind == MmaC)
-    return ((tid / 32) % wn) * warpCols() + ((r / 4) % nTiles()) * 8 + ((tid % 32) % 4) * 2 + r % 2;
-  if (kind == Blocked)
-    return ((r / vec) % chunksPerRow()) * tpr * vec + (tid % tpr) * vec + r % vec;
-  return 0;
+  return kind == Row ? 0 : evaluateAt(*algebra, algebra->position[1], tid, r);
 }
 
 std::string FragmentLayout::str() const {
@@ -205,9 +268,9 @@ std::string FragmentLayout::str() const {
   std::string regs = ", " + std::to_string(registers()) + " registers/thread";
   switch (kind) {
   case MmaC:
-    return shape + " mma.m16n8 accumulator, warps " + std::to_string(wm) + "x" +
-           std::to_string(wn) + " (warp tile " + std::to_string(warpRows()) + "x" +
-           std::to_string(warpCols()) + ")" + regs;
+    return shape + " mma.m" + std::to_string(atomM) + "n" + std::to_string(atomN) +
+           " accumulator, warps " + std::to_string(wm) + "x" + std::to_string(wn) + " (warp tile " +
+           std::to_string(warpRows()) + "x" + std::to_string(warpCols()) + ")" + regs;
   case Blocked:
     return shape + " blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
            " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" + regs;
@@ -229,7 +292,8 @@ bool FragmentLayout::operator==(const FragmentLayout &o) const {
   if (kind != Row && cols != o.cols)
     return false;
   if (family == MmaC)
-    return wm == o.wm && wn == o.wn && (kind == Row ? warpRows() == o.warpRows() : true);
+    return wm == o.wm && wn == o.wn && atomM == o.atomM && atomN == o.atomN &&
+           (kind == Row ? warpRows() == o.warpRows() : true);
   return tpr == o.tpr && (kind == Row || vec == o.vec);
 }
 

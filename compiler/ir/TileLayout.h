@@ -11,14 +11,19 @@
 //     Row      the [rows] layout obtained by reducing dim 1 of an MmaC or Blocked fragment:
 //              each thread holds the rows it owned, replicated over the threads of the row
 //
-// Each family gives C++ index expressions for code generation and a Fragment (ir/Fragment.h)
-// for the algebraic view printed by --emit=inferred.
+// A family is a name and its parameters (what --emit=inferred prints and what layout
+// conflicts compare); its factory builds the Fragment of the layout algebra (ir/Fragment.h)
+// from the instruction atoms, and every index expression code generation prints, every
+// register count and the row layout of a reduction are computed from that Fragment (its
+// inverse, printed as C++), not written per family.
 #pragma once
 
-#include "frontend/Types.h"
+#include "ir/Fragment.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace tlc {
 
@@ -46,6 +51,8 @@ struct SharedLayout {
   }
 };
 
+struct FragmentAlgebra;
+
 struct FragmentLayout {
   enum Kind { MmaC, Blocked, Row };
   Kind kind = Blocked;
@@ -53,20 +60,34 @@ struct FragmentLayout {
   int64_t rows = 1, cols = 1;
   int threads = 128;
   int wm = 1, wn = 1;   // MmaC (and Row of MmaC): warp grid
+  int atomM = 1, atomN = 1; // MmaC: the accumulator tile of one instruction
   int tpr = 1, vec = 1; // Blocked (and Row of Blocked)
+  // The layout as a Fragment, with its inverse; shared by copies of this layout.
+  std::shared_ptr<const FragmentAlgebra> algebra;
 
-  static FragmentLayout mmaC(int64_t rows, int64_t cols, int threads, int wm, int wn);
+  // The accumulator `atomC` (an [m, n] tile over the threads of one warp) of the target's
+  // tensor-core instruction, repeated over each warp's tile on registers and over the
+  // wm x wn warps (numbered row-major) on threads.
+  static FragmentLayout mmaC(int64_t rows, int64_t cols, int threads, int wm, int wn,
+                             const Fragment &atomC);
   // The free layout: `vec` contiguous elements per access, rows spread over thread groups.
   // Returns false in `ok` when the shape cannot be covered evenly.
   static FragmentLayout blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok);
+  // The layout a reduction over dim 1 leaves: Fragment::reduce of this one.
   FragmentLayout rowLayout() const;
 
+  const Fragment &fragment() const;
   int registers() const;
-  // Register r of thread tid holds element (rowOf, colOf).
+  // Register r of thread tid holds element (rowOf, colOf), as C++ (tid and r are C++
+  // expressions; divisions are exact there since both are non-negative).
   std::string rowOf(const std::string &tid, const std::string &r) const;
   std::string colOf(const std::string &tid, const std::string &r) const;
+  // A C++ condition true in exactly one of the threads that hold register r's element (the
+  // first replica), or "" when every element is held once. Side effects that must happen
+  // once per element (atomic adds) are guarded by it.
+  std::string replicaGuard(const std::string &tid, const std::string &r) const;
   // For a full (MmaC or Blocked) layout: the register of its Row layout that holds the row
-  // of this layout's register r.
+  // of this layout's register r (the same in every thread).
   std::string rowRegister(const std::string &r) const;
   // Evaluation on integers (tests and verification).
   int64_t rowAt(int64_t tid, int64_t r) const;
@@ -75,16 +96,17 @@ struct FragmentLayout {
   // MmaC geometry.
   int64_t warpRows() const { return rows / wm; }
   int64_t warpCols() const { return cols / wn; }
-  int64_t mTiles() const { return warpRows() / 16; }
-  int64_t nTiles() const { return warpCols() / 8; }
+  int64_t mTiles() const { return warpRows() / atomM; }
+  int64_t nTiles() const { return warpCols() / atomN; }
   // Blocked geometry.
   int64_t rowsPerPass() const { return threads / tpr; }
   int64_t chunksPerRow() const { return cols / (int64_t(tpr) * vec); }
 
-  // How one row is spread for a reduction along dim 1: over `lanes` threads of one warp
-  // (combined by a shuffle butterfly of that width) and over `warps` warps (combined
-  // through shared scratch). The one rule the shared-memory planner (scratch size), the
-  // cost model and the lowering share; `warpSize` is the target's.
+  // How one row is spread for a reduction along dim 1: over `lanes` consecutive threads of
+  // one warp (combined by a shuffle butterfly of that width) and over `warps` warps
+  // (combined through shared scratch). Read off the fragment: the threads that hold row 0.
+  // The one rule the shared-memory planner (scratch size), the cost model and the lowering
+  // share; `warpSize` is the target's.
   struct RowSpread {
     int lanes;
     int warps;
@@ -94,6 +116,20 @@ struct FragmentLayout {
   std::string str() const;
   bool operator==(const FragmentLayout &o) const;
   bool operator!=(const FragmentLayout &o) const { return !(*this == o); }
+};
+
+// What a FragmentLayout computes from: the Fragment, and its inverse (thread, register) ->
+// tile index that lowering prints.
+struct FragmentAlgebra {
+  Fragment fragment;
+  IterVarDomain thread, reg; // the inverse's arguments
+  IndexList position;        // the tile index held there ((i, j), or (i) for a row layout)
+  IntExpr replica;           // which copy of it (replicated fragments only)
+  // Full layouts: the Row layout, and the row register of `reg` as an expression in `reg`.
+  std::shared_ptr<const FragmentAlgebra> rows;
+  IntExpr rowRegister;
+  // The threads that hold row 0 (full layouts; replica 0), ascending.
+  std::vector<int64_t> rowThreads;
 };
 
 } // namespace tlc

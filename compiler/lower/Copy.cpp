@@ -201,10 +201,6 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
                                 {L.access(src.buffer)}, {L.access(dst.buffer)})));
     return;
   }
-  if (atomic && F.kind == FragmentLayout::Row) {
-    L.unsupported(n.call->getRange(), "atomic_add from a replicated row fragment");
-    return;
-  }
   std::vector<std::optional<int64_t>> fragShape(frag.shape.begin(), frag.shape.end());
   TileDims o;
   std::vector<Access> indexReads = L.readsOf([&] { o = tileDims(L, other, fragShape); });
@@ -280,6 +276,12 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         }
       } else if (fromFragment) {
         std::string value = "tl::convert<" + TO + ">(" + fragName + "[" + r + "])";
+        // A replicated fragment (a row fragment is held by every thread of its row) adds
+        // each element once, from its first replica; plain stores write the same value from
+        // every replica.
+        std::string once = atomic ? F.replicaGuard(kThreadIndex, r) : "";
+        if (!once.empty())
+          pred = pred.empty() ? once : "(" + once + ") && " + pred;
         L.guarded(pred, leaf(atomic ? atomicAddOf(ref, value) : makeStore(ref, value), ReadFrag | WriteOther));
       } else {
         std::string value = "tl::convert<" + TF + ">(" + ref + ")";

@@ -470,13 +470,17 @@ void KernelLowering::scalarStmt(const tlc::Stmt *s) {
       DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
       if (!checkAtomicType(c->getRange(), elem))
         return;
-      Stmt &atomic = add(std::make_unique<Stmt>(StmtKind::AtomicAdd));
-      atomic.reads = readsOf([&] {
-        atomic.target = elementRef(ix);
-        atomic.value = exprAs(val, elem);
+      auto atomic = std::make_unique<Stmt>(StmtKind::AtomicAdd);
+      atomic->reads = readsOf([&] {
+        atomic->target = elementRef(ix);
+        atomic->value = exprAs(val, elem);
       });
       if (const ftg::Buffer *b = g.bufferOf(ix->base->decl))
-        atomic.writes = {access(b)};
+        atomic->writes = {access(b)};
+      // Every thread that holds an iteration's element runs the iteration; a replicated
+      // driver (a row fragment, held by all the threads of its row) must add only once.
+      const ftg::Buffer *driver = parallelNode ? parallelNode->driver : nullptr;
+      guarded(driver ? driver->fragment->replicaGuard(kThreadIndex, parallelReg) : "", std::move(atomic));
       return;
     }
     std::string call;

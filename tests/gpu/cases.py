@@ -118,6 +118,9 @@ KERNELS.update({
                                 ("M", "N", "K"), ("dtype", "splits", "block_M", "block_N")),
     "atomic_rowsum": _op_kernel("atomic_rowsum", _tensors("X", "out:RowSum"), ("M", "N"),
                                 ("dtype",)),
+    "atomic_rows": _op_kernel("atomic_rows",
+                              _tensors("A", "B", "X", "out:XTile", "out:XPar", "out:GemmTile",
+                                       "out:GemmPar"), ("M", "N", "K"), ("dtype",)),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
                              ("dtype",)),
     "gather_table": _op_kernel("gather_table", _tensors("KV", "Table", "Q", "out:O", "out:S"),
@@ -306,6 +309,9 @@ def _add_memory_ops(t: _Tables) -> None:
           F32_TOLERANCE)
     t.add(Build("ops_atomic_rowsum_f32", "atomic_rowsum", {"dtype": "f32"}),
           [("1001x999", {"M": 1001, "N": 999})], F32_TOLERANCE)
+    t.add(Build("ops_atomic_rows_f16", "atomic_rows", {"dtype": "f16"}),
+          [("1001x999x72", {"M": 1001, "N": 999, "K": 72}),
+           ("256x192x64", {"M": 256, "N": 192, "K": 64})], F32_TOLERANCE)
     plain = [("1024x1024", {"M": 1024, "N": 1024}), ("1001x999", {"M": 1001, "N": 999})]
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)

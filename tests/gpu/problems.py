@@ -433,6 +433,30 @@ class AtomicRowSumProblem(Problem):
         return float(shape["M"] * shape["N"])
 
 
+class AtomicRowsProblem(Problem):
+    """tests/gpu/ops/atomic_rows.tl: row sums of X and of A @ B added from row fragments."""
+    bound = "memory"
+    accumulates = True
+
+    def tensor_shapes(self, shape):
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        rows = (m,)
+        return {"A": (m, k), "B": (k, n), "X": (m, n), "XTile": rows, "XPar": rows,
+                "GemmTile": rows, "GemmPar": rows}
+
+    def tensor_dtype(self, name):
+        return self.dtype if name in ("A", "B") else torch.float32
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        x = inputs["X"].to(ref).sum(dim=1)
+        g = (inputs["A"].to(ref) @ inputs["B"].to(ref)).sum(dim=1)
+        return {"XTile": x, "XPar": x, "GemmTile": g, "GemmPar": g}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
 class CopyPathsProblem(Problem):
     """tests/gpu/ops/copy_paths.tl: Y = 2 X + 1 in f32, Z = X + 1 in dtype."""
     bound = "memory"
@@ -533,6 +557,7 @@ PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": Softm
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
+            "atomic_rows": AtomicRowsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem}
 

@@ -97,11 +97,17 @@ TEST_CASE("inference verifier rejects a buffer past the planned shared memory", 
 
 TEST_CASE("inference verifier rejects a fragment layout that misses elements", "[verifier]") {
   Inferred k;
-  // A warp grid whose tiles do not add up to the accumulator: 4 warps cover 64x96 as 2x2;
-  // claiming 1x2 leaves rows uncovered and doubles others.
-  k.buffer("C_f").fragment->wm = 1;
-  k.buffer("C_f").fragment->wn = 2;
-  CHECK_THAT(k.verify(), Catch::Contains("fragment buffer 'C_f'"));
+  // A placement over all 128 threads that gives two elements the same register: columns j
+  // and j + 4 of a row go to the same thread and register.
+  FragmentLayout &C = *k.buffer("C_f").fragment;
+  REQUIRE(k.verify() == "");
+  auto broken = std::make_shared<FragmentAlgebra>(*C.algebra);
+  broken->fragment = Fragment::make({C.rows, C.cols}, [&](llvm::ArrayRef<IntExpr> x, const IntExpr &) {
+    return Fragment::Placement{x[0] % 32 * 4 + x[1] % 4, x[0] / 32 * (C.cols / 8) + x[1] / 8};
+  });
+  C.algebra = broken;
+  CHECK_THAT(k.verify(), Catch::Contains("fragment buffer 'C_f': fragment") &&
+                             Catch::Contains("is not one-to-one"));
 }
 
 TEST_CASE("inference verifier rejects a used fragment without a layout", "[verifier]") {

@@ -34,12 +34,103 @@ void checkCoversOnce(const FragmentLayout &l) {
     CHECK(count == 1);
 }
 
+// The families' placements written out by hand, as the CUDA back end printed them before
+// layouts came from the algebra: an independent reference for the factories.
+struct HandWritten {
+  const FragmentLayout &l;
+  int64_t row(int64_t tid, int64_t r) const {
+    int64_t warp = tid / 32, lane = tid % 32;
+    if (l.kind == FragmentLayout::MmaC)
+      return (warp / l.wn) * l.warpRows() + (r / (l.nTiles() * 4)) * 16 + lane / 4 + ((r % 4) / 2) * 8;
+    if (l.kind == FragmentLayout::Row && l.parent == FragmentLayout::MmaC)
+      return (warp / l.wn) * l.warpRows() + (r / 2) * 16 + lane / 4 + (r % 2) * 8;
+    int64_t pass = l.kind == FragmentLayout::Blocked ? r / (l.chunksPerRow() * l.vec) : r;
+    return pass * l.rowsPerPass() + tid / l.tpr;
+  }
+  int64_t col(int64_t tid, int64_t r) const {
+    if (l.kind == FragmentLayout::MmaC)
+      return ((tid / 32) % l.wn) * l.warpCols() + ((r / 4) % l.nTiles()) * 8 + ((tid % 32) % 4) * 2 + r % 2;
+    return ((r / l.vec) % l.chunksPerRow()) * l.tpr * l.vec + (tid % l.tpr) * l.vec + r % l.vec;
+  }
+  int64_t rowRegister(int64_t r) const {
+    if (l.kind == FragmentLayout::MmaC)
+      return (r / (l.nTiles() * 4)) * 2 + (r % 4) / 2;
+    return r / (l.chunksPerRow() * l.vec);
+  }
+  int registers() const {
+    switch (l.kind) {
+    case FragmentLayout::MmaC: return int(l.mTiles() * l.nTiles() * 4);
+    case FragmentLayout::Blocked: return int(l.rows / l.rowsPerPass() * l.chunksPerRow() * l.vec);
+    case FragmentLayout::Row:
+      return l.parent == FragmentLayout::MmaC ? int(l.mTiles() * 2) : int(l.rows / l.rowsPerPass());
+    }
+    return 0;
+  }
+};
+
+// The algebra agrees with the hand-written placement everywhere, for the layout and for
+// the row layout a reduction leaves, including the row register lowering prints.
+void checkAgainstHandWritten(const FragmentLayout &full) {
+  FragmentLayout row = full.rowLayout();
+  HandWritten F{full}, R{row};
+  REQUIRE(full.registers() == F.registers());
+  REQUIRE(row.registers() == R.registers());
+  for (int64_t t = 0; t < full.threads; ++t) {
+    for (int64_t r = 0; r < full.registers(); ++r) {
+      INFO(full.str() << " t=" << t << " r=" << r);
+      REQUIRE(full.rowAt(t, r) == F.row(t, r));
+      REQUIRE(full.colAt(t, r) == F.col(t, r));
+      VarValues at{{full.algebra->reg.var.varId(), r}};
+      REQUIRE(evaluate(full.algebra->rowRegister, at) == F.rowRegister(r));
+    }
+    for (int64_t q = 0; q < row.registers(); ++q)
+      REQUIRE(row.rowAt(t, q) == R.row(t, q));
+  }
+}
+
 } // namespace
+
+TEST_CASE("fragment families agree with their hand-written placement", "[tilelayout]") {
+  Fragment atom = makeMmaM16N8K16FragmentC();
+  for (auto [M, N, wm, wn] : {std::tuple{128, 128, 2, 2}, std::tuple{128, 128, 4, 1},
+                              std::tuple{64, 64, 1, 8}, std::tuple{128, 256, 2, 4},
+                              std::tuple{96, 96, 2, 2}, std::tuple{48, 40, 1, 1},
+                              std::tuple{16, 8, 1, 1}, std::tuple{192, 80, 4, 2}})
+    checkAgainstHandWritten(FragmentLayout::mmaC(M, N, wm * wn * 32, wm, wn, atom));
+  for (auto [rows, cols, threads, vec] :
+       {std::tuple{4, 1024, 128, 8}, std::tuple{2, 2048, 256, 8}, std::tuple{64, 64, 128, 4},
+        std::tuple{128, 32, 128, 8}, std::tuple{96, 96, 128, 4}, std::tuple{1, 384, 128, 1},
+        std::tuple{128, 24, 64, 8}, std::tuple{128, 160, 256, 2}}) {
+    bool ok = false;
+    FragmentLayout l = FragmentLayout::blocked(rows, cols, threads, vec, ok);
+    REQUIRE(ok);
+    checkAgainstHandWritten(l);
+  }
+}
+
+TEST_CASE("row spread is read off the fragment: a quad per warp for mma, tpr lanes for blocked",
+          "[tilelayout]") {
+  Fragment atom = makeMmaM16N8K16FragmentC();
+  FragmentLayout::RowSpread s = FragmentLayout::mmaC(128, 128, 256, 2, 4, atom).rowSpread(32);
+  CHECK(s.lanes == 4);
+  CHECK(s.warps == 4);
+  // Blocked rows lie in tpr consecutive threads, whole warps of them when tpr > warpSize.
+  bool ok = false;
+  for (auto [rows, cols, threads, vec] : {std::tuple{2, 2048, 256, 8}, std::tuple{64, 64, 128, 4},
+                                          std::tuple{1, 384, 128, 1}})
+    for (int warpSize : {32, 64}) {
+      FragmentLayout l = FragmentLayout::blocked(rows, cols, threads, vec, ok);
+      REQUIRE(ok);
+      s = l.rowSpread(warpSize);
+      CHECK(s.lanes == std::min(l.tpr, warpSize));
+      CHECK(s.warps == std::max(1, l.tpr / warpSize));
+    }
+}
 
 TEST_CASE("mma accumulator family matches the algebraic block fragment", "[tilelayout]") {
   for (auto [M, N, wm, wn] : {std::tuple{128, 128, 2, 2}, std::tuple{128, 128, 4, 1},
                               std::tuple{64, 64, 1, 8}, std::tuple{128, 256, 2, 4}}) {
-    FragmentLayout l = FragmentLayout::mmaC(M, N, wm * wn * 32, wm, wn);
+    FragmentLayout l = FragmentLayout::mmaC(M, N, wm * wn * 32, wm, wn, makeMmaM16N8K16FragmentC());
     checkCoversOnce(l);
     Fragment f = makeMmaBlockFragmentC(M, N, wm, wn);
     REQUIRE(f.registerCount() == l.registers());
@@ -75,8 +166,8 @@ TEST_CASE("blocked family covers its tile once with contiguous vectors", "[tilel
 
 TEST_CASE("row layouts hold the rows their full layout's registers are in", "[tilelayout]") {
   bool ok = false;
-  for (FragmentLayout full : {FragmentLayout::mmaC(128, 64, 256, 8, 1),
-                              FragmentLayout::mmaC(64, 64, 256, 1, 8),
+  for (FragmentLayout full : {FragmentLayout::mmaC(128, 64, 256, 8, 1, makeMmaM16N8K16FragmentC()),
+                              FragmentLayout::mmaC(64, 64, 256, 1, 8, makeMmaM16N8K16FragmentC()),
                               FragmentLayout::blocked(4, 1024, 128, 8, ok)}) {
     FragmentLayout row = full.rowLayout();
     for (int64_t t = 0; t < full.threads; ++t)
