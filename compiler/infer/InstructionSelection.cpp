@@ -1,8 +1,10 @@
-// Instruction inference for the sm_80+ tensor-core path: how each copy moves data, and the
-// resource checks that must fail at compile time (shared memory and registers per block).
+// Instruction inference for the sm_80+ tensor-core path: each tile operator chooses how it
+// moves data (ir/TileOp.h), then the resource checks that must fail at compile time (shared
+// memory and registers per block).
 // The copy widths and limits are the target's (target/TargetInfo.h); Hopper's own
 // instructions (wgmma, TMA) will plug in here from its atoms.
 #include "infer/Passes.h"
+#include "ir/TileOp.h"
 #include "infer/RegisterEstimate.h"
 #include "target/TargetInfo.h"
 
@@ -20,33 +22,8 @@ public:
 
   bool run(Graph &g, DiagnosticEngine &diags) override {
     g.walk([&](Node &n) {
-      if (n.kind != NodeKind::Copy || n.inputs.empty() || n.outputs.empty())
-        return;
-      Scope from = n.inputs[0].buffer->scope, to = n.outputs[0].buffer->scope;
-      int bits = int(bitWidth(n.outputs[0].buffer->dtype));
-      if (from == Scope::Fragment || to == Scope::Fragment) {
-        n.instr = CopyInstr::Fragment;
-        const ftg::Buffer *f = from == Scope::Fragment ? n.inputs[0].buffer : n.outputs[0].buffer;
-        n.copyVector = f->fragment ? (f->fragment->kind == FragmentLayout::Blocked ? f->fragment->vec
-                                      : f->fragment->kind == FragmentLayout::MmaC ? 2 : 1)
-                                   : 1;
-      } else if (((from == Scope::Global && to == Scope::Shared) ||
-                  (from == Scope::Shared && to == Scope::Global)) &&
-                 n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
-        // The target's widest accesses (16 bytes) where the shared tile's rows are whole
-        // chunks of them: cp.async into shared memory, vector loads and stores out of it. The
-        // launcher falls back to the scalar instantiation when a tensor's rows are not aligned.
-        const ftg::Buffer *tile = to == Scope::Shared ? n.outputs[0].buffer : n.inputs[0].buffer;
-        int64_t cols = tile->shared ? tile->shared->cols : 0;
-        int perAccess = g.target->maxVectorBytes() * 8 / bits;
-        bool whole = cols % perAccess == 0;
-        n.copyVector = whole ? perAccess : 1;
-        n.instr = !whole ? CopyInstr::Scalar
-                 : to == Scope::Shared ? CopyInstr::CpAsync16 : CopyInstr::Vector;
-      } else {
-        n.instr = CopyInstr::Scalar;
-        n.copyVector = 1;
-      }
+      if (n.op)
+        n.op->selectInstruction(n, g);
     });
     return checkResources(g, diags);
   }

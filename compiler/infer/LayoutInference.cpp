@@ -1,14 +1,14 @@
-// Layout inference, in the spirit of the TileLang paper's appendix E:
-//   STRICT  tensor-core gemm fixes its accumulator's fragment layout (mma.m16n8k16 tiled over
-//           the warp grid its policy picks), a register A operand's layout, and swizzled
-//           shared layouts for its shared operands;
-//   COMMON  reductions derive the row layout of their destination, fragment-to-fragment copies
-//           and parallel loops propagate layouts between the fragments they touch;
+// Layout inference, in the spirit of the TileLang paper's appendix E. The tile operators own
+// their rules (ir/TileOp.h, compiler/ops/); this pass runs them level by level:
+//   STRICT  layouts an instruction fixes (gemm: its accumulator over the warp split, a register
+//           A operand, swizzled shared operands);
+//   COMMON  layouts that follow from the operands' (a reduction's rows, a fragment copy) and,
+//           here, from the fragments a parallel loop indexes together; to a fixed point;
 //   FREE    every fragment still unconstrained gets the blocked layout (vectorized, rows over
 //           groups of consecutive lanes), then COMMON runs again.
 #include "infer/ParallelAccess.h"
 #include "infer/Passes.h"
-#include "infer/WarpSplit.h"
+#include "ir/TileOp.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -100,7 +100,7 @@ std::pair<int64_t, int64_t> tile2d(const ftg::Buffer &b) {
   return {dim(b, 0), dim(b, 1)};
 }
 
-class LayoutInference : public Pass {
+class LayoutInference : public Pass, public ftg::LayoutRules {
 public:
   llvm::StringRef name() const override { return "layout-inference"; }
 
@@ -109,8 +109,8 @@ public:
     this->diags = &diags;
     ok = true;
     g.walk([&](Node &n) {
-      if (n.kind == NodeKind::Gemm)
-        strictGemm(n);
+      if (n.op)
+        n.op->inferLayout(n, InferLevel::Strict, *this);
     });
     if (!ok)
       return false;
@@ -152,15 +152,16 @@ public:
     return ok;
   }
 
-private:
-  void error(llvm::SMRange r, const std::string &msg, const std::string &hint = "") {
+  const Graph &graph() const override { return *g; }
+
+  void error(llvm::SMRange r, const std::string &msg, const std::string &hint = "") override {
     auto d = diags->error(r, msg);
     if (!hint.empty())
       d.hint(hint);
     ok = false;
   }
 
-  void assign(ftg::Buffer &b, const FragmentLayout &l, const std::string &reason, llvm::SMRange at) {
+  void assign(ftg::Buffer &b, const FragmentLayout &l, const std::string &reason, llvm::SMRange at) override {
     if (b.fragment) {
       if (*b.fragment != l)
         error(at, "layout conflict for fragment '" + b.name + "': " + reason + " needs " + l.str() +
@@ -174,55 +175,19 @@ private:
     changed = true;
   }
 
-  void strictGemm(Node &n) {
-    ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
-    int64_t M = dim(*C, 0), N = dim(*C, 1);
-    int64_t K = n.transA ? dim(*A, 0) : dim(*A, 1);
-    const target::MmaAtom &atom = g->target->gemmAtom();
-    int warps = g->threads / g->target->warpSize();
-    llvm::SMRange at = n.call->getRange();
-    WarpSplit split = splitWarps(M, N, warps, n.policy, atom);
-    int wm = split.m, wn = split.n;
-    if (!split.fits) {
-      error(at, "gemm tile " + std::to_string(M) + "x" + std::to_string(N) + " cannot be split over " +
-                    std::to_string(wm) + "x" + std::to_string(wn) + " warps (policy " +
-                    policyName(n.policy).str() + "): each warp needs a multiple of " +
-                    std::to_string(atom.m) + "x" + std::to_string(atom.n),
-            "change the tile size, the thread count or the policy");
-      return;
+  bool assignShared(ftg::Buffer &b, const SharedLayout &l, const std::string &reason,
+                    llvm::SMRange at) override {
+    if (b.shared && !(*b.shared == l)) {
+      error(at, "shared buffer '" + b.name + "' needs two layouts: " + reason + " needs " + l.str() +
+                    " but it already has " + b.shared->str() + " (" + b.layoutReason + ")");
+      return false;
     }
-    if (K % atom.k != 0) {
-      error(at, "gemm K = " + std::to_string(K) + " is not a multiple of " + std::to_string(atom.k) +
-                    " (the mma.m16n8k16 K)");
-      return;
-    }
-    n.warpsM = wm;
-    n.warpsN = wn;
-    assign(*C, FragmentLayout::mmaC(M, N, g->threads, wm, wn, *atom.c),
-           "gemm accumulator, policy " + policyName(n.policy).str(), at);
-    if (A->scope == Scope::Fragment) {
-      if (n.transA)
-        error(at, "not supported yet: a transposed A operand in registers");
-      else if (wn != 1)
-        error(at, "gemm with A in registers needs every warp to own whole rows",
-              "pass policy = full_row to this gemm (and to the gemm that produced A)");
-      else
-        assign(*A, FragmentLayout::mmaC(M, K, g->threads, wm, 1, *atom.c), "gemm A operand in registers", at);
-    }
-    for (auto [buf, rows, cols] : {std::tuple{A, n.transA ? K : M, n.transA ? M : K},
-                                   std::tuple{B, n.transB ? N : K, n.transB ? K : N}}) {
-      if (buf->scope != Scope::Shared)
-        continue;
-      SharedLayout l = SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype)));
-      if (buf->shared && !(*buf->shared == l)) {
-        error(at, "shared buffer '" + buf->name + "' is used by gemms that need different layouts");
-        continue;
-      }
-      buf->shared = l;
-      buf->layoutReason = "strict: gemm operand, bank-conflict-free for ldmatrix";
-    }
+    b.shared = l;
+    b.layoutReason = reason;
+    return true;
   }
 
+private:
   void common() {
     // After an error the rules would only report the same conflict again.
     if (!ok)
@@ -230,28 +195,9 @@ private:
     do {
       changed = false;
       g->walk([&](Node &n) {
+        if (n.op)
+          return n.op->inferLayout(n, InferLevel::Common, *this);
         switch (n.kind) {
-        case NodeKind::Reduce: {
-          ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
-          if (src->scope == Scope::Fragment && dst->scope == Scope::Fragment && src->fragment &&
-              src->shape.size() == 2)
-            assign(*dst, src->fragment->rowLayout(), "common: rows of reduced '" + src->name + "'",
-                   n.call->getRange());
-          break;
-        }
-        case NodeKind::Copy: {
-          if (n.inputs.empty() || n.outputs.empty())
-            break;
-          ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
-          if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment ||
-              src->shape != dst->shape)
-            break;
-          if (src->fragment)
-            assign(*dst, *src->fragment, "common: copied from '" + src->name + "'", n.call->getRange());
-          else if (dst->fragment)
-            assign(*src, *dst->fragment, "common: copied to '" + dst->name + "'", n.call->getRange());
-          break;
-        }
         case NodeKind::Parallel:
           propagateParallel(n);
           break;

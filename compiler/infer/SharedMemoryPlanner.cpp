@@ -4,6 +4,7 @@
 // whose lifetimes do not overlap may occupy the same bytes. The code generator's barrier
 // placement compares byte ranges, so reuse gets the __syncthreads it needs.
 #include "infer/Passes.h"
+#include "ir/TileOp.h"
 #include "target/TargetInfo.h"
 
 #include "ir/AccessAnalysis.h"
@@ -69,16 +70,12 @@ public:
       total = std::max(total, offset + iv->bytes);
     }
     g.scratchOffset = total;
-    // Cross-warp reductions combine partial rows through a scratch area after the buffers.
+    // Operators that combine partial results across warps (reductions) use a scratch area
+    // after the buffers, one area reused by all of them.
     int64_t scratch = 0;
     g.walk([&](Node &n) {
-      if (n.kind != NodeKind::Reduce || !n.inputs[0].buffer->fragment)
-        return;
-      const FragmentLayout &l = *n.inputs[0].buffer->fragment;
-      // One f32 partial result per row and warp of the row (TileOpLowering's scratch).
-      FragmentLayout::RowSpread spread = l.rowSpread(g.target->warpSize());
-      if (spread.warps > 1)
-        scratch = std::max<int64_t>(scratch, l.rows * spread.warps * 4);
+      if (n.op)
+        scratch = std::max(scratch, n.op->scratchBytes(n, g));
     });
     g.sharedBytes = total + scratch;
     return true;

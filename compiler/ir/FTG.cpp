@@ -1,4 +1,5 @@
 #include "ir/FTG.h"
+#include "ir/TileOp.h"
 
 #include "ir/AccessAnalysis.h"
 
@@ -71,7 +72,7 @@ Buffer *Graph::addBuffer(const BufferLikeDecl *d) {
 
 namespace {
 
-class GraphBuilder {
+class GraphBuilder : public NodeBuilder {
 public:
   GraphBuilder(Graph &g, DiagnosticEngine &diags) : g(g), diags(diags) {}
 
@@ -93,14 +94,17 @@ private:
     return out.back().get();
   }
 
-  void unsupported(llvm::SMRange r, const llvm::Twine &what, const llvm::Twine &hint = "") {
+  void notSupported(llvm::SMRange r, const llvm::Twine &what, const llvm::Twine &hint = "") {
     auto d = diags.error(r, "not supported yet: " + what);
     if (!hint.isTriviallyEmpty())
       d.hint(hint);
     failed = true;
   }
+  void unsupported(llvm::SMRange r, const std::string &what, const std::string &hint) override {
+    notSupported(r, llvm::Twine(what), llvm::Twine(hint));
+  }
 
-  std::optional<Operand> operand(const Expr *e) {
+  std::optional<Operand> operand(const Expr *e) override {
     const NameExpr *base = isa<IndexExpr>(e) ? cast<IndexExpr>(e)->base : dyn_cast<NameExpr>(e);
     if (!base || !base->decl)
       return std::nullopt;
@@ -141,69 +145,19 @@ private:
 
   void tileOp(const CallStmt *s, std::vector<std::unique_ptr<Node>> &out) {
     const CallExpr *c = s->call;
-    auto arg = [&](size_t pos, llvm::StringRef kw) -> const Expr * {
-      if (const CallArg *a = c->keywordArg(kw))
-        return a->value;
-      auto p = c->positional();
-      return pos < p.size() ? p[pos] : nullptr;
-    };
-    auto boolArg = [&](llvm::StringRef kw, bool dflt) {
-      const CallArg *a = c->keywordArg(kw);
-      return a && a->value->constant ? a->value->constant->getBool() : dflt;
-    };
+    if (const TileOp *op = tileOpFor(c->builtin)) {
+      Node *n = add(out, op->kind(), s);
+      n->call = c;
+      n->op = op;
+      op->build(*n, *c, *this);
+      return;
+    }
     switch (c->builtin) {
-    case Builtin::Copy: {
-      Node *n = add(out, NodeKind::Copy, s);
-      n->call = c;
-      if (auto src = operand(arg(0, "src")))
-        n->inputs.push_back(*src);
-      if (auto dst = operand(arg(1, "dst")))
-        n->outputs.push_back(*dst);
-      return;
-    }
-    case Builtin::Gemm: {
-      Node *n = add(out, NodeKind::Gemm, s);
-      n->call = c;
-      for (auto [i, kw] : {std::pair<size_t, const char *>{0, "A"}, {1, "B"}})
-        if (auto op = operand(arg(i, kw)))
-          n->inputs.push_back(*op);
-      if (auto op = operand(arg(2, "C"))) {
-        n->inputs.push_back(*op);
-        n->outputs.push_back(*op);
-      }
-      n->transA = boolArg("transpose_A", false);
-      n->transB = boolArg("transpose_B", false);
-      n->clearAccum = boolArg("clear_accum", false);
-      if (const CallArg *p = c->keywordArg("policy"); p && p->value->constant)
-        n->policy = p->value->constant->getPolicy();
-      if (n->inputs.size() == 3 && n->inputs[1].buffer->scope == Scope::Fragment)
-        unsupported(arg(1, "B")->getRange(), "gemm with B in registers",
-                    "keep B in shared memory; A may be a fragment");
-      return;
-    }
-    case Builtin::Fill:
-    case Builtin::Clear: {
-      Node *n = add(out, NodeKind::Fill, s);
-      n->call = c;
-      if (auto dst = operand(arg(0, "dst")))
-        n->outputs.push_back(*dst);
-      return;
-    }
-    case Builtin::AtomicAdd: {
-      Node *n = add(out, NodeKind::AtomicAdd, s);
-      n->call = c;
-      if (auto dst = operand(arg(0, "dst")))
-        n->outputs.push_back(*dst);
-      if (const Expr *src = arg(1, "src"); src && src->type.kind() == Type::Buffer) {
-        if (auto in = operand(src))
-          n->inputs.push_back(*in);
-      }
-      return;
-    }
     case Builtin::SwizzleBlocks: {
       Node *n = add(out, NodeKind::SwizzleBlocks, s);
       n->call = c;
-      const Expr *p = arg(0, "panel");
+      const CallArg *a = c->keywordArg("panel");
+      const Expr *p = a ? a->value : c->positional().empty() ? nullptr : c->positional()[0];
       g.swizzlePanel = p && p->constant ? int(p->constant->getInt()) : 8;
       return;
     }
@@ -212,40 +166,18 @@ private:
       n->call = c;
       return;
     }
-    case Builtin::Cumsum:
-      return unsupported(c->calleeRange, "cumsum in code generation");
     case Builtin::AnnotateLayout:
-      return unsupported(c->calleeRange, "annotate_layout in code generation",
+      return notSupported(c->calleeRange, "annotate_layout in code generation",
                          "layouts are inferred; remove the annotation");
     case Builtin::BarrierArrive:
     case Builtin::BarrierWait:
-      return unsupported(c->calleeRange, "named barriers (warp specialization comes with the "
+      return notSupported(c->calleeRange, "named barriers (warp specialization comes with the "
                                          "Hopper back end)");
     default:
-      break;
-    }
-    if (isReduce(c->builtin)) {
-      Node *n = add(out, NodeKind::Reduce, s);
-      n->call = c;
-      n->reduceOp = c->builtin;
-      auto src = operand(arg(0, "src"));
-      auto dst = operand(arg(1, "dst"));
-      if (src)
-        n->inputs.push_back(*src);
-      if (dst) {
-        n->outputs.push_back(*dst);
-        n->inputs.push_back(*dst);
-      }
-      n->clear = boolArg("clear", true);
-      int64_t rank = src ? int64_t(src->buffer->shape.size()) : 1;
-      n->dim = int(rank - 1);
-      if (const CallArg *d = c->keywordArg("dim"); d && d->value->constant) {
-        int64_t v = d->value->constant->getInt();
-        n->dim = int(v < 0 ? v + rank : v);
-      }
-      if (src && (n->dim != rank - 1 || rank > 2))
-        unsupported(c->calleeRange, "reductions over any but the last dimension of a 1-d or "
-                                    "2-d buffer");
+      // A tile operator compiler/ops/ does not implement.
+      if (isTileOp(c->builtin))
+        notSupported(c->calleeRange, c->callee + " in code generation");
+      return;
     }
   }
 
@@ -280,7 +212,7 @@ private:
       auto *ix = dyn_cast<IndexExpr>(a->target);
       Buffer *b = ix ? g.bufferOf(ix->base->decl) : nullptr;
       if (b && b->scope != Scope::Local) {
-        unsupported(a->target->getRange(),
+        notSupported(a->target->getRange(),
                     "assigning an element of " + scopeName(b->scope) + " buffer '" + b->name +
                         "' outside a parallel loop",
                     "write elements inside `for ... in parallel(...)` so every thread knows "
@@ -333,7 +265,7 @@ private:
       if (i->elseBody)
         checkParallelBody(i->elseBody);
     } else if (auto *f = dyn_cast<ForStmt>(s)) {
-      unsupported(f->kindRange, "loops inside a parallel loop body");
+      notSupported(f->kindRange, "loops inside a parallel loop body");
     }
   }
 

@@ -63,8 +63,13 @@ struct Operand {
   const Expr *expr = nullptr; // the argument it was built from (null for access summaries)
 };
 
+class TileOp;
+
 struct Node {
   NodeKind kind;
+  // The tile operator that owns this node's rules (ir/TileOp.h); null for scalar code,
+  // parallel loops, loops and branches.
+  const TileOp *op = nullptr;
   unsigned id = 0;
   const Stmt *stmt = nullptr;   // the statement this node lowers
   const CallExpr *call = nullptr;

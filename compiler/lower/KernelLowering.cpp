@@ -3,6 +3,8 @@
 // their own files (KernelLowering.h).
 #include "lower/KernelLowering.h"
 
+#include "ir/TileOp.h"
+
 namespace tlc::lower {
 
 using llvm::cast;
@@ -85,7 +87,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
           scalarStmt(let);
       }
       for (const ftg::Node *c : producers)
-        copy(*c, /*prefetch=*/true);
+        c->op->lowerPrefetch(*c, *this);
     });
   }
   staged(2);
@@ -124,23 +126,11 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
 
 void KernelLowering::lowerNode(const ftg::Node &n) {
   using ftg::NodeKind;
+  if (n.op) {
+    sourceComment(n, n.op->describe(n));
+    return n.op->lower(n, *this);
+  }
   switch (n.kind) {
-  case NodeKind::Copy:
-    sourceComment(n, "copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value));
-    return copy(n);
-  case NodeKind::Fill:
-    sourceComment(n, n.call->callee + "(" + n.outputs[0].buffer->name + ")");
-    return fill(n);
-  case NodeKind::Reduce:
-    sourceComment(n, n.call->callee + ": " + n.inputs[0].buffer->name + " -> " + n.outputs[0].buffer->name);
-    return reduce(n);
-  case NodeKind::Gemm:
-    sourceComment(n, "gemm: " + n.outputs[0].buffer->name + " += " + n.inputs[0].buffer->name + " @ " +
-                         n.inputs[1].buffer->name);
-    return gemm(n);
-  case NodeKind::AtomicAdd:
-    sourceComment(n, "atomic_add");
-    return atomicAdd(n);
   case NodeKind::Parallel:
     return lowerParallel(n);
   case NodeKind::Let:

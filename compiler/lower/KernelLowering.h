@@ -1,8 +1,8 @@
-// The state of lowering one kernel (private to lower/). Split over KernelLowering.cpp
-// (kernel, structure, loops, branches, pipelined loops left for PipelineExpansion),
-// ScalarExpr.cpp (scalar expressions and statements), Parallel.cpp, and one file per tile
-// operator (Copy.cpp with atomic_add, Fill.cpp, Reduce.cpp, Gemm.cpp). The passes that run
-// on the result (PipelineExpansion.cpp, SyncInsertion.cpp) see only the loop IR.
+// The state of lowering one kernel, and the builder API the tile operators' lowerings use
+// (compiler/ops/, through ir/TileOp.h). Split over KernelLowering.cpp (kernel, structure,
+// loops, branches, pipelined loops left for PipelineExpansion), ScalarExpr.cpp (scalar
+// expressions and statements), Parallel.cpp and Regions.cpp (region addressing). The passes
+// that run on the result (PipelineExpansion.cpp, SyncInsertion.cpp) see only the loop IR.
 #pragma once
 
 #include "lower/Lower.h"
@@ -91,13 +91,6 @@ public:
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
   void lowerPipelined(const ftg::Node &n);
 
-  // ---- tile operators
-  void copy(const ftg::Node &n, bool prefetch = false); // Copy.cpp
-  void atomicAdd(const ftg::Node &n);                   // Copy.cpp
-  void fill(const ftg::Node &n);                        // Fill.cpp
-  void reduce(const ftg::Node &n);                      // Reduce.cpp
-  void gemm(const ftg::Node &n);                        // Gemm.cpp
-
   void unsupported(llvm::SMRange r, const std::string &what);
   // Reports (and returns false) when tl::atomic_add has no overload for `t`.
   bool checkAtomicType(llvm::SMRange r, DType t);
@@ -143,8 +136,8 @@ inline StmtPtr withAccess(StmtPtr s, std::vector<Access> reads, std::vector<Acce
   return s;
 }
 
-// Copy helpers shared by Copy.cpp and Fill.cpp: how a region's elements map to buffer
-// coordinates, element references and bounds predicates.
+// Region addressing (Regions.cpp), shared by the operators that move or write regions: how a
+// region's elements map to buffer coordinates, element references and bounds predicates.
 struct TileDims {
   std::vector<int64_t> extents;    // the tile, outermost first (unit dims dropped)
   std::vector<std::string> origin; // per buffer dim

@@ -1,39 +1,22 @@
-// Lowering of copy and atomic_add: cooperative copies (cp.async / 128-bit / scalar with
-// bounds predicates, threads striding over the tile) and per-thread fragment copies.
+// The copy family: copy (global, shared and fragment tiles in any direction) and atomic_add
+// (the same data movement with an atomic add at the destination). Cooperative copies use
+// cp.async, 128-bit or scalar accesses with bounds predicates, threads striding over the
+// tile; fragment copies are per thread, through the fragment's layout.
+#include "ops/Arguments.h"
+
+#include "ir/TileOp.h"
 #include "lower/KernelLowering.h"
+#include "target/TargetInfo.h"
 
-namespace tlc::lower {
+namespace tlc::ops {
 
+using namespace lower;
+using lower::Stmt; // the loop IR's, not the AST's
 using ftg::Node;
 using ftg::Operand;
 using llvm::cast;
 
-std::vector<std::string> TileDims::indices(const std::vector<std::string> &coords) const {
-  std::vector<std::string> idx;
-  for (size_t d = 0; d < origin.size(); ++d) {
-    std::string base = origin[d];
-    if (tileDim[d] < 0)
-      idx.push_back(base);
-    else
-      idx.push_back(base == "0" ? coords[tileDim[d]] : "(" + base + " + " + coords[tileDim[d]] + ")");
-  }
-  return idx;
-}
-
 namespace {
-
-std::vector<int64_t> squeezedConst(const std::vector<std::optional<int64_t>> &shape, bool &ok) {
-  std::vector<int64_t> out;
-  for (const auto &e : shape) {
-    if (!e) {
-      ok = false;
-      continue;
-    }
-    if (*e != 1)
-      out.push_back(*e);
-  }
-  return out;
-}
 
 // True when `e` is provably a multiple of `m` for all values of its variables.
 bool multipleOf(const Expr *e, int64_t m) {
@@ -296,108 +279,30 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   alignedOrScalar(L, vectorizable ? V : 1, body);
 }
 
-} // namespace
 
-TileDims tileDims(KernelLowering &L, const Operand &op, const std::vector<std::optional<int64_t>> &tile) {
-  TileDims t;
-  bool constOk = true;
-  t.extents = squeezedConst(tile, constOk);
-  t.ok = constOk;
-  const Region &r = op.region;
-  size_t rank = op.buffer->shape.size();
-  t.origin.assign(rank, "0");
-  t.tileDim.assign(rank, -1);
-  // Buffer dims that carry tile extent, in order.
-  std::vector<size_t> dims;
-  if (r.originOnly) {
-    // The other side's whole shape, unit dims included, sits in the last dims: a [128, 1]
-    // tile at Scales[r, c] covers 128 rows of one column, not one row of 128 columns.
-    std::vector<std::optional<int64_t>> full = tile;
-    while (full.size() > rank && full.front() == std::optional<int64_t>(1))
-      full.erase(full.begin());
-    if (full.size() > rank) {
-      t.ok = false;
-      return t;
-    }
-    size_t first = rank - full.size();
-    for (size_t k = 0; k < full.size(); ++k)
-      if (full[k] != std::optional<int64_t>(1))
-        dims.push_back(first + k);
-  } else {
-    for (size_t d = 0; d < rank; ++d) {
-      bool unit = r.isPoint.empty() ? op.buffer->shape[d] == std::optional<int64_t>(1)
-                                    : (r.isPoint[d] || r.extents[d] == std::optional<int64_t>(1));
-      if (!unit)
-        dims.push_back(d);
-    }
-  }
-  for (size_t d = 0; d < rank; ++d)
-    if (!r.origins.empty() && r.origins[d])
-      t.origin[d] = L.expr(r.origins[d]);
-  if (dims.size() != t.extents.size()) {
-    t.ok = false;
-    return t;
-  }
-  for (size_t i = 0; i < dims.size(); ++i)
-    t.tileDim[dims[i]] = int(i);
-  return t;
-}
-
-std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
-  if (b.scope == Scope::Global)
-    return cppName(b.name) + "[" + L.globalOffset(b, idx) + "]";
-  if (b.scope == Scope::Shared) {
-    std::string row = "0";
-    for (size_t d = 0; d + 1 < idx.size(); ++d)
-      row = d == 0 ? idx[0] : "(" + row + ") * " + L.dimExpr(b, d) + " + " + idx[d];
-    return L.sharedElement(b, row, idx.back());
-  }
-  std::string flat = "0";
-  for (size_t d = 0; d < idx.size(); ++d)
-    flat = d == 0 ? idx[0] : "(" + flat + ") * " + L.dimExpr(b, d) + " + " + idx[d];
-  return cppName(b.name) + "[" + flat + "]";
-}
-
-std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
-  if (b.scope != Scope::Global)
-    return "";
-  std::string p;
-  for (size_t d = 0; d < idx.size(); ++d)
-    p += (p.empty() ? "" : " && ") + std::string("(") + idx[d] + ") < " + L.dimExpr(b, d);
-  return p;
-}
-
-void KernelLowering::guarded(const std::string &cond, StmtPtr stmt) {
-  if (cond.empty()) {
-    add(std::move(stmt));
-    return;
-  }
-  add(makeIf(cond, IfStyle::NextLine, /*uniform=*/false)).body.push_back(std::move(stmt));
-}
-
-void KernelLowering::copy(const Node &n, bool prefetch) {
+void lowerCopy(KernelLowering &L, const Node &n, bool prefetch) {
   const Operand &src = n.inputs[0], &dst = n.outputs[0];
-  tileOp(n, [&] {
+  L.tileOp(n, [&] {
     if (prefetch)
-      add(makeComment("prefetch: " + toSource(n.call->args[0].value) + " -> " + dst.buffer->name));
-    scope([&] {
+      L.add(makeComment("prefetch: " + toSource(n.call->args[0].value) + " -> " + dst.buffer->name));
+    L.scope([&] {
       if (src.buffer->scope == Scope::Fragment || dst.buffer->scope == Scope::Fragment)
-        return fragmentCopy(*this, n, src, dst, false);
-      cooperativeCopy(*this, n, src, dst, false);
+        return fragmentCopy(L, n, src, dst, false);
+      cooperativeCopy(L, n, src, dst, false);
       // A prefetch's group is waited for by the pipeline (PipelineExpansion.cpp).
       if (n.instr == ftg::CopyInstr::CpAsync16 && !prefetch) {
-        add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
-        add(std::make_unique<Stmt>(StmtKind::AsyncWait)).count = 0;
+        L.add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
+        L.add(std::make_unique<Stmt>(StmtKind::AsyncWait)).count = 0;
       }
     });
   });
 }
 
-void KernelLowering::atomicAdd(const Node &n) {
+void lowerAtomicAdd(KernelLowering &L, const Node &n) {
   const Operand &dst = n.outputs[0];
-  if (!checkAtomicType(n.call->getRange(), dst.buffer->dtype))
+  if (!L.checkAtomicType(n.call->getRange(), dst.buffer->dtype))
     return;
-  tileOp(n, [&] {
+  L.tileOp(n, [&] {
     if (n.inputs.empty()) {
       // The scalar form runs once per block.
       auto pos = n.call->positional();
@@ -405,22 +310,114 @@ void KernelLowering::atomicAdd(const Node &n) {
       const Expr *val = n.call->keywordArg("src") ? n.call->keywordArg("src")->value : pos[1];
       std::vector<std::string> idx;
       std::string value;
-      auto reads = readsOf([&] {
+      auto reads = L.readsOf([&] {
         for (const IndexItem &i : cast<IndexExpr>(dstExpr)->indices)
-          idx.push_back(expr(i.lo));
-        value = exprAs(val, dst.buffer->dtype);
+          idx.push_back(L.expr(i.lo));
+        value = L.exprAs(val, dst.buffer->dtype);
       });
-      Stmt &once = add(makeIf(kThreadIndex + " == 0", IfStyle::SameLine, false));
-      once.body.push_back(withAccess(atomicAddOf(elementAt(*this, *dst.buffer, idx), value), reads, {access(dst.buffer)}));
+      Stmt &once = L.add(makeIf(kThreadIndex + " == 0", IfStyle::SameLine, false));
+      once.body.push_back(withAccess(atomicAddOf(elementAt(L, *dst.buffer, idx), value), reads, {L.access(dst.buffer)}));
       return;
     }
-    scope([&] {
+    L.scope([&] {
       if (n.inputs[0].buffer->scope == Scope::Fragment)
-        fragmentCopy(*this, n, n.inputs[0], dst, true);
+        fragmentCopy(L, n, n.inputs[0], dst, true);
       else
-        cooperativeCopy(*this, n, n.inputs[0], dst, true);
+        cooperativeCopy(L, n, n.inputs[0], dst, true);
     });
   });
 }
 
-} // namespace tlc::lower
+
+// COMMON: a copy between two fragments of one shape gives them one layout.
+void propagateFragmentCopy(Node &n, ftg::LayoutRules &rules) {
+  if (n.inputs.empty() || n.outputs.empty())
+    return;
+  ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
+  if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment || src->shape != dst->shape)
+    return;
+  if (src->fragment)
+    rules.assign(*dst, *src->fragment, "common: copied from '" + src->name + "'", n.call->getRange());
+  else if (dst->fragment)
+    rules.assign(*src, *dst->fragment, "common: copied to '" + dst->name + "'", n.call->getRange());
+}
+
+class CopyOp : public ftg::TileOp {
+public:
+  ftg::NodeKind kind() const override { return ftg::NodeKind::Copy; }
+  bool buildsFrom(Builtin b) const override { return b == Builtin::Copy; }
+
+  void build(Node &n, const CallExpr &c, ftg::NodeBuilder &b) const override {
+    if (auto src = b.operand(argument(c, 0, "src")))
+      n.inputs.push_back(*src);
+    if (auto dst = b.operand(argument(c, 1, "dst")))
+      n.outputs.push_back(*dst);
+  }
+
+  void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
+    if (level == ftg::InferLevel::Common)
+      propagateFragmentCopy(n, rules);
+  }
+
+  void selectInstruction(Node &n, const ftg::Graph &g) const override {
+    if (n.inputs.empty() || n.outputs.empty())
+      return;
+    Scope from = n.inputs[0].buffer->scope, to = n.outputs[0].buffer->scope;
+    int bits = int(bitWidth(n.outputs[0].buffer->dtype));
+    if (from == Scope::Fragment || to == Scope::Fragment) {
+      n.instr = ftg::CopyInstr::Fragment;
+      const ftg::Buffer *f = from == Scope::Fragment ? n.inputs[0].buffer : n.outputs[0].buffer;
+      n.copyVector = f->fragment ? (f->fragment->kind == FragmentLayout::Blocked ? f->fragment->vec
+                                    : f->fragment->kind == FragmentLayout::MmaC ? 2 : 1)
+                                 : 1;
+    } else if (((from == Scope::Global && to == Scope::Shared) ||
+                (from == Scope::Shared && to == Scope::Global)) &&
+               n.inputs[0].buffer->dtype == n.outputs[0].buffer->dtype && bits >= 8) {
+      // The target's widest accesses (16 bytes) where the shared tile's rows are whole
+      // chunks of them: cp.async into shared memory, vector loads and stores out of it. The
+      // launcher falls back to the scalar instantiation when a tensor's rows are not aligned.
+      const ftg::Buffer *tile = to == Scope::Shared ? n.outputs[0].buffer : n.inputs[0].buffer;
+      int64_t cols = tile->shared ? tile->shared->cols : 0;
+      int perAccess = g.target->maxVectorBytes() * 8 / bits;
+      bool whole = cols % perAccess == 0;
+      n.copyVector = whole ? perAccess : 1;
+      n.instr = !whole ? ftg::CopyInstr::Scalar
+               : to == Scope::Shared ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Vector;
+    } else {
+      n.instr = ftg::CopyInstr::Scalar;
+      n.copyVector = 1;
+    }
+  }
+
+  std::string describe(const Node &n) const override {
+    return "copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value);
+  }
+  void lower(const Node &n, KernelLowering &L) const override { lowerCopy(L, n, false); }
+  void lowerPrefetch(const Node &n, KernelLowering &L) const override { lowerCopy(L, n, true); }
+};
+
+class AtomicAddOp : public ftg::TileOp {
+public:
+  ftg::NodeKind kind() const override { return ftg::NodeKind::AtomicAdd; }
+  bool buildsFrom(Builtin b) const override { return b == Builtin::AtomicAdd; }
+
+  void build(Node &n, const CallExpr &c, ftg::NodeBuilder &b) const override {
+    if (auto dst = b.operand(argument(c, 0, "dst")))
+      n.outputs.push_back(*dst);
+    // The tile form adds a region; the scalar form (src a scalar expression) has no input.
+    if (const Expr *src = argument(c, 1, "src"); src && src->type.kind() == Type::Buffer)
+      if (auto in = b.operand(src))
+        n.inputs.push_back(*in);
+  }
+
+  std::string describe(const Node &) const override { return "atomic_add"; }
+  void lower(const Node &n, KernelLowering &L) const override { lowerAtomicAdd(L, n); }
+};
+
+const CopyOp copyOp;
+const AtomicAddOp atomicAddOp;
+const bool registered = ftg::registerTileOp(copyOp) && ftg::registerTileOp(atomicAddOp);
+
+} // namespace
+
+} // namespace tlc::ops

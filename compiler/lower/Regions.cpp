@@ -1,0 +1,115 @@
+// Region addressing shared by the tile operators' lowerings (compiler/ops/): how a region's
+// elements map to buffer coordinates, element references and bounds predicates.
+#include "lower/KernelLowering.h"
+
+namespace tlc::lower {
+
+using ftg::Operand;
+
+std::vector<std::string> TileDims::indices(const std::vector<std::string> &coords) const {
+  std::vector<std::string> idx;
+  for (size_t d = 0; d < origin.size(); ++d) {
+    std::string base = origin[d];
+    if (tileDim[d] < 0)
+      idx.push_back(base);
+    else
+      idx.push_back(base == "0" ? coords[tileDim[d]] : "(" + base + " + " + coords[tileDim[d]] + ")");
+  }
+  return idx;
+}
+
+namespace {
+
+std::vector<int64_t> squeezedConst(const std::vector<std::optional<int64_t>> &shape, bool &ok) {
+  std::vector<int64_t> out;
+  for (const auto &e : shape) {
+    if (!e) {
+      ok = false;
+      continue;
+    }
+    if (*e != 1)
+      out.push_back(*e);
+  }
+  return out;
+}
+
+} // namespace
+
+TileDims tileDims(KernelLowering &L, const Operand &op, const std::vector<std::optional<int64_t>> &tile) {
+  TileDims t;
+  bool constOk = true;
+  t.extents = squeezedConst(tile, constOk);
+  t.ok = constOk;
+  const Region &r = op.region;
+  size_t rank = op.buffer->shape.size();
+  t.origin.assign(rank, "0");
+  t.tileDim.assign(rank, -1);
+  // Buffer dims that carry tile extent, in order.
+  std::vector<size_t> dims;
+  if (r.originOnly) {
+    // The other side's whole shape, unit dims included, sits in the last dims: a [128, 1]
+    // tile at Scales[r, c] covers 128 rows of one column, not one row of 128 columns.
+    std::vector<std::optional<int64_t>> full = tile;
+    while (full.size() > rank && full.front() == std::optional<int64_t>(1))
+      full.erase(full.begin());
+    if (full.size() > rank) {
+      t.ok = false;
+      return t;
+    }
+    size_t first = rank - full.size();
+    for (size_t k = 0; k < full.size(); ++k)
+      if (full[k] != std::optional<int64_t>(1))
+        dims.push_back(first + k);
+  } else {
+    for (size_t d = 0; d < rank; ++d) {
+      bool unit = r.isPoint.empty() ? op.buffer->shape[d] == std::optional<int64_t>(1)
+                                    : (r.isPoint[d] || r.extents[d] == std::optional<int64_t>(1));
+      if (!unit)
+        dims.push_back(d);
+    }
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (!r.origins.empty() && r.origins[d])
+      t.origin[d] = L.expr(r.origins[d]);
+  if (dims.size() != t.extents.size()) {
+    t.ok = false;
+    return t;
+  }
+  for (size_t i = 0; i < dims.size(); ++i)
+    t.tileDim[dims[i]] = int(i);
+  return t;
+}
+
+std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
+  if (b.scope == Scope::Global)
+    return cppName(b.name) + "[" + L.globalOffset(b, idx) + "]";
+  if (b.scope == Scope::Shared) {
+    std::string row = "0";
+    for (size_t d = 0; d + 1 < idx.size(); ++d)
+      row = d == 0 ? idx[0] : "(" + row + ") * " + L.dimExpr(b, d) + " + " + idx[d];
+    return L.sharedElement(b, row, idx.back());
+  }
+  std::string flat = "0";
+  for (size_t d = 0; d < idx.size(); ++d)
+    flat = d == 0 ? idx[0] : "(" + flat + ") * " + L.dimExpr(b, d) + " + " + idx[d];
+  return cppName(b.name) + "[" + flat + "]";
+}
+
+std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
+  if (b.scope != Scope::Global)
+    return "";
+  std::string p;
+  for (size_t d = 0; d < idx.size(); ++d)
+    p += (p.empty() ? "" : " && ") + std::string("(") + idx[d] + ") < " + L.dimExpr(b, d);
+  return p;
+}
+
+void KernelLowering::guarded(const std::string &cond, StmtPtr stmt) {
+  if (cond.empty()) {
+    add(std::move(stmt));
+    return;
+  }
+  add(makeIf(cond, IfStyle::NextLine, /*uniform=*/false)).body.push_back(std::move(stmt));
+}
+
+} // namespace tlc::lower
