@@ -105,6 +105,8 @@ private:
   }
 
   std::optional<Operand> operand(const Expr *e) override {
+    if (!e)
+      return std::nullopt;
     const NameExpr *base = isa<IndexExpr>(e) ? cast<IndexExpr>(e)->base : dyn_cast<NameExpr>(e);
     if (!base || !base->decl)
       return std::nullopt;

@@ -94,6 +94,7 @@ struct Node {
   Builtin reduceOp = Builtin::None;
   int dim = 0;
   bool clear = true;
+  bool reverse = false; // cumsum: suffix sums
   // Parallel: the fragment that drives thread binding (inferred), vector width.
   Buffer *driver = nullptr;
   int vectorWidth = 1;

@@ -121,6 +121,8 @@ KERNELS.update({
     "atomic_rows": _op_kernel("atomic_rows",
                               _tensors("A", "B", "X", "out:XTile", "out:XPar", "out:GemmTile",
                                        "out:GemmPar"), ("M", "N", "K"), ("dtype",)),
+    "cumsum": _op_kernel("cumsum", _tensors("X", "out:Rows", "out:Cols", "out:Frag", "out:FragRows"),
+                         ("M", "N"), ("dtype", "block_M", "block_N")),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
                              ("dtype",)),
     "gather_table": _op_kernel("gather_table", _tensors("KV", "Table", "Q", "out:O", "out:S"),
@@ -313,6 +315,11 @@ def _add_memory_ops(t: _Tables) -> None:
           [("1001x999x72", {"M": 1001, "N": 999, "K": 72}),
            ("256x192x64", {"M": 256, "N": 192, "K": 64})], F32_TOLERANCE)
     plain = [("1024x1024", {"M": 1024, "N": 1024}), ("1001x999", {"M": 1001, "N": 999})]
+    # cumsum: f32 fragments at f32 tolerance; f16 fragments round each sum to f16.
+    t.add(Build("ops_cumsum_f32", "cumsum", {"dtype": "f32", "block_M": "64", "block_N": "80"}),
+          plain + [("77x250", {"M": 77, "N": 250})], F32_TOLERANCE)
+    t.add(Build("ops_cumsum_f16_32x96", "cumsum", {"dtype": "f16", "block_M": "32", "block_N": "96"}),
+          plain + [("77x250", {"M": 77, "N": 250})])
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
     for dt in ("f32", "f16"):

@@ -457,6 +457,45 @@ class AtomicRowsProblem(Problem):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
 
 
+class CumsumProblem(Problem):
+    """tests/gpu/ops/cumsum.tl: scans within each block's tile, on shared tiles and fragments."""
+    bound = "memory"
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_m = int(build.defines.get("block_M", 64))
+        self.block_n = int(build.defines.get("block_N", 80))
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"X": s, "Rows": s, "Cols": s, "Frag": s, "FragRows": s}
+
+    def tensor_dtype(self, name):
+        return torch.float32
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        m, n, bm, bn = shape["M"], shape["N"], self.block_m, self.block_n
+        x = inputs["X"].to(ref)
+        pm, pn = -m % bm, -n % bn
+        tiles = torch.nn.functional.pad(x, (0, pn, 0, pm)).reshape((m + pm) // bm, bm, (n + pn) // bn, bn)
+
+        def crop(t):
+            return t.reshape(m + pm, n + pn)[:m, :n]
+
+        rows = crop(tiles.cumsum(dim=3))
+        cols = crop(tiles.flip(1).cumsum(dim=1).flip(1))
+        # The fragment scans read X converted to the fragment's type and write it back there.
+        xf = inputs["X"].to(self.dtype).to(ref)
+        ftiles = torch.nn.functional.pad(xf, (0, pn, 0, pm)).reshape(tiles.shape)
+        frag = crop(ftiles.flip(1).cumsum(dim=1).flip(1))
+        frag_rows = crop(ftiles.cumsum(dim=3))
+        return {"Rows": rows, "Cols": cols, "Frag": frag, "FragRows": frag_rows}
+
+    def flops(self, shape):
+        return 4.0 * shape["M"] * shape["N"]
+
+
 class CopyPathsProblem(Problem):
     """tests/gpu/ops/copy_paths.tl: Y = 2 X + 1 in f32, Z = X + 1 in dtype."""
     bound = "memory"
@@ -557,7 +596,7 @@ PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": Softm
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
-            "atomic_rows": AtomicRowsProblem,
+            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem}
 

@@ -95,10 +95,10 @@ CASES = [
      r"too many errors emitted \(25\), stopping here", 10),
     ("3000 syntax errors stop at the error cap", syntax_errors(3000), [], 1,
      r"too many errors emitted \(25\), stopping here", 10),
-    # Errors found after Sema, one per kernel (cumsum is not generated yet): the graph
-    # builder stops at the cap too.
+    # Errors found after Sema, one per kernel (a rank-3 fragment): the graph builder stops
+    # at the cap too.
     ("3000 kernels with code-generation errors stop at the error cap",
-     "".join(f"kernel k{i}(A: f32[M]) grid(1) threads(32) {{ X = fragment f32[32]; cumsum(X); }}\n"
+     "".join(f"kernel k{i}(A: f32[M]) grid(1) threads(32) {{ X = fragment f32[2, 2, 2]; fill(X, 0); }}\n"
              for i in range(3000)), [], 1, r"too many errors emitted \(25\), stopping here", 20),
 ]
 
