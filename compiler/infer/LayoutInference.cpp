@@ -232,30 +232,19 @@ private:
     auto [rows, cols] = tile2d(b);
     int bytes = std::max(1, int(bitWidth(b.dtype) / 8));
     bool fits = false;
-    // 16 bytes per access where the tile allows it (one 128-bit load or store).
-    FragmentLayout l = FragmentLayout::blocked(rows, cols, g->threads, std::max(1, 16 / bytes), fits);
-    if (!fits) {
-      // blocked() fails only here: threads are laid out rowsPerPass() rows at a time.
-      std::string vec = std::to_string(l.vec), threads = std::to_string(g->threads);
-      std::string hint =
-          rows == 1 ? "each thread takes " + vec + " consecutive elements, so a 1-d fragment's "
-                          "length (" + std::to_string(cols) + ") must be a multiple of " +
-                          threads + " threads x " + vec + " = " +
-                          std::to_string(int64_t(g->threads) * l.vec)
-                    : "each thread takes " + vec + " consecutive elements and " +
-                          std::to_string(l.tpr) + " threads share a row of " +
-                          std::to_string(cols) + ", so the " + threads + " threads cover " +
-                          std::to_string(l.rowsPerPass()) + " rows at a time; make the number "
-                          "of rows (" + std::to_string(rows) + ") a multiple of " +
-                          std::to_string(l.rowsPerPass());
-      error(b.decl->getRange(),
-            "fragment '" + b.name + "' of " + std::to_string(rows) + "x" + std::to_string(cols) +
-                " elements cannot be spread evenly over " + threads + " threads",
-            hint + ", or use fewer threads");
+    // Among the layouts that cover the tile, the fewest registers (copies of a small tile on
+    // further threads when it cannot keep every thread busy), then the widest vectors, up to
+    // 16 bytes per access (one 128-bit load or store).
+    FragmentLayout l = FragmentLayout::fewestRegisters(rows, cols, g->threads, std::max(1, 16 / bytes), fits);
+    if (!fits) { // one copy per thread always fits; kept for a future family that may not
+      error(b.decl->getRange(), "fragment '" + b.name + "' of " + std::to_string(rows) + "x" +
+                                    std::to_string(cols) + " elements has no layout over " +
+                                    std::to_string(g->threads) + " threads");
       return;
     }
     b.fragment = l;
-    b.layoutReason = "free: fewest registers, vectorized";
+    b.layoutReason = l.replicas > 1 ? "free: fewest registers (the tile is smaller than the block)"
+                                    : "free: fewest registers, vectorized";
     changed = true;
   }
 

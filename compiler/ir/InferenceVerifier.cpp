@@ -60,8 +60,10 @@ std::string fragmentLayoutProblem(const Buffer &b, const FragmentLayout &l) {
   if (f.threadExtent() != l.threads)
     return "fragment " + f.str() + " uses " + std::to_string(f.threadExtent()) +
            " threads, but the block has " + std::to_string(l.threads);
-  if (!isRow && f.replicate() != 1)
-    return "fragment " + f.str() + " holds elements more than once";
+  int64_t copies = l.kind == FragmentLayout::Blocked ? l.replicas : 1;
+  if (!isRow && f.replicate() != copies)
+    return "fragment " + f.str() + " holds its elements " + std::to_string(f.replicate()) +
+           " times, its layout says " + std::to_string(copies);
   std::string whyNot;
   if (!f.inverse(&whyNot))
     return "fragment " + f.str() + " is not one-to-one onto the threads' registers: " + whyNot;

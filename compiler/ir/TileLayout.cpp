@@ -177,13 +177,18 @@ FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int
   return l;
 }
 
-FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok) {
+FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok,
+                                       int replicas) {
   FragmentLayout l;
   l.kind = Blocked;
   l.rows = rows;
   l.cols = cols;
   l.threads = threads;
+  l.replicas = replicas;
   ok = false;
+  if (replicas < 1 || threads % replicas != 0)
+    return l;
+  int copyThreads = threads / replicas;
   // Widest vector that divides the row, then as many threads per row as the row has vectors
   // (a power of two dividing the block), so that a row is a group of consecutive lanes.
   while (vec > 1 && cols % vec != 0)
@@ -191,28 +196,66 @@ FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, 
   l.vec = vec;
   int64_t vectors = cols / vec;
   int tpr = 1;
-  while (tpr * 2 <= threads && vectors % (tpr * 2) == 0)
+  while (tpr * 2 <= copyThreads && vectors % (tpr * 2) == 0)
     tpr *= 2;
   // Enough rows to keep every thread busy: fewer threads per row when rows are plentiful.
-  while (tpr > 1 && rows % (threads / (tpr / 2)) == 0 && rows >= threads / (tpr / 2) &&
-         (threads / tpr) < rows)
+  while (tpr > 1 && rows % (copyThreads / (tpr / 2)) == 0 && rows >= copyThreads / (tpr / 2) &&
+         (copyThreads / tpr) < rows)
     tpr /= 2;
   l.tpr = tpr;
-  ok = rows % l.rowsPerPass() == 0 && cols % (int64_t(tpr) * vec) == 0;
+  ok = copyThreads % tpr == 0 && rows % l.rowsPerPass() == 0 && cols % (int64_t(tpr) * vec) == 0;
   if (!ok)
     return l;
-  // One thread's vector, spread over tpr consecutive threads along the row and over
-  // rowsPerPass rows, the passes and chunks of a row then repeated on registers.
   std::string key = "blocked " + std::to_string(rows) + "x" + std::to_string(cols) + " threads " +
-                    std::to_string(threads) + " tpr " + std::to_string(tpr) + " vec " + std::to_string(vec);
+                    std::to_string(threads) + " tpr " + std::to_string(tpr) + " vec " + std::to_string(vec) +
+                    " replicas " + std::to_string(replicas);
   l.algebra = buildFull(key, [&] {
+    // One thread's vector, spread over tpr consecutive threads along the row and over
+    // rowsPerPass rows, the passes and chunks of a row then repeated on registers, and the
+    // whole tile on `replicas` groups of threads.
     Fragment vector = Fragment::make({1, vec}, [](llvm::ArrayRef<IntExpr> x, const IntExpr &) {
       return Fragment::Placement{0, x[1]};
     });
-    return vector.repeat({l.rowsPerPass(), tpr}, RepeatOn::Thread)
-        .repeat({rows / l.rowsPerPass(), l.chunksPerRow()}, RepeatOn::Register);
+    Fragment copy = vector.repeat({l.rowsPerPass(), tpr}, RepeatOn::Thread)
+                        .repeat({rows / l.rowsPerPass(), l.chunksPerRow()}, RepeatOn::Register);
+    return replicas > 1 ? copy.replicate(replicas) : copy;
   });
   return l;
+}
+
+FragmentLayout FragmentLayout::fewestRegisters(int64_t rows, int64_t cols, int threads, int maxVec,
+                                               bool &ok) {
+  std::optional<FragmentLayout> best;
+  auto better = [&](const FragmentLayout &l) {
+    if (!best)
+      return true;
+    int64_t mine = l.rows * l.cols / (l.threads / l.replicas);
+    int64_t theirs = best->rows * best->cols / (best->threads / best->replicas);
+    if (mine != theirs)
+      return mine < theirs;
+    if (l.replicas != best->replicas)
+      return l.replicas < best->replicas;
+    return l.vec > best->vec;
+  };
+  // Copies on power-of-two thread groups, and at last one copy per thread (which any tile
+  // fits, whatever the block size).
+  std::vector<int> copies;
+  for (int replicas = 1; replicas < threads; replicas *= 2)
+    copies.push_back(replicas);
+  copies.push_back(threads);
+  for (int replicas : copies)
+    for (int vec = std::max(1, maxVec); vec >= 1; vec /= 2) {
+      bool fits = false;
+      FragmentLayout l = blocked(rows, cols, threads, vec, fits, replicas);
+      if (fits && better(l))
+        best = l;
+    }
+  ok = best.has_value();
+  if (!best) {
+    bool unused = false;
+    return blocked(rows, cols, threads, maxVec, unused);
+  }
+  return *best;
 }
 
 FragmentLayout::RowSpread FragmentLayout::rowSpread(int warpSize) const {
@@ -273,7 +316,8 @@ std::string FragmentLayout::str() const {
            std::to_string(warpRows()) + "x" + std::to_string(warpCols()) + ")" + regs;
   case Blocked:
     return shape + " blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
-           " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" + regs;
+           " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" +
+           (replicas > 1 ? ", " + std::to_string(replicas) + " copies" : "") + regs;
   case Row:
     return shape + " rows of " +
            (parent == MmaC ? "an mma accumulator (warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")"
@@ -294,7 +338,7 @@ bool FragmentLayout::operator==(const FragmentLayout &o) const {
   if (family == MmaC)
     return wm == o.wm && wn == o.wn && atomM == o.atomM && atomN == o.atomN &&
            (kind == Row ? warpRows() == o.warpRows() : true);
-  return tpr == o.tpr && (kind == Row || vec == o.vec);
+  return tpr == o.tpr && replicas == o.replicas && (kind == Row || vec == o.vec);
 }
 
 } // namespace tlc

@@ -7,7 +7,8 @@
 //     MmaC     the accumulator layout of mma.m16n8k16 tiled over a wm x wn grid of warps
 //              (also the A-operand layout of a following register-sourced gemm)
 //     Blocked  rows over groups of `tpr` consecutive threads, `vec` contiguous elements per
-//              access: the free layout for element-wise and row-reduction work
+//              access: the free layout for element-wise and row-reduction work; a tile too
+//              small for the block is held by `replicas` groups of threads, each a full copy
 //     Row      the [rows] layout obtained by reducing dim 1 of an MmaC or Blocked fragment:
 //              each thread holds the rows it owned, replicated over the threads of the row
 //
@@ -62,6 +63,7 @@ struct FragmentLayout {
   int wm = 1, wn = 1;   // MmaC (and Row of MmaC): warp grid
   int atomM = 1, atomN = 1; // MmaC: the accumulator tile of one instruction
   int tpr = 1, vec = 1; // Blocked (and Row of Blocked)
+  int replicas = 1;     // Blocked (and Row of Blocked): copies of the tile, on further threads
   // The layout as a Fragment, with its inverse; shared by copies of this layout.
   std::shared_ptr<const FragmentAlgebra> algebra;
 
@@ -70,9 +72,17 @@ struct FragmentLayout {
   // wm x wn warps (numbered row-major) on threads.
   static FragmentLayout mmaC(int64_t rows, int64_t cols, int threads, int wm, int wn,
                              const Fragment &atomC);
-  // The free layout: `vec` contiguous elements per access, rows spread over thread groups.
-  // Returns false in `ok` when the shape cannot be covered evenly.
-  static FragmentLayout blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok);
+  // The free layout: `vec` contiguous elements per access, rows spread over thread groups,
+  // the tile held `replicas` times (threads / replicas threads per copy). Returns false in
+  // `ok` when the shape cannot be covered evenly.
+  static FragmentLayout blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok,
+                                int replicas = 1);
+  // The FREE level's choice (the TileLang paper's Algorithm 1): among the blocked layouts of
+  // the tile over `threads` threads (vectors of `maxVec` elements down to 1, the tile copied
+  // over 1, 2, 4, ... thread groups when it is too small for the block), the one with the
+  // fewest registers per thread; ties go to fewer copies, then wider vectors. ok = false
+  // when none covers the tile (never, for a block of a power-of-two thread count).
+  static FragmentLayout fewestRegisters(int64_t rows, int64_t cols, int threads, int maxVec, bool &ok);
   // The layout a reduction over dim 1 leaves: Fragment::reduce of this one.
   FragmentLayout rowLayout() const;
 
@@ -99,7 +109,7 @@ struct FragmentLayout {
   int64_t mTiles() const { return warpRows() / atomM; }
   int64_t nTiles() const { return warpCols() / atomN; }
   // Blocked geometry.
-  int64_t rowsPerPass() const { return threads / tpr; }
+  int64_t rowsPerPass() const { return threads / replicas / tpr; }
   int64_t chunksPerRow() const { return cols / (int64_t(tpr) * vec); }
 
   // How one row is spread for a reduction along dim 1: over `lanes` consecutive threads of

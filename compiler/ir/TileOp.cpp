@@ -29,6 +29,18 @@ const TileOp *tileOpFor(Builtin b) {
   return found;
 }
 
+void LayoutRules::shareLayout(Node &n, const std::string &fromSrc, const std::string &fromDst) {
+  if (n.inputs.empty() || n.outputs.empty())
+    return;
+  Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
+  if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment || src->shape != dst->shape)
+    return;
+  if (src->fragment)
+    assign(*dst, *src->fragment, "common: " + fromSrc + " '" + src->name + "'", n.call->getRange());
+  else if (dst->fragment)
+    assign(*src, *dst->fragment, "common: " + fromDst + " '" + dst->name + "'", n.call->getRange());
+}
+
 std::string TileOp::describe(const Node &n) const { return nodeKindName(n.kind).str(); }
 
 void TileOp::lowerPrefetch(const Node &n, lower::KernelLowering &L) const {

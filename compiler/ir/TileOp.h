@@ -45,6 +45,11 @@ public:
   // Gives shared buffer `b` the layout `l`; false (after reporting) if it has another.
   virtual bool assignShared(Buffer &b, const SharedLayout &l, const std::string &reason, llvm::SMRange at) = 0;
   virtual void error(llvm::SMRange at, const std::string &msg, const std::string &hint = "") = 0;
+
+  // The rule of operators that move a fragment into one of the same shape (copy, cumsum):
+  // whichever of n's first input and first output has a layout gives it to the other. The
+  // reason reads "common: <fromSrc> 'src'" or "common: <fromDst> 'dst'".
+  void shareLayout(Node &n, const std::string &fromSrc, const std::string &fromDst);
 };
 
 class TileOp {

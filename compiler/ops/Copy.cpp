@@ -329,19 +329,6 @@ void lowerAtomicAdd(KernelLowering &L, const Node &n) {
 }
 
 
-// COMMON: a copy between two fragments of one shape gives them one layout.
-void propagateFragmentCopy(Node &n, ftg::LayoutRules &rules) {
-  if (n.inputs.empty() || n.outputs.empty())
-    return;
-  ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
-  if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment || src->shape != dst->shape)
-    return;
-  if (src->fragment)
-    rules.assign(*dst, *src->fragment, "common: copied from '" + src->name + "'", n.call->getRange());
-  else if (dst->fragment)
-    rules.assign(*src, *dst->fragment, "common: copied to '" + dst->name + "'", n.call->getRange());
-}
-
 class CopyOp : public ftg::TileOp {
 public:
   ftg::NodeKind kind() const override { return ftg::NodeKind::Copy; }
@@ -355,8 +342,9 @@ public:
   }
 
   void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
+    // A copy between two fragments of one shape gives them one layout.
     if (level == ftg::InferLevel::Common)
-      propagateFragmentCopy(n, rules);
+      rules.shareLayout(n, "copied from", "copied to");
   }
 
   void selectInstruction(Node &n, const ftg::Graph &g) const override {

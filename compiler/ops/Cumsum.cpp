@@ -186,15 +186,8 @@ public:
   }
 
   void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
-    if (level != ftg::InferLevel::Common)
-      return;
-    ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
-    if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment || src->shape != dst->shape)
-      return;
-    if (src->fragment)
-      rules.assign(*dst, *src->fragment, "common: cumsum of '" + src->name + "'", n.call->getRange());
-    else if (dst->fragment)
-      rules.assign(*src, *dst->fragment, "common: cumsum into '" + dst->name + "'", n.call->getRange());
+    if (level == ftg::InferLevel::Common)
+      rules.shareLayout(n, "cumsum of", "cumsum into");
   }
 
   int64_t scratchBytes(const Node &n, const ftg::Graph &) const override {

@@ -123,6 +123,8 @@ KERNELS.update({
                                        "out:GemmPar"), ("M", "N", "K"), ("dtype",)),
     "cumsum": _op_kernel("cumsum", _tensors("X", "out:Rows", "out:Cols", "out:Frag", "out:FragRows"),
                          ("M", "N"), ("dtype", "block_M", "block_N")),
+    "small_fragments": _op_kernel("small_fragments", _tensors("X", "out:Y", "out:S"), ("M",),
+                                  ("dtype", "n")),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
                              ("dtype",)),
     "gather_table": _op_kernel("gather_table", _tensors("KV", "Table", "Q", "out:O", "out:S"),
@@ -314,6 +316,10 @@ def _add_memory_ops(t: _Tables) -> None:
     t.add(Build("ops_atomic_rows_f16", "atomic_rows", {"dtype": "f16"}),
           [("1001x999x72", {"M": 1001, "N": 999, "K": 72}),
            ("256x192x64", {"M": 256, "N": 192, "K": 64})], F32_TOLERANCE)
+    # Fragments smaller than the block: copies of the tile on thread groups (FREE level).
+    for n in (64, 24, 4):
+        t.add(Build(f"ops_small_fragments_n{n}", "small_fragments", {"dtype": "f32", "n": str(n)}),
+              [("77", {"M": 77})], F32_TOLERANCE)
     plain = [("1024x1024", {"M": 1024, "N": 1024}), ("1001x999", {"M": 1001, "N": 999})]
     # cumsum: f32 fragments at f32 tolerance; f16 fragments round each sum to f16.
     t.add(Build("ops_cumsum_f32", "cumsum", {"dtype": "f32", "block_M": "64", "block_N": "80"}),

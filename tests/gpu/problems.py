@@ -494,6 +494,24 @@ class CumsumProblem(Problem):
 
     def flops(self, shape):
         return 4.0 * shape["M"] * shape["N"]
+class SmallFragmentsProblem(Problem):
+    """tests/gpu/ops/small_fragments.tl: Y = 2 X + 1 and S = Y.sum(1) from a replicated fragment."""
+    bound = "memory"
+    accumulates = True
+
+    def tensor_shapes(self, shape):
+        m, n = shape["M"], int(self.build.defines["n"])
+        return {"X": (m, n), "Y": (m, n), "S": (m,)}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name == "S" else self.dtype
+
+    def reference(self, inputs, shape, precision):
+        y = inputs["X"].to(REFERENCE_DTYPES[precision]) * 2 + 1
+        return {"Y": y, "S": y.sum(dim=1)}
+
+    def flops(self, shape):
+        return 3.0 * shape["M"] * int(self.build.defines["n"])
 
 
 class CopyPathsProblem(Problem):
@@ -597,6 +615,7 @@ PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": Softm
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem,
+            "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem}
 

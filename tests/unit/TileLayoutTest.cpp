@@ -283,3 +283,38 @@ TEST_CASE("shared swizzle keeps the 64- and 128-wide layouts", "[tilelayout]") {
   CHECK(SharedLayout::swizzled(64, 80, 16).mask == 1); // 10 chunks: groups of 2
   CHECK(SharedLayout::swizzled(64, 40, 16).mask == 0); // 5 chunks: odd, no swizzle
 }
+
+TEST_CASE("FREE level picks the fewest registers, then fewer copies, then wider vectors",
+          "[tilelayout]") {
+  bool ok = false;
+  // What 16-byte vectors cover keeps its layout.
+  FragmentLayout full = FragmentLayout::fewestRegisters(4, 1024, 128, 8, ok);
+  REQUIRE(ok);
+  bool fits = false;
+  CHECK(full == FragmentLayout::blocked(4, 1024, 128, 8, fits));
+  // Two rows of 128: vectors of 4 leave threads idle; vectors of 2 cover the block.
+  FragmentLayout two = FragmentLayout::fewestRegisters(2, 128, 128, 4, ok);
+  REQUIRE(ok);
+  CHECK(two.vec == 2);
+  CHECK(two.replicas == 1);
+  CHECK(two.registers() == 2);
+  // 24 elements on 128 threads: 8 threads of 3 elements (1 per access), 16 copies. Each
+  // element is held once per copy, and replica 0 of each is in the first group of 8 threads.
+  FragmentLayout small = FragmentLayout::fewestRegisters(1, 24, 128, 4, ok);
+  REQUIRE(ok);
+  CHECK(small.replicas == 16);
+  CHECK(small.registers() == 3);
+  std::map<int64_t, int> held;
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t r = 0; r < small.registers(); ++r)
+      ++held[small.colAt(t, r)];
+  CHECK(held.size() == 24);
+  for (auto &[j, count] : held)
+    CHECK(count == 16);
+  CHECK(small.replicaGuard("t", "r") == "t / 8 == 0");
+  // One element on a block: every thread holds it.
+  FragmentLayout one = FragmentLayout::fewestRegisters(1, 1, 96, 4, ok);
+  REQUIRE(ok);
+  CHECK(one.replicas == 96);
+  CHECK(one.registers() == 1);
+}
