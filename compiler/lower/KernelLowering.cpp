@@ -4,6 +4,7 @@
 #include "lower/KernelLowering.h"
 
 #include "ir/TileOp.h"
+#include "target/TargetInfo.h"
 
 namespace tlc::lower {
 
@@ -58,6 +59,11 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
       producers.push_back(c.get());
   if (producers.empty() || n.stages < 2)
     return lowerLoop(n);
+  if (out->pipelineStyle != target::PipelineStyle::AsyncGroups) {
+    unsupported(f->kindRange, "software pipelines on " + g.target->name().str() +
+                                  " (its pipeline style has no expansion yet)");
+    return lowerLoop(n);
+  }
   nonNegativeVars.insert(f->vars[0]); // counts up from 0
   auto p = std::make_unique<Stmt>(StmtKind::Pipeline);
   p->var = cppName(f->vars[0]->getName());
@@ -176,6 +182,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   K.threads = g.threads;
   K.sharedBytes = g.sharedBytes;
   K.scratchOffset = g.scratchOffset;
+  K.pipelineStyle = g.target->pipelineStyle();
 
   for (auto &b : g.buffers)
     if (b->scope != Scope::Fragment && (b->dtype == DType::I4 || b->dtype == DType::U4))

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "lower/Launch.h"
+#include "target/PipelineStyle.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -171,6 +172,8 @@ struct Kernel {
   int threads = 128;
   int64_t sharedBytes = 0;
   int64_t scratchOffset = 0; // where cross-warp reduction scratch starts (sharedBytes: none)
+  // How PipelineExpansion expands pipelined loops: the target's style.
+  target::PipelineStyle pipelineStyle = target::PipelineStyle::AsyncGroups;
   std::vector<Param> params;
   std::vector<std::string> blockIndices;                       // C++ names, x, y, z
   std::vector<std::pair<std::string, std::string>> constants;  // shape symbols bound by -D

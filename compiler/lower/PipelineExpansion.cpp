@@ -8,8 +8,9 @@
 //                 commit, run the consumers on stage k % S
 //   epilogue      wait for every group (the last ones are empty)
 //
-// with async-copy groups (cp.async commit/wait, the sm_80 pipeline style; mbarriers and bulk
-// copies are the Hopper style to come). The pass fills in the stage index of every access in
+// with async-copy groups (cp.async commit/wait), the expansion of the AsyncGroups style; the
+// kernel carries its target's style (target/PipelineStyle.h), and the mbarrier + bulk-copy
+// style (Hopper) and the register-staged style (AMD) get their expansions here. The pass fills in the stage index of every access in
 // text and as a StageRef, so that SyncInsertion sees that the prefetch into stage
 // (k + S - 1) % S and the reads of stage k % S touch different bytes.
 #include "lower/Lower.h"
@@ -128,6 +129,16 @@ void expandIn(StmtList &list) {
 
 } // namespace
 
-void expandPipelines(Kernel &k) { expandIn(k.body); }
+void expandPipelines(Kernel &k) {
+  switch (k.pipelineStyle) {
+  case target::PipelineStyle::AsyncGroups:
+    return expandIn(k.body);
+  case target::PipelineStyle::MbarrierBulk:
+  case target::PipelineStyle::RegisterStaged:
+    // The lowering refuses pipelined loops on these targets until their expansions exist
+    // (KernelLowering::lowerPipelined), so no Pipeline statement reaches here.
+    return;
+  }
+}
 
 } // namespace tlc::lower

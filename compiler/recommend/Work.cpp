@@ -1,4 +1,5 @@
 #include "recommend/Work.h"
+
 #include "target/TargetInfo.h"
 
 #include <array>
@@ -319,8 +320,29 @@ private:
       return;
     }
     default:
-      return; // swizzle_blocks, call_extern, barriers: no counted work
+      // A tile operator the model has no formula for (cumsum, and operators to come): what its
+      // access sets say it touches (ir/AccessAnalysis.h), once per element, and one operation
+      // per element. swizzle_blocks, call_extern and barriers have no counted work.
+      if (n.op)
+        touched(n, times);
+      return;
     }
+  }
+
+  // On-chip buffers only: a global tensor's extent is not the part an operator touches.
+  void touched(const Node &n, double times) {
+    double elements = 0;
+    for (const auto *list : {&n.reads, &n.writes})
+      for (const Buffer *b : *list) {
+        if (b->scope == Scope::Shared)
+          work.sharedBytes += times * double(b->bytes());
+        else if (b->scope == Scope::Fragment || b->scope == Scope::Local)
+          work.registerBytes += times * double(b->bytes());
+        else
+          continue;
+        elements = std::max(elements, double(b->numElements()));
+      }
+    work.cudaOps += times * elements;
   }
 
   void add(const ScalarCost &c, double times) {

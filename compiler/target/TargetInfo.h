@@ -20,6 +20,7 @@
 
 #include "frontend/Types.h"
 #include "ir/Fragment.h"
+#include "target/PipelineStyle.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -83,13 +84,6 @@ enum class BarrierKind {
   AsyncGroupWait, // cp.async.wait_group N: all but the newest N groups of this thread's copies
   Mbarrier,       // mbarrier arrive / expect_tx / try_wait: a transaction-counting barrier
   NamedBarrier,   // bar.sync id, count: a subset of the block's warps (warp specialization)
-};
-
-// How a software-pipelined loop gets its prefetched tiles.
-enum class PipelineStyle {
-  AsyncGroups,    // cp.async commit groups; wait_group<stages - 2> then a block barrier
-  MbarrierBulk,   // one bulk tensor copy per tile, each stage's mbarrier counts its bytes
-  RegisterStaged, // no asynchronous copy into shared memory: load to registers, then store
 };
 
 class TargetInfo {

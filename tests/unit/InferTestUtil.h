@@ -24,9 +24,11 @@ struct InferredKernel {
   DiagnosticEngine diags{fe.sourceMgr(), os};
   std::unique_ptr<ftg::Graph> g;
 
-  explicit InferredKernel(llvm::StringRef source) : fe(source) {
+  explicit InferredKernel(llvm::StringRef source,
+                          const target::TargetInfo &target = target::defaultTarget())
+      : fe(source) {
     REQUIRE(fe.analyze());
-    g = ftg::buildGraph(fe.kernel(), diags, target::defaultTarget());
+    g = ftg::buildGraph(fe.kernel(), diags, target);
     REQUIRE(g);
     ftg::PassManager pm;
     infer::addInferencePasses(pm); // the driver's pipeline, so the tests see what tlc does

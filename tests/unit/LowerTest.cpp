@@ -114,3 +114,39 @@ TEST_CASE("lowering: a kernel's loop IR passes the verifier and SyncInsertion is
   lower::insertBarriers(*l.k); // every conflict already has its barrier
   CHECK(count(l.k->body, lower::StmtKind::Barrier) == barriers);
 }
+
+TEST_CASE("pipelines expand in the target's pipeline style, or say they cannot", "[lower]") {
+  // A pipelined loop of copies (no gemm, so inference runs on any target).
+  const char *source = R"(
+kernel k(A: f32[M, 256], C: out f32[M])
+  grid(ceildiv(M, 64)) threads(256) as (bx)
+{
+  A_s = shared f32[64, 64];
+  X_f = fragment f32[64, 64];
+  R_f = fragment f32[64];
+  clear(R_f);
+  for k in pipelined(4, stages = 2) {
+    copy(A[bx * 64, k * 64], A_s);
+    copy(A_s, X_f);
+    reduce_sum(X_f, R_f, clear = false);
+  }
+  copy(R_f, C[bx * 64]);
+}
+)";
+  {
+    test::InferredKernel cuda(source);
+    REQUIRE(cuda.g->target->pipelineStyle() == target::PipelineStyle::AsyncGroups);
+    auto k = lower::lowerKernel(*cuda.g, cuda.diags, "k.tl");
+    REQUIRE(k);
+    CHECK(k->pipelineStyle == target::PipelineStyle::AsyncGroups);
+    CHECK(find(k->body, lower::StmtKind::AsyncWait)); // expanded into cp.async groups
+  }
+  const target::TargetInfo *amd = target::lookupTarget("gfx942");
+  REQUIRE(amd);
+  REQUIRE(amd->pipelineStyle() == target::PipelineStyle::RegisterStaged);
+  test::InferredKernel gfx(source, *amd);
+  CHECK_FALSE(lower::lowerKernel(*gfx.g, gfx.diags, "k.tl"));
+  gfx.os.flush();
+  CHECK_THAT(gfx.out, Catch::Contains("error: not supported yet: software pipelines on gfx942 (its "
+                                      "pipeline style has no expansion yet)"));
+}

@@ -223,3 +223,29 @@ TEST_CASE("a prediction is finite or the candidate is illegal", "[recommend][mod
     CHECK((!p.legal || (std::isfinite(p.seconds) && p.seconds > 0)));
   }
 }
+
+TEST_CASE("an operator without a formula is counted from its access sets (cumsum)",
+          "[recommend][model]") {
+  // 4 scans of a 64x64 f32 shared tile in place: each reads and writes 16 KiB of shared
+  // memory and does one addition per element.
+  const char *source = R"(
+kernel scans(A: f32[M, 64], C: out f32[M, 64])
+  grid(ceildiv(M, 64)) threads(128) as (bx)
+{
+  X_s = shared f32[64, 64];
+  copy(A[bx * 64, 0], X_s);
+  for t in serial(4) {
+    cumsum(X_s, X_s, dim = 1);
+  }
+  copy(X_s, C[bx * 64, 0]);
+}
+)";
+  auto cc = compilerFor(source, "scans", {"M=1024"});
+  auto c = cc->compile({});
+  INFO(c->diagnostics);
+  REQUIRE(c->graph);
+  BlockWork w = analyzeWork(*c->graph, *gridOf(*c->kernel, ExprEvaluator()), ExprEvaluator());
+  // The two copies move the tile through shared memory once each.
+  CHECK(w.sharedBytes == 2 * 16384.0 + 4 * 2 * 16384.0);
+  CHECK(w.cudaOps == 4 * 4096.0);
+}
