@@ -15,7 +15,7 @@
 // tl/reduce.h), and A's registers are the four 8x8 quadrants in the order top-left,
 // bottom-left, top-right, bottom-right: what ldmatrix.x4 delivers (tl/ldmatrix.h).
 //
-// Hopper's warpgroup MMA (wgmma) will live in tl/wgmma.h and key on TL_ARCH_SM90A.
+// Hopper's warpgroup MMA (wgmma) is tl/wgmma.h (TL_ARCH_SM90A).
 #pragma once
 
 #include "common.h"

@@ -3,6 +3,7 @@
 // template for the architecture it is built for. It is built, never run; see
 // tests/gpu/stdlib/stdlib_selftest.cu for the run-time checks.
 #include "tl/tl.h"
+#include "tl/wgmma.h"
 
 namespace {
 
@@ -273,6 +274,36 @@ __global__ void k_barrier(int* out) {
   tl::warp_sync();
 }
 
+// ---- wgmma.h: every generated shape and dtype (ptxas checks each under -arch=sm_90a; the
+// other architectures compile the trap) -----------------------------------------------------
+template <int N, class T>
+__device__ void wgmma_shape(const void* a_s, const void* b_s, float* out) {
+  float d[N / 2] = {};
+  tl::wgmma::fence();
+  tl::wgmma::mma<N, T>(d, tl::wgmma::kmajor_descriptor(a_s, 0, tl::wgmma::Swizzle::B128),
+                       tl::wgmma::kmajor_descriptor(b_s, 1, tl::wgmma::Swizzle::B64), true);
+  tl::wgmma::commit_group();
+  tl::wgmma::wait_group<0>();
+  out[threadIdx.x] = d[N / 2 - 1];
+}
+
+template <class T, int... N>
+__device__ void wgmma_shapes(const void* a_s, const void* b_s, float* out) {
+  (wgmma_shape<N, T>(a_s, b_s, out), ...);
+}
+
+__global__ void k_wgmma(float* out) {
+  __shared__ alignas(1024) unsigned char a_s[8192], b_s[32768];
+  tl::wgmma::fence_proxy_async_shared();
+  wgmma_shapes<tl::f16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
+  wgmma_shapes<tl::bf16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
+}
+static_assert(tl::wgmma::make_descriptor(0x400, 16, 1024, tl::wgmma::Swizzle::B128) ==
+                  ((1ull << 62) | (64ull << 32) | (1ull << 16) | 0x40ull),
+              "descriptor fields");
+static_assert(tl::wgmma::Layout::row(37, 6) == 25 && tl::wgmma::Layout::col(37, 6) == 10,
+              "accumulator layout");
+
 }  // namespace
 
 // The kernels have internal linkage; reference them so that they are emitted and checked.
@@ -287,4 +318,5 @@ void tl_stdlib_compile_test_launch_all() {
   k_atomic<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                       nullptr, nullptr, nullptr);
   k_barrier<<<1, 64>>>(nullptr);
+  k_wgmma<<<1, 128>>>(nullptr);
 }

@@ -11,6 +11,7 @@
 
 #include "selftest_harness.h"
 #include "tl/tl.h"
+#include "tl/wgmma.h"
 
 namespace {
 
@@ -711,6 +712,101 @@ void test_named_barrier() {
 
 }  // namespace
 
+
+// ---- wgmma.mma_async m64nNk16 (sm_90a) from swizzled K-major shared tiles -----------------
+// A [64][K] and B [N][K] row-major in global memory ("TN": D = A * B^T), K = 64 (128-byte
+// rows, 128B swizzle), 32 (64B) or 16 (32B); the kernel stores them swizzled as tl/wgmma.h
+// documents, issues K/16 wgmmas in one group, and writes D [64][N] from the documented
+// accumulator layout. The host reference is double precision.
+constexpr int kWgM = 64;
+
+__host__ __device__ int wg_chunk_xor(int row, int row_bytes) {
+  return row_bytes == 128 ? row % 8 : row_bytes == 64 ? (row / 2) % 4 : (row / 4) % 2;
+}
+
+// Byte offset of element (row, k) of a K-major tile with `row_bytes`-byte rows of 2-byte elements.
+__host__ __device__ int wg_offset(int row, int k, int row_bytes) {
+  int byte = k * 2;
+  return row * row_bytes + (((byte / 16) ^ wg_chunk_xor(row, row_bytes)) * 16) + byte % 16;
+}
+
+template <class T, int N, int K>
+__global__ void __launch_bounds__(128) k_wgmma(const T* A, const T* B, float* D) {
+#if TL_ARCH_SM90A
+  constexpr tl::wgmma::Swizzle S = K == 64 ? tl::wgmma::Swizzle::B128
+                                  : K == 32 ? tl::wgmma::Swizzle::B64
+                                            : tl::wgmma::Swizzle::B32;
+  __shared__ alignas(1024) unsigned char a_s[kWgM * K * 2];
+  __shared__ alignas(1024) unsigned char b_s[N * K * 2];
+  const int t = threadIdx.x;
+  for (int i = t; i < kWgM * K; i += 128)
+    *reinterpret_cast<T*>(a_s + wg_offset(i / K, i % K, K * 2)) = A[i];
+  for (int i = t; i < N * K; i += 128)
+    *reinterpret_cast<T*>(b_s + wg_offset(i / K, i % K, K * 2)) = B[i];
+  tl::wgmma::fence_proxy_async_shared();
+  __syncthreads();
+  float d[N / 2];
+  for (float& x : d) x = 0.0f;
+  tl::wgmma::fence();
+  for (int kb = 0; kb < K / 16; ++kb)
+    tl::wgmma::mma<N, T>(d, tl::wgmma::kmajor_descriptor(a_s, kb, S),
+                         tl::wgmma::kmajor_descriptor(b_s, kb, S), kb > 0);
+  tl::wgmma::commit_group();
+  tl::wgmma::wait_group<0>();
+  for (int r = 0; r < N / 2; ++r)
+    D[tl::wgmma::Layout::row(t, r) * N + tl::wgmma::Layout::col(t, r)] = d[r];
+#endif
+}
+
+// Whether the device code running here was compiled with the sm_90a feature set.
+__global__ void k_is_sm90a(int* out) { *out = TL_ARCH_SM90A; }
+
+bool device_code_is_sm90a() {
+  DeviceArray<int> flag(std::vector<int>{0});
+  k_is_sm90a<<<1, 1>>>(flag.get());
+  if (cudaDeviceSynchronize() != cudaSuccess) {
+    cudaGetLastError();  // no kernel image for this device: not an sm_90a build
+    return false;
+  }
+  return flag.download()[0] == 1;
+}
+
+template <class T, int N, int K>
+void test_wgmma(const char* name, bool sm90a) {
+  if (!sm90a) {
+    report(name, true, "skipped: not an sm_90a build and device");
+    return;
+  }
+  std::vector<T> a_t, b_t;
+  const std::vector<float> A = random_rounded<T>(kWgM * K, a_t), B = random_rounded<T>(N * K, b_t);
+  DeviceArray<T> dA(a_t), dB(b_t);
+  std::vector<float> poison(kWgM * N, std::nanf(""));
+  DeviceArray<float> dD(poison);
+  k_wgmma<T, N, K><<<1, 128>>>(dA.get(), dB.get(), dD.get());
+  finish(name);
+  const std::vector<float> D = dD.download();
+  bool ok = true;
+  double worst = 0;
+  char detail[160] = "";
+  for (int i = 0; i < kWgM && ok; ++i)
+    for (int j = 0; j < N; ++j) {
+      double ref = 0, mag = 0;
+      for (int k = 0; k < K; ++k) {
+        ref += double(A[i * K + k]) * double(B[j * K + k]);
+        mag += std::fabs(double(A[i * K + k]) * double(B[j * K + k]));
+      }
+      const double err = std::fabs(D[i * N + j] - ref);
+      worst = std::fmax(worst, err);
+      if (!(err <= 1e-5 * mag + 1e-5)) {  // also fails on NaN: an element never written
+        std::snprintf(detail, 160, "D[%d][%d] = %g, expected %g", i, j, D[i * N + j], ref);
+        ok = false;
+        break;
+      }
+    }
+  if (ok) std::snprintf(detail, 160, "max abs error %.3g", worst);
+  report(name, ok, detail);
+}
+
 int main() {
   cudaDeviceProp prop;
   cuda_check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -743,6 +839,13 @@ int main() {
   test_specials();
   test_atomics();
   test_named_barrier();
+  // wgmma needs an sm_90a build (the macro) and an sm_90 device.
+  const bool sm90a = prop.major == 9 && device_code_is_sm90a();
+  test_wgmma<tl::f16, 64, 64>("wgmma m64n64k16 f16, 128B swizzle, K 64", sm90a);
+  test_wgmma<tl::bf16, 128, 64>("wgmma m64n128k16 bf16, 128B swizzle, K 64", sm90a);
+  test_wgmma<tl::f16, 256, 32>("wgmma m64n256k16 f16, 64B swizzle, K 32", sm90a);
+  test_wgmma<tl::f16, 8, 16>("wgmma m64n8k16 f16, 32B swizzle, K 16", sm90a);
+  test_wgmma<tl::bf16, 96, 64>("wgmma m64n96k16 bf16, 128B swizzle, K 64", sm90a);
   std::printf("%s: %d check(s) failed\n", g_failures ? "FAILED" : "PASSED", g_failures);
   return g_failures ? 1 : 0;
 }
