@@ -14,9 +14,9 @@ TYPES = (("f16", "f16"), ("bf16", "bf16"))
 def wrapper(n, dtype):
     regs = n // 2
     out = ", ".join(f"%{i}" for i in range(regs))
-    a, b, scale = regs, regs + 1, regs + 2
+    a, b, scale, ta, tb = regs, regs + 1, regs + 2, regs + 3, regs + 4
     lines = [
-        f"template <> struct MmaSS<{n}, {dtype}> {{",
+        f"template <int TransA, int TransB> struct MmaSS<{n}, {dtype}, TransA, TransB> {{",
         f"  TL_DEVICE static void run(float (&d)[{regs}], std::uint64_t desc_a, std::uint64_t desc_b,",
         "                             int accumulate) {",
         "#if TL_ARCH_SM90A",
@@ -24,9 +24,9 @@ def wrapper(n, dtype):
         '        "{\\n.reg .pred p;\\n"',
         f'        "setp.ne.b32 p, %{scale}, 0;\\n"',
         f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "',
-        f'        "{{{out}}}, %{a}, %{b}, p, 1, 1, 0, 0;\\n}}\\n"',
+        f'        "{{{out}}}, %{a}, %{b}, p, 1, 1, %{ta}, %{tb};\\n}}\\n"',
         "        : " + ", ".join(f'"+f"(d[{i}])' for i in range(regs)),
-        '        : "l"(desc_a), "l"(desc_b), "r"(accumulate));',
+        '        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TransA), "n"(TransB));',
         "#else",
         "    (void)d, (void)desc_a, (void)desc_b, (void)accumulate;",
         "    __trap(); // wgmma needs sm_90a (compile with -arch=sm_90a)",
@@ -42,7 +42,9 @@ def main():
     print("// (m64nNk16, f32 += f16*f16 or bf16*bf16, A and B from shared memory).")
     print("#pragma once\n")
     print("namespace tl {\nnamespace wgmma {\n")
-    print("template <int N, class T> struct MmaSS;\n")
+    print("// TransA/TransB: 1 when the operand is MN-major in shared memory (the instruction's")
+    print("// imm-trans-a/b), 0 when K-major.")
+    print("template <int N, class T, int TransA, int TransB> struct MmaSS;\n")
     for n in NS:
         for dtype, _ in TYPES:
             print(wrapper(n, dtype))

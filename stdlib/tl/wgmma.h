@@ -63,6 +63,17 @@ TL_DEVICE std::uint64_t kmajor_descriptor(const void* tile, int kb, Swizzle s) {
   return make_descriptor(base + std::uint32_t(kb) * 32u, 16u, 8u * swizzle_bytes(s), s);
 }
 
+// MN-major tiles (B as [K rows][N], N contiguous; or A as [K][64]) in the 128-byte swizzle:
+// the tile is stored as 1024-byte atoms of 8 K-rows x 64 elements (128 bytes, chunk ^= row % 8
+// inside the atom), atoms of one 64-element MN block consecutive along K, MN blocks
+// `mn_block_bytes` apart. The descriptor of k-block `kb` (16 K-rows: two atoms) starts kb * 2
+// atoms in; its leading offset is the MN-block stride and its stride offset the 1024 bytes
+// between 8-row K groups (CUTLASS's canonical ((8,8,m),(8,k)) MN-major SW128 layout).
+TL_DEVICE std::uint64_t mnmajor_descriptor(const void* tile, int kb, std::uint32_t mn_block_bytes) {
+  std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+  return make_descriptor(base + std::uint32_t(kb) * 2048u, mn_block_bytes, 1024u, Swizzle::B128);
+}
+
 TL_DEVICE void fence() {
 #if TL_ARCH_SM90A
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -99,11 +110,11 @@ namespace tl {
 namespace wgmma {
 
 // D (+)= A * B for one k-block: d is this thread's N/2 accumulators (layout above);
-// accumulate = false overwrites D.
-template <int N, class T>
+// accumulate = false overwrites D. TransB: B's descriptor is MN-major (mnmajor_descriptor).
+template <int N, class T, bool TransB = false>
 TL_DEVICE void mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, bool accumulate) {
   static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma: N is a multiple of 8 up to 256");
-  MmaSS<N, T>::run(d, desc_a, desc_b, accumulate ? 1 : 0);
+  MmaSS<N, T, 0, TransB ? 1 : 0>::run(d, desc_a, desc_b, accumulate ? 1 : 0);
 }
 
 // The accumulator layout above as functions of (thread, register), for code and tests.

@@ -282,6 +282,8 @@ __device__ void wgmma_shape(const void* a_s, const void* b_s, float* out) {
   tl::wgmma::fence();
   tl::wgmma::mma<N, T>(d, tl::wgmma::kmajor_descriptor(a_s, 0, tl::wgmma::Swizzle::B128),
                        tl::wgmma::kmajor_descriptor(b_s, 1, tl::wgmma::Swizzle::B64), true);
+  tl::wgmma::mma<N, T, /*TransB=*/true>(d, tl::wgmma::kmajor_descriptor(a_s, 1, tl::wgmma::Swizzle::B32),
+                                        tl::wgmma::mnmajor_descriptor(b_s, 1, 8192), true);
   tl::wgmma::commit_group();
   tl::wgmma::wait_group<0>();
   out[threadIdx.x] = d[N / 2 - 1];

@@ -730,12 +730,15 @@ __host__ __device__ int wg_offset(int row, int k, int row_bytes) {
   return row * row_bytes + (((byte / 16) ^ wg_chunk_xor(row, row_bytes)) * 16) + byte % 16;
 }
 
+// The swizzle of a K-major tile whose rows are K 16-bit elements.
+__host__ __device__ constexpr tl::wgmma::Swizzle wg_swizzle(int K) {
+  return K == 64 ? tl::wgmma::Swizzle::B128 : K == 32 ? tl::wgmma::Swizzle::B64 : tl::wgmma::Swizzle::B32;
+}
+
 template <class T, int N, int K>
 __global__ void __launch_bounds__(128) k_wgmma(const T* A, const T* B, float* D) {
 #if TL_ARCH_SM90A
-  constexpr tl::wgmma::Swizzle S = K == 64 ? tl::wgmma::Swizzle::B128
-                                  : K == 32 ? tl::wgmma::Swizzle::B64
-                                            : tl::wgmma::Swizzle::B32;
+  constexpr tl::wgmma::Swizzle S = wg_swizzle(K);
   __shared__ alignas(1024) unsigned char a_s[kWgM * K * 2];
   __shared__ alignas(1024) unsigned char b_s[N * K * 2];
   const int t = threadIdx.x;
@@ -758,6 +761,40 @@ __global__ void __launch_bounds__(128) k_wgmma(const T* A, const T* B, float* D)
 #endif
 }
 
+// B as [K][N] with N contiguous (MN-major, transposed in the instruction): 1024-byte atoms of
+// 8 K-rows x 64 N-elements, atoms of one 64-wide N block consecutive along K.
+__host__ __device__ int wg_mn_offset(int k, int n, int K) {
+  int atom = (n / 64) * (K / 8) + k / 8;
+  return atom * 1024 + wg_offset(k % 8, n % 64, 128);
+}
+
+template <class T, int N, int K>
+__global__ void __launch_bounds__(128) k_wgmma_mn(const T* A, const T* B_kn, float* D) {
+#if TL_ARCH_SM90A
+  constexpr tl::wgmma::Swizzle S = wg_swizzle(K);
+  __shared__ alignas(1024) unsigned char a_s[kWgM * K * 2];
+  __shared__ alignas(1024) unsigned char b_s[N * K * 2];
+  const int t = threadIdx.x;
+  for (int i = t; i < kWgM * K; i += 128)
+    *reinterpret_cast<T*>(a_s + wg_offset(i / K, i % K, K * 2)) = A[i];
+  for (int i = t; i < K * N; i += 128)
+    *reinterpret_cast<T*>(b_s + wg_mn_offset(i / N, i % N, K)) = B_kn[i];
+  tl::wgmma::fence_proxy_async_shared();
+  __syncthreads();
+  float d[N / 2];
+  for (float& x : d) x = 0.0f;
+  tl::wgmma::fence();
+  for (int kb = 0; kb < K / 16; ++kb)
+    tl::wgmma::mma<N, T, /*TransB=*/true>(
+        d, tl::wgmma::kmajor_descriptor(a_s, kb, S),
+        tl::wgmma::mnmajor_descriptor(b_s, kb, (K / 8) * 1024), kb > 0);
+  tl::wgmma::commit_group();
+  tl::wgmma::wait_group<0>();
+  for (int r = 0; r < N / 2; ++r)
+    D[tl::wgmma::Layout::row(t, r) * N + tl::wgmma::Layout::col(t, r)] = d[r];
+#endif
+}
+
 // Whether the device code running here was compiled with the sm_90a feature set.
 __global__ void k_is_sm90a(int* out) { *out = TL_ARCH_SM90A; }
 
@@ -771,7 +808,7 @@ bool device_code_is_sm90a() {
   return flag.download()[0] == 1;
 }
 
-template <class T, int N, int K>
+template <class T, int N, int K, bool MnMajorB = false>
 void test_wgmma(const char* name, bool sm90a) {
   if (!sm90a) {
     report(name, true, "skipped: not an sm_90a build and device");
@@ -782,7 +819,16 @@ void test_wgmma(const char* name, bool sm90a) {
   DeviceArray<T> dA(a_t), dB(b_t);
   std::vector<float> poison(kWgM * N, std::nanf(""));
   DeviceArray<float> dD(poison);
-  k_wgmma<T, N, K><<<1, 128>>>(dA.get(), dB.get(), dD.get());
+  if constexpr (MnMajorB) {
+    std::vector<T> b_kn(N * K);  // the same B, stored [K][N]
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) b_kn[k * N + n] = b_t[n * K + k];
+    DeviceArray<T> dBkn(b_kn);
+    k_wgmma_mn<T, N, K><<<1, 128>>>(dA.get(), dBkn.get(), dD.get());
+    finish(name);
+  } else {
+    k_wgmma<T, N, K><<<1, 128>>>(dA.get(), dB.get(), dD.get());
+  }
   finish(name);
   const std::vector<float> D = dD.download();
   bool ok = true;
@@ -846,6 +892,15 @@ int main() {
   test_wgmma<tl::f16, 256, 32>("wgmma m64n256k16 f16, 64B swizzle, K 32", sm90a);
   test_wgmma<tl::f16, 8, 16>("wgmma m64n8k16 f16, 32B swizzle, K 16", sm90a);
   test_wgmma<tl::bf16, 96, 64>("wgmma m64n96k16 bf16, 128B swizzle, K 64", sm90a);
+  test_wgmma<tl::f16, 64, 64, true>("wgmma m64n64k16 f16, B MN-major, K 64", sm90a);
+  test_wgmma<tl::f16, 128, 64, true>("wgmma m64n128k16 f16, B MN-major, K 64", sm90a);
+  test_wgmma<tl::bf16, 256, 32, true>("wgmma m64n256k16 bf16, B MN-major, K 32", sm90a);
+  test_wgmma<tl::f16, 256, 32, true>("wgmma m64n256k16 f16, B MN-major, K 32", sm90a);
+  test_wgmma<tl::f16, 256, 64, true>("wgmma m64n256k16 f16, B MN-major, K 64", sm90a);
+  test_wgmma<tl::f16, 64, 32, true>("wgmma m64n64k16 f16, B MN-major, K 32", sm90a);
+  test_wgmma<tl::f16, 128, 32, true>("wgmma m64n128k16 f16, B MN-major, K 32", sm90a);
+  test_wgmma<tl::f16, 192, 64, true>("wgmma m64n192k16 f16, B MN-major, K 64", sm90a);
+  test_wgmma<tl::f16, 64, 16, true>("wgmma m64n64k16 f16, B MN-major, K 16", sm90a);
   std::printf("%s: %d check(s) failed\n", g_failures ? "FAILED" : "PASSED", g_failures);
   return g_failures ? 1 : 0;
 }
