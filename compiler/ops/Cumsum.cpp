@@ -74,7 +74,9 @@ void scanLines(KernelLowering &L, const Node &n, const std::vector<int64_t> &til
   std::string accType = accumulatorType(srcType);
   L.nest(makeFor(ForRole::Threads, line, kThreadIndex, std::to_string(lines), std::to_string(L.g.threads)), [&] {
     L.add(makeLet(accType, acc, "0", false));
-    auto [src, dst] = element(lineCoords(tile, dim, line, at));
+    // (Not a structured binding: C++17 lambdas cannot capture one, and clang says so.)
+    std::pair<std::string, std::string> refs = element(lineCoords(tile, dim, line, at));
+    const std::string &src = refs.first, &dst = refs.second;
     L.nest(makeFor(ForRole::Registers, t, "0", std::to_string(length)), [&] {
       L.add(withAccess(makeStore(acc, acc + " + tl::convert<" + accType + ">(" + src + ")"), reads, {}));
       L.add(withAccess(makeStore(dst, "tl::convert<" + cppType(dstType) + ">(" + acc + ")"), {}, writes));
