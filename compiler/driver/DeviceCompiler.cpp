@@ -1,7 +1,9 @@
 #include "driver/DeviceCompiler.h"
 
 #include "driver/Compilation.h"
+#include "driver/OutputFile.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -10,6 +12,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <cstdlib>
 
 namespace tlc::driver {
@@ -44,7 +47,8 @@ struct TempFile {
 } // namespace
 
 int compileWithNvcc(const std::string &source, const std::string &target,
-                    const std::string &output, const std::string &requested) {
+                    const std::string &output, const NvccOptions &options) {
+  const std::string &requested = options.nvcc;
   auto error = [](const llvm::Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "tlc") << msg << "\n";
   };
@@ -55,19 +59,39 @@ int compileWithNvcc(const std::string &source, const std::string &target,
     return kUsageError;
   }
   TempFile cu, log;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("tlc", "cu", fd, cu.path) ||
-      llvm::sys::fs::createTemporaryFile("tlc-nvcc", "log", log.path)) {
+  if (llvm::sys::fs::createTemporaryFile("tlc-nvcc", "log", log.path)) {
     error("cannot create a temporary file for nvcc");
     return kUsageError;
   }
-  {
+  std::string sourcePath = options.savedSource;
+  if (sourcePath.empty()) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("tlc", "cu", fd, cu.path)) {
+      error("cannot create a temporary file for nvcc");
+      return kUsageError;
+    }
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << source;
+    sourcePath = std::string(cu.path);
+  } else if (!writeOutput(sourcePath, source, "tlc")) {
+    return kInputError; // writeOutput said why
   }
   std::string arch = "-arch=" + target;
   std::vector<llvm::StringRef> args = {nvcc, "-std=c++17", "-O3", arch, "-x", "cu",
-                                       "-c", cu.path.str(), "-o", output};
+                                       "-c", sourcePath, "-o", output};
+  for (const std::string &a : options.extraArgs)
+    args.push_back(a);
+  if (options.verbose) {
+    // Copyable into a shell: quoted only where an argument needs it.
+    for (size_t i = 0; i < args.size(); ++i) {
+      llvm::errs() << (i ? " " : "");
+      bool plain = !args[i].empty() && llvm::all_of(args[i], [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || llvm::StringRef("_./=+:,@%-").contains(c);
+      });
+      llvm::sys::printArg(llvm::errs(), args[i], /*Quote=*/!plain);
+    }
+    llvm::errs() << "\n";
+  }
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(log.path),
                                                  llvm::StringRef(log.path)};
   std::string errMsg;

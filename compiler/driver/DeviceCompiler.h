@@ -2,13 +2,27 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tlc::driver {
 
-// Compiles `source` for `target` into the object `output`. `nvcc` may be empty: then
-// $CUDA_HOME/bin/nvcc, nvcc on PATH, /usr/local/cuda/bin/nvcc, in that order. Returns an exit
-// code (0, 1 when nvcc fails, 2 when it cannot be found or run).
+// How `tlc -c` runs nvcc.
+struct NvccOptions {
+  // The nvcc to run; empty: $CUDA_HOME/bin/nvcc, nvcc on PATH, /usr/local/cuda/bin/nvcc.
+  std::string nvcc;
+  // Arguments passed through (-Xnvcc ARG), after tlc's own.
+  std::vector<std::string> extraArgs;
+  // Print the nvcc command line to stderr before running it (-v).
+  bool verbose = false;
+  // Write the generated CUDA to this file and compile it from there, keeping it (--save-temps),
+  // instead of a temporary file that is deleted: nvcc's messages then point at a file that
+  // exists. Empty: a temporary file.
+  std::string savedSource;
+};
+
+// Compiles `source` for `target` into the object `output`. Returns an exit code (0, 1 when
+// nvcc fails, 2 when it cannot be found or run).
 int compileWithNvcc(const std::string &source, const std::string &target,
-                    const std::string &output, const std::string &nvcc);
+                    const std::string &output, const NvccOptions &options);
 
 } // namespace tlc::driver

@@ -32,6 +32,8 @@ const char *kExamples = R"(
 Examples:
   tlc samples/gemm.tl -o gemm.cu                    CUDA C++ and a host launcher (target sm_90a)
   tlc -c samples/gemm.tl -o gemm.o                  the same, compiled by nvcc into an object
+  tlc -c gemm.tl -o gemm.o -v -Xnvcc -lineinfo --save-temps
+                                                    show the nvcc command, pass it -lineinfo, keep gemm.cu
   tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
                                                     a self-contained header-only kernel library
   tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
@@ -95,7 +97,26 @@ std::string identifierFrom(llvm::StringRef path) {
 int run(int argc, char **argv) {
   tlc::driver::Options opts;
   bool compileOnly = false;
-  std::string nvcc;
+  bool saveTemps = false;
+  tlc::driver::NvccOptions nvccOptions;
+  std::string &nvcc = nvccOptions.nvcc;
+  // -Xnvcc ARG (or -Xnvcc=ARG) passes ARG to nvcc. CLI11 takes no multi-letter single-dash
+  // options, so they are taken out of the command line before it parses the rest.
+  std::vector<char *> args;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    if (i > 0 && a == "-Xnvcc") {
+      if (i + 1 == argc) {
+        usageError("-Xnvcc needs an argument for nvcc\n(run tlc --help for usage)");
+        return kUsageError;
+      }
+      nvccOptions.extraArgs.push_back(argv[++i]);
+    } else if (i > 0 && a.consume_front("-Xnvcc=")) {
+      nvccOptions.extraArgs.push_back(a.str());
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
   std::string color = "auto";
   CLI::App app{"tlc: ahead-of-time compiler for TileLang (.tl) GPU kernels"};
   app.footer(kExamples);
@@ -122,6 +143,10 @@ int run(int argc, char **argv) {
           [](std::string &ns) { return tlc::lower::checkNamespace(ns); }, "NAME[::NAME...]"));
   app.add_flag("-c", compileOnly, "compile the generated code with nvcc into an object file");
   app.add_option("--nvcc", nvcc, "the nvcc to use with -c (default: $CUDA_HOME/bin/nvcc, then PATH)");
+  app.add_flag("-v", nvccOptions.verbose, "with -c: print the nvcc command line (stderr)");
+  app.add_flag("--save-temps", saveTemps,
+               "with -c: keep the generated CUDA next to the object (gemm.o -> gemm.cu) and "
+               "compile it from there, so that nvcc's messages point at a file that exists");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG and the loop IR after every pass (stderr)");
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", color, "colored diagnostics")
@@ -145,7 +170,7 @@ int run(int argc, char **argv) {
   CLI::App *recommendCmd = tlc::driver::addRecommendCommand(app, recommendArgs);
 
   try {
-    app.parse(argc, argv);
+    app.parse(int(args.size()), args.data());
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion &e) {
@@ -170,6 +195,11 @@ int run(int argc, char **argv) {
   if (!tlc::driver::parseAssumptions(assumed, opts.assumed, "tlc", /*single=*/false))
     return kUsageError;
 
+  if (!compileOnly && (nvccOptions.verbose || saveTemps || !nvccOptions.extraArgs.empty())) {
+    usageError(std::string(saveTemps ? "--save-temps" : nvccOptions.verbose ? "-v" : "-Xnvcc") +
+               " is for -c (compiling the generated code with nvcc)");
+    return kUsageError;
+  }
   if (compileOnly && app.count("--emit") && opts.emit != "cuda") {
     usageError("-c compiles the generated CUDA; it cannot be combined with --emit=" + opts.emit);
     return kUsageError;
@@ -204,6 +234,15 @@ int run(int argc, char **argv) {
     output = llvm::sys::path::stem(opts.inputs[0]).str() + ".o";
   if (tlc::driver::outputClobbersInput(output, opts.inputs, "tlc"))
     return kUsageError;
+  if (saveTemps) {
+    llvm::SmallString<256> kept(output);
+    llvm::sys::path::replace_extension(kept, "cu");
+    if (kept == output)
+      kept += ".cu";
+    nvccOptions.savedSource = std::string(kept);
+    if (tlc::driver::outputClobbersInput(nvccOptions.savedSource, opts.inputs, "tlc"))
+      return kUsageError;
+  }
 
   // Text goes to a buffer and reaches the output only when the whole run succeeded.
   std::string text;
@@ -246,7 +285,7 @@ int run(int argc, char **argv) {
   if (!compileOnly)
     return writeText(kSuccess);
   return tlc::driver::produceAtomically(output, "tlc", [&](const std::string &objectPath) {
-    return tlc::driver::compileWithNvcc(textStream.str(), opts.target, objectPath, nvcc);
+    return tlc::driver::compileWithNvcc(textStream.str(), opts.target, objectPath, nvccOptions);
   });
 }
 
