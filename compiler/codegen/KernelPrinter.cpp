@@ -33,6 +33,13 @@ std::string inlineText(const Stmt &s) {
     std::string dims = std::to_string(s.m) + ", " + std::to_string(s.n) + ", " + std::to_string(s.k) + ", " +
                        std::to_string(s.warpsM) + ", " + std::to_string(s.warpsN);
     auto flag = [](bool b) { return b ? std::string("true") : std::string("false"); };
+    if (s.warpgroup) {
+      std::string wg = dims + ", " + std::to_string(s.instrN);
+      if (s.aInRegisters)
+        return "tl::wgmma::gemm_rs<" + wg + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
+      return "tl::wgmma::gemm_ss<" + wg + ", " + flag(s.transA) + ", " + flag(s.transB) + ">(" + s.a + ", " +
+             s.b + ", " + s.c + ");";
+    }
     if (s.aInRegisters)
       return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
     return "tl::gemm_ss<" + dims + ", " + flag(s.transA) + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b +
@@ -42,7 +49,7 @@ std::string inlineText(const Stmt &s) {
     return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", 1>(" +
            s.target + ");";
   case StmtKind::Barrier:
-    return "__syncthreads();  // " + s.text;
+    return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") + std::string("__syncthreads();  // ") + s.text;
   case StmtKind::Comment:
     return "// " + s.text;
   case StmtKind::For:
@@ -128,7 +135,9 @@ void printKernel(const Kernel &k, CodeWriter &w) {
   w.line("__global__ void __launch_bounds__(" + std::to_string(k.threads) + ") " + k.name + "(" + params + ") {");
   w.indent++;
   if (k.sharedBytes > 0)
-    w.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
+    // 1024: the period of wgmma's 128-byte swizzle, which its tiles start on. One alignment
+    // for every kernel, since the kernels of one file declare the same array.
+    w.line("extern __shared__ __align__(1024) unsigned char tl_smem[];");
   w.line("const int " + k.threadIndex + " = threadIdx.x;");
   const char *axes = "xyz";
   for (size_t i = 0; i < k.blockIndices.size(); ++i)

@@ -51,6 +51,8 @@ public:
     int64_t total = 0;
     for (Interval *iv : order) {
       bool unused = iv->first == SIZE_MAX;
+      // wgmma tiles start on their swizzle's 1024-byte period, others on 128 bytes.
+      int64_t align = iv->buffer->shared ? iv->buffer->shared->alignBytes() : 128;
       int64_t offset = 0;
       bool moved = true;
       while (moved) {
@@ -60,7 +62,7 @@ public:
                               !(iv->last < p->first || p->last < iv->first);
           int64_t pOff = p->buffer->sharedOffset;
           if (liveTogether && offset < pOff + p->bytes && pOff < offset + iv->bytes) {
-            offset = pOff + p->bytes;
+            offset = (pOff + p->bytes + align - 1) / align * align;
             moved = true;
           }
         }

@@ -27,4 +27,18 @@ WarpSplit splitWarps(int64_t M, int64_t N, int warps, WarpPolicy policy, const t
   return s;
 }
 
+WarpSplit splitWarpgroups(int64_t M, int64_t N, int groups, WarpPolicy policy, const target::MmaAtom &atom) {
+  auto fits = [&](int64_t m, int64_t n) { return M % (atom.m * m) == 0 && N % (atom.n * n) == 0; };
+  WarpSplit s;
+  s.m = policy == WarpPolicy::FullCol ? 1 : groups, s.n = groups / s.m;
+  if (policy != WarpPolicy::FullCol)
+    for (int m = groups; m >= 1; --m)
+      if (groups % m == 0 && fits(m, groups / m)) {
+        s.m = m, s.n = groups / m;
+        break;
+      }
+  s.fits = fits(s.m, s.n);
+  return s;
+}
+
 } // namespace tlc::infer

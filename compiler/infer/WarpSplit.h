@@ -19,4 +19,10 @@ struct WarpSplit {
 // full_row split, reported as not fitting.
 WarpSplit splitWarps(int64_t M, int64_t N, int warps, WarpPolicy policy, const target::MmaAtom &atom);
 
+// The same over the warpgroups of a block for a warpgroup atom (wgmma): full_col puts every
+// warpgroup on its own columns; otherwise as many warpgroups along M as fit, since one
+// instruction covers a warpgroup's whole N (up to 256) and wider instructions read each A
+// tile once for more columns.
+WarpSplit splitWarpgroups(int64_t M, int64_t N, int groups, WarpPolicy policy, const target::MmaAtom &atom);
+
 } // namespace tlc::infer

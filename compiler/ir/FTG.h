@@ -89,7 +89,11 @@ struct Node {
   // Gemm.
   bool transA = false, transB = false, clearAccum = false;
   WarpPolicy policy = WarpPolicy::Square;
-  int warpsM = 0, warpsN = 0; // inferred warp partition
+  int warpsM = 0, warpsN = 0; // inferred partition over the atom's issuing groups (warps or warpgroups)
+  // The tensor-core instruction chosen (the target's warpgroup atom, wgmma, or its warp
+  // atom, mma.sync), and for wgmma the N of one instruction.
+  bool warpgroupMma = false;
+  int instrN = 0;
   // Reduce / cumsum.
   Builtin reduceOp = Builtin::None;
   int dim = 0;

@@ -16,6 +16,8 @@ std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
   if (l.rows * l.cols != elems)
     return "layout covers " + std::to_string(l.rows) + "x" + std::to_string(l.cols) +
            " elements but the buffer has " + std::to_string(elems);
+  if (l.isPanelled() && (l.panelCols <= 0 || l.cols % l.panelCols != 0))
+    return "layout " + l.str() + " does not cut its rows into whole panels";
   if (l.isSwizzled()) {
     // The XOR may only permute chunks within a row: whole chunks, and groups of mask + 1
     // chunks that divide the row.

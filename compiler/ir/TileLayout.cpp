@@ -58,8 +58,37 @@ SharedLayout SharedLayout::swizzled(int64_t rows, int64_t cols, int elemBits) {
   return l;
 }
 
+std::optional<SharedLayout> SharedLayout::wgmmaOperand(int64_t rows, int64_t cols, int elemBits) {
+  if (elemBits <= 0 || cols * elemBits % 8 != 0 || rows % 8 != 0)
+    return std::nullopt;
+  int64_t rowBytes = cols * elemBits / 8;
+  // The widest span dividing the row (tl::GmmaLayout): 8, 4 or 2 chunks of 16 bytes (the
+  // 128B, 64B and 32B modes); a 192-byte row is three 64-byte panels.
+  int64_t span = 0;
+  for (int64_t chunks = 8; chunks >= 2 && span == 0; chunks /= 2)
+    if (rowBytes % (16 * chunks) == 0)
+      span = 16 * chunks;
+  if (span == 0)
+    return std::nullopt;
+  int64_t panel = span * 8 / elemBits;
+  // Inside a panel, exactly swizzled()'s permutation of a span-wide row: the hardware's
+  // 128B/64B/32B patterns (chunk ^= row % 8, (row / 2) % 4, (row / 4) % 2).
+  SharedLayout l = swizzled(rows, panel, elemBits);
+  l.cols = cols;
+  l.panelCols = panel;
+  return l;
+}
+
 std::string SharedLayout::offsetExpr(const std::string &row, const std::string &col) const {
   std::string r = paren(row), c = paren(col);
+  if (isPanelled() && panelCols != cols) {
+    SharedLayout panel = *this;
+    panel.cols = panelCols;
+    panel.panelCols = 0;
+    std::string p = std::to_string(panelCols);
+    return "(" + c + " / " + p + ") * " + std::to_string(rows * panelCols) + " + " +
+           panel.offsetExpr(r, c + " % " + p);
+  }
   if (!isSwizzled())
     return r + " * " + std::to_string(cols) + " + " + c;
   int perChunk = 128 / elemBits;
@@ -72,6 +101,12 @@ std::string SharedLayout::offsetExpr(const std::string &row, const std::string &
 }
 
 int64_t SharedLayout::offset(int64_t row, int64_t col) const {
+  if (isPanelled() && panelCols != cols) {
+    SharedLayout panel = *this;
+    panel.cols = panelCols;
+    panel.panelCols = 0;
+    return (col / panelCols) * rows * panelCols + panel.offset(row, col % panelCols);
+  }
   if (!isSwizzled())
     return row * cols + col;
   int perChunk = 128 / elemBits;
@@ -81,6 +116,9 @@ int64_t SharedLayout::offset(int64_t row, int64_t col) const {
 
 std::string SharedLayout::str() const {
   std::string s = "[" + std::to_string(rows) + ", " + std::to_string(cols) + "] ";
+  if (isPanelled())
+    s += "wgmma " + std::to_string(panelCols * elemBits / 8) + "-byte swizzle" +
+         (panelCols != cols ? " in panels of " + std::to_string(panelCols) + " columns" : "") + ", ";
   if (!isSwizzled())
     return s + "row-major";
   return s + "swizzled(chunk ^= (row >> " + std::to_string(rowShift) + ") & " +
@@ -310,17 +348,21 @@ std::string FragmentLayout::str() const {
                                   : "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
   std::string regs = ", " + std::to_string(registers()) + " registers/thread";
   switch (kind) {
-  case MmaC:
-    return shape + " mma.m" + std::to_string(atomM) + "n" + std::to_string(atomN) +
-           " accumulator, warps " + std::to_string(wm) + "x" + std::to_string(wn) + " (warp tile " +
-           std::to_string(warpRows()) + "x" + std::to_string(warpCols()) + ")" + regs;
+  case MmaC: {
+    // A 64-row atom is a warpgroup's (wgmma); the split is then over warpgroups.
+    std::string unit = atomM == 64 ? "warpgroup" : "warp";
+    return shape + (atomM == 64 ? " wgmma.m" : " mma.m") + std::to_string(atomM) + "n" + std::to_string(atomN) +
+           " accumulator, " + unit + "s " + std::to_string(wm) + "x" + std::to_string(wn) + " (" + unit +
+           " tile " + std::to_string(warpRows()) + "x" + std::to_string(warpCols()) + ")" + regs;
+  }
   case Blocked:
     return shape + " blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
            " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" +
            (replicas > 1 ? ", " + std::to_string(replicas) + " copies" : "") + regs;
   case Row:
     return shape + " rows of " +
-           (parent == MmaC ? "an mma accumulator (warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")"
+           (parent == MmaC ? (atomM == 64 ? "a wgmma accumulator (warpgroups " : "an mma accumulator (warps ") +
+                                 std::to_string(wm) + "x" + std::to_string(wn) + ")"
                            : "a blocked tile (" + std::to_string(tpr) + " threads/row)") +
            ", replicated across the row's threads" + regs;
   }

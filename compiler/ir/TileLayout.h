@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,13 +35,24 @@ struct SharedLayout {
   // XOR swizzle of 16-byte chunks: chunk ^= (row >> rowShift) & mask; mask 0: row-major.
   int mask = 0;
   int rowShift = 0;
+  // wgmma operand tiles: the row is cut into panels of `panelCols` columns (one swizzle
+  // span), each a [rows, panelCols] tile swizzled as above, stored one after another; 0: the
+  // row is not cut. Such a tile starts 1024-byte aligned (the hardware swizzle's period).
+  int64_t panelCols = 0;
 
   // Row-major, or the swizzle that makes 8 consecutive rows of one chunk column hit 8
   // distinct 16-byte bank groups (what ldmatrix reads).
   static SharedLayout rowMajor(int64_t rows, int64_t cols, int elemBits);
   static SharedLayout swizzled(int64_t rows, int64_t cols, int elemBits);
+  // The layout Hopper's wgmma reads through its 32/64/128-byte swizzle modes (tl::GmmaLayout):
+  // panels of the widest span dividing the row, or nullopt when the tile has no such layout
+  // (rows not a multiple of 32 bytes, or not a multiple of 8 rows).
+  static std::optional<SharedLayout> wgmmaOperand(int64_t rows, int64_t cols, int elemBits);
 
   bool isSwizzled() const { return mask != 0; }
+  bool isPanelled() const { return panelCols != 0; }
+  // The alignment the tile's first byte needs in shared memory.
+  int64_t alignBytes() const { return isPanelled() ? 1024 : 128; }
   // Element offset of (row, col) as C++ source.
   std::string offsetExpr(const std::string &row, const std::string &col) const;
   // The same computed on integers (tests).
@@ -48,7 +60,7 @@ struct SharedLayout {
   std::string str() const;
   bool operator==(const SharedLayout &o) const {
     return rows == o.rows && cols == o.cols && elemBits == o.elemBits && mask == o.mask &&
-           rowShift == o.rowShift;
+           rowShift == o.rowShift && panelCols == o.panelCols;
   }
 };
 

@@ -272,6 +272,9 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   insertBarriers(K);
   if (!verified("SyncInsertion"))
     return nullptr;
+  insertProxyFences(K);
+  if (!verified("ProxyFences"))
+    return nullptr;
   return std::move(out);
 }
 

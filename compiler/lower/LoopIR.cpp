@@ -319,14 +319,19 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   case StmtKind::AsyncWait: os << "cp.async.wait " << s.count; break;
   case StmtKind::VectorCopy: os << "copy.vec " << s.bytes << "B " << s.dst << " <- " << s.src; break;
   case StmtKind::Mma:
-    os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN
+    if (s.warpgroup)
+      os << "wgmma " << s.m << "x" << s.n << "x" << s.k << " warpgroups " << s.warpsM << "x" << s.warpsN
+         << " n" << s.instrN;
+    else
+      os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN;
+    os
        << (s.aInRegisters ? " A in registers" : "") << (s.transA ? " transA" : "")
        << (s.transB ? " transB" : "");
     break;
   case StmtKind::Shuffle:
     os << "shuffle " << s.op << " over " << s.width << " lanes: " << s.target;
     break;
-  case StmtKind::Barrier: os << "barrier  // " << s.text; break;
+  case StmtKind::Barrier: os << (s.proxyFence ? "fence.proxy.async; barrier  // " : "barrier  // ") << s.text; break;
   case StmtKind::Comment: os << "// " << s.text; break;
   case StmtKind::Pipeline: os << "pipeline " << s.var << " < " << s.hi << ", " << s.count << " stages"; break;
   }

@@ -110,6 +110,7 @@ struct Stmt {
   std::vector<Access> reads, writes;
 
   std::string text; // Comment, Eval, Barrier (its reason), TileOp (the operator's name)
+  bool proxyFence = false; // Barrier: preceded by fence.proxy.async (ProxyFences)
 
   // For: `for (int var = lo; var < hi; step.empty() ? ++var : var += step)`.
   std::string var, lo, hi, step;
@@ -138,6 +139,8 @@ struct Stmt {
   int64_t m = 0, n = 0, k = 0;
   int warpsM = 0, warpsN = 0;
   bool transA = false, transB = false, aInRegisters = false;
+  bool warpgroup = false; // wgmma over warpsM x warpsN warpgroups, instrN columns per instruction
+  int instrN = 0;
   std::string a, b, c;
 
   // Shuffle

@@ -11,7 +11,7 @@
 
 namespace tlc::lower {
 
-// Lowers one kernel and runs the passes (PipelineExpansion, SyncInsertion). Returns null after reporting the
+// Lowers one kernel and runs the passes (PipelineExpansion, SyncInsertion, ProxyFences). Returns null after reporting the
 // constructs the back end cannot lower (all of them, not only the first).
 // `printAfterAll` (--print-after-all) gets the loop IR after lowering and after each pass.
 std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags, const std::string &sourceName,
@@ -25,6 +25,10 @@ void expandPipelines(Kernel &k);
 // statements, wherever a shared buffer is read after another thread wrote it or written
 // while another thread may still use it.
 void insertBarriers(Kernel &k);
+
+// ProxyFences (ProxyFences.cpp): in a kernel that issues wgmma (whose shared operands are read
+// through the async proxy), every barrier is preceded by fence.proxy.async.
+void insertProxyFences(Kernel &k);
 
 // The C++ spelling of TileLang element types.
 std::string cppType(DType t);

@@ -1,7 +1,9 @@
-// gemm: C += A @ B on tensor cores by the warps of the block. The operator fixes the
-// accumulator's layout (the target's accumulator atom over the warp split; STRICT), a register
-// A operand's, and the bank-conflict-free swizzle of shared operands; its lowering is one
-// tensor-core call (tl::gemm_ss / tl::gemm_rs) split warpsM x warpsN.
+// gemm: C += A @ B on tensor cores by the warps of the block. The operator chooses the
+// instruction (the target's warpgroup atom, wgmma, when every gemm of the kernel fits it;
+// otherwise its warp atom, mma.sync), fixes the accumulator's layout (the atom's accumulator
+// over the split of the block; STRICT), a register A operand's, and the shared operands'
+// layouts (wgmma's swizzled panels, or the swizzle that makes ldmatrix bank-conflict free);
+// its lowering is one tensor-core call (tl::wgmma::gemm_ss/rs, or tl::gemm_ss/rs).
 #include "ops/Arguments.h"
 
 #include "infer/WarpSplit.h"
@@ -18,6 +20,103 @@ using ftg::Node;
 namespace {
 
 int64_t dim(const ftg::Buffer &b, size_t i) { return b.shape.size() > i ? b.shape[i].value_or(1) : 1; }
+
+struct GemmShape {
+  int64_t M, N, K;
+};
+
+GemmShape shapeOf(const Node &n) {
+  const ftg::Buffer &A = *n.inputs[0].buffer, &C = *n.inputs[2].buffer;
+  return {dim(C, 0), dim(C, 1), n.transA ? dim(A, 0) : dim(A, 1)};
+}
+
+// How a gemm runs on the target's warpgroup atom (wgmma), or why it cannot.
+struct WarpgroupPlan {
+  bool ok = false;
+  std::string whyNot;
+  infer::WarpSplit split;
+  int instrN = 0;
+  std::optional<SharedLayout> a, b; // the layouts of shared operands
+};
+
+// Whether every instruction [col0, col0 + ni) of every warpgroup column stays inside one
+// panel of an MN-major B or starts at a panel boundary and covers whole panels (the
+// descriptor steps between panels only at their boundaries).
+bool panelsFit(int64_t wtn, int wgn, int64_t ni, int64_t panel) {
+  for (int g = 0; g < wgn; ++g)
+    for (int64_t col = g * wtn; col < (g + 1) * wtn; col += ni) {
+      bool inside = col / panel == (col + ni - 1) / panel;
+      bool whole = col % panel == 0 && ni % panel == 0;
+      if (!inside && !whole)
+        return false;
+    }
+  return true;
+}
+
+WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
+  WarpgroupPlan p;
+  const target::MmaAtom *atom = g.target->warpgroupMma();
+  if (!atom || n.inputs.size() != 3) {
+    p.whyNot = "the target has no warpgroup MMA";
+    return p;
+  }
+  const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.inputs[2].buffer;
+  auto [M, N, K] = shapeOf(n);
+  if (A.dtype != B.dtype || !llvm::is_contained(atom->inputs, A.dtype) || C.dtype != atom->accumulator) {
+    p.whyNot = "wgmma takes f16 or bf16 operands with an f32 accumulator";
+    return p;
+  }
+  if (g.threads % atom->threads != 0) {
+    p.whyNot = "the block is not whole warpgroups of " + std::to_string(atom->threads) + " threads";
+    return p;
+  }
+  if (B.scope != Scope::Shared || (A.scope != Scope::Shared && A.scope != Scope::Fragment) ||
+      (A.scope == Scope::Fragment && n.transA)) {
+    p.whyNot = "wgmma reads B from shared memory and A from shared memory or untransposed registers";
+    return p;
+  }
+  p.split = infer::splitWarpgroups(M, N, g.threads / atom->threads, n.policy, *atom);
+  if (!p.split.fits || K % atom->k != 0 || (A.scope == Scope::Fragment && p.split.n != 1)) {
+    p.whyNot = "the tile does not split into m64 x n8 x k16 pieces per warpgroup";
+    return p;
+  }
+  int bits = int(bitWidth(A.dtype));
+  if (A.scope == Scope::Shared) {
+    p.a = n.transA ? SharedLayout::wgmmaOperand(K, M, bits) : SharedLayout::wgmmaOperand(M, K, bits);
+    if (!p.a) {
+      p.whyNot = "A's rows are not a multiple of 32 bytes";
+      return p;
+    }
+  }
+  p.b = n.transB ? SharedLayout::wgmmaOperand(N, K, bits) : SharedLayout::wgmmaOperand(K, N, bits);
+  if (!p.b) {
+    p.whyNot = "B's rows are not a multiple of 32 bytes";
+    return p;
+  }
+  // The widest instruction (N up to 256) that divides a warpgroup's columns and, for an
+  // MN-major B, respects its panels; n = 8 always does.
+  int64_t wtn = N / p.split.n;
+  for (int64_t ni = std::min<int64_t>(wtn, 256) / 8 * 8; ni >= 8; ni -= 8)
+    if (wtn % ni == 0 && (n.transB || panelsFit(wtn, p.split.n, ni, p.b->panelCols))) {
+      p.instrN = int(ni);
+      break;
+    }
+  p.ok = p.instrN != 0;
+  return p;
+}
+
+// The kernel uses wgmma when every gemm fits it: gemms that share fragments (attention's
+// S = Q K^T feeding P V) need the same accumulator family on both sides.
+bool kernelUsesWarpgroupMma(const ftg::Graph &g) {
+  bool all = true, any = false;
+  g.walk([&](const Node &m) {
+    if (m.kind != ftg::NodeKind::Gemm)
+      return;
+    any = true;
+    all = all && planWarpgroupMma(m, g).ok;
+  });
+  return any && all;
+}
 
 class GemmOp : public ftg::TileOp {
 public:
@@ -47,8 +146,9 @@ public:
       return;
     const ftg::Graph &g = rules.graph();
     ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
-    int64_t M = dim(*C, 0), N = dim(*C, 1);
-    int64_t K = n.transA ? dim(*A, 0) : dim(*A, 1);
+    auto [M, N, K] = shapeOf(n);
+    if (kernelUsesWarpgroupMma(g))
+      return inferWarpgroup(n, planWarpgroupMma(n, g), rules);
     const target::MmaAtom &atom = g.target->gemmAtom();
     int warps = g.threads / g.target->warpSize();
     llvm::SMRange at = n.call->getRange();
@@ -87,6 +187,29 @@ public:
       rules.assignShared(*buf, SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype))),
                          "strict: gemm operand, bank-conflict-free for ldmatrix", at);
     }
+  }
+
+  // The layouts of a gemm on the warpgroup atom: the accumulator is the atom's over the
+  // warpgroup split, a register A the same family over A's shape (its k16 steps are the
+  // atom's A fragment), shared operands wgmma's swizzled panels.
+  void inferWarpgroup(Node &n, const WarpgroupPlan &p, ftg::LayoutRules &rules) const {
+    const ftg::Graph &g = rules.graph();
+    ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
+    auto [M, N, K] = shapeOf(n);
+    const target::MmaAtom &atom = *g.target->warpgroupMma();
+    llvm::SMRange at = n.call->getRange();
+    n.warpgroupMma = true;
+    n.warpsM = p.split.m;
+    n.warpsN = p.split.n;
+    n.instrN = p.instrN;
+    rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, p.split.m, p.split.n, *atom.c),
+                 "gemm accumulator (wgmma), policy " + policyName(n.policy).str(), at);
+    if (A->scope == Scope::Fragment)
+      rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, p.split.m, 1, *atom.c),
+                   "gemm A operand in registers (wgmma)", at);
+    else
+      rules.assignShared(*A, *p.a, "strict: gemm operand read by wgmma", at);
+    rules.assignShared(*B, *p.b, "strict: gemm operand read by wgmma", at);
   }
 
   std::string describe(const Node &n) const override {
@@ -128,6 +251,8 @@ public:
       mma.transA = n.transA;
       mma.transB = n.transB;
       mma.aInRegisters = A.scope == Scope::Fragment;
+      mma.warpgroup = n.warpgroupMma;
+      mma.instrN = n.instrN;
       mma.a = mma.aInRegisters ? cppName(A.name) : ptr(A);
       mma.b = ptr(B);
       mma.c = cppName(C.name);

@@ -77,8 +77,11 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
       int warpsPerRow = spread.warps;
       if (warpsPerRow > 1) {
         std::string wpr = std::to_string(warpsPerRow);
+        // An MmaC row is held by one issuing group (a warp for mma.sync, a warpgroup for
+        // wgmma) of each of the wn groups across N: the slot is the group's column.
+        std::string group = std::to_string(L.threads / (L.wm * L.wn));
         std::string slot = L.kind == FragmentLayout::MmaC
-                               ? "((" + kThreadIndex + " / " + W + ") % " + std::to_string(L.wn) + ")"
+                               ? "((" + kThreadIndex + " / " + group + ") % " + std::to_string(L.wn) + ")"
                                : "((" + kThreadIndex + " % " + std::to_string(L.tpr) + ") / " + W + ")";
         std::string lead = L.kind == FragmentLayout::MmaC ? "(" + kThreadIndex + " % 4) == 0"
                                                           : "(" + kThreadIndex + " % " + W + ") == 0";

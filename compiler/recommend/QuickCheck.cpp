@@ -106,7 +106,12 @@ std::optional<std::string> QuickCheck::checkGemms(int64_t threads) {
     }
     if (!M || !N)
       return;
-    if (!infer::splitWarps(*M, *N, warps, policy, compiled.gemmAtom()).fits)
+    // The compiler takes the warpgroup atom (wgmma) where every gemm fits it and the warp
+    // atom otherwise: a tile either split fits is not rejected here.
+    const target::MmaAtom *group = compiled.warpgroupMma();
+    bool groupFits = group && threads % group->threads == 0 &&
+                     infer::splitWarpgroups(*M, *N, int(threads / group->threads), policy, *group).fits;
+    if (!groupFits && !infer::splitWarps(*M, *N, warps, policy, compiled.gemmAtom()).fits)
       why = "gemm tile " + std::to_string(*M) + "x" + std::to_string(*N) + " cannot be split over " +
             std::to_string(warps) + " warps with policy " + policyName(policy).str();
   });

@@ -398,11 +398,21 @@ private:
     double M = dim(C, 0), N = dim(C, 1), K = n.transA ? dim(A, 0) : dim(A, 1);
     double flops = 2 * M * N * K;
     work.tensorFlops[A->dtype] += times * flops;
-    // Each warp reads the A rows and B columns of its warp tile for every k-step.
+    // Each warp (warpgroup) reads the A rows and B columns of its tile for every k-step.
     if (A->scope == Scope::Shared)
       work.sharedBytes += times * double(A->bytes()) * n.warpsN;
     if (B->scope == Scope::Shared)
       work.sharedBytes += times * double(B->bytes()) * n.warpsM;
+    if (n.warpgroupMma) {
+      // wgmma reads A and B from shared memory itself (a register A once per k-step) and
+      // keeps the accumulator in place. Each warp of a warpgroup works on 16 rows of each
+      // 64-row block: per k-step it carries the m16n8 equivalents of its warp tile.
+      double mTiles = M / n.warpsM / 64, nTiles = N / n.warpsN / 8;
+      double perWarp = mTiles * nTiles;
+      work.mmaPerWarpStep = work.mmaPerWarpStep == 0 ? perWarp : std::min(work.mmaPerWarpStep, perWarp);
+      work.gemmOperandRegisters = std::max(work.gemmOperandRegisters, A->scope == Scope::Shared ? 0 : 4);
+      return;
+    }
     // Per m16n8k16: A 16x16 and B 16x8 operands, the 16x8 accumulator read and written.
     double mmas = M * N * K / (16.0 * 8 * 16);
     work.registerBytes += times * mmas * (16 * 16 * elemBytes(A->dtype) + 16 * 8 * elemBytes(B->dtype) +

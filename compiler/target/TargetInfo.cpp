@@ -18,6 +18,14 @@ const MmaAtom *TargetInfo::findMmaAtom(llvm::StringRef name) const {
   return nullptr;
 }
 
+const MmaAtom *TargetInfo::warpgroupMma() const {
+  // Issued by more threads than a warp: wgmma (4 warps). Only a target with a back end emits it.
+  for (const MmaAtom &a : mmaAtoms_)
+    if (a.threads > warpSize_ && hasBackEnd())
+      return &a;
+  return nullptr;
+}
+
 const CopyAtom *TargetInfo::copyAtom(CopyKind kind) const {
   for (const CopyAtom &a : copyAtoms_)
     if (a.kind == kind)
@@ -66,9 +74,8 @@ public:
   }
 };
 
-// Hopper. Declares wgmma and the bulk tensor copy (TMA); the back end emits the sm_80 path
-// on it (gemmAtom() is mma.sync, the pipeline style async groups) until the Hopper issue
-// adds wgmma, TMA and mbarrier pipelines.
+// Hopper: gemms that fit a warpgroup run on wgmma (warpgroupMma()), the others on mma.sync
+// (gemmAtom()); the bulk tensor copy (TMA) is declared, pipelines still use async groups.
 class Sm90a : public Sm80Family {
 public:
   Sm90a() : Sm80Family("sm_90a", 90, 233472, 2048, 32) {

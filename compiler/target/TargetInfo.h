@@ -9,9 +9,9 @@
 //    describe an instruction by its ALayout/BLayout/CLayout);
 //  - copy atoms (cp.async, vector loads, bulk tensor copies, AMD buffer loads);
 //  - the barriers the target has and how a software pipeline waits for its copies.
-// Only the sm_80 family drives code generation today; sm_90a's wgmma and bulk-copy atoms and
-// gfx9's MFMA atom are declared so that their back ends (the Hopper and AMD issues) and the
-// unit tests have one description to start from.
+// The sm_80 family and sm_90a drive code generation (sm_90a's gemms on wgmma where they fit
+// it); sm_90a's bulk-copy atom and gfx9's MFMA atom are declared so that their back ends
+// (the Hopper and AMD issues) and the unit tests have one description to start from.
 //
 // The per-GPU descriptors of target/Descriptor.h (rates, SM counts) are a different thing:
 // many GPUs share one TargetInfo (an A100 and an A30 are both sm_80), and a descriptor names
@@ -110,6 +110,9 @@ public:
   // Hopper back end).
   const MmaAtom &gemmAtom() const { return mmaAtoms_.front(); }
   const MmaAtom *findMmaAtom(llvm::StringRef name) const;
+  // The warpgroup atom (wgmma on sm_90a: operands from shared memory through descriptors,
+  // asynchronous) that gemms use when they fit it, or null: ops/Gemm.cpp decides per kernel.
+  const MmaAtom *warpgroupMma() const;
 
   llvm::ArrayRef<CopyAtom> copyAtoms() const { return copyAtoms_; }
   const CopyAtom *copyAtom(CopyKind kind) const;

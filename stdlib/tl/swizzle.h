@@ -47,4 +47,33 @@ struct SwizzledLayout {
   }
 };
 
+// The shared layout of Hopper wgmma operand tiles (tl/wgmma.h). The tensor core reads a
+// swizzled tile whose rows are exactly one swizzle span (32, 64 or 128 bytes), so a
+// [Rows][Cols] tile is cut into panels of one span along its contiguous dimension, each panel
+// a [Rows][span] SwizzledLayout tile (whose XOR pattern is the hardware's 32B/64B/128B
+// swizzle), panels one after another. The span is the widest of 128, 64 and 32 bytes that
+// divides the row (a 96-wide f16 row is three 64-byte panels); rows of other lengths have no
+// such layout. A tile of one panel is exactly SwizzledLayout<Rows, Cols>. The pattern
+// repeats every 8 rows, so a tile must start 8 * span bytes aligned (1024 at most).
+// compiler/ir/TileLayout.cpp (SharedLayout::wgmmaOperand) builds the same layout.
+template <int Rows, int Cols, int ElemBits>
+struct GmmaLayout {
+  static constexpr int kRowBytes = Cols * ElemBits / 8;
+  static constexpr int kSpanBytes = Cols * ElemBits % 8 != 0 ? 0
+                                    : kRowBytes % 128 == 0      ? 128
+                                    : kRowBytes % 64 == 0       ? 64
+                                    : kRowBytes % 32 == 0       ? 32
+                                                                : 0;
+  static constexpr bool kValid = kSpanBytes != 0 && Rows % 8 == 0;
+  static constexpr int kPanelCols = kSpanBytes == 0 ? Cols : kSpanBytes * 8 / ElemBits;
+  static constexpr int kPanels = Cols / kPanelCols;
+  static constexpr int kPanelElems = Rows * kPanelCols;
+  using Panel = SwizzledLayout<Rows, kPanelCols, ElemBits>;
+  static constexpr int kSize = Rows * Cols;
+
+  TL_HOST_DEVICE static constexpr int offset(int row, int col) {
+    return (col / kPanelCols) * kPanelElems + Panel::offset(row, col % kPanelCols);
+  }
+};
+
 }  // namespace tl

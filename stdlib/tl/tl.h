@@ -1,8 +1,8 @@
 // tl/tl.h - the whole device library of tlc.
 //
 // Generated code may include single headers instead; each one includes what it needs. The
-// NVIDIA-only headers (mma, ldmatrix, barrier) are empty under HIP. Hopper additions
-// (wgmma.h, tma.h, mbarrier.h) will join this list guarded by TL_ARCH_SM90A.
+// NVIDIA-only headers (mma, ldmatrix, barrier, wgmma) are empty under HIP; wgmma's
+// instructions exist only in sm_90a builds (elsewhere they trap).
 #pragma once
 
 #include "common.h"
@@ -17,3 +17,4 @@
 #include "barrier.h"
 #include "swizzle.h"
 #include "gemm.h"
+#include "wgmma.h"

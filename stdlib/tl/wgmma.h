@@ -24,6 +24,8 @@
 #pragma once
 
 #include "common.h"
+#include "dtypes.h"
+#include "swizzle.h"
 
 #include <cstdint>
 
@@ -115,6 +117,175 @@ template <int N, class T, bool TransB = false>
 TL_DEVICE void mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, bool accumulate) {
   static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma: N is a multiple of 8 up to 256");
   MmaSS<N, T, 0, TransB ? 1 : 0>::run(d, desc_a, desc_b, accumulate ? 1 : 0);
+}
+
+// ---- block-level GEMM over the warpgroups of a block (what tlc generates on sm_90a) ----------
+//
+//   gemm_ss: C[M, N] += A[M, K] * B[K, N], A and B in shared memory laid out by GmmaLayout
+//   gemm_rs: the same with A in registers (the accumulator layout of an earlier gemm)
+//
+// The block's warpgroups form a WGM x WGN grid (warpgroup g owns rows (g / WGN) * M/WGM.. and
+// columns (g % WGN) * N/WGN..); each issues, per 16-deep k step, one m64nNIk16 instruction per
+// 64-row block and NI-column block of its tile. A is [M][K] (K-major) or, TransA, [K][M]
+// (MN-major); B is [K][N] (MN-major) or, TransB, [N][K] (K-major): the tlc transposes name the
+// storage, the instruction's imm-trans-a/b bits the major-ness. Accumulator register
+// r = (mi * NT + ni) * 4 + e (NT = N / WGN / 8) holds C[row0 + 64 mi + Layout::row(t, e),
+// col0 + 8 ni + Layout::col(t, e)] for thread t of its warpgroup: tlc's MmaC fragment over the
+// wgmma atom (compiler/target/MmaAtoms.cpp).
+//
+// One call is one wgmma group: fence (registers written by ordinary code, the accumulator or a
+// register A, are published to the tensor core), issue, commit, wait for it. Shared operands
+// written by other threads must have been published to the async proxy
+// (fence_proxy_async_shared before the barrier that orders them; tlc's SyncInsertion does it).
+namespace detail {
+
+// Keeps the compiler from moving accesses of an accumulator register across the asynchronous
+// instructions that own it (CUTLASS's warpgroup_fence_operand).
+template <int R>
+TL_DEVICE void fence_operands(float (&c)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(c[i])::"memory");
+}
+
+template <int Span>
+TL_HOST_DEVICE constexpr Swizzle swizzle_of() {
+  return Span == 128 ? Swizzle::B128 : Span == 64 ? Swizzle::B64 : Swizzle::B32;
+}
+
+// A K-major operand tile [Rows][K] (A, or B when TransB): the descriptor of the 8-aligned
+// rows from `row` on, at k step kb (16 elements, 32 bytes, inside one panel).
+template <int Rows, int K, class T>
+struct KMajor {
+  using L = GmmaLayout<Rows, K, 8 * sizeof(T)>;
+  static_assert(L::kValid, "wgmma operand: rows a multiple of 32 bytes, 8-row multiples");
+  static constexpr int kSpan = L::kSpanBytes;
+  TL_DEVICE static std::uint64_t desc(std::uint32_t base, int row, int kb) {
+    int kbyte = kb * 32;
+    std::uint32_t addr = base + std::uint32_t((kbyte / kSpan) * L::kPanelElems * int(sizeof(T)) +
+                                              row * kSpan + kbyte % kSpan);
+    return make_descriptor(addr, 16u, 8u * kSpan, swizzle_of<kSpan>());
+  }
+};
+
+// An MN-major operand tile [K][MN] (B, or A when TransA): the descriptor of the columns from
+// `col` (8-aligned) on at k step kb (16 rows). The leading offset is the stride between
+// panels (span-wide MN blocks), the stride offset the 8 * span bytes between 8-row k groups.
+template <int K, int MN, class T>
+struct MNMajor {
+  using L = GmmaLayout<K, MN, 8 * sizeof(T)>;
+  static_assert(L::kValid && K % 16 == 0, "wgmma operand: rows a multiple of 32 bytes, 16-row multiples");
+  static constexpr int kSpan = L::kSpanBytes;
+  TL_DEVICE static std::uint64_t desc(std::uint32_t base, int col, int kb) {
+    std::uint32_t addr = base + std::uint32_t((col / L::kPanelCols) * L::kPanelElems * int(sizeof(T)) +
+                                              (col % L::kPanelCols) * int(sizeof(T)) + kb * 16 * kSpan);
+    return make_descriptor(addr, std::uint32_t(L::kPanelElems * sizeof(T)), 8u * kSpan, swizzle_of<kSpan>());
+  }
+};
+
+template <int NI, int R>
+TL_DEVICE float (&slice(float (&c)[R], int first))[NI / 2] {
+  return *reinterpret_cast<float (*)[NI / 2]>(&c[first]);
+}
+
+TL_DEVICE std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+template <class T>
+TL_DEVICE std::uint32_t pack2(T lo, T hi) {
+  return static_cast<std::uint32_t>(bit_cast<std::uint16_t>(lo)) |
+         (static_cast<std::uint32_t>(bit_cast<std::uint16_t>(hi)) << 16);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// What gemm_ss and gemm_rs share: the split of the block's tile over warpgroups, the checks
+// of the shapes the compiler chose, and B's descriptors.
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, int R>
+struct BlockTiling {
+  static_assert(is_one_of_v<T, f16, bf16>, "tl::wgmma: inputs must be f16 or bf16");
+  static constexpr int WTM = M / WGM, WTN = N / WGN, MT = WTM / 64, NT = WTN / 8;
+  static_assert(WTM % 64 == 0 && WTN % NI == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0,
+                "tl::wgmma: tile shape");
+  static_assert(R == MT * NT * 4, "tl::wgmma: accumulator size does not match the warpgroup grid");
+
+  // The first accumulator register of the instruction (mi, nb): NI / 2 consecutive ones.
+  TL_HOST_DEVICE static constexpr int first_register(int mi, int nb) { return (mi * NT + nb * (NI / 8)) * 4; }
+
+  TL_DEVICE static std::uint64_t b_desc(std::uint32_t base, int col, int kb) {
+    return TransB ? KMajor<N, K, T>::desc(base, col, kb) : MNMajor<K, N, T>::desc(base, col, kb);
+  }
+};
+
+}  // namespace detail
+
+// NI: the N of one instruction (a multiple of 8 up to 256 dividing N / WGN); an MN-major B
+// instruction stays inside one panel or starts at a panel boundary (the compiler chooses NI so).
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, class T, int R>
+TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R]) {
+  using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, R>;
+  const int wg = threadIdx.x / 128;
+  const int row0 = (wg / WGN) * Tiling::WTM, col0 = (wg % WGN) * Tiling::WTN;
+  const std::uint32_t a_base = detail::smem_address(A), b_base = detail::smem_address(B);
+  detail::fence_operands(C);
+  fence();
+#pragma unroll
+  for (int kb = 0; kb < K / 16; ++kb) {
+#pragma unroll
+    for (int mi = 0; mi < Tiling::MT; ++mi) {
+      std::uint64_t da = TransA ? detail::MNMajor<K, M, T>::desc(a_base, row0 + 64 * mi, kb)
+                                : detail::KMajor<M, K, T>::desc(a_base, row0 + 64 * mi, kb);
+#pragma unroll
+      for (int nb = 0; nb < Tiling::WTN / NI; ++nb)
+        MmaSS<NI, T, TransA ? 1 : 0, TransB ? 0 : 1>::run(
+            detail::slice<NI>(C, Tiling::first_register(mi, nb)), da,
+            Tiling::b_desc(b_base, col0 + NI * nb, kb), 1);
+    }
+  }
+  commit_group();
+  wait_group<0>();
+  detail::fence_operands(C);
+}
+
+// A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile over
+// the same warpgroup rows (WGN == 1): the 8 elements of k step kb of row block mi are
+// registers (mi * K/8 + 2 kb) * 4 .. + 7, in the order of the instruction's A fragment.
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, int RA, int R>
+TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, float (&C)[R]) {
+  using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, R>;
+  constexpr int KT8 = K / 8;
+  static_assert(WGN == 1, "tl::wgmma::gemm_rs: every warpgroup owns whole rows of A");
+  static_assert(RA == Tiling::MT * KT8 * 4, "tl::wgmma::gemm_rs: A fragment size does not match");
+  const std::uint32_t b_base = detail::smem_address(B);
+  // Every A fragment packed before the first wgmma: registers the asynchronous instructions
+  // read are not written between them (ptxas would otherwise wait for the earlier ones).
+  std::uint32_t a[K / 16][Tiling::MT][4];
+#pragma unroll
+  for (int kb = 0; kb < K / 16; ++kb)
+#pragma unroll
+    for (int mi = 0; mi < Tiling::MT; ++mi)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const T* pair = &A[(mi * KT8 + 2 * kb) * 4 + 2 * j];
+        a[kb][mi][j] = detail::pack2(pair[0], pair[1]);
+      }
+  detail::fence_operands(C);
+  fence();
+#pragma unroll
+  for (int kb = 0; kb < K / 16; ++kb) {
+#pragma unroll
+    for (int mi = 0; mi < Tiling::MT; ++mi) {
+#pragma unroll
+      for (int nb = 0; nb < Tiling::WTN / NI; ++nb)
+        MmaRS<NI, T, TransB ? 0 : 1>::run(detail::slice<NI>(C, Tiling::first_register(mi, nb)),
+                                         a[kb][mi], Tiling::b_desc(b_base, NI * nb, kb), 1);
+    }
+  }
+  commit_group();
+  wait_group<0>();
+  detail::fence_operands(C);
 }
 
 // The accumulator layout above as functions of (thread, register), for code and tests.

@@ -143,6 +143,8 @@ class Build:
     name: str                      # bundle file stem: <name>.cu, lib<name>.so
     family: str
     defines: dict = field(default_factory=dict, hash=False)
+    # tlc --target for this build when not the bundle's (the sm_80 path, run on the same GPU).
+    target: str = ""
 
     @property
     def spec(self) -> KernelSpec:
@@ -150,6 +152,13 @@ class Build:
 
     def define_args(self) -> list:
         return [f"{k}={v}" for k, v in self.defines.items()]
+
+    def tlc_args(self) -> list:
+        """The arguments of tlc beside the source: --target if the build has its own, -D each."""
+        args = ["--target", self.target] if self.target else []
+        for d in self.define_args():
+            args += ["-D", d]
+        return args
 
 
 @dataclass(frozen=True)
@@ -283,6 +292,21 @@ def _add_gemm_variants(t: _Tables) -> None:
                     {"dtype": dt, "dim_k": "64", "dim_p": "64", "policy": "full_row"}),
               [(f"{m}x{n}", {"M": m, "N": n, "dim_k": 64, "dim_p": 64})
                for m, n in ((1024, 1024), (1000, 999))])
+    # On sm_90a the builds above run on wgmma with one warpgroup; two warpgroups split M
+    # (full_row) or N (full_col: B's panels shared by the two column halves).
+    for layout in ("nt", "tn", "tt"):
+        for policy in ("full_row", "full_col"):
+            t.add(Build(f"ops_gemm_{layout}_f16_wg2_{policy}", f"gemm_{layout}",
+                        {"dtype": "f16", "policy": policy, "threads": "256"}), shapes)
+    # The sm_80 path (mma.sync + ldmatrix), still what --target sm_80/86/89 generate, on the
+    # same GPU.
+    for layout in ("nt", "tn", "tt"):
+        for policy in POLICIES:
+            t.add(Build(f"ops_gemm_{layout}_f16_{policy}_sm80", f"gemm_{layout}",
+                        {"dtype": "f16", "policy": policy}, target="sm_80"), shapes)
+    t.add(Build("ops_gemm_rs_f16_sm80", "gemm_rs",
+                {"dtype": "f16", "dim_k": "64", "dim_p": "64", "policy": "full_row"}, target="sm_80"),
+          [(f"{m}x{n}", {"M": m, "N": n, "dim_k": 64, "dim_p": 64}) for m, n in ((1024, 1024), (1000, 999))])
 
 
 def _add_reductions(t: _Tables) -> None:
@@ -302,6 +326,17 @@ def _add_reductions(t: _Tables) -> None:
             t.add(Build(f"ops_reduce_gemm_{policy}_{REDUCE_OPS[op]}", "reduce_gemm",
                         {"dtype": "f16", "policy": policy, "op": str(op), "block_N": "128",
                          "dim_k": "64"}),
+                  [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n, "dim_k": 64})], F32_TOLERANCE)
+    # Rows split over warps (sm_80: full_col and square stack warps along N) and over
+    # warpgroups (sm_90a wgmma, 256 threads, full_col: two warpgroups across N), both combined
+    # through shared scratch. MLA decode's rows are split so.
+    for name, knobs, target in (("sm80_full_col", {"policy": "full_col"}, "sm_80"),
+                                ("sm80_square", {"policy": "square"}, "sm_80"),
+                                ("wg2_full_col", {"policy": "full_col", "threads": "256"}, "")):
+        for op in sum_max:
+            t.add(Build(f"ops_reduce_gemm_{name}_{REDUCE_OPS[op]}", "reduce_gemm",
+                        {"dtype": "f16", "op": str(op), "block_N": "128", "dim_k": "64", **knobs},
+                        target=target),
                   [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n, "dim_k": 64})], F32_TOLERANCE)
 
 
@@ -408,6 +443,16 @@ def _add_layout_widths(t: _Tables) -> None:
                     {"dtype": "f16", "dim": str(dim), "causal": "false"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77))])
+    # The sm_80 path's attention (mma.sync, register A through the accumulator layout).
+    t.add(Build("layout_fa_d96_sm80", "attention",
+                {"dtype": "f16", "dim": "96", "causal": "false"}, target="sm_80"),
+          [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 96)) for b, h, s in ((2, 3, 1000), (1, 1, 77))])
+    # wgmma with two warpgroups over a 64-wide tile: each owns 32 columns, the second starting
+    # inside B's 64-column panel.
+    t.add(Build("layout_gemm_n64_wg2", "gemm",
+                {"dtype": "f16", "policy": "full_col", "block_M": "64", "block_N": "64",
+                 "block_K": "64", "threads": "256"}),
+          [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("mult", {"M": 256, "N": 256, "K": 256})])
     for dim in (64, 96):
         t.add(Build(f"layout_gather_d{dim}", "gather_table",
                     {"dtype": "f16", "page": "64", "npages": "8", "dim": str(dim)}),
@@ -547,7 +592,8 @@ def make_manifest(builds, cases, bench, target: str, selftest: bool, generator: 
         "selftest": selftest,
         "generator": generator,
         "builds": [{"name": b.name, "family": b.family, "source": b.spec.source,
-                    "kernel": b.spec.kernel, "defines": dict(b.defines), "cu": f"{b.name}.cu"}
+                    "kernel": b.spec.kernel, "defines": dict(b.defines), "cu": f"{b.name}.cu",
+                    **({"target": b.target} if b.target else {})}
                    for b in builds],
         "cases": [asdict(c) for c in cases],
         "bench": [asdict(i) for i in bench],
@@ -574,7 +620,8 @@ class Manifest:
 def parse_manifest(data: dict, root: str = "") -> Manifest:
     if data.get("version") != MANIFEST_VERSION:
         raise TableError(f"manifest version {data.get('version')!r}, expected {MANIFEST_VERSION}")
-    builds = [Build(b["name"], b["family"], dict(b["defines"])) for b in data["builds"]]
+    builds = [Build(b["name"], b["family"], dict(b["defines"]), b.get("target", ""))
+              for b in data["builds"]]
     cases = [Case(**c) for c in data["cases"]]
     bench = [BenchItem(**i) for i in data["bench"]]
     validate(builds, cases, bench)
@@ -607,9 +654,11 @@ def _main(argv) -> int:
                                   args.only)
     validate(builds, cases, bench)
     if args.cmd == "builds":
-        # One line per build: name, source, kernel, then the -D values (no spaces inside).
+        # One line per build: name, source, kernel, then the -D values (no spaces inside) and,
+        # for a build with its own target, target=T.
         for b in builds:
-            print(" ".join([b.name, b.spec.source, b.spec.kernel] + b.define_args()))
+            print(" ".join([b.name, b.spec.source, b.spec.kernel] + b.define_args() +
+                           ([f"target={b.target}"] if b.target else [])))
     elif args.cmd == "manifest":
         data = make_manifest(builds, cases, bench, args.target, args.selftest, args.generator)
         with open(os.path.join(args.out, "manifest.json"), "w") as f:
@@ -617,7 +666,7 @@ def _main(argv) -> int:
             f.write("\n")
     else:
         for b in builds:
-            print(f"build {b.name}: {b.spec.source} -D {' -D '.join(b.define_args())}")
+            print(f"build {b.name}: {b.spec.source} {' '.join(b.tlc_args())}")
         for c in cases:
             print(f"case  {c.name}: {c.build} {c.shape} ref={c.reference}")
         for i in bench:

@@ -68,9 +68,7 @@ def tlc_path():
 
 
 def run_tlc(build, *extra):
-    args = [tlc_path(), os.path.join(ROOT, build.spec.source), *extra]
-    for d in build.define_args():
-        args += ["-D", d]
+    args = [tlc_path(), os.path.join(ROOT, build.spec.source), *extra, *build.tlc_args()]
     return subprocess.run(args, capture_output=True, text=True)
 
 

@@ -65,14 +65,18 @@ TEST_CASE("layout inference: swizzles stay in their row, the accumulator covers 
   CHECK(k.buffer("B_s").shared->mask == 3);
   // The table is not a gemm operand: row-major.
   CHECK_FALSE(k.buffer("I_s").shared->isSwizzled());
-  // 4 warps over a 64x96 accumulator.
+  // 4 warps, one warpgroup, over a 64x96 accumulator: one m64n96 wgmma (sm_90a).
   const ftg::Node *gemm = nullptr;
   k.g->walk([&](ftg::Node &n) {
     if (n.kind == ftg::NodeKind::Gemm)
       gemm = &n;
   });
   REQUIRE(gemm);
-  CHECK(gemm->warpsM * gemm->warpsN == 4);
+  CHECK(gemm->warpgroupMma);
+  CHECK(gemm->warpsM * gemm->warpsN == 1);
+  CHECK(gemm->instrN == 96);
+  // B's 192-byte rows are three 64-byte wgmma panels.
+  CHECK(k.buffer("B_s").shared->panelCols == 32);
   REQUIRE(k.buffer("C_f").fragment);
 }
 

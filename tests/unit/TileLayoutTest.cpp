@@ -318,3 +318,59 @@ TEST_CASE("FREE level picks the fewest registers, then fewer copies, then wider 
   CHECK(one.replicas == 96);
   CHECK(one.registers() == 1);
 }
+
+namespace {
+
+// The compiler's wgmma operand layout against tl::GmmaLayout: equal on every element, a
+// bijection, 16-byte chunks whole, and the hardware swizzle inside every panel: the chunk of
+// (row, col) is col's chunk XOR the address bits above the span (the 32/64/128-byte modes'
+// definition on byte addresses of a tile starting on the period).
+template <int Rows, int Cols>
+void checkWgmmaLayout() {
+  using Device = tl::GmmaLayout<Rows, Cols, 16>;
+  std::optional<SharedLayout> l = SharedLayout::wgmmaOperand(Rows, Cols, 16);
+  INFO("rows=" << Rows << " cols=" << Cols);
+  REQUIRE(l.has_value() == Device::kValid);
+  if (!l)
+    return;
+  CHECK(l->panelCols == Device::kPanelCols);
+  CHECK(l->alignBytes() == 1024);
+  std::set<int64_t> offsets;
+  int64_t span = Device::kSpanBytes;
+  for (int64_t i = 0; i < Rows; ++i)
+    for (int64_t j = 0; j < Cols; ++j) {
+      int64_t o = l->offset(i, j);
+      REQUIRE(o == Device::offset(int(i), int(j)));
+      offsets.insert(o);
+      // Unswizzled byte address inside the panel, then the hardware's XOR of the 16-byte
+      // chunk bits [4, log2 span) with the bits just above the 128-byte line ([7, ...)).
+      int64_t panelBase = (j / Device::kPanelCols) * Rows * span;
+      int64_t plain = i * span + (j % Device::kPanelCols) * 2;
+      int64_t chunks = span / 16;
+      int64_t swizzled = plain ^ (((plain >> 7) & (chunks - 1)) << 4);
+      REQUIRE(o * 2 == panelBase + swizzled);
+    }
+  CHECK(int64_t(offsets.size()) == int64_t(Rows) * Cols);
+  std::string expr = l->offsetExpr("r", "c");
+  CHECK(!expr.empty());
+}
+
+} // namespace
+
+TEST_CASE("wgmma operand layouts match the device library and the hardware swizzle", "[tilelayout]") {
+  checkWgmmaLayout<64, 16>();   // 32-byte rows
+  checkWgmmaLayout<128, 32>();  // 64-byte rows
+  checkWgmmaLayout<64, 64>();   // 128-byte rows
+  checkWgmmaLayout<32, 128>();  // two panels
+  checkWgmmaLayout<16, 192>();  // three panels
+  checkWgmmaLayout<64, 256>();
+  checkWgmmaLayout<8, 64>();
+  checkWgmmaLayout<64, 48>();   // 96-byte rows: three 32-byte panels
+  checkWgmmaLayout<32, 96>();   // 192-byte rows: three 64-byte panels
+  checkWgmmaLayout<64, 80>();   // 160-byte rows: five 32-byte panels
+  checkWgmmaLayout<64, 12>();   // 24-byte rows: none
+  CHECK(SharedLayout::wgmmaOperand(64, 48, 16)->panelCols == 16);
+  CHECK(SharedLayout::wgmmaOperand(32, 96, 16)->panelCols == 32);
+  checkWgmmaLayout<12, 64>();   // rows not a multiple of 8: none
+  CHECK(!SharedLayout::wgmmaOperand(64, 8, 16));
+}
