@@ -37,8 +37,9 @@ std::string inlineText(const Stmt &s) {
       std::string wg = dims + ", " + std::to_string(s.instrN);
       if (s.aInRegisters)
         return "tl::wgmma::gemm_rs<" + wg + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
-      return "tl::wgmma::gemm_ss<" + wg + ", " + flag(s.transA) + ", " + flag(s.transB) + ">(" + s.a + ", " +
-             s.b + ", " + s.c + ");";
+      return "tl::wgmma::gemm_ss<" + wg + ", " + flag(s.transA) + ", " + flag(s.transB) +
+             (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
+             (s.pending ? "  // left in flight: drained after the loop" : "");
     }
     if (s.aInRegisters)
       return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";

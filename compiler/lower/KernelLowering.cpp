@@ -65,6 +65,25 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
     return lowerLoop(n);
   }
   nonNegativeVars.insert(f->vars[0]); // counts up from 0
+  // A wgmma gemm whose accumulator nothing else in the loop touches may leave its group in
+  // flight while the next iteration waits, synchronizes and prefetches: the prefetch then
+  // runs S - 2 iterations ahead, so that it never overwrites the stage the group still reads
+  // (PipelineExpansion), and the accumulator is drained after the loop.
+  // With 3 stages that would leave one iteration of prefetch: too little to cover a global
+  // load, so only from 4 stages on.
+  std::vector<const ftg::Node *> inFlight;
+  if (n.stages >= 4)
+    for (auto &c : n.body)
+      if (c->kind == ftg::NodeKind::Gemm && c->warpgroupMma && c->inputs[0].buffer->scope == Scope::Shared) {
+        // A node's access sets cover its whole body (regions included).
+        ftg::Buffer *acc = c->outputs[0].buffer;
+        bool touched = llvm::any_of(n.body, [&](const auto &other) {
+          return other.get() != c.get() &&
+                 (llvm::is_contained(other->reads, acc) || llvm::is_contained(other->writes, acc));
+        });
+        if (!touched)
+          inFlight.push_back(c.get());
+      }
   auto p = std::make_unique<Stmt>(StmtKind::Pipeline);
   p->var = cppName(f->vars[0]->getName());
   p->text = f->vars[0]->getName().str();
@@ -76,6 +95,9 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
     p->slots.push_back("\x01stage" + id + "." + std::to_string(part) + "\x01");
     p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq));
   }
+  // Part 3: what runs after the steady state (the drains of gemms left in flight).
+  p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq));
+  p->inFlight = !inFlight.empty();
   auto staged = [&](int part) {
     for (const ftg::Node *c : producers)
       stageOf[c->outputs[0].buffer] = {p->slots[part], {p->slots[part], 0, n.stages}};
@@ -97,10 +119,19 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
     });
   }
   staged(2);
+  gemmsInFlight.insert(inFlight.begin(), inFlight.end());
   within(p->body[2]->body, [&] {
     for (auto &c : n.body)
       if (!c->producer)
         lowerNode(*c);
+  });
+  gemmsInFlight.clear();
+  within(p->body[3]->body, [&] {
+    for (const ftg::Node *c : inFlight) {
+      const ftg::Buffer &acc = *c->outputs[0].buffer;
+      sourceComment(*c, "drain: the wgmma groups of the gemm into " + acc.name + " complete before it is read");
+      accessing(add(makeEval("tl::wgmma::drain(" + cppName(acc.name) + ")")), {access(&acc)}, {access(&acc)});
+    }
   });
   for (const ftg::Node *c : producers)
     stageOf.erase(c->outputs[0].buffer);

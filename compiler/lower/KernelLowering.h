@@ -124,6 +124,9 @@ public:
   std::string parallelReg;
   unsigned tempCounter = 0;
   unsigned pipelineCounter = 0; // numbers the stage slots of pipelined loops
+  // Gemms of the pipelined loop being lowered whose wgmma group stays in flight into the next
+  // iteration (lowerPipelined decides; ops/Gemm.cpp prints the deferred wait).
+  llvm::SmallPtrSet<const ftg::Node *, 2> gemmsInFlight;
   std::vector<std::vector<Access> *> readLogs; // the open readsOf() calls, innermost last
 
 private:

@@ -321,7 +321,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   case StmtKind::Mma:
     if (s.warpgroup)
       os << "wgmma " << s.m << "x" << s.n << "x" << s.k << " warpgroups " << s.warpsM << "x" << s.warpsN
-         << " n" << s.instrN;
+         << " n" << s.instrN << (s.pending ? " in flight" : "");
     else
       os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN;
     os

@@ -148,8 +148,12 @@ struct Stmt {
   int width = 0;
 
   // Pipeline: placeholders of the stage index in the issued copies and the consumers, in
-  // text and in StageRef::var, that PipelineExpansion replaces.
+  // text and in StageRef::var, that PipelineExpansion replaces. inFlight: a consumer leaves
+  // an asynchronous group (wgmma) in flight into the next iteration.
   std::vector<std::string> slots;
+  bool inFlight = false;
+  // Mma: wgmma groups left pending when the call returns (0: it waits for its own).
+  int pending = 0;
 };
 
 // Statement factories.

@@ -6,7 +6,10 @@
 //   steady state  for k: wait until the group of iteration k landed (at most S - 2 groups in
 //                 flight), barrier, issue iteration k + S - 1 into stage (k + S - 1) % S,
 //                 commit, run the consumers on stage k % S
-//   epilogue      wait for every group (the last ones are empty)
+//   epilogue      wait for every group (the last ones are empty); drain what consumers left
+//                 in flight
+//
+// (one iteration less ahead when a consumer leaves its wgmma group in flight: PipelineSchedule)
 //
 // with async-copy groups (cp.async commit/wait), the expansion of the AsyncGroups style; the
 // kernel carries its target's style (target/PipelineStyle.h), and the mbarrier + bulk-copy
@@ -20,13 +23,18 @@ namespace tlc::lower {
 
 namespace {
 
-// The decisions of one expansion.
+// The decisions of one expansion. The steady loop prefetches S - 1 iterations ahead, into the
+// stage iteration k - 1 read; when a consumer leaves an asynchronous group (wgmma) reading
+// stage k % S in flight into iteration k + 1, only S - 2 ahead, into the stage of k - 2, whose
+// group every thread has waited for before iteration k + 1's barrier.
 struct PipelineSchedule {
   int stages;
-  int prologue() const { return stages - 1; } // iterations issued before the steady loop
-  int distance() const { return stages - 1; } // how far ahead the steady loop prefetches
-  // Groups still in flight when iteration k's must have landed: those of k + 1 .. k + S - 2.
-  int waitDepth() const { return stages - 2; }
+  bool consumersInFlight;
+  int distance() const { return stages - 1 - (consumersInFlight ? 1 : 0); }
+  int prologue() const { return distance(); } // iterations issued before the steady loop
+  // Copy groups still in flight when iteration k's must have landed: those of k + 1 ..
+  // k + distance - 1.
+  int waitDepth() const { return distance() - 1; }
 };
 
 void replaceAll(std::string &s, const std::string &from, const std::string &to) {
@@ -57,11 +65,12 @@ StmtPtr waitFor(int groups) {
 
 // The statements that replace pipeline `p`.
 StmtList expand(Stmt &p) {
-  PipelineSchedule plan{int(p.count)};
+  PipelineSchedule plan{int(p.count), p.inFlight};
   const std::string S = std::to_string(plan.stages), &var = p.var, &user = p.text;
   const std::string count = generatedName(user + "_count"), stage = generatedName("stage"),
                     next = generatedName("next");
-  StmtList &issueFirst = p.body[0]->body, &issueNext = p.body[1]->body, &consumers = p.body[2]->body;
+  StmtList &issueFirst = p.body[0]->body, &issueNext = p.body[1]->body, &consumers = p.body[2]->body,
+           &after = p.body[3]->body;
   size_t producers = 0;
   for (const StmtPtr &s : issueFirst)
     producers += s->kind == StmtKind::TileOp && !s->writes.empty() && s->writes[0].stage;
@@ -94,9 +103,10 @@ StmtList expand(Stmt &p) {
   steady->body.push_back(waitFor(plan.waitDepth()));
   // Part of the protocol, not derived from access sets: the wait covers this thread's copies
   // only, the barrier everyone's; and every thread is done with the stage the prefetch below
-  // overwrites (read in iteration k - 1).
-  steady->body.push_back(makeBarrier("stage " + user + " % " + S + " has landed; stage (" + user + " - 1) % " + S +
-                                     " is free again"));
+  // overwrites (read in iteration k - 1, or k - 2 when a wgmma group of k - 1 is in flight).
+  std::string freed = std::to_string(plan.stages - plan.distance());
+  steady->body.push_back(makeBarrier("stage " + user + " % " + S + " has landed; stage (" + user + " - " + freed +
+                                     ") % " + S + " is free again"));
   auto prefetch = std::make_unique<Stmt>(StmtKind::Scope);
   prefetch->body.push_back(makeLet("const int", next, var + " + " + std::to_string(plan.distance()), false));
   prefetch->body.push_back(
@@ -109,6 +119,8 @@ StmtList expand(Stmt &p) {
   }
   scope->body.push_back(std::move(steady));
   scope->body.push_back(waitFor(0));
+  for (StmtPtr &s : after)
+    scope->body.push_back(std::move(s));
   out.push_back(std::move(scope));
   return out;
 }

@@ -253,6 +253,7 @@ public:
       mma.aInRegisters = A.scope == Scope::Fragment;
       mma.warpgroup = n.warpgroupMma;
       mma.instrN = n.instrN;
+      mma.pending = L.gemmsInFlight.count(&n) ? 1 : 0;
       mma.a = mma.aInRegisters ? cppName(A.name) : ptr(A);
       mma.b = ptr(B);
       mma.c = cppName(C.name);

@@ -223,10 +223,16 @@ struct BlockTiling {
 
 // NI: the N of one instruction (a multiple of 8 up to 256 dividing N / WGN); an MN-major B
 // instruction stays inside one panel or starts at a panel boundary (the compiler chooses NI so).
-template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, class T, int R>
-TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R]) {
+// Pending: wgmma groups left in flight on return (0: this call's group has completed; 1: it
+// may still run, the previous call's has completed). A caller that leaves groups in flight
+// keeps the operand tiles they read intact and calls drain(C) before C is read.
+// `thread` numbers the threads that share the tile from 0 (threadIdx.x, or the consumers'
+// own numbering in a warp-specialized kernel).
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, int Pending = 0,
+          class T, int R>
+TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R], int thread, bool overwrite = false) {
   using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, R>;
-  const int wg = threadIdx.x / 128;
+  const int wg = thread / 128;
   const int row0 = (wg / WGN) * Tiling::WTM, col0 = (wg % WGN) * Tiling::WTN;
   const std::uint32_t a_base = detail::smem_address(A), b_base = detail::smem_address(B);
   detail::fence_operands(C);
@@ -241,10 +247,23 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R]) {
       for (int nb = 0; nb < Tiling::WTN / NI; ++nb)
         MmaSS<NI, T, TransA ? 1 : 0, TransB ? 0 : 1>::run(
             detail::slice<NI>(C, Tiling::first_register(mi, nb)), da,
-            Tiling::b_desc(b_base, col0 + NI * nb, kb), 1);
+            Tiling::b_desc(b_base, col0 + NI * nb, kb), (overwrite && kb == 0) ? 0 : 1);
     }
   }
   commit_group();
+  wait_group<Pending>();
+  detail::fence_operands(C);
+}
+
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, int Pending = 0,
+          class T, int R>
+TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R]) {
+  gemm_ss<M, N, K, WGM, WGN, NI, TransA, TransB, Pending>(A, B, C, static_cast<int>(threadIdx.x));
+}
+
+// Waits for every wgmma group of this thread; C may then be read and written.
+template <int R>
+TL_DEVICE void drain(float (&C)[R]) {
   wait_group<0>();
   detail::fence_operands(C);
 }

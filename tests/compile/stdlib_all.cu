@@ -4,6 +4,8 @@
 // tests/gpu/stdlib/stdlib_selftest.cu for the run-time checks.
 #include "tl/tl.h"
 #include "tl/wgmma.h"
+#include "tl/mbarrier.h"
+#include "tl/tma.h"
 
 namespace {
 
@@ -300,6 +302,47 @@ __global__ void k_wgmma(float* out) {
   wgmma_shapes<tl::f16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
   wgmma_shapes<tl::bf16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
 }
+// The block-level GEMMs over warpgroups: every transpose, register A, groups left in
+// flight, the consumers' own thread numbering, the drain.
+__global__ void k_wgmma_gemm(float* out) {
+  __shared__ alignas(1024) tl::f16 a_s[128 * 64], b_s[64 * 128];
+  float c[64];
+  tl::f16 a_r[32];
+  for (int i = 0; i < 32; ++i) a_r[i] = tl::f16(out[i]);
+  tl::wgmma::gemm_ss<128, 128, 64, 2, 1, 128, false, false>(a_s, b_s, c, static_cast<int>(threadIdx.x), true);
+  tl::wgmma::gemm_ss<128, 128, 64, 2, 1, 128, true, true, 1>(a_s, b_s, c);
+  tl::wgmma::gemm_ss<128, 128, 64, 1, 2, 64, false, true>(a_s, b_s, c);
+  tl::wgmma::gemm_rs<128, 128, 64, 2, 1, 128, false>(a_r, b_s, c);
+  tl::wgmma::drain(c);
+  for (int i = 0; i < 64; ++i) out[i * 256 + threadIdx.x] = c[i];
+}
+
+// Transaction barriers and bulk tensor copies.
+__global__ void k_tma(const __grid_constant__ CUtensorMap map, int* out) {
+  __shared__ alignas(1024) tl::f16 tile[64 * 64];
+  __shared__ std::uint64_t bar;
+  if (threadIdx.x == 0) {
+    tl::mbarrier::init(&bar, 1);
+    tl::mbarrier::fence_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tl::tma::prefetch(&map);
+    tl::mbarrier::arrive_expect_tx(&bar, sizeof(tile));
+    tl::tma::load_2d(tile, &map, &bar, 0, 0);
+  }
+  tl::mbarrier::wait(&bar, 0);
+  tl::mbarrier::arrive(&bar);
+  out[threadIdx.x] = static_cast<int>(static_cast<float>(tile[threadIdx.x]));
+}
+
+__global__ void k_registers() {
+  if (threadIdx.x < 128)
+    tl::tma::release_registers<40>();
+  else
+    tl::tma::claim_registers<232>();
+}
+
 static_assert(tl::wgmma::make_descriptor(0x400, 16, 1024, tl::wgmma::Swizzle::B128) ==
                   ((1ull << 62) | (64ull << 32) | (1ull << 16) | 0x40ull),
               "descriptor fields");
@@ -321,4 +364,7 @@ void tl_stdlib_compile_test_launch_all() {
                       nullptr, nullptr, nullptr);
   k_barrier<<<1, 64>>>(nullptr);
   k_wgmma<<<1, 128>>>(nullptr);
+  k_wgmma_gemm<<<1, 256>>>(nullptr);
+  k_tma<<<1, 128>>>(CUtensorMap{}, nullptr);
+  k_registers<<<1, 256>>>();
 }

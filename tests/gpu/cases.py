@@ -298,6 +298,12 @@ def _add_gemm_variants(t: _Tables) -> None:
         for policy in ("full_row", "full_col"):
             t.add(Build(f"ops_gemm_{layout}_f16_wg2_{policy}", f"gemm_{layout}",
                         {"dtype": "f16", "policy": policy, "threads": "256"}), shapes)
+    # 4 stages: on sm_90a each wgmma group stays in flight into the next iteration (the
+    # prefetch runs 2 ahead, the accumulator is drained after the loop).
+    for layout in ("nt", "tn", "tt"):
+        t.add(Build(f"ops_gemm_{layout}_f16_s4", f"gemm_{layout}",
+                    {"dtype": "f16", "policy": "square", "stages": "4", "block_K": "64",
+                     "threads": "256"}), shapes)
     # The sm_80 path (mma.sync + ldmatrix), still what --target sm_80/86/89 generate, on the
     # same GPU.
     for layout in ("nt", "tn", "tt"):
@@ -447,6 +453,13 @@ def _add_layout_widths(t: _Tables) -> None:
     t.add(Build("layout_fa_d96_sm80", "attention",
                 {"dtype": "f16", "dim": "96", "causal": "false"}, target="sm_80"),
           [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 96)) for b, h, s in ((2, 3, 1000), (1, 1, 77))])
+    # The GEMM sample as tuned for the H100: 128x256x64 tiles, 4 stages, two warpgroups, each
+    # wgmma group left in flight.
+    t.add(Build("layout_gemm_s4_n256", "gemm",
+                {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
+                 "block_K": "64", "stages": "4", "threads": "256"}),
+          [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+           ("mult", {"M": 512, "N": 1024, "K": 512})])
     # wgmma with two warpgroups over a 64-wide tile: each owns 32 columns, the second starting
     # inside B's 64-column panel.
     t.add(Build("layout_gemm_n64_wg2", "gemm",

@@ -1,0 +1,54 @@
+// tlc/tma.h - bulk-copy tensor maps built on the host, without linking the driver library.
+//
+// cuTensorMapEncodeTiled is a driver API function; the runtime hands out its address
+// (cudaGetDriverEntryPointByVersion), so programs that launch tlc kernels link only cudart.
+// Every failure is a `false` the launcher turns into a status: an unaligned base or stride, a
+// driver without the entry point, a box the hardware cannot describe.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tlc {
+namespace tma {
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// The driver's cuTensorMapEncodeTiled (ABI of CUDA 12.0), or null.
+inline EncodeTiledFn encoder() {
+  static const EncodeTiledFn fn = []() -> EncodeTiledFn {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return reinterpret_cast<EncodeTiledFn>(p);
+  }();
+  return fn;
+}
+
+// The map of a row-major [rows][cols] tensor (row stride in bytes) whose copies move
+// [box_rows][box_cols] boxes, zero-filling outside the tensor. The bulk copy needs the base
+// 16-byte aligned, the row stride a multiple of 16 bytes, and with a swizzle a box row of at
+// most the swizzle span (128 bytes for CU_TENSOR_MAP_SWIZZLE_128B).
+inline bool encode_2d(CUtensorMap* map, const void* base, CUtensorMapDataType type, std::uint64_t rows,
+                      std::uint64_t cols, std::uint64_t row_stride_bytes, std::uint32_t box_rows,
+                      std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+  EncodeTiledFn fn = encoder();
+  if (!fn || reinterpret_cast<std::uintptr_t>(base) % 16 != 0 || row_stride_bytes % 16 != 0)
+    return false;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {row_stride_bytes};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  return fn(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+}  // namespace tma
+}  // namespace tlc

@@ -1,0 +1,63 @@
+// tl/tma.h - Hopper bulk tensor copies (the Tensor Memory Accelerator, sm_90).
+//
+// A tensor map (CUtensorMap, 128 bytes, built on the host: runtime/tlc/tma.h) describes a
+// global tensor and the box one copy moves; the kernel takes it as a `const __grid_constant__
+// CUtensorMap` parameter. load_2d copies the box at element coordinates (x: innermost, y) into
+// shared memory, laid out with the map's swizzle (128B: tl::GmmaLayout's panels, which wgmma
+// reads), zero-filling what lies outside the tensor, and signals its bytes on an mbarrier
+// (tl/mbarrier.h). One thread issues it; the consumers wait on the barrier.
+#pragma once
+
+#include "common.h"
+
+#include <cstdint>
+
+#if TL_CUDA
+#include <cuda.h>  // CUtensorMap (a type only: nothing links against the driver library)
+
+namespace tl {
+namespace tma {
+
+// Fetches the descriptor into the cache ahead of the first copy.
+TL_DEVICE void prefetch(const CUtensorMap* map) {
+#if TL_ARCH_SM90
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+#else
+  (void)map;
+#endif
+}
+
+TL_DEVICE void load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int x, int y) {
+#if TL_ARCH_SM90
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+          static_cast<std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(x), "r"(y)
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)x, (void)y;
+#endif
+}
+
+// Register budgets of warp-specialized kernels: a producer warpgroup gives registers back, the
+// consumers take them (every warp of the warpgroup executes it; counts are multiples of 8 in
+// 24..256).
+template <int Registers>
+TL_DEVICE void release_registers() {
+#if TL_ARCH_SM90A
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+template <int Registers>
+TL_DEVICE void claim_registers() {
+#if TL_ARCH_SM90A
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+}  // namespace tma
+}  // namespace tl
+
+#endif  // TL_CUDA
