@@ -73,10 +73,16 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     if memory_bound:
         head += ["ours/copy"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    # Rows with a note are marked [n]; the notes follow the table.
+    notes = []
+    for item in items:
+        if item.get("note") and item["note"] not in notes:
+            notes.append(item["note"])
     for item in items:
         ours = item["impls"].get("ours")
         ours_rate = _rate(ours, memory_bound)
-        row = [_shape_label(item), item["dtype"]]
+        mark = f" [{notes.index(item['note']) + 1}]" if item.get("note") else ""
+        row = [_shape_label(item) + mark, item["dtype"]]
         if family == "attention":
             row.append("yes" if item["causal"] else "no")
         row.append(_cell(ours, memory_bound))
@@ -86,8 +92,7 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
         if memory_bound:
             row.append(_ratio(ours_rate, copy_gbps))
         lines.append("| " + " | ".join(row) + " |")
-    notes = sorted({item["note"] for item in items if item.get("note")})
-    return lines + [f"\n{n}." for n in notes]
+    return lines + [f"\n[{i + 1}] {n}." for i, n in enumerate(notes)]
 
 
 def markdown(run: dict) -> str:

@@ -511,6 +511,13 @@ def _bench_items() -> list:
     for family in ("softmax", "rmsnorm"):
         for m, n in ROWWISE_SHAPES + [(16384, 8192)]:
             items.append(BenchItem(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n}))
+    # The GEMM sample with the tiles the wgmma sweep found best on the H100
+    # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
+    for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
+        items.append(BenchItem(f"gemm_f16_h100tiles_{m}x{n}x{k}", "layout_gemm_s4_n256",
+                               {"M": m, "N": n, "K": k},
+                               "samples/gemm.tl with -D block_N=256 -D block_K=64 -D stages=4 "
+                               "-D threads=256 (the sweep's best tiles on the H100)"))
     # The shape dispatch against the sample's fixed 128x128 tiles, across its buckets.
     for m, n, k in DISPATCH_BENCH_SHAPES:
         shape = {"M": m, "N": n, "K": k}

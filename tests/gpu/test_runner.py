@@ -216,8 +216,10 @@ class Report(unittest.TestCase):
         self.assertIn("3.00 TB/s", md)
         self.assertIn("| 8192×8192×8192 | f16 | 520.0 | 650.0 | wrong (rel 3.0e-01) | 0.80 | — |",
                       md)
-        self.assertIn("| 16×64×8192×128 | f16 | yes | skipped | 300.0 | n/a | n/a | — | — | — |",
+        # A row with a note is marked; the note follows the table under its mark.
+        self.assertIn("| 16×64×8192×128 [1] | f16 | yes | skipped | 300.0 | n/a | n/a | — | — | — |",
                       md)
+        self.assertIn("[1] batch 16.", md)
         # 2400 GB/s against torch's 2000 and the 3000 GB/s copy.
         self.assertIn("| 4096×4096 | f16 | 2400.0 | 2000.0 | 1.20 | 0.80 |", md)
         self.assertIn("batch 16.", md)
