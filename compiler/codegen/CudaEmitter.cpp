@@ -54,7 +54,8 @@ void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   if (options.selfContained)
     os << inlineLibrary(code);
   else
-    os << "#include \"tl/tl.h\"\n#include \"tlc/runtime.h\"\n\n";
+    os << "#include \"tl/tl.h\"\n#include \"tlc/runtime.h\"\n"
+       << (code.find("tlc::tma::") != std::string::npos ? "#include \"tlc/tma.h\"\n" : "") << "\n";
   os << code;
 }
 

@@ -23,7 +23,9 @@ const EmbeddedFile *findFile(llvm::StringRef path) {
 std::vector<std::string> directNeeds(const std::string &code) {
   static const std::pair<const char *, const char *> uses[] = {
       {"tl::gemm_", "stdlib/tl/gemm.h"},         {"tl::swizzle_blocks", "stdlib/tl/gemm.h"},
-      {"tl::wgmma::", "stdlib/tl/wgmma.h"},
+      {"tl::wgmma::", "stdlib/tl/wgmma.h"},      {"tl::tma::", "stdlib/tl/tma.h"},
+      {"tl::mbarrier::", "stdlib/tl/mbarrier.h"}, {"tl::barrier_sync", "stdlib/tl/barrier.h"},
+      {"tlc::tma::", "runtime/tlc/tma.h"},
       {"tl::cp_async", "stdlib/tl/cp_async.h"},  {"tl::copy_vec", "stdlib/tl/memory.h"},
       {"Op::", "stdlib/tl/reduce.h"},            {"tl::detail::warp_combine", "stdlib/tl/reduce.h"},
       {"tl::atomic_add", "stdlib/tl/atomic.h"},  {"tl::convert", "stdlib/tl/dtypes.h"},

@@ -138,20 +138,42 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
          "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
          "std::to_string(tl_gz) + \") exceeds the device limits\");");
-  w.line("const size_t tl_smem = " + std::to_string(kernel.sharedBytes) + ";");
+  // The warp-specialized instantiation (kAligned) copies with the bulk tensor copy, whose
+  // tensor maps encode only for 16-byte aligned bases and row strides: when one does not (or
+  // the driver has no encoder), the ordinary instantiation runs.
+  std::string threads = std::to_string(kernel.threads);
+  if (kernel.hasBulk()) {
+    std::string maps, encode = "tl_aligned";
+    for (const lower::Kernel::TensorMap &m : kernel.tensorMaps) {
+      maps += (maps.empty() ? "" : ", ") + m.param + "{}";
+      encode += " &&\n    tlc::tma::encode_2d(&" + m.param + ", " + m.tensor + ".data, " + m.dataType + ", " + m.tensor +
+                ".shape[0], " + m.tensor + ".shape[1], " + m.tensor + ".strides[0] * (tlc::dtypeBits(" + m.tensor +
+                ".dtype) / 8), " + std::to_string(m.boxRows) + ", " + std::to_string(m.boxCols) + ", " + m.swizzle + ")";
+    }
+    w.line("::CUtensorMap " + maps + ";");
+    w.line("const bool tl_bulk = " + encode + ";");
+    w.line("const size_t tl_smem = tl_bulk ? " + std::to_string(kernel.bulkSharedBytes) + " : " +
+           std::to_string(kernel.sharedBytes) + ";");
+    threads = "tl_bulk ? " + std::to_string(kernel.bulkThreads) + " : " + threads;
+  } else {
+    w.line("const size_t tl_smem = " + std::to_string(kernel.sharedBytes) + ";");
+  }
   std::string launchArgs;
   for (const lower::Param &p : kernel.params)
     launchArgs += (launchArgs.empty() ? "" : ", ") + p.host;
+  for (const lower::Kernel::TensorMap &m : kernel.tensorMaps)
+    launchArgs += ", " + m.param;
   w.line("// The first runtime calls: every argument check above needs no GPU.");
   w.line("if (!(tl_status = tlc::check::device(tl_name, " + std::to_string(k.capability) + ", \"" + k.target +
          "\"))) return tl_status;");
-  w.line("auto tl_kernel = tl_aligned ? " + kernel.name + "<true> : " + kernel.name + "<false>;");
+  w.line("auto tl_kernel = " + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") + " ? " + kernel.name +
+         "<true> : " + kernel.name + "<false>;");
   w.open("if (tl_smem > 48 * 1024)");
   w.line("cudaError_t tl_err = cudaFuncSetAttribute(tl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tl_smem));");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
          "\" bytes of shared memory\", tl_err);");
   w.close();
-  w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + std::to_string(kernel.threads) +
+  w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + threads +
          "), tl_smem, stream>>>(" + launchArgs + ");");
   w.line("cudaError_t tl_err = cudaGetLastError();");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"launch failed\", tl_err);");

@@ -50,7 +50,10 @@ std::string inlineText(const Stmt &s) {
     return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", 1>(" +
            s.target + ");";
   case StmtKind::Barrier:
-    return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") + std::string("__syncthreads();  // ") + s.text;
+    return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") +
+           (s.barrierThreads ? "tl::barrier_sync(1, " + std::to_string(s.barrierThreads) + ");  // "
+                             : std::string("__syncthreads();  // ")) +
+           s.text;
   case StmtKind::Comment:
     return "// " + s.text;
   case StmtKind::For:
@@ -130,12 +133,19 @@ void printKernel(const Kernel &k, CodeWriter &w) {
   std::string params;
   for (const Param &p : k.params)
     params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
+  for (const Kernel::TensorMap &m : k.tensorMaps)
+    params += ", const __grid_constant__ ::CUtensorMap " + m.param;
   w.line("// kernel '" + k.symbol + "': " + std::to_string(k.threads) + " threads per block, " +
          std::to_string(k.sharedBytes) + " bytes of shared memory");
+  if (k.hasBulk())
+    w.line("// kAligned: warp-specialized, " + std::to_string(k.bulkThreads) + " threads (a producer warpgroup "
+           "issuing bulk tensor copies), " + std::to_string(k.bulkSharedBytes) + " bytes of shared memory");
   w.line("template <bool kAligned>");
-  w.line("__global__ void __launch_bounds__(" + std::to_string(k.threads) + ") " + k.name + "(" + params + ") {");
+  std::string bounds = k.hasBulk() ? "kAligned ? " + std::to_string(k.bulkThreads) + " : " + std::to_string(k.threads)
+                                   : std::to_string(k.threads);
+  w.line("__global__ void __launch_bounds__(" + bounds + ") " + k.name + "(" + params + ") {");
   w.indent++;
-  if (k.sharedBytes > 0)
+  if (k.sharedBytes > 0 || k.hasBulk())
     // 1024: the period of wgmma's 128-byte swizzle, which its tiles start on. One alignment
     // for every kernel, since the kernels of one file declare the same array.
     w.line("extern __shared__ __align__(1024) unsigned char tl_smem[];");
@@ -159,7 +169,16 @@ void printKernel(const Kernel &k, CodeWriter &w) {
   if (k.sharedBytes > k.scratchOffset)
     w.line("float* tl_reduce_scratch = reinterpret_cast<float*>(tl_smem + " + std::to_string(k.scratchOffset) + ");");
   w.line();
-  printStmts(k.body, w);
+  if (k.hasBulk()) {
+    w.open("if constexpr (kAligned)");
+    printStmts(k.bulkBody, w);
+    w.close();
+    w.open("else");
+    printStmts(k.body, w);
+    w.close();
+  } else {
+    printStmts(k.body, w);
+  }
   w.indent--;
   w.line("}");
 }

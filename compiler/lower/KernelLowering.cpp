@@ -51,7 +51,43 @@ void KernelLowering::lowerLoop(const ftg::Node &n) {
        [&] { lowerNodes(n.body); });
 }
 
+// A wgmma gemm whose accumulator nothing else in the loop touches may leave its group in
+// flight while the next iteration waits, synchronizes and prefetches: the prefetch then runs
+// S - 2 iterations ahead, so that it never overwrites the stage the group still reads
+// (PipelineExpansion), and the accumulator is drained after the loop. With 3 stages that
+// would leave one iteration of prefetch, too little to cover a global load: from 4 stages on.
+// (The warp-specialized pipeline releases a stage only once its group completed: any S.)
+std::vector<const ftg::Node *> KernelLowering::gemmsLeftInFlight(const ftg::Node &n) const {
+  std::vector<const ftg::Node *> inFlight;
+  if (n.stages < 4 && &n != bulkLoop)
+    return inFlight;
+  for (auto &c : n.body)
+    if (c->kind == ftg::NodeKind::Gemm && c->warpgroupMma && c->inputs[0].buffer->scope == Scope::Shared) {
+      // A node's access sets cover its whole body (regions included).
+      ftg::Buffer *acc = c->outputs[0].buffer;
+      bool touched = llvm::any_of(n.body, [&](const auto &other) {
+        return other.get() != c.get() &&
+               (llvm::is_contained(other->reads, acc) || llvm::is_contained(other->writes, acc));
+      });
+      if (!touched)
+        inFlight.push_back(c.get());
+    }
+  return inFlight;
+}
+
+void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight) {
+  within(pipeline.body[3]->body, [&] {
+    for (const ftg::Node *c : inFlight) {
+      const ftg::Buffer &acc = *c->outputs[0].buffer;
+      sourceComment(*c, "drain: the wgmma groups of the gemm into " + acc.name + " complete before it is read");
+      accessing(add(makeEval("tl::wgmma::drain(" + cppName(acc.name) + ")")), {access(&acc)}, {access(&acc)});
+    }
+  });
+}
+
 void KernelLowering::lowerPipelined(const ftg::Node &n) {
+  if (&n == bulkLoop)
+    return lowerBulkPipelined(n);
   const ForStmt *f = n.loop;
   std::vector<const ftg::Node *> producers;
   for (auto &c : n.body)
@@ -65,25 +101,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
     return lowerLoop(n);
   }
   nonNegativeVars.insert(f->vars[0]); // counts up from 0
-  // A wgmma gemm whose accumulator nothing else in the loop touches may leave its group in
-  // flight while the next iteration waits, synchronizes and prefetches: the prefetch then
-  // runs S - 2 iterations ahead, so that it never overwrites the stage the group still reads
-  // (PipelineExpansion), and the accumulator is drained after the loop.
-  // With 3 stages that would leave one iteration of prefetch: too little to cover a global
-  // load, so only from 4 stages on.
-  std::vector<const ftg::Node *> inFlight;
-  if (n.stages >= 4)
-    for (auto &c : n.body)
-      if (c->kind == ftg::NodeKind::Gemm && c->warpgroupMma && c->inputs[0].buffer->scope == Scope::Shared) {
-        // A node's access sets cover its whole body (regions included).
-        ftg::Buffer *acc = c->outputs[0].buffer;
-        bool touched = llvm::any_of(n.body, [&](const auto &other) {
-          return other.get() != c.get() &&
-                 (llvm::is_contained(other->reads, acc) || llvm::is_contained(other->writes, acc));
-        });
-        if (!touched)
-          inFlight.push_back(c.get());
-      }
+  std::vector<const ftg::Node *> inFlight = gemmsLeftInFlight(n);
   auto p = std::make_unique<Stmt>(StmtKind::Pipeline);
   p->var = cppName(f->vars[0]->getName());
   p->text = f->vars[0]->getName().str();
@@ -118,7 +136,13 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
         c->op->lowerPrefetch(*c, *this);
     });
   }
-  staged(2);
+  finishPipeline(n, std::move(p), producers, inFlight);
+}
+
+void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
+                                    const std::vector<const ftg::Node *> &inFlight) {
+  for (const ftg::Node *c : producers)
+    stageOf[c->outputs[0].buffer] = {p->slots[2], {p->slots[2], 0, n.stages}};
   gemmsInFlight.insert(inFlight.begin(), inFlight.end());
   within(p->body[2]->body, [&] {
     for (auto &c : n.body)
@@ -126,13 +150,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
         lowerNode(*c);
   });
   gemmsInFlight.clear();
-  within(p->body[3]->body, [&] {
-    for (const ftg::Node *c : inFlight) {
-      const ftg::Buffer &acc = *c->outputs[0].buffer;
-      sourceComment(*c, "drain: the wgmma groups of the gemm into " + acc.name + " complete before it is read");
-      accessing(add(makeEval("tl::wgmma::drain(" + cppName(acc.name) + ")")), {access(&acc)}, {access(&acc)});
-    }
-  });
+  drainAfter(*p, inFlight);
   for (const ftg::Node *c : producers)
     stageOf.erase(c->outputs[0].buffer);
   add(std::move(p));
@@ -277,6 +295,14 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
 
   cur = &K.body;
   lowerNodes(g.body);
+  // The warp-specialized variant, lowered from the same graph into its own body.
+  if (ok && (bulkLoop = planBulkPipeline())) {
+    cur = &K.bulkBody;
+    lowerNodes(g.body);
+    K.bulkThreads = g.threads + 128;
+    K.bulkSharedBytes = (g.sharedBytes + 7) / 8 * 8 + 16 * bulkLoop->stages;
+    bulkLoop = nullptr;
+  }
   if (!ok)
     return nullptr;
   auto dump = [&](const char *after) {
@@ -305,6 +331,9 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     return nullptr;
   insertProxyFences(K);
   if (!verified("ProxyFences"))
+    return nullptr;
+  nameConsumerBarriers(K);
+  if (!verified("WarpSpecialization"))
     return nullptr;
   return std::move(out);
 }

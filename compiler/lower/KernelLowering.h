@@ -90,6 +90,20 @@ public:
   void lowerIf(const ftg::Node &n);
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
   void lowerPipelined(const ftg::Node &n);
+  // The warp-specialized variant (BulkPipeline.cpp): the pipelined loop it applies to, or null;
+  // the loop lowered with bulk copies by a producer warpgroup.
+  const ftg::Node *planBulkPipeline() const;
+  void lowerBulkPipelined(const ftg::Node &n);
+  // The gemms of pipelined loop `n` that may leave their wgmma group in flight, and the
+  // drains of their accumulators in the pipeline's part 3.
+  std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &n) const;
+  void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);
+  // The consumers of pipelined loop `n` into part 2 of `p` (reading the producers' buffers at
+  // stage slot 2), the drains, and `p` added.
+  void finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
+                      const std::vector<const ftg::Node *> &inFlight);
+  // While the bulk variant is lowered: its pipelined loop.
+  const ftg::Node *bulkLoop = nullptr;
 
   void unsupported(llvm::SMRange r, const std::string &what);
   // Reports (and returns false) when tl::atomic_add has no overload for `t`.

@@ -260,8 +260,9 @@ struct Verifier {
 
 bool verify(const Kernel &k, llvm::raw_ostream &errors) {
   Verifier v{k, errors};
-  for (const StmtPtr &s : k.body)
-    v.visit(*s, false);
+  for (const StmtList *body : {&k.body, &k.bulkBody})
+    for (const StmtPtr &s : *body)
+      v.visit(*s, false);
   return v.ok;
 }
 
@@ -331,7 +332,11 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   case StmtKind::Shuffle:
     os << "shuffle " << s.op << " over " << s.width << " lanes: " << s.target;
     break;
-  case StmtKind::Barrier: os << (s.proxyFence ? "fence.proxy.async; barrier  // " : "barrier  // ") << s.text; break;
+  case StmtKind::Barrier:
+    os << (s.proxyFence ? "fence.proxy.async; " : "")
+       << (s.barrierThreads ? "barrier over " + std::to_string(s.barrierThreads) + " threads  // " : "barrier  // ")
+       << s.text;
+    break;
   case StmtKind::Comment: os << "// " << s.text; break;
   case StmtKind::Pipeline: os << "pipeline " << s.var << " < " << s.hi << ", " << s.count << " stages"; break;
   }
@@ -365,6 +370,15 @@ void print(const Kernel &k, llvm::raw_ostream &os) {
     os << "\n";
   }
   for (const StmtPtr &s : k.body)
+    printStmt(*s, os, 1);
+  if (!k.hasBulk())
+    return;
+  os << "loops " << k.symbol << " (warp-specialized, when aligned)  threads " << k.bulkThreads << "  shared "
+     << k.bulkSharedBytes << " bytes\n";
+  for (const Kernel::TensorMap &m : k.tensorMaps)
+    os << "  tensor map " << m.param << " : " << m.tensor << " box " << m.boxRows << "x" << m.boxCols << " "
+       << m.swizzle << "\n";
+  for (const StmtPtr &s : k.bulkBody)
     printStmt(*s, os, 1);
 }
 

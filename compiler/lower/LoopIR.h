@@ -111,6 +111,7 @@ struct Stmt {
 
   std::string text; // Comment, Eval, Barrier (its reason), TileOp (the operator's name)
   bool proxyFence = false; // Barrier: preceded by fence.proxy.async (ProxyFences)
+  int barrierThreads = 0;  // Barrier: a named barrier over this many threads (0: the block)
 
   // For: `for (int var = lo; var < hi; step.empty() ? ++var : var += step)`.
   std::string var, lo, hi, step;
@@ -124,6 +125,7 @@ struct Stmt {
   bool uniform = true;
   bool isConstexpr = false;
   bool elseIf = false; // the else branch is a single If written as `else if`
+  bool warpSpecialized = false; // the producer warpgroup's branch (count: the consumer threads)
 
   // Let: `[[maybe_unused]] const type name = value;  // note`; Decl: `alignas type name[count];`
   std::string type, name, value, note;
@@ -152,6 +154,12 @@ struct Stmt {
   // an asynchronous group (wgmma) in flight into the next iteration.
   std::vector<std::string> slots;
   bool inFlight = false;
+  // A warp-specialized pipeline (bulk copies by a producer warpgroup onto mbarrier rings):
+  // the consumer threads (those below), the bytes one iteration's copies move, and where the
+  // rings start in shared memory.
+  bool bulk = false;
+  int consumers = 0;
+  int64_t txBytes = 0, barrierOffset = 0;
   // Mma: wgmma groups left pending when the call returns (0: it waits for its own).
   int pending = 0;
 };
@@ -189,6 +197,21 @@ struct Kernel {
   std::vector<std::string> vectorTensors;
   Launch launch; // the host side's view of the kernel
   StmtList body;
+  // The warp-specialized variant (the kAligned instantiation on sm_90a when every producer of
+  // its pipelined loop is a bulk tensor copy): its body, its block size (the consumers and a
+  // producer warpgroup), and the tensor maps the launcher builds for its copies.
+  StmtList bulkBody;
+  int bulkThreads = 0;
+  int64_t bulkSharedBytes = 0; // its shared memory: the kernel's, then the mbarrier rings
+  struct TensorMap {
+    std::string param;      // the kernel parameter (const __grid_constant__ CUtensorMap)
+    std::string tensor;     // the launcher's TensorView
+    std::string dataType;   // CU_TENSOR_MAP_DATA_TYPE_...
+    int64_t boxRows = 0, boxCols = 0;
+    std::string swizzle;    // CU_TENSOR_MAP_SWIZZLE_...
+  };
+  std::vector<TensorMap> tensorMaps;
+  bool hasBulk() const { return !bulkBody.empty(); }
 };
 
 // Calls `f` on every text field of `s` (not its children): passes that rename or substitute.

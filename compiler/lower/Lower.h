@@ -30,6 +30,10 @@ void insertBarriers(Kernel &k);
 // through the async proxy), every barrier is preceded by fence.proxy.async.
 void insertProxyFences(Kernel &k);
 
+// WarpSpecialization (WarpSpecialization.cpp): in the warp-specialized variant, the barriers
+// after the producer warpgroup's branch synchronize the consumers only (named barrier 1).
+void nameConsumerBarriers(Kernel &k);
+
 // The C++ spelling of TileLang element types.
 std::string cppType(DType t);
 std::string cppType(Type t);

@@ -125,17 +125,101 @@ StmtList expand(Stmt &p) {
   return out;
 }
 
-void expandIn(StmtList &list) {
+// The warp-specialized expansion (the mbarrier + bulk-copy style, lower/BulkPipeline.cpp):
+//
+//   rings       full[S] (one arrival: the producer's expect_tx) and empty[S] (one arrival per
+//               consumer), initialized by thread 0 before a block barrier
+//   producer    the warpgroup after the consumers; one thread, for every k: wait until stage
+//               k % S is free (empty, the opposite parity: a fresh stage is free), announce
+//               the bytes on full, issue the bulk copies; then the warpgroup leaves
+//   consumers   for every k: wait for full[k % S], run the consumers on stage k % S, release
+//               the stage (the previous one when a wgmma group is left in flight)
+//
+// A producer warpgroup gives registers to the consumers when they are two warpgroups or more.
+StmtList expandBulk(Stmt &p, const std::string &tid) {
+  const int S = int(p.count), T = p.consumers;
+  const std::string St = std::to_string(S), &var = p.var, &user = p.text;
+  const std::string count = generatedName(user + "_count"), full = generatedName("full"),
+                    empty = generatedName("empty");
+  StmtList &issue = p.body[0]->body, &consumers = p.body[2]->body, &after = p.body[3]->body;
+  StmtList out;
+  out.push_back(makeComment("pipelined loop over " + user + ", warp-specialized: a producer warpgroup (threads " +
+                            std::to_string(T) + ".." + std::to_string(T + 127) + ") issues the bulk copies of " +
+                            "each iteration into " + St + " rotating stages; the other threads consume"));
+  auto scope = std::make_unique<Stmt>(StmtKind::Scope);
+  scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
+  scope->body.push_back(makeLet("std::uint64_t* const", full,
+                                "reinterpret_cast<std::uint64_t*>(tl_smem + " + std::to_string(p.barrierOffset) + ")",
+                                false));
+  scope->body.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
+  StmtPtr init = makeIf(tid + " == 0", IfStyle::Braced, /*uniform=*/false);
+  StmtPtr initLoop = makeFor(ForRole::Stages, generatedName("s"), "0", St, "", 0);
+  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + full + " + " + generatedName("s") + ", 1)"));
+  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + empty + " + " + generatedName("s") + ", " +
+                                    std::to_string(T) + ")"));
+  init->body.push_back(std::move(initLoop));
+  init->body.push_back(makeEval("tl::mbarrier::fence_init()"));
+  scope->body.push_back(std::move(init));
+  scope->body.push_back(makeBarrier("the mbarrier rings are initialized"));
+
+  // Registers: what the producer gives back, the consumers may take (multiples of 8).
+  int consumerRegs = 0;
+  if (T >= 256)
+    consumerRegs = std::min(240, (65536 - 128 * 40) / T / 8 * 8);
+  StmtPtr producer = makeIf(tid + " >= " + std::to_string(T), IfStyle::Braced, /*uniform=*/false);
+  producer->warpSpecialized = true;
+  producer->count = T;
+  if (consumerRegs)
+    producer->body.push_back(makeEval("tl::tma::release_registers<40>()"));
+  StmtPtr issuer = makeIf(tid + " == " + std::to_string(T), IfStyle::Braced, false);
+  StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
+  const std::string stage = "(" + var + " % " + St + ")", phase = "((" + var + " / " + St + ") & 1)";
+  produce->body.push_back(makeEval("tl::mbarrier::wait(" + empty + " + " + stage + ", " + phase + " ^ 1)"));
+  produce->body.push_back(makeEval("tl::mbarrier::arrive_expect_tx(" + full + " + " + stage + ", " +
+                                   std::to_string(p.txBytes) + ")"));
+  for (StmtPtr &c : issue) {
+    fillSlot(*c, p.slots[0], stage, {var, 0, S});
+    produce->body.push_back(std::move(c));
+  }
+  issuer->body.push_back(std::move(produce));
+  producer->body.push_back(std::move(issuer));
+  producer->body.push_back(makeEval("return"));
+  scope->body.push_back(std::move(producer));
+  if (consumerRegs)
+    scope->body.push_back(makeEval("tl::tma::claim_registers<" + std::to_string(consumerRegs) + ">()"));
+
+  StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
+  steady->body.push_back(makeEval("tl::mbarrier::wait(" + full + " + " + stage + ", " + phase + ")"));
+  for (StmtPtr &c : consumers) {
+    fillSlot(*c, p.slots[2], stage, {var, 0, S});
+    steady->body.push_back(std::move(c));
+  }
+  if (p.inFlight) {
+    // The group of k - 1 has completed (only k's may be pending): its stage is free.
+    StmtPtr release = makeIf(var + " > 0", IfStyle::SameLine);
+    release->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + (" + var + " - 1) % " + St + ")"));
+    steady->body.push_back(std::move(release));
+  } else {
+    steady->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + " + stage + ")"));
+  }
+  scope->body.push_back(std::move(steady));
+  for (StmtPtr &s : after)
+    scope->body.push_back(std::move(s));
+  out.push_back(std::move(scope));
+  return out;
+}
+
+void expandIn(StmtList &list, const std::string &tid) {
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i]->kind == StmtKind::Pipeline) {
-      StmtList expanded = expand(*list[i]);
+      StmtList expanded = list[i]->bulk ? expandBulk(*list[i], tid) : expand(*list[i]);
       list.erase(list.begin() + i);
       list.insert(list.begin() + i, std::make_move_iterator(expanded.begin()),
                   std::make_move_iterator(expanded.end()));
     }
     // Also into what was just expanded: the consumers may hold pipelines of their own.
-    expandIn(list[i]->body);
-    expandIn(list[i]->elseBody);
+    expandIn(list[i]->body, tid);
+    expandIn(list[i]->elseBody, tid);
   }
 }
 
@@ -144,7 +228,9 @@ void expandIn(StmtList &list) {
 void expandPipelines(Kernel &k) {
   switch (k.pipelineStyle) {
   case target::PipelineStyle::AsyncGroups:
-    return expandIn(k.body);
+    // The warp-specialized variant (sm_90a) carries its own mbarrier pipelines.
+    expandIn(k.bulkBody, k.threadIndex);
+    return expandIn(k.body, k.threadIndex);
   case target::PipelineStyle::MbarrierBulk:
   case target::PipelineStyle::RegisterStaged:
     // The lowering refuses pipelined loops on these targets until their expansions exist

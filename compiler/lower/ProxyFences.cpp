@@ -32,8 +32,9 @@ void fenceBarriers(StmtList &list) {
 } // namespace
 
 void insertProxyFences(Kernel &k) {
-  if (issuesAsyncProxyReads(k.body))
-    fenceBarriers(k.body);
+  for (StmtList *body : {&k.body, &k.bulkBody})
+    if (issuesAsyncProxyReads(*body))
+      fenceBarriers(*body);
 }
 
 } // namespace tlc::lower

@@ -105,9 +105,11 @@ public:
           bool protocolBarrier = startsWithBarrier(s.body);
           walk(s.body);
           // The next iteration may overwrite what this one still reads (or read what it
-          // wrote). Conservative: any pending access, not only one the body's start conflicts
-          // with, gets the barrier.
-          if (!state.empty() && !protocolBarrier) {
+          // wrote): pending writes, or pending reads of a buffer the body writes anywhere
+          // (whatever the stage: the stage offsets shift across the back edge), get the
+          // barrier. Reads of buffers the loop never writes (a warp-specialized consumer's
+          // tiles, written by bulk copies under an mbarrier protocol) need none.
+          if (!state.empty() && !protocolBarrier && (!state.writes.empty() || readsRewritten(s.body))) {
             s.body.push_back(makeBarrier("loop back-edge: shared buffers are reused by the next iteration"));
             state.clear();
           }
@@ -159,6 +161,16 @@ private:
     return false;
   }
 
+  // Whether a statement of `body` writes a buffer with a pending read.
+  bool readsRewritten(const StmtList &body) const {
+    std::vector<Access> reads, writes;
+    for (const StmtPtr &s : body)
+      collectAccesses(*s, reads, writes);
+    return llvm::any_of(state.reads, [&](const Access &r) {
+      return llvm::any_of(writes, [&](const Access &w) { return w.buffer == r.buffer; });
+    });
+  }
+
   const Access *pendingAlias(const std::vector<Access> &pending, const Access &a) const {
     for (const Access &p : pending)
       if (p.mayAlias(a))
@@ -190,6 +202,9 @@ private:
 
 } // namespace
 
-void insertBarriers(Kernel &k) { SyncInsertion().walk(k.body); }
+void insertBarriers(Kernel &k) {
+  SyncInsertion().walk(k.body);
+  SyncInsertion().walk(k.bulkBody);
+}
 
 } // namespace tlc::lower

@@ -18,3 +18,5 @@
 #include "swizzle.h"
 #include "gemm.h"
 #include "wgmma.h"
+#include "mbarrier.h"
+#include "tma.h"
