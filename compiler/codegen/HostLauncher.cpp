@@ -146,9 +146,13 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     std::string maps, encode = "tl_aligned";
     for (const lower::Kernel::TensorMap &m : kernel.tensorMaps) {
       maps += (maps.empty() ? "" : ", ") + m.param + "{}";
-      encode += " &&\n    tlc::tma::encode_2d(&" + m.param + ", " + m.tensor + ".data, " + m.dataType + ", " + m.tensor +
-                ".shape[0], " + m.tensor + ".shape[1], " + m.tensor + ".strides[0] * (tlc::dtypeBits(" + m.tensor +
-                ".dtype) / 8), " + std::to_string(m.boxRows) + ", " + std::to_string(m.boxCols) + ", " + m.swizzle + ")";
+      std::string box;
+      for (int64_t b : m.box)
+        box += (box.empty() ? "" : ", ") + std::to_string(b);
+      w.line("const std::uint32_t " + m.param + "_box[] = {" + box + "};");
+      encode += " &&\n    tlc::tma::encode(&" + m.param + ", " + m.tensor + ".data, " + m.dataType + ", tlc::dtypeBits(" +
+                m.tensor + ".dtype) / 8, " + std::to_string(m.rank) + ", " + m.tensor + ".shape, " + m.tensor +
+                ".strides, " + m.param + "_box, " + m.swizzle + ")";
     }
     w.line("::CUtensorMap " + maps + ";");
     w.line("const bool tl_bulk = " + encode + ";");

@@ -7,11 +7,13 @@
 // conditions), and the kernel's ordinary instantiation otherwise.
 //
 // Eligibility (planBulkPipeline), kept narrow: two consumer warpgroups or more; one pipelined
-// loop at the top level of the kernel; before it only statements that write no memory (block swizzles, lets, fragment
-// fills: the producer warpgroup runs them too, harmlessly); each producer copies a
-// [rows, cols] tile (rows <= 256) of a 2-d 16-bit tensor, in order, into a shared buffer of
-// the same dtype in wgmma panels, one bulk copy per panel. The rest of the kernel runs on the
-// consumers only, its barriers named barriers over them (lower/WarpSpecialization).
+// loop at the top level of the kernel; before it lets, block swizzles, fills and copies (the
+// producer warpgroup runs the lets and swizzles too; fills and copies that write memory run
+// under `tid < consumers`, their own barriers none); each producer copies a [rows, cols] tile
+// (rows <= 256) of a 16-bit tensor of 2 to 5 dimensions, its columns the innermost dimension,
+// its rows another, the others held at a point, into a shared buffer of the same dtype in
+// wgmma panels, one bulk copy per panel. The rest of the kernel runs on the consumers only,
+// its barriers named barriers over them (lower/WarpSpecialization).
 #include "lower/KernelLowering.h"
 #include "lower/Naming.h"
 
@@ -23,6 +25,28 @@
 namespace tlc::lower {
 
 namespace {
+
+// The buffer dims of a producer copy's source that carry its tile's rows and columns, or
+// {-1, -1}: two dims, in order, the columns the innermost (a bulk copy's contiguous dim).
+std::pair<int, int> tileDimsOf(const ftg::Operand &src, const ftg::Buffer &dst) {
+  const Region &r = src.region;
+  int rank = int(src.buffer->shape.size());
+  std::vector<int> dims;
+  if (r.originOnly) {
+    dims = {rank - 2, rank - 1};
+  } else {
+    if (int(r.extents.size()) != rank)
+      return {-1, -1};
+    for (int d = 0; d < rank; ++d)
+      if (!(!r.isPoint.empty() && r.isPoint[d]) && r.extents[d] != std::optional<int64_t>(1))
+        dims.push_back(d);
+    if (dims.size() != 2 || r.extents[dims[0]] != dst.shape[0] || r.extents[dims[1]] != dst.shape[1])
+      return {-1, -1};
+  }
+  if (dims.size() != 2 || dims[1] != rank - 1 || dims[0] < 0)
+    return {-1, -1};
+  return {dims[0], dims[1]};
+}
 
 bool writesMemory(const ftg::Node &n) {
   return llvm::any_of(n.writes, [](const ftg::Buffer *b) {
@@ -46,21 +70,12 @@ bool bulkCopyable(const ftg::Node &c) {
     return false;
   const ftg::Operand &src = c.inputs[0], &dst = c.outputs[0];
   const ftg::Buffer &S = *src.buffer, &D = *dst.buffer;
-  if (S.scope != Scope::Global || D.scope != Scope::Shared || S.shape.size() != 2 || D.shape.size() != 2 ||
-      S.dtype != D.dtype || (S.dtype != DType::F16 && S.dtype != DType::BF16))
+  if (S.scope != Scope::Global || D.scope != Scope::Shared || S.shape.size() < 2 || S.shape.size() > 5 ||
+      D.shape.size() != 2 || S.dtype != D.dtype || (S.dtype != DType::F16 && S.dtype != DType::BF16))
     return false;
   if (!D.shared || !D.shared->isPanelled() || !D.shape[0] || !D.shape[1] || *D.shape[0] > 256)
     return false;
-  // The region is the tile at an origin: both dims, in order (no transposing copy).
-  const Region &r = src.region;
-  if (r.originOnly)
-    return true;
-  if (r.extents.size() != 2)
-    return false;
-  for (size_t d = 0; d < 2; ++d)
-    if ((!r.isPoint.empty() && r.isPoint[d]) || r.extents[d] != D.shape[d])
-      return false;
-  return true;
+  return tileDimsOf(src, D).first >= 0;
 }
 
 } // namespace
@@ -81,7 +96,12 @@ const ftg::Node *KernelLowering::planBulkPipeline() const {
       loop = n.get();
       continue;
     }
-    if (!loop && writesMemory(*n))
+    // Before the loop: what the producer warpgroup may run too, or a fill or copy that only the
+    // consumers run (no barrier inside either).
+    bool harmless = n->kind == ftg::NodeKind::Let || n->kind == ftg::NodeKind::SwizzleBlocks ||
+                    ((n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy) && !writesMemory(*n));
+    bool consumersOnly = n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy;
+    if (!loop && !harmless && !consumersOnly)
       return nullptr;
   }
   if (!loop || loop->stages < 2)
@@ -98,6 +118,18 @@ const ftg::Node *KernelLowering::planBulkPipeline() const {
   if (producers == 0 || rings > t.limits().sharedBytesPerBlock)
     return nullptr;
   return loop;
+}
+
+void KernelLowering::lowerBulkBody() {
+  bool beforeLoop = true;
+  for (const auto &n : g.body) {
+    beforeLoop = beforeLoop && n.get() != bulkLoop;
+    if (beforeLoop && writesMemory(*n))
+      nest(makeIf(kThreadIndex + " < " + std::to_string(g.threads), IfStyle::Braced, /*uniform=*/false),
+           [&] { lowerNode(*n); });
+    else
+      lowerNode(*n);
+  }
 }
 
 void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
@@ -131,7 +163,9 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
       const ftg::Buffer &dst = *c->outputs[0].buffer;
       const SharedLayout &layout = *dst.shared;
       TileDims src = tileDims(*this, c->inputs[0], dst.shape);
-      if (!src.ok || src.origin.size() != 2) {
+      auto [rowDim, colDim] = tileDimsOf(c->inputs[0], dst);
+      const int rank = int(c->inputs[0].buffer->shape.size());
+      if (!src.ok || int(src.origin.size()) != rank || rowDim < 0) {
         unsupported(c->call->getRange(), "this copy as a bulk tensor copy");
         return;
       }
@@ -139,18 +173,25 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
       map.param = generatedName("map" + std::to_string(out->tensorMaps.size()));
       map.tensor = cppName(c->inputs[0].buffer->name);
       map.dataType = dataTypeOf(dst.dtype);
-      map.boxRows = layout.rows;
-      map.boxCols = layout.panelCols;
+      map.rank = rank;
+      map.box.assign(size_t(rank), 1);
+      map.box[size_t(rowDim)] = layout.rows;
+      map.box[size_t(colDim)] = layout.panelCols;
       map.swizzle = swizzleOf(layout.panelCols * layout.elemBits / 8);
       out->tensorMaps.push_back(map);
       int64_t panels = layout.cols / layout.panelCols;
       add(makeComment("bulk copy: " + c->op->describe(*c) + ", " + std::to_string(panels) + " panel(s) of " +
                       std::to_string(layout.rows) + "x" + std::to_string(layout.panelCols)));
       for (int64_t q = 0; q < panels; ++q) {
-        std::string x = src.origin[1] + (q ? " + " + std::to_string(q * layout.panelCols) : "");
-        add(makeEval("tl::tma::load_2d(" + cppName(dst.name) + " + " + p->slots[0] + " * " +
-                     std::to_string(dst.numElements()) + (q ? " + " + std::to_string(q * layout.rows * layout.panelCols) : "") +
-                     ", &" + map.param + ", tl_full + " + p->slots[0] + ", " + x + ", " + src.origin[0] + ")"));
+        // Coordinates innermost first: the columns (with the panel's offset), then outwards.
+        std::string coords;
+        for (int d = rank - 1; d >= 0; --d)
+          coords += ", " + src.origin[size_t(d)] +
+                    (d == colDim && q ? " + " + std::to_string(q * layout.panelCols) : "");
+        add(makeEval("tl::tma::load_" + std::to_string(rank) + "d(" + cppName(dst.name) + " + " + p->slots[0] + " * " +
+                     std::to_string(dst.numElements()) +
+                     (q ? " + " + std::to_string(q * layout.rows * layout.panelCols) : "") + ", &" + map.param +
+                     ", tl_full + " + p->slots[0] + coords + ")"));
       }
       p->txBytes += dst.bytes();
     }

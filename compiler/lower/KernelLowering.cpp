@@ -298,7 +298,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   // The warp-specialized variant, lowered from the same graph into its own body.
   if (ok && (bulkLoop = planBulkPipeline())) {
     cur = &K.bulkBody;
-    lowerNodes(g.body);
+    lowerBulkBody();
     K.bulkThreads = g.threads + 128;
     K.bulkSharedBytes = (g.sharedBytes + 7) / 8 * 8 + 16 * bulkLoop->stages;
     bulkLoop = nullptr;

@@ -94,6 +94,9 @@ public:
   // the loop lowered with bulk copies by a producer warpgroup.
   const ftg::Node *planBulkPipeline() const;
   void lowerBulkPipelined(const ftg::Node &n);
+  // The kernel's body for the variant: fills and copies before the loop that write memory run
+  // on the consumers only.
+  void lowerBulkBody();
   // The gemms of pipelined loop `n` that may leave their wgmma group in flight, and the
   // drains of their accumulators in the pipeline's part 3.
   std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &n) const;

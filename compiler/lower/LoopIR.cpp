@@ -356,6 +356,15 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
 
 } // namespace
 
+namespace {
+std::string joinBox(const std::vector<int64_t> &box) {
+  std::string s;
+  for (int64_t b : box)
+    s += (s.empty() ? "" : "x") + std::to_string(b);
+  return s;
+}
+} // namespace
+
 void print(const Kernel &k, llvm::raw_ostream &os) {
   os << "loops " << k.symbol << "  threads " << k.threads << "  shared " << k.sharedBytes
      << " bytes\n";
@@ -376,7 +385,7 @@ void print(const Kernel &k, llvm::raw_ostream &os) {
   os << "loops " << k.symbol << " (warp-specialized, when aligned)  threads " << k.bulkThreads << "  shared "
      << k.bulkSharedBytes << " bytes\n";
   for (const Kernel::TensorMap &m : k.tensorMaps)
-    os << "  tensor map " << m.param << " : " << m.tensor << " box " << m.boxRows << "x" << m.boxCols << " "
+    os << "  tensor map " << m.param << " : " << m.tensor << " box " << joinBox(m.box) << " "
        << m.swizzle << "\n";
   for (const StmtPtr &s : k.bulkBody)
     printStmt(*s, os, 1);

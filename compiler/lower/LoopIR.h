@@ -207,7 +207,8 @@ struct Kernel {
     std::string param;      // the kernel parameter (const __grid_constant__ CUtensorMap)
     std::string tensor;     // the launcher's TensorView
     std::string dataType;   // CU_TENSOR_MAP_DATA_TYPE_...
-    int64_t boxRows = 0, boxCols = 0;
+    int rank = 2;
+    std::vector<int64_t> box; // per tensor dimension, outermost first (1 where a copy is a point)
     std::string swizzle;    // CU_TENSOR_MAP_SWIZZLE_...
   };
   std::vector<TensorMap> tensorMaps;

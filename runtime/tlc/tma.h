@@ -32,6 +32,35 @@ inline EncodeTiledFn encoder() {
   return fn;
 }
 
+// The map of a tensor of `rank` (2..5) dimensions given outermost first as tlc's tensor views
+// hold them (shape, strides in elements, the innermost stride 1), whose copies move boxes of
+// `box` elements per dimension (outermost first; 1 for a dimension a copy holds fixed).
+inline bool encode(CUtensorMap* map, const void* base, CUtensorMapDataType type, int elem_bytes, int rank,
+                   const std::int64_t* shape, const std::int64_t* strides, const std::uint32_t* box,
+                   CUtensorMapSwizzle swizzle) {
+  EncodeTiledFn fn = encoder();
+  if (!fn || rank < 2 || rank > 5 || reinterpret_cast<std::uintptr_t>(base) % 16 != 0 || strides[rank - 1] != 1)
+    return false;
+  cuuint64_t dims[5], byte_strides[4];
+  cuuint32_t boxes[5], element_strides[5];
+  for (int i = 0; i < rank; ++i) {  // the driver's order: innermost first
+    const int d = rank - 1 - i;
+    if (shape[d] <= 0)
+      return false;
+    dims[i] = static_cast<cuuint64_t>(shape[d]);
+    boxes[i] = box[d];
+    element_strides[i] = 1;
+    if (i > 0) {
+      byte_strides[i - 1] = static_cast<cuuint64_t>(strides[d]) * static_cast<cuuint64_t>(elem_bytes);
+      if (byte_strides[i - 1] % 16 != 0)
+        return false;
+    }
+  }
+  return fn(map, type, static_cast<cuuint32_t>(rank), const_cast<void*>(base), dims, byte_strides, boxes,
+            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 // The map of a row-major [rows][cols] tensor (row stride in bytes) whose copies move
 // [box_rows][box_cols] boxes, zero-filling outside the tensor. The bulk copy needs the base
 // 16-byte aligned, the row stride a multiple of 16 bytes, and with a swizzle a box row of at

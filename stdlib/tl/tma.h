@@ -40,6 +40,46 @@ TL_DEVICE void load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar, in
 #endif
 }
 
+// The same for tensors of 3, 4 and 5 dimensions (coordinates innermost first).
+TL_DEVICE void load_3d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int x, int y, int z) {
+#if TL_ARCH_SM90
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(
+          static_cast<std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(x), "r"(y), "r"(z)
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)x, (void)y, (void)z;
+#endif
+}
+
+TL_DEVICE void load_4d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int x, int y, int z, int w) {
+#if TL_ARCH_SM90
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(
+          static_cast<std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(x), "r"(y), "r"(z), "r"(w)
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)x, (void)y, (void)z, (void)w;
+#endif
+}
+
+TL_DEVICE void load_5d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int x, int y, int z, int w, int v) {
+#if TL_ARCH_SM90
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n" ::"r"(
+          static_cast<std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(x), "r"(y), "r"(z), "r"(w), "r"(v)
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)x, (void)y, (void)z, (void)w, (void)v;
+#endif
+}
+
 // Register budgets of warp-specialized kernels: a producer warpgroup gives registers back, the
 // consumers take them (every warp of the warpgroup executes it; counts are multiples of 8 in
 // 24..256).

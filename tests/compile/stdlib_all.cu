@@ -330,6 +330,9 @@ __global__ void k_tma(const __grid_constant__ CUtensorMap map, int* out) {
     tl::tma::prefetch(&map);
     tl::mbarrier::arrive_expect_tx(&bar, sizeof(tile));
     tl::tma::load_2d(tile, &map, &bar, 0, 0);
+    tl::tma::load_3d(tile, &map, &bar, 0, 0, 1);
+    tl::tma::load_4d(tile, &map, &bar, 0, 0, 1, 2);
+    tl::tma::load_5d(tile, &map, &bar, 0, 0, 1, 2, 3);
   }
   tl::mbarrier::wait(&bar, 0);
   tl::mbarrier::arrive(&bar);
