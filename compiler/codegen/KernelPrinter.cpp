@@ -138,11 +138,16 @@ void printKernel(const Kernel &k, CodeWriter &w) {
   w.line("// kernel '" + k.symbol + "': " + std::to_string(k.threads) + " threads per block, " +
          std::to_string(k.sharedBytes) + " bytes of shared memory");
   if (k.hasBulk())
-    w.line("// kAligned: warp-specialized, " + std::to_string(k.bulkThreads) + " threads (a producer warpgroup "
-           "issuing bulk tensor copies), " + std::to_string(k.bulkSharedBytes) + " bytes of shared memory");
+    w.line("// kAligned: warp-specialized, " + std::to_string(k.bulkThreads) + " threads (" +
+           std::to_string(k.bulkThreads - k.threads) + " producer threads issuing bulk tensor copies), " +
+           std::to_string(k.bulkSharedBytes) + " bytes of shared memory");
   w.line("template <bool kAligned>");
   std::string bounds = k.hasBulk() ? "kAligned ? " + std::to_string(k.bulkThreads) + " : " + std::to_string(k.threads)
                                    : std::to_string(k.threads);
+  // 0 leaves the ordinary instantiation as it was without a minimum (a minimum of 1 changes
+  // ptxas's register allocation for it).
+  if (k.hasBulk() && k.bulkMinBlocks > 1)
+    bounds += ", kAligned ? " + std::to_string(k.bulkMinBlocks) + " : 0";
   w.line("__global__ void __launch_bounds__(" + bounds + ") " + k.name + "(" + params + ") {");
   w.indent++;
   if (k.sharedBytes > 0 || k.hasBulk())

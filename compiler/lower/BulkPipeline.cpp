@@ -80,13 +80,15 @@ bool bulkCopyable(const ftg::Node &c) {
 
 } // namespace
 
+int producerThreads(int consumers) { return consumers >= 256 ? 128 : 32; }
+
 const ftg::Node *KernelLowering::planBulkPipeline() const {
   const target::TargetInfo &t = *g.target;
-  // Two consumer warpgroups or more: with one (128 threads), the producer warpgroup doubles
-  // the block and halves the blocks an SM holds (measured on the H100, run 11: the 128x128x32
-  // GEMM went from 383 to 273 TFLOP/s), while the cp.async pipeline keeps two blocks per SM.
+  // With one consumer warpgroup the producer is one warp and the block asks for two blocks per
+  // SM (a producer warpgroup doubled the block and halved the blocks an SM holds: run 11, the
+  // 128x128x32 GEMM went from 383 to 273 TFLOP/s).
   if (!t.copyAtom(target::CopyKind::BulkTensor) || !t.warpgroupMma() || g.threads % 128 != 0 ||
-      g.threads < 256 || g.threads + 128 > t.limits().threadsPerBlock)
+      g.threads + producerThreads(g.threads) > t.limits().threadsPerBlock)
     return nullptr;
   const ftg::Node *loop = nullptr;
   for (const auto &n : g.body) {
@@ -142,6 +144,7 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
   p->hi = expr(f->extents[0]);
   p->bulk = true;
   p->consumers = g.threads;
+  p->producers = producerThreads(g.threads);
   p->barrierOffset = (g.sharedBytes + 7) / 8 * 8;
   std::string id = std::to_string(pipelineCounter++);
   for (int part = 0; part < 3; ++part) {

@@ -299,7 +299,10 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   if (ok && (bulkLoop = planBulkPipeline())) {
     cur = &K.bulkBody;
     lowerBulkBody();
-    K.bulkThreads = g.threads + 128;
+    K.bulkThreads = g.threads + producerThreads(g.threads);
+    // One consumer warpgroup and a producer warp: two blocks per SM, as the ordinary
+    // instantiation gets.
+    K.bulkMinBlocks = g.threads < 256 ? 2 : 1;
     K.bulkSharedBytes = (g.sharedBytes + 7) / 8 * 8 + 16 * bulkLoop->stages;
     bulkLoop = nullptr;
   }

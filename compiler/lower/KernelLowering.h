@@ -105,7 +105,8 @@ public:
   // stage slot 2), the drains, and `p` added.
   void finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
                       const std::vector<const ftg::Node *> &inFlight);
-  // While the bulk variant is lowered: its pipelined loop.
+  // While the bulk variant is lowered: its pipelined loop. Its producer threads: a warpgroup
+  // (which gives registers to two consumer warpgroups or more), or one warp for one.
   const ftg::Node *bulkLoop = nullptr;
 
   void unsupported(llvm::SMRange r, const std::string &what);
@@ -149,6 +150,8 @@ public:
 private:
   bool computeNonNegative(const Expr *e);
 };
+
+int producerThreads(int consumers);
 
 // `s` with the given access sets.
 inline StmtPtr withAccess(StmtPtr s, std::vector<Access> reads, std::vector<Access> writes) {

@@ -158,7 +158,7 @@ struct Stmt {
   // the consumer threads (those below), the bytes one iteration's copies move, and where the
   // rings start in shared memory.
   bool bulk = false;
-  int consumers = 0;
+  int consumers = 0, producers = 0;
   int64_t txBytes = 0, barrierOffset = 0;
   // Mma: wgmma groups left pending when the call returns (0: it waits for its own).
   int pending = 0;
@@ -202,6 +202,7 @@ struct Kernel {
   // producer warpgroup), and the tensor maps the launcher builds for its copies.
   StmtList bulkBody;
   int bulkThreads = 0;
+  int bulkMinBlocks = 1; // __launch_bounds__'s blocks per SM for it
   int64_t bulkSharedBytes = 0; // its shared memory: the kernel's, then the mbarrier rings
   struct TensorMap {
     std::string param;      // the kernel parameter (const __grid_constant__ CUtensorMap)

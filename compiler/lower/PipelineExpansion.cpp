@@ -143,9 +143,10 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
                     empty = generatedName("empty");
   StmtList &issue = p.body[0]->body, &consumers = p.body[2]->body, &after = p.body[3]->body;
   StmtList out;
-  out.push_back(makeComment("pipelined loop over " + user + ", warp-specialized: a producer warpgroup (threads " +
-                            std::to_string(T) + ".." + std::to_string(T + 127) + ") issues the bulk copies of " +
-                            "each iteration into " + St + " rotating stages; the other threads consume"));
+  out.push_back(makeComment("pipelined loop over " + user + ", warp-specialized: a producer " +
+                            (p.producers >= 128 ? "warpgroup" : "warp") + " (threads " + std::to_string(T) + ".." +
+                            std::to_string(T + p.producers - 1) + ") issues the bulk copies of each iteration into " +
+                            St + " rotating stages; the other threads consume"));
   auto scope = std::make_unique<Stmt>(StmtKind::Scope);
   scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
   scope->body.push_back(makeLet("std::uint64_t* const", full,
