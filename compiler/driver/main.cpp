@@ -6,12 +6,15 @@
 #include "driver/LargeStack.h"
 #include "driver/OutputFile.h"
 #include "driver/RecommendCommand.h"
+#include "GitRevision.h" // generated at build time: TLC_GIT_REVISION
 
 #include "codegen/CudaEmitter.h"
 #include "lower/Naming.h"
 
 #include <CLI/CLI.hpp>
 
+#include "RuntimeMetaData.h" // antlr4::RuntimeMetaData::VERSION
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -120,7 +123,9 @@ int run(int argc, char **argv) {
   std::string color = "auto";
   CLI::App app{"tlc: ahead-of-time compiler for TileLang (.tl) GPU kernels"};
   app.footer(kExamples);
-  app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
+  app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION + "\ngit revision " + TLC_GIT_REVISION +
+                                        "\nLLVM " + LLVM_VERSION_STRING + ", ANTLR runtime " +
+                                        antlr4::RuntimeMetaData::VERSION);
   // Not required here: `tlc recommend FILE` takes its file itself (checked after parsing).
   app.add_option("files", opts.inputs, "TileLang source files");
   app.add_option("-o,--output", opts.output, "output file ('-' for stdout)");
