@@ -27,6 +27,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   unsigned bufferId = u.sourceMgr.AddNewSourceBuffer(std::move(*bufferOrErr), llvm::SMLoc());
   u.diags = std::make_unique<DiagnosticEngine>(u.sourceMgr, llvm::errs());
   u.diags->setShowColors(opts.showColors);
+  u.diags->setWarningPolicy(opts.warnings);
   DiagnosticEngine &diags = *u.diags;
 
   if (opts.emit == "tokens")

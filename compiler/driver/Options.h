@@ -1,6 +1,7 @@
 // What the `tlc` command line asks for, and its exit codes.
 #pragma once
 
+#include "frontend/Diagnostics.h"
 #include "target/TargetInfo.h"
 
 #include <cstddef>
@@ -23,6 +24,7 @@ struct Options {
   bool printAfterAll = false;
   bool timePasses = false;
   bool showColors = false;
+  WarningPolicy warnings = WarningPolicy::Report; // -Werror, -w
   std::string commandLine;
   // `auto` parameters: the GPU to tune for (default: the --target's reference GPU), the
   // sizes of dynamic shape symbols to tune for (one size, or one per shape bucket), how

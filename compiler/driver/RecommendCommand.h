@@ -4,6 +4,7 @@
 // the knobs left free are searched.
 #pragma once
 
+#include "frontend/Diagnostics.h"
 #include "target/TargetInfo.h"
 
 #include <CLI/CLI.hpp>
@@ -28,6 +29,7 @@ struct RecommendArgs {
   bool timing = false; // --timing: wall-clock time in the JSON report too
   std::string output = "-";
   bool showColors = false;
+  WarningPolicy warnings = WarningPolicy::Report;
 };
 
 // Declares the subcommand and its options on `app`, filling `args`.

@@ -39,6 +39,7 @@ Examples:
                                                     show the nvcc command, pass it -lineinfo, keep gemm.cu
   tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
                                                     a self-contained header-only kernel library
+  tlc -Werror samples/gemm.tl -o gemm.cu            warnings are errors (-w: no warnings)
   tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
   tlc samples/gemm.tl --emit=loops                  the thread-level loop IR (barriers, pipeline)
   tlc samples/gemm.tl --emit=ast                    the typed AST
@@ -103,12 +104,17 @@ int run(int argc, char **argv) {
   bool saveTemps = false;
   tlc::driver::NvccOptions nvccOptions;
   std::string &nvcc = nvccOptions.nvcc;
-  // -Xnvcc ARG (or -Xnvcc=ARG) passes ARG to nvcc. CLI11 takes no multi-letter single-dash
-  // options, so they are taken out of the command line before it parses the rest.
+  // -Xnvcc ARG (or -Xnvcc=ARG) passes ARG to nvcc; -Werror makes warnings errors, -w hides
+  // them. CLI11 takes no multi-letter single-dash options, so they are taken out of the
+  // command line before it parses the rest.
   std::vector<char *> args;
   for (int i = 0; i < argc; ++i) {
     llvm::StringRef a(argv[i]);
-    if (i > 0 && a == "-Xnvcc") {
+    if (i > 0 && a == "-Werror") {
+      opts.warnings = tlc::WarningPolicy::AsErrors;
+    } else if (i > 0 && a == "-w") {
+      opts.warnings = tlc::WarningPolicy::Ignore;
+    } else if (i > 0 && a == "-Xnvcc") {
       if (i + 1 == argc) {
         usageError("-Xnvcc needs an argument for nvcc\n(run tlc --help for usage)");
         return kUsageError;
@@ -191,6 +197,7 @@ int run(int argc, char **argv) {
                     (color == "auto" && llvm::errs().has_colors() && !std::getenv("NO_COLOR"));
   if (recommendCmd->parsed()) {
     recommendArgs.showColors = opts.showColors;
+    recommendArgs.warnings = opts.warnings;
     return tlc::driver::runRecommend(recommendArgs);
   }
   if (opts.inputs.empty()) {

@@ -131,6 +131,14 @@ DiagnosticEngine::Builder DiagnosticEngine::error(llvm::SMRange range, const llv
 
 DiagnosticEngine::Builder DiagnosticEngine::warning(llvm::SMRange range,
                                                     const llvm::Twine &message) {
+  switch (warningPolicy) {
+  case WarningPolicy::Ignore:
+    return Builder(nullptr, llvm::SourceMgr::DK_Warning, range, ""); // prints nothing
+  case WarningPolicy::AsErrors:
+    return Builder(this, llvm::SourceMgr::DK_Error, range, message.str() + " [-Werror]");
+  case WarningPolicy::Report:
+    break;
+  }
   return Builder(this, llvm::SourceMgr::DK_Warning, range, message.str());
 }
 

@@ -17,6 +17,9 @@
 
 namespace tlc {
 
+// What becomes of warnings: printed (the default), errors (-Werror), or nothing (-w).
+enum class WarningPolicy { Report, AsErrors, Ignore };
+
 class DiagnosticEngine {
 public:
   // Past this many errors we stop printing: the rest are usually fallout of the first ones.
@@ -65,6 +68,7 @@ public:
   bool overErrorCap() const { return numErrors > kMaxErrors; }
   bool hasErrors() const { return numErrors != 0; }
   void setShowColors(bool enabled) { showColors = enabled; }
+  void setWarningPolicy(WarningPolicy p) { warningPolicy = p; }
   llvm::SourceMgr &sourceManager() { return sourceMgr; }
 
 private:
@@ -76,6 +80,7 @@ private:
   unsigned numErrors = 0;
   bool showColors = false;
   bool suppressed = false;
+  WarningPolicy warningPolicy = WarningPolicy::Report;
 };
 
 // Edit distance suggestion: the candidate closest to `name`, or "" if none is close.
