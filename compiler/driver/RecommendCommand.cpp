@@ -55,6 +55,8 @@ std::optional<std::string> badValue(const recommend::Knob &k) {
 CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
   CLI::App *cmd = app.add_subcommand(
       "recommend", "rank configurations of a kernel's compile-time knobs with the cost model");
+  // tlc's own options (--color, --device, ...) may come after the subcommand's arguments.
+  cmd->fallthrough();
   cmd->add_option("file", args.input, "TileLang source file")->required();
   cmd->add_option("--kernel", args.kernel, "the kernel to tune (default: the file's only kernel)");
   cmd->add_option("-D", args.defines,

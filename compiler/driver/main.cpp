@@ -15,6 +15,7 @@
 
 #include "RuntimeMetaData.h" // antlr4::RuntimeMetaData::VERSION
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -195,6 +196,11 @@ int run(int argc, char **argv) {
     opts.commandLine += std::string(" ") + argv[i];
   opts.showColors = color == "always" ||
                     (color == "auto" && llvm::errs().has_colors() && !std::getenv("NO_COLOR"));
+  // LLVM's diagnostics printer colors only what its own `color` option allows (by default, a
+  // terminal): --color=always sets it, so that colors reach a pipe or a file too.
+  if (color == "always")
+    if (auto found = llvm::cl::getRegisteredOptions().find("color"); found != llvm::cl::getRegisteredOptions().end())
+      found->second->addOccurrence(1, "color", "true");
   if (recommendCmd->parsed()) {
     recommendArgs.showColors = opts.showColors;
     recommendArgs.warnings = opts.warnings;
