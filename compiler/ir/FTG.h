@@ -132,6 +132,10 @@ public:
   // cross-warp reductions starts.
   int64_t sharedBytes = 0;
   int64_t scratchOffset = 0;
+  // Whether the kernel's gemms take the target's warpgroup MMA: decided once by ops/Gemm.cpp
+  // from what graph building fixed (shapes, dtypes, scopes, threads), when the first gemm's
+  // layout is inferred, and remembered so that the others do not decide again.
+  mutable std::optional<bool> gemmsOnWarpgroupMma;
 
   Buffer *bufferOf(const Decl *d) const { return byDecl.lookup(d); }
   Buffer *addBuffer(const BufferLikeDecl *d);

@@ -22,6 +22,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
+
 namespace tlc::lower {
 
 namespace {
@@ -145,6 +147,14 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
   p->bulk = true;
   p->consumers = g.threads;
   p->producers = producerThreads(g.threads);
+  // A producer warpgroup keeps 40 registers per thread (enough to issue copies) and gives
+  // the rest of the register file to the consumers, in multiples of 8 (setmaxnreg); a
+  // producer warp cannot (setmaxnreg moves a warpgroup's registers).
+  if (p->producers == 128) {
+    p->producerRegisters = 40;
+    p->consumerRegisters = int(std::min<int64_t>(
+        240, (g.target->limits().registersPerSM - 128 * p->producerRegisters) / g.threads / 8 * 8));
+  }
   p->barrierOffset = (g.sharedBytes + 7) / 8 * 8;
   std::string id = std::to_string(pipelineCounter++);
   for (int part = 0; part < 3; ++part) {

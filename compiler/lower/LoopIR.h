@@ -159,6 +159,7 @@ struct Stmt {
   // rings start in shared memory.
   bool bulk = false;
   int consumers = 0, producers = 0;
+  int producerRegisters = 0, consumerRegisters = 0; // setmaxnreg's counts; 0: not moved
   int64_t txBytes = 0, barrierOffset = 0;
   // Mma: wgmma groups left pending when the call returns (0: it waits for its own).
   int pending = 0;

@@ -135,7 +135,7 @@ StmtList expand(Stmt &p) {
 //   consumers   for every k: wait for full[k % S], run the consumers on stage k % S, release
 //               the stage (the previous one when a wgmma group is left in flight)
 //
-// A producer warpgroup gives registers to the consumers when they are two warpgroups or more.
+// A producer warpgroup gives registers to the consumers (the counts lower/BulkPipeline chose).
 StmtList expandBulk(Stmt &p, const std::string &tid) {
   const int S = int(p.count), T = p.consumers;
   const std::string St = std::to_string(S), &var = p.var, &user = p.text;
@@ -154,24 +154,20 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
                                 false));
   scope->body.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
   StmtPtr init = makeIf(tid + " == 0", IfStyle::Braced, /*uniform=*/false);
-  StmtPtr initLoop = makeFor(ForRole::Stages, generatedName("s"), "0", St, "", 0);
-  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + full + " + " + generatedName("s") + ", 1)"));
-  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + empty + " + " + generatedName("s") + ", " +
-                                    std::to_string(T) + ")"));
+  const std::string ring = generatedName("s");
+  StmtPtr initLoop = makeFor(ForRole::Stages, ring, "0", St, "", 0);
+  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + full + " + " + ring + ", 1)"));
+  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + empty + " + " + ring + ", " + std::to_string(T) + ")"));
   init->body.push_back(std::move(initLoop));
   init->body.push_back(makeEval("tl::mbarrier::fence_init()"));
   scope->body.push_back(std::move(init));
   scope->body.push_back(makeBarrier("the mbarrier rings are initialized"));
 
-  // Registers: what the producer gives back, the consumers may take (multiples of 8).
-  int consumerRegs = 0;
-  if (T >= 256)
-    consumerRegs = std::min(240, (65536 - 128 * 40) / T / 8 * 8);
   StmtPtr producer = makeIf(tid + " >= " + std::to_string(T), IfStyle::Braced, /*uniform=*/false);
   producer->warpSpecialized = true;
   producer->count = T;
-  if (consumerRegs)
-    producer->body.push_back(makeEval("tl::tma::release_registers<40>()"));
+  if (p.producerRegisters)
+    producer->body.push_back(makeEval("tl::tma::release_registers<" + std::to_string(p.producerRegisters) + ">()"));
   StmtPtr issuer = makeIf(tid + " == " + std::to_string(T), IfStyle::Braced, false);
   StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
   const std::string stage = "(" + var + " % " + St + ")", phase = "((" + var + " / " + St + ") & 1)";
@@ -186,8 +182,8 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
   producer->body.push_back(std::move(issuer));
   producer->body.push_back(makeEval("return"));
   scope->body.push_back(std::move(producer));
-  if (consumerRegs)
-    scope->body.push_back(makeEval("tl::tma::claim_registers<" + std::to_string(consumerRegs) + ">()"));
+  if (p.consumerRegisters)
+    scope->body.push_back(makeEval("tl::tma::claim_registers<" + std::to_string(p.consumerRegisters) + ">()"));
 
   StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
   steady->body.push_back(makeEval("tl::mbarrier::wait(" + full + " + " + stage + ", " + phase + ")"));

@@ -106,16 +106,20 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
 }
 
 // The kernel uses wgmma when every gemm fits it: gemms that share fragments (attention's
-// S = Q K^T feeding P V) need the same accumulator family on both sides.
+// S = Q K^T feeding P V) need the same accumulator family on both sides. Decided once per
+// graph: asked by every gemm, it would plan every gemm again (quadratic in their number).
 bool kernelUsesWarpgroupMma(const ftg::Graph &g) {
-  bool all = true, any = false;
-  g.walk([&](const Node &m) {
-    if (m.kind != ftg::NodeKind::Gemm)
-      return;
-    any = true;
-    all = all && planWarpgroupMma(m, g).ok;
-  });
-  return any && all;
+  if (!g.gemmsOnWarpgroupMma) {
+    bool all = true, any = false;
+    g.walk([&](const Node &m) {
+      if (m.kind != ftg::NodeKind::Gemm)
+        return;
+      any = true;
+      all = all && planWarpgroupMma(m, g).ok;
+    });
+    g.gemmsOnWarpgroupMma = any && all;
+  }
+  return *g.gemmsOnWarpgroupMma;
 }
 
 class GemmOp : public ftg::TileOp {

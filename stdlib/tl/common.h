@@ -141,6 +141,16 @@ TL_HOST_DEVICE To bit_cast(const From& from) {
   return to;
 }
 
+namespace detail {
+// Two 16-bit values as one 32-bit register, `lo` in the low half: a tensor-core operand
+// fragment register (mma.sync's and wgmma's register A).
+template <class T>
+TL_HOST_DEVICE std::uint32_t pack2(T lo, T hi) {
+  return static_cast<std::uint32_t>(bit_cast<std::uint16_t>(lo)) |
+         (static_cast<std::uint32_t>(bit_cast<std::uint16_t>(hi)) << 16);
+}
+}  // namespace detail
+
 // ---- Integer helpers ----------------------------------------------------------------------
 // floordiv, floormod, ceildiv and round_up are in intmath.h (plain C++, unit-tested on the
 // host), included above.

@@ -26,12 +26,6 @@ namespace tl {
 
 namespace detail {
 
-template <class T>
-TL_DEVICE std::uint32_t pack2(T lo, T hi) {
-  return static_cast<std::uint32_t>(bit_cast<std::uint16_t>(lo)) |
-         (static_cast<std::uint32_t>(bit_cast<std::uint16_t>(hi)) << 16);
-}
-
 template <class T, class Acc>
 TL_DEVICE void mma_16816(Acc* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   static_assert(std::is_same_v<Acc, float>, "tl::gemm accumulates in f32");

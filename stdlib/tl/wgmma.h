@@ -182,6 +182,22 @@ struct MNMajor {
   }
 };
 
+// One wgmma group: registers written by ordinary code (the accumulator, a register A) are
+// published before its first instruction; after its last, the group is committed and at most
+// `Pending` groups are left running.
+template <int R>
+TL_DEVICE void open_group(float (&c)[R]) {
+  fence_operands(c);
+  fence();
+}
+
+template <int Pending, int R>
+TL_DEVICE void close_group(float (&c)[R]) {
+  commit_group();
+  wait_group<Pending>();
+  fence_operands(c);
+}
+
 template <int NI, int R>
 TL_DEVICE float (&slice(float (&c)[R], int first))[NI / 2] {
   return *reinterpret_cast<float (*)[NI / 2]>(&c[first]);
@@ -189,12 +205,6 @@ TL_DEVICE float (&slice(float (&c)[R], int first))[NI / 2] {
 
 TL_DEVICE std::uint32_t smem_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-template <class T>
-TL_DEVICE std::uint32_t pack2(T lo, T hi) {
-  return static_cast<std::uint32_t>(bit_cast<std::uint16_t>(lo)) |
-         (static_cast<std::uint32_t>(bit_cast<std::uint16_t>(hi)) << 16);
 }
 
 }  // namespace detail
@@ -235,8 +245,7 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R], int thread, bool o
   const int wg = thread / 128;
   const int row0 = (wg / WGN) * Tiling::WTM, col0 = (wg % WGN) * Tiling::WTN;
   const std::uint32_t a_base = detail::smem_address(A), b_base = detail::smem_address(B);
-  detail::fence_operands(C);
-  fence();
+  detail::open_group(C);
 #pragma unroll
   for (int kb = 0; kb < K / 16; ++kb) {
 #pragma unroll
@@ -250,9 +259,7 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R], int thread, bool o
             Tiling::b_desc(b_base, col0 + NI * nb, kb), (overwrite && kb == 0) ? 0 : 1);
     }
   }
-  commit_group();
-  wait_group<Pending>();
-  detail::fence_operands(C);
+  detail::close_group<Pending>(C);
 }
 
 template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, int Pending = 0,
@@ -288,10 +295,9 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, float (&C)[R]) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const T* pair = &A[(mi * KT8 + 2 * kb) * 4 + 2 * j];
-        a[kb][mi][j] = detail::pack2(pair[0], pair[1]);
+        a[kb][mi][j] = tl::detail::pack2(pair[0], pair[1]);
       }
-  detail::fence_operands(C);
-  fence();
+  detail::open_group(C);
 #pragma unroll
   for (int kb = 0; kb < K / 16; ++kb) {
 #pragma unroll
@@ -302,9 +308,7 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, float (&C)[R]) {
                                          a[kb][mi], Tiling::b_desc(b_base, NI * nb, kb), 1);
     }
   }
-  commit_group();
-  wait_group<0>();
-  detail::fence_operands(C);
+  detail::close_group<0>(C);
 }
 
 // The accumulator layout above as functions of (thread, register), for code and tests.
