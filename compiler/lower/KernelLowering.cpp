@@ -57,24 +57,6 @@ void KernelLowering::lowerLoop(const ftg::Node &n) {
 // (PipelineExpansion), and the accumulator is drained after the loop. With 3 stages that
 // would leave one iteration of prefetch, too little to cover a global load: from 4 stages on.
 // (The warp-specialized pipeline releases a stage only once its group completed: any S.)
-std::vector<const ftg::Node *> KernelLowering::gemmsLeftInFlight(const ftg::Node &n) const {
-  std::vector<const ftg::Node *> inFlight;
-  if (n.stages < 4 && &n != bulkLoop)
-    return inFlight;
-  for (auto &c : n.body)
-    if (c->kind == ftg::NodeKind::Gemm && c->warpgroupMma && c->inputs[0].buffer->scope == Scope::Shared) {
-      // A node's access sets cover its whole body (regions included).
-      ftg::Buffer *acc = c->outputs[0].buffer;
-      bool touched = llvm::any_of(n.body, [&](const auto &other) {
-        return other.get() != c.get() &&
-               (llvm::is_contained(other->reads, acc) || llvm::is_contained(other->writes, acc));
-      });
-      if (!touched)
-        inFlight.push_back(c.get());
-    }
-  return inFlight;
-}
-
 void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight) {
   within(pipeline.body[3]->body, [&] {
     for (const ftg::Node *c : inFlight) {
@@ -86,7 +68,7 @@ void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Nod
 }
 
 void KernelLowering::lowerPipelined(const ftg::Node &n) {
-  if (&n == bulkLoop)
+  if (&n == bulkPlan.loop)
     return lowerBulkPipelined(n);
   const ForStmt *f = n.loop;
   std::vector<const ftg::Node *> producers;
@@ -101,7 +83,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
     return lowerLoop(n);
   }
   nonNegativeVars.insert(f->vars[0]); // counts up from 0
-  std::vector<const ftg::Node *> inFlight = gemmsLeftInFlight(n);
+  std::vector<const ftg::Node *> inFlight = infer::gemmsLeftInFlight(n, /*bulk=*/false);
   auto p = std::make_unique<Stmt>(StmtKind::Pipeline);
   p->var = cppName(f->vars[0]->getName());
   p->text = f->vars[0]->getName().str();
@@ -296,15 +278,13 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   cur = &K.body;
   lowerNodes(g.body);
   // The warp-specialized variant, lowered from the same graph into its own body.
-  if (ok && (bulkLoop = planBulkPipeline())) {
+  if (ok && (bulkPlan = infer::planBulkPipeline(g))) {
     cur = &K.bulkBody;
     lowerBulkBody();
-    K.bulkThreads = g.threads + producerThreads(g.threads);
-    // One consumer warpgroup and a producer warp: two blocks per SM, as the ordinary
-    // instantiation gets.
-    K.bulkMinBlocks = g.threads < 256 ? 2 : 1;
-    K.bulkSharedBytes = (g.sharedBytes + 7) / 8 * 8 + 16 * bulkLoop->stages;
-    bulkLoop = nullptr;
+    K.bulkThreads = bulkPlan.threads();
+    K.bulkMinBlocks = bulkPlan.minBlocksPerSM;
+    K.bulkSharedBytes = bulkPlan.sharedBytes;
+    bulkPlan = {};
   }
   if (!ok)
     return nullptr;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "lower/Lower.h"
+#include "infer/BulkPipelinePlan.h"
 #include "lower/Naming.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -90,24 +91,21 @@ public:
   void lowerIf(const ftg::Node &n);
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
   void lowerPipelined(const ftg::Node &n);
-  // The warp-specialized variant (BulkPipeline.cpp): the pipelined loop it applies to, or null;
-  // the loop lowered with bulk copies by a producer warpgroup.
-  const ftg::Node *planBulkPipeline() const;
+  // The warp-specialized variant (BulkPipeline.cpp): the loop lowered with bulk copies by the
+  // producer threads.
   void lowerBulkPipelined(const ftg::Node &n);
   // The kernel's body for the variant: fills and copies before the loop that write memory run
   // on the consumers only.
   void lowerBulkBody();
-  // The gemms of pipelined loop `n` that may leave their wgmma group in flight, and the
-  // drains of their accumulators in the pipeline's part 3.
-  std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &n) const;
+  // The drains of the accumulators of gemms left in flight, in the pipeline's part 3.
   void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);
   // The consumers of pipelined loop `n` into part 2 of `p` (reading the producers' buffers at
   // stage slot 2), the drains, and `p` added.
   void finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
                       const std::vector<const ftg::Node *> &inFlight);
-  // While the bulk variant is lowered: its pipelined loop. Its producer threads: a warpgroup
-  // (which gives registers to two consumer warpgroups or more), or one warp for one.
-  const ftg::Node *bulkLoop = nullptr;
+  // While the bulk variant is lowered: its plan (its pipelined loop, producer threads,
+  // register split); empty otherwise.
+  infer::BulkPipelinePlan bulkPlan;
 
   void unsupported(llvm::SMRange r, const std::string &what);
   // Reports (and returns false) when tl::atomic_add has no overload for `t`.
@@ -150,8 +148,6 @@ public:
 private:
   bool computeNonNegative(const Expr *e);
 };
-
-int producerThreads(int consumers);
 
 // `s` with the given access sets.
 inline StmtPtr withAccess(StmtPtr s, std::vector<Access> reads, std::vector<Access> writes) {

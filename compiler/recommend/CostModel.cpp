@@ -20,6 +20,8 @@ namespace {
 
 // An SM has four schedulers (NVIDIA sub-partitions, AMD SIMDs).
 constexpr double kSchedulersPerSM = 4;
+// A warpgroup (wgmma's issuing group) is four warps, one per scheduler.
+constexpr double kWarpsPerWarpgroup = 4;
 // Warps per scheduler that keep the scalar pipes busy through their latencies.
 constexpr double kScalarWarpsPerScheduler = 2;
 
@@ -35,23 +37,34 @@ int registerEstimate(const Graph &g, const BlockWork &work) {
 
 Occupancy occupancyOf(const Graph &g, const BlockWork &work, const target::TargetDesc &t) {
   Occupancy o;
-  int warps = int(ceilDiv(g.threads, t.warpSize));
+  // The warp-specialized variant adds producer threads to the block and asks __launch_bounds__
+  // for its minimum of blocks per SM; with a producer warpgroup, setmaxnreg then moves the
+  // registers of the whole launch allocation to the consumers.
+  const infer::BulkPipelinePlan &bulk = work.bulk;
+  const int64_t threads = bulk ? bulk.threads() : g.threads;
+  const int minBlocks = bulk ? bulk.minBlocksPerSM : 1;
+  int warps = int(ceilDiv(threads, t.warpSize));
   int granularity = std::max(1, t.registerAllocUnit / t.warpSize);
   int wanted = registerEstimate(g, work);
-  // __launch_bounds__(threads) makes the compiler fit one block per SM, spilling the rest.
-  int cap = std::min<int64_t>(t.registersPerThread, t.registersPerSM / std::max(1, warps * t.warpSize));
-  cap = cap / granularity * granularity;
+  // __launch_bounds__(threads, minBlocks) makes the compiler fit that many blocks per SM,
+  // spilling the rest.
+  int launchCap = int(std::min<int64_t>(t.registersPerThread,
+                                        t.registersPerSM / std::max<int64_t>(1, minBlocks * warps * t.warpSize)));
+  launchCap = launchCap / granularity * granularity;
+  int cap = bulk.consumerRegisters > 0 ? bulk.consumerRegisters : launchCap;
   o.registersWanted = wanted;
   o.registersSpill = wanted > cap;
   o.registersPerThread = int(std::min<int64_t>(ceilDiv(wanted, granularity) * granularity, cap));
 
-  int64_t regsPerBlock = int64_t(warps) * ceilDiv(int64_t(o.registersPerThread) * t.warpSize,
+  int perThreadAtLaunch = bulk.consumerRegisters > 0 ? launchCap : o.registersPerThread;
+  int64_t regsPerBlock = int64_t(warps) * ceilDiv(int64_t(perThreadAtLaunch) * t.warpSize,
                                                   t.registerAllocUnit) * t.registerAllocUnit;
   struct Limit {
     const char *name;
     int64_t blocks;
   };
-  int64_t shared = g.sharedBytes > 0 ? g.sharedBytes + t.sharedReservedPerBlock : 0;
+  int64_t blockShared = bulk ? bulk.sharedBytes : g.sharedBytes;
+  int64_t shared = blockShared > 0 ? blockShared + t.sharedReservedPerBlock : 0;
   Limit limits[] = {
       {"shared memory", shared > 0 ? t.sharedPerSM / shared : t.blocksPerSM},
       {"registers", regsPerBlock > 0 ? t.registersPerSM / regsPerBlock : t.blocksPerSM},
@@ -107,16 +120,29 @@ Prediction predict(const Graph &g, const GridShape &grid, const BlockWork &work,
   // Compute units, charged to the busiest SM.
   const double schedulerFill = std::min(1.0, residentWarps / kSchedulersPerSM);
   const double warpsPerScheduler = residentWarps / kSchedulersPerSM;
-  const target::TensorPath &path = t.tensorPath();
+  const target::TensorPath &path = t.tensorPath(work.warpgroupMma);
+  if (!work.tensorFlops.empty())
+    p.tensorPath = path.name;
+  p.producerThreads = work.bulk.producers;
   double tensorSeconds = 0;
   for (const auto &[dtype, flops] : work.tensorFlops) {
-    std::optional<double> rate = t.tensorRate(dtype);
+    std::optional<double> rate = t.tensorRate(dtype, work.warpgroupMma);
     if (!rate)
       return illegal("the " + path.name + " tensor-core path of " + t.name + " has no " +
                      dtypeName(dtype).str() + " instruction");
-    double ilp = std::min(1.0, warpsPerScheduler * work.mmaPerWarpStep / path.ilpNeeded);
-    double warpFill = std::min(1.0, warpsPerScheduler / path.warpsNeeded);
-    tensorSeconds += perSM * flops / (*rate / S * schedulerFill * std::max(ilp * warpFill, 1e-3));
+    double fill;
+    if (work.warpgroupMma && path.stepCycles > 0 && work.warpgroupStepFlops > 0) {
+      // A warpgroup keeps the pipe busy W / (W + step) of its time; the SM's other
+      // warpgroups, and its own groups left in flight, fill the gaps.
+      double W = work.warpgroupStepFlops / (*rate / S) * t.clockGHz * 1e9;
+      double groups = residentWarps / kWarpsPerWarpgroup * (work.groupsInFlight ? 2 : 1);
+      fill = std::min(1.0, groups * W / (W + path.stepCycles));
+    } else {
+      double ilp = std::min(1.0, warpsPerScheduler * work.mmaPerWarpStep / path.ilpNeeded);
+      double warpFill = std::min(1.0, warpsPerScheduler / path.warpsNeeded);
+      fill = schedulerFill * ilp * warpFill;
+    }
+    tensorSeconds += perSM * flops / (*rate / S * std::max(fill, 1e-3));
     p.tensorFlops += flops * double(blocks);
   }
   const double scalarFill = std::min(1.0, residentWarps / (kSchedulersPerSM * kScalarWarpsPerScheduler));

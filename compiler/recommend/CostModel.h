@@ -67,6 +67,8 @@ struct Prediction {
   const Term *bound() const;
 
   Occupancy occupancy;
+  std::string tensorPath;  // the tensor-core path its gemms run on ("mma_sync", "wgmma")
+  int producerThreads = 0; // the warp-specialized variant's producers (0: none)
   int64_t blocks = 0, waves = 0;
   double lastWaveFill = 1; // fraction of the device the last wave occupies
   int64_t sharedBytes = 0;

@@ -88,7 +88,8 @@ private:
 
 void printTable(const Recommendation &r, const ReportOptions &opts, llvm::raw_ostream &os) {
   os << "kernel " << r.kernel << " (" << r.file << ") on " << r.target.name << " ("
-     << r.target.description << ", " << r.target.tensorPathName << " tensor cores)\n";
+     << r.target.description << ", " << r.target.tensorPathName
+     << (r.target.warpgroupPathName.empty() ? "" : " and " + r.target.warpgroupPathName) << " tensor cores)\n";
   os << "shapes: " << shapesStr(r) << "\n";
   std::string knobs;
   for (const Knob &k : r.knobs)
@@ -155,6 +156,9 @@ void writePrediction(llvm::json::OStream &j, const Prediction &p) {
   j.attribute("predicted_ms", p.seconds * 1e3);
   if (p.tensorFlops > 0)
     j.attribute("tflops", p.tensorFlops / p.seconds / 1e12);
+  if (!p.tensorPath.empty())
+    j.attribute("tensor_path", p.tensorPath);
+  j.attribute("producer_threads", int64_t(p.producerThreads));
   j.attribute("arithmetic_intensity", p.arithmeticIntensity);
   j.attributeObject("bytes", [&] {
     j.attribute("hbm", p.traffic.hbmBytes);
@@ -203,6 +207,8 @@ void printJson(const Recommendation &r, const ReportOptions &opts, llvm::raw_ost
       j.attribute("name", r.target.name);
       j.attribute("arch", r.target.arch);
       j.attribute("tensor_path", r.target.tensorPathName);
+      if (!r.target.warpgroupPathName.empty())
+        j.attribute("warpgroup_path", r.target.warpgroupPathName);
     });
     j.attributeObject("shapes", [&] {
       for (const ShapeBinding &s : r.shapes)

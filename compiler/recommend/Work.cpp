@@ -194,6 +194,7 @@ public:
   }
 
   BlockWork run() {
+    work.bulk = infer::planBulkPipeline(g);
     nodes(g.body, 1.0);
     return std::move(work);
   }
@@ -268,8 +269,17 @@ private:
           touchesShared |= o.buffer->scope == Scope::Shared;
       if (touchesShared)
         work.barriers += times * trips;
-      if (pipelined)
-        prefetchPerIteration(n);
+      if (pipelined) {
+        // A wgmma group left in flight still reads its stage while the next one is issued, so
+        // the prefetch runs one stage less ahead (PipelineExpansion, BulkPipeline); with two
+        // stages every iteration waits for its own copies.
+        bool inFlight = !infer::gemmsLeftInFlight(n, /*bulk=*/&n == work.bulk.loop).empty();
+        work.groupsInFlight |= inFlight;
+        int ahead = n.stages - 1 - (inFlight ? 1 : 0);
+        prefetchPerIteration(n, ahead);
+        if (ahead == 0)
+          work.exposedLoads += times * trips;
+      }
       nodes(n.body, times * trips);
       return;
     }
@@ -354,12 +364,13 @@ private:
       addGlobal(a, times);
   }
 
-  void prefetchPerIteration(const Node &loop) {
+  // Bytes a pipelined loop keeps requested ahead of use: its copies, `ahead` iterations.
+  void prefetchPerIteration(const Node &loop, int ahead) {
     double bytes = 0;
     for (const auto &c : loop.body)
       if (c->kind == NodeKind::Copy && c->producer)
         bytes += double(c->outputs[0].buffer->bytes());
-    work.bytesInFlight = std::max(work.bytesInFlight, bytes * double(loop.stages - 1));
+    work.bytesInFlight = std::max(work.bytesInFlight, bytes * double(std::max(ahead, 1)));
   }
 
   void copy(const Node &n, double times) {
@@ -398,12 +409,16 @@ private:
     double M = dim(C, 0), N = dim(C, 1), K = n.transA ? dim(A, 0) : dim(A, 1);
     double flops = 2 * M * N * K;
     work.tensorFlops[A->dtype] += times * flops;
-    // Each warp (warpgroup) reads the A rows and B columns of its tile for every k-step.
-    if (A->scope == Scope::Shared)
-      work.sharedBytes += times * double(A->bytes()) * n.warpsN;
-    if (B->scope == Scope::Shared)
-      work.sharedBytes += times * double(B->bytes()) * n.warpsM;
     if (n.warpgroupMma) {
+      // Each instruction (m64 x instrN x k16) reads its own A and B tiles from shared memory:
+      // per warpgroup and 16-deep k step, MT x (WTN / instrN) instructions of 64 x 16 A and
+      // 16 x instrN B elements, so narrow instructions re-read A, and 64-row blocks B.
+      double WTM = M / n.warpsM, WTN = N / n.warpsN, NI = n.instrN > 0 ? n.instrN : WTN;
+      double instrs = n.warpsM * n.warpsN * (WTM / 64) * (WTN / NI) * (K / 16);
+      if (A->scope == Scope::Shared)
+        work.sharedBytes += times * instrs * 64 * 16 * elemBytes(A->dtype);
+      if (B->scope == Scope::Shared)
+        work.sharedBytes += times * instrs * 16 * NI * elemBytes(B->dtype);
       // wgmma reads A and B from shared memory itself (a register A once per k-step) and
       // keeps the accumulator in place. Each warp of a warpgroup works on 16 rows of each
       // 64-row block: per k-step it carries the m16n8 equivalents of its warp tile.
@@ -411,8 +426,16 @@ private:
       double perWarp = mTiles * nTiles;
       work.mmaPerWarpStep = work.mmaPerWarpStep == 0 ? perWarp : std::min(work.mmaPerWarpStep, perWarp);
       work.gemmOperandRegisters = std::max(work.gemmOperandRegisters, A->scope == Scope::Shared ? 0 : 4);
+      double step = flops / n.warpsM / n.warpsN;
+      work.warpgroupMma = true;
+      work.warpgroupStepFlops = work.warpgroupStepFlops == 0 ? step : std::min(work.warpgroupStepFlops, step);
       return;
     }
+    // Each warp reads the A rows and B columns of its tile for every k-step.
+    if (A->scope == Scope::Shared)
+      work.sharedBytes += times * double(A->bytes()) * n.warpsN;
+    if (B->scope == Scope::Shared)
+      work.sharedBytes += times * double(B->bytes()) * n.warpsM;
     // Per m16n8k16: A 16x16 and B 16x8 operands, the 16x8 accumulator read and written.
     double mmas = M * N * K / (16.0 * 8 * 16);
     work.registerBytes += times * mmas * (16 * 16 * elemBytes(A->dtype) + 16 * 8 * elemBytes(B->dtype) +

@@ -20,6 +20,7 @@
 
 #include "recommend/ExprEval.h"
 
+#include "infer/BulkPipelinePlan.h"
 #include "ir/FTG.h"
 
 #include <map>
@@ -48,6 +49,16 @@ struct BlockWork {
   double exposedLoads = 0;      // global loads a block waits for with nothing else to do
   double barriers = 0;          // block-wide barriers
   int gemmOperandRegisters = 0; // per thread, for ldmatrix'd A and B fragments
+
+  // Warpgroup MMA (wgmma): whether the kernel's gemms run on it, the FLOPs one warpgroup
+  // issues per k-step of its smallest gemm, and whether their groups stay in flight into
+  // the next k-step (infer::gemmsLeftInFlight).
+  bool warpgroupMma = false;
+  double warpgroupStepFlops = 0;
+  bool groupsInFlight = false;
+  // The warp-specialized variant (infer::planBulkPipeline), which the launcher takes for
+  // aligned tensors: the model assumes it runs. Empty when the kernel has none.
+  infer::BulkPipelinePlan bulk;
 
   double tensorFlopsTotal() const;
   double globalBytes(bool writes) const;

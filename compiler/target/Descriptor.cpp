@@ -13,15 +13,16 @@ namespace tlc::target {
 
 namespace json = llvm::json;
 
-const TensorPath &TargetDesc::tensorPath() const {
+const TensorPath &TargetDesc::tensorPath(bool warpgroup) const {
+  const std::string &name = warpgroup && !warpgroupPathName.empty() ? warpgroupPathName : tensorPathName;
   for (const TensorPath &p : tensorPaths)
-    if (p.name == tensorPathName)
+    if (p.name == name)
       return p;
-  return tensorPaths.front(); // parseTargetDesc guarantees the named path exists
+  return tensorPaths.front(); // parseTargetDesc guarantees the named paths exist
 }
 
-std::optional<double> TargetDesc::tensorRate(DType dtype) const {
-  const TensorPath &p = tensorPath();
+std::optional<double> TargetDesc::tensorRate(DType dtype, bool warpgroup) const {
+  const TensorPath &p = tensorPath(warpgroup);
   auto it = p.tflops.find(dtype);
   if (it == p.tflops.end())
     return std::nullopt;
@@ -135,6 +136,8 @@ TensorPath parsePath(llvm::StringRef name, const json::Object &o, std::string &e
   p.ilpNeeded = r.number("ilp_needed");
   if (o.get("warps_needed"))
     p.warpsNeeded = r.number("warps_needed");
+  if (o.get("step_cycles"))
+    p.stepCycles = r.number("step_cycles", 0);
   const json::Object *rates = o.getObject("tflops");
   if (!rates || rates->empty()) {
     if (error.empty())
@@ -212,6 +215,8 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
   t.l2Latency = r.number("memory.l2_latency_ns") * 1e-9;
 
   t.tensorPathName = r.string("compute.tensor_path");
+  if (const json::Object *compute = root->getObject("compute"); compute && compute->get("warpgroup_path"))
+    t.warpgroupPathName = r.string("compute.warpgroup_path");
   if (const json::Object *paths = r.object("compute.tensor")) {
     for (const auto &[name, value] : *paths) {
       if (const json::Object *o = value.getAsObject())
@@ -241,6 +246,12 @@ llvm::Expected<TargetDesc> parseTargetDesc(llvm::StringRef text, llvm::StringRef
   if (!llvm::any_of(t.tensorPaths, [&](const TensorPath &p) { return p.name == t.tensorPathName; }))
     return fail("'compute.tensor_path' names '" + t.tensorPathName +
                 "', which is not a key of 'compute.tensor'");
+  if (!t.warpgroupPathName.empty() &&
+      !llvm::any_of(t.tensorPaths, [&](const TensorPath &p) { return p.name == t.warpgroupPathName; }))
+    return fail("'compute.warpgroup_path' names '" + t.warpgroupPathName +
+                "', which is not a key of 'compute.tensor'");
+  if (!t.warpgroupPathName.empty() && !t.info->warpgroupMma())
+    return fail("'compute.warpgroup_path' is given, but " + t.arch + " has no warpgroup MMA");
   if (t.sharedPerBlock > t.sharedPerSM)
     return fail("'limits.shared_bytes_per_block' exceeds 'limits.shared_bytes_per_sm'");
   if (t.threadsPerBlock > t.threadsPerSM)

@@ -32,6 +32,11 @@ struct TensorPath {
   // Warps each sub-partition needs resident to hide what a warp's own MMAs cannot: its
   // ldmatrix latency and its barriers (optional; 1 = one warp suffices).
   double warpsNeeded = 1;
+  // Warpgroup paths (wgmma; optional, 0 = the per-warp model above): the clocks a warpgroup
+  // loses per k-step to the group it waits for, its barriers and the next issue. A warpgroup
+  // alone keeps the pipe busy W / (W + step_cycles) of the time, W its tensor clocks per
+  // k-step; other warpgroups of the SM, and its own groups left in flight, fill the gaps.
+  double stepCycles = 0;
   std::map<DType, double> tflops; // per input dtype, f32 accumulation
 };
 
@@ -62,6 +67,9 @@ struct TargetDesc {
 
   // Compute (aggregate operations per second).
   std::string tensorPathName; // the path tlc's back end emits on this target
+  // The path of kernels whose gemms run on the target's warpgroup MMA (wgmma), when it has
+  // one; empty otherwise.
+  std::string warpgroupPathName;
   std::vector<TensorPath> tensorPaths;
   double cudaCoreRate = 0; // scalar instructions per second over all lanes
   double sfuRate = 0;      // special-function results per second
@@ -72,11 +80,12 @@ struct TargetDesc {
   // max() (perfect overlap); a smaller one charges for several resources being busy at once.
   double overlapNorm = 4;
 
-  // The path the back end emits (never null for a loaded descriptor).
-  const TensorPath &tensorPath() const;
-  // Tensor-core operations per second for `dtype` on the emitted path; nullopt when the
-  // path has no such instruction.
-  std::optional<double> tensorRate(DType dtype) const;
+  // The path the back end emits: for a kernel whose gemms run on warpgroup MMA when
+  // `warpgroup` (and the descriptor names such a path), else the per-warp one.
+  const TensorPath &tensorPath(bool warpgroup = false) const;
+  // Tensor-core operations per second for `dtype` on that path; nullopt when the path has no
+  // such instruction.
+  std::optional<double> tensorRate(DType dtype, bool warpgroup = false) const;
   double cyclesToSeconds(double cycles) const { return cycles / (clockGHz * 1e9); }
 };
 

@@ -20,6 +20,11 @@ top-5% quality, then mean Spearman rho; copy the winner into the descriptor.
   overheads.barrier_cycles        the bubble of one block-wide barrier
   compute.tensor.<path>.ilp_needed  independent MMAs a scheduler needs in flight
   compute.tensor.<path>.tflops    the emitted path's f16/bf16 ceiling, as a factor
+
+--grid warpgroup fits the warpgroup path instead (compute.warpgroup_path, wgmma on the H100):
+  compute.tensor.<path>.step_cycles  clocks a warpgroup loses per k-step
+  compute.tensor.<path>.tflops       its f16/bf16 ceiling, as a factor
+  overheads.overlap_norm, memory.l2_tbps (as a factor)
 """
 from __future__ import annotations
 
@@ -38,11 +43,19 @@ import analyze  # noqa: E402
 import cases as cases_mod  # noqa: E402
 import plan  # noqa: E402
 
-GRID = {
-    "overlap_norm": [2, 3, 4, 6, 1000],
-    "barrier_cycles": [20, 40, 100, 200],
-    "ilp_needed": [4, 8, 16],
-    "ceiling": [0.9, 1.0, 1.1],
+GRIDS = {
+    "per-warp": {
+        "overlap_norm": [2, 3, 4, 6, 1000],
+        "barrier_cycles": [20, 40, 100, 200],
+        "ilp_needed": [4, 8, 16],
+        "ceiling": [0.9, 1.0, 1.1],
+    },
+    "warpgroup": {
+        "overlap_norm": [3, 4, 6],
+        "step_cycles": [0, 200, 400, 800, 1600],
+        "ceiling": [0.9, 1.0, 1.1],
+        "l2": [1.0, 1.3],
+    },
 }
 
 
@@ -50,9 +63,17 @@ def variant(base: dict, params: dict) -> dict:
     d = copy.deepcopy(base)
     d["name"] = "calibration"
     d["overheads"]["overlap_norm"] = params["overlap_norm"]
-    d["overheads"]["barrier_cycles"] = params["barrier_cycles"]
-    path = d["compute"]["tensor"][d["compute"]["tensor_path"]]
-    path["ilp_needed"] = params["ilp_needed"]
+    if "barrier_cycles" in params:
+        d["overheads"]["barrier_cycles"] = params["barrier_cycles"]
+    if "step_cycles" in params:
+        path = d["compute"]["tensor"][d["compute"]["warpgroup_path"]]
+        path["step_cycles"] = params["step_cycles"]
+    else:
+        path = d["compute"]["tensor"][d["compute"]["tensor_path"]]
+    if "ilp_needed" in params:
+        path["ilp_needed"] = params["ilp_needed"]
+    if "l2" in params:
+        d["memory"]["l2_tbps"] *= params["l2"]
     path["tflops"] = {k: v * params["ceiling"] for k, v in path["tflops"].items()}
     return d
 
@@ -125,6 +146,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--include-held-out", action="store_true",
                     help="fit the held-out shapes too (they are then no longer out-of-sample)")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="per-warp",
+                    help="which path's parameters to fit (warpgroup: the H100's wgmma kernels)")
     ap.add_argument("--score", action="store_true",
                     help="score --target as it is on the calibration and held-out shapes; no fit")
     args = ap.parse_args()
@@ -143,8 +166,9 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         target_path = str(pathlib.Path(tmp) / "calibration.json")
-        for values in itertools.product(*GRID.values()):
-            params = dict(zip(GRID, values))
+        grid = GRIDS[args.grid]
+        for values in itertools.product(*grid.values()):
+            params = dict(zip(grid, values))
             pathlib.Path(target_path).write_text(json.dumps(variant(base, params)))
             rows.append((evaluate(args.tlc, target_path, manifest, measured, args.include_held_out), params))
             print(f"{params}: {rows[-1][0]}", file=sys.stderr, flush=True)

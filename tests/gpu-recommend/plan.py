@@ -127,7 +127,8 @@ def print_estimate(manifest: dict, out: pathlib.Path) -> None:
     print(f"bundle: {size:.0f} MiB (the working tree that travels, carried paths included, must stay "
           f"under {CARRY_LIMIT_MB} MiB)")
     if size > CARRY_LIMIT_MB - 8:
-        print("WARNING: the bundle is too large to carry to the GPU machine")
+        print("the bundle is too large to carry as it is: carry it packed (README, 'There'):\n"
+              "  mkdir -p gpu-sweep && tar cJf gpu-sweep/recommend.tar.xz gpu-recommend")
     n = manifest["parts"]
     print(f"estimated GPU command time per part ({budget.CORES} cores; from the first run's figures, "
           "measured/predicted x" + ", x".join(f"{v} {k}" for k, v in budget.SLOWDOWN.items()) + "):")

@@ -103,8 +103,10 @@ TEST_CASE("work of a 128x128x32 GEMM tile on wgmma (sm_90a)", "[recommend][model
   GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
   BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
   CHECK(w.tensorFlops.at(DType::F16) == 2.0 * 128 * 128 * 1024);
-  // One warpgroup owns the whole tile: A and B are each read once per k-step by wgmma.
-  CHECK(w.sharedBytes == 32.0 * (2 * 8192 + 8192 + 8192));
+  // Per k-step the copies write A_s and B_s (8 KiB each); one warpgroup owns the whole tile
+  // and issues two m64n128k16 per 16-deep step, one per 64-row block: each reads its A rows
+  // (A once in all) and the whole of B (B twice).
+  CHECK(w.sharedBytes == 32.0 * (8192 + 8192 + 8192 + 2 * 8192));
   // Each warp's share: 16 rows of each of the two 64-row blocks, 16 n8 columns.
   CHECK(w.mmaPerWarpStep == 32);
   CHECK(w.gemmOperandRegisters == 0);
@@ -118,6 +120,80 @@ TEST_CASE("work of a 128x128x32 GEMM tile on wgmma (sm_90a)", "[recommend][model
     }
   });
   CHECK(sawWgmma);
+}
+
+TEST_CASE("the H100 models wgmma kernels on the warpgroup path, warp-specialized", "[recommend][model]") {
+  tlc::target::TargetDesc h100 = *tlc::target::resolveTarget("h100-sxm");
+  const tlc::target::TensorPath &wg = h100.tensorPath(/*warpgroup=*/true);
+  REQUIRE(wg.name == "wgmma");
+  REQUIRE(wg.stepCycles > 0);
+  const double rate = wg.tflops.at(DType::F16) * 1e12;
+
+  SECTION("one consumer warpgroup and a producer warp, two blocks per SM") {
+    auto cc = compilerFor(kGemm, "gemm", {"M=4096", "N=4096", "K=4096"}, "sm_90a");
+    auto c = cc->compile({});
+    REQUIRE(c->graph);
+    GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
+    BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
+    CHECK(w.warpgroupMma);
+    // One warpgroup owns the 128x128 tile: per k-step 2 * 128 * 128 * 32 FLOPs.
+    CHECK(w.warpgroupStepFlops == 2.0 * 128 * 128 * 32);
+    // The warp-specialized loop leaves each group in flight (its producer runs ahead).
+    CHECK(w.groupsInFlight);
+    REQUIRE(w.bulk);
+    CHECK(w.bulk.producers == 32);
+    CHECK(w.bulk.minBlocksPerSM == 2);
+    CHECK(w.bulk.sharedBytes == 3 * (8192 + 8192) + 16 * 3);
+
+    Occupancy o = occupancyOf(*c->graph, w, h100);
+    // __launch_bounds__(160, 2): 65536 / 320 = 204 registers, 200 in units of 8; the 128
+    // accumulator registers and 32 for addresses fit.
+    CHECK(o.registersPerThread == 160);
+    CHECK(!o.registersSpill);
+    CHECK(o.blocksPerSM == 2);
+    CHECK(o.warpsPerSM == 2 * 5);
+
+    TrafficModel traffic;
+    Prediction p = predict(*c->graph, grid, w, h100, 0, traffic);
+    REQUIRE(p.legal);
+    // 1024 blocks: the busiest SM runs 8, two at a time; each warpgroup is busy W / (W + step)
+    // of its time, and the SM's two warpgroups, with two groups each, add up.
+    double W = 2.0 * 128 * 128 * 32 / (rate / 132) * 1.83e9;
+    double fill = std::min(1.0, 2 * 2 * W / (W + wg.stepCycles));
+    auto it = llvm::find_if(p.terms, [](const Term &t) { return t.name == "tensor core"; });
+    REQUIRE(it != p.terms.end());
+    CHECK(it->seconds == Approx(8 * 2.0 * 128 * 128 * 4096 / (rate / 132 * fill)));
+  }
+
+  SECTION("two consumer warpgroups and a producer warpgroup that gives them registers") {
+    auto cc = compilerFor(kGemm, "gemm",
+                          {"M=4096", "N=4096", "K=4096", "block_N=256", "block_K=64", "stages=4", "threads=256"},
+                          "sm_90a");
+    auto c = cc->compile({});
+    REQUIRE(c->graph);
+    GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
+    BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
+    CHECK(w.warpgroupStepFlops == 2.0 * 64 * 256 * 64); // warpgroups split M
+    CHECK(w.groupsInFlight);
+    REQUIRE(w.bulk);
+    CHECK(w.bulk.producers == 128);
+    CHECK(w.bulk.producerRegisters == 40);
+    CHECK(w.bulk.consumerRegisters == 232); // (65536 - 128 * 40) / 256, in units of 8
+    Occupancy o = occupancyOf(*c->graph, w, h100);
+    CHECK(o.blocksPerSM == 1);
+    CHECK(o.warpsPerSM == 12);
+    CHECK(!o.registersSpill);
+  }
+
+  SECTION("without wgmma (the sm_80 path) the per-warp path stays") {
+    auto cc = compilerFor(kGemm, "gemm", {"M=4096", "N=4096", "K=4096"});
+    auto c = cc->compile({});
+    REQUIRE(c->graph);
+    GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
+    BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
+    CHECK(!w.warpgroupMma);
+    CHECK(!w.bulk);
+  }
 }
 
 TEST_CASE("occupancy and roofline terms of the 1024^3 GEMM on the H100", "[recommend][model]") {

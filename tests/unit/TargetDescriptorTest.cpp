@@ -58,7 +58,7 @@ TEST_CASE("every built-in target descriptor loads", "[recommend][target]") {
   }
 }
 
-TEST_CASE("the H100 models the mma.sync path at its measured ceiling", "[recommend][target]") {
+TEST_CASE("the H100 models mma.sync and wgmma at their measured ceilings", "[recommend][target]") {
   auto h100 = tlc::target::resolveTarget("h100");
   REQUIRE(bool(h100));
   CHECK(h100->name == "h100-sxm");
@@ -68,7 +68,12 @@ TEST_CASE("the H100 models the mma.sync path at its measured ceiling", "[recomme
   CHECK(*h100->tensorRate(DType::F16) == Approx(380e12));
   auto wgmma = llvm::find_if(h100->tensorPaths, [](const tlc::target::TensorPath &p) { return p.name == "wgmma"; });
   REQUIRE(wgmma != h100->tensorPaths.end());
-  CHECK(wgmma->tflops.at(DType::F16) > 3.5 * 270);
+  // wgmma kernels: the path's measured ceiling, between mma.sync's and the datasheet's 989.
+  CHECK(h100->warpgroupPathName == "wgmma");
+  CHECK(&h100->tensorPath(/*warpgroup=*/true) == &*wgmma);
+  CHECK(*h100->tensorRate(DType::F16, true) > 1.5 * 380e12);
+  CHECK(*h100->tensorRate(DType::F16, true) < 989e12);
+  CHECK(tlc::target::resolveTarget("a100")->warpgroupPathName.empty());
   CHECK(h100->tensorPath().mmaM == 16);
   CHECK(h100->tensorPath().mmaK == 16);
 }
@@ -98,6 +103,8 @@ TEST_CASE("a malformed descriptor names the field at fault", "[recommend][target
   CHECK_THAT(errorOf("{"), Catch::Contains("bad.json: target descriptor:"));
   CHECK_THAT(errorOf(descriptor("\"sms\": 2", "\"sms\": -2")), Catch::Contains("'sms' must be an integer from 1 to 1048576 (got -2)"));
   CHECK_THAT(errorOf(descriptor("\"hbm_tbps\": 1,", "")), Catch::Contains("'memory.hbm_tbps' must be a number from 0.001 to 1e+07 (missing)"));
+  CHECK_THAT(errorOf(descriptor("\"tensor_path\": \"mma_sync\",", "\"tensor_path\": \"mma_sync\", \"warpgroup_path\": \"wg\",")),
+             Catch::Contains("'compute.warpgroup_path' names 'wg', which is not a key of 'compute.tensor'"));
   CHECK_THAT(errorOf(descriptor("\"tensor_path\": \"mma_sync\"", "\"tensor_path\": \"wgmma\"")),
              Catch::Contains("'compute.tensor_path' names 'wgmma', which is not a key of 'compute.tensor'"));
   CHECK_THAT(errorOf(descriptor("{\"f16\": 100}", "{\"f17\": 100}")),

@@ -1,0 +1,129 @@
+#include "infer/BulkPipelinePlan.h"
+
+#include "target/TargetInfo.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+namespace tlc::infer {
+
+std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst) {
+  const Region &r = src.region;
+  int rank = int(src.buffer->shape.size());
+  std::vector<int> dims;
+  if (r.originOnly) {
+    dims = {rank - 2, rank - 1};
+  } else {
+    if (int(r.extents.size()) != rank)
+      return {-1, -1};
+    for (int d = 0; d < rank; ++d)
+      if (!(!r.isPoint.empty() && r.isPoint[d]) && r.extents[d] != std::optional<int64_t>(1))
+        dims.push_back(d);
+    if (dims.size() != 2 || r.extents[dims[0]] != dst.shape[0] || r.extents[dims[1]] != dst.shape[1])
+      return {-1, -1};
+  }
+  if (dims.size() != 2 || dims[1] != rank - 1 || dims[0] < 0)
+    return {-1, -1};
+  return {dims[0], dims[1]};
+}
+
+bool writesMemory(const ftg::Node &n) {
+  return llvm::any_of(n.writes, [](const ftg::Buffer *b) {
+    return b->scope == Scope::Global || b->scope == Scope::Shared;
+  });
+}
+
+namespace {
+
+// Whether producer copy `c` can be a bulk tensor copy per panel of its destination.
+bool bulkCopyable(const ftg::Node &c) {
+  if (c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
+    return false;
+  const ftg::Operand &src = c.inputs[0], &dst = c.outputs[0];
+  const ftg::Buffer &S = *src.buffer, &D = *dst.buffer;
+  if (S.scope != Scope::Global || D.scope != Scope::Shared || S.shape.size() < 2 || S.shape.size() > 5 ||
+      D.shape.size() != 2 || S.dtype != D.dtype || (S.dtype != DType::F16 && S.dtype != DType::BF16))
+    return false;
+  if (!D.shared || !D.shared->isPanelled() || !D.shape[0] || !D.shape[1] || *D.shape[0] > 256)
+    return false;
+  return bulkTileDims(src, D).first >= 0;
+}
+
+const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
+  const target::TargetInfo &t = *g.target;
+  if (!t.copyAtom(target::CopyKind::BulkTensor) || !t.warpgroupMma() || g.threads % 128 != 0 ||
+      g.threads + producerThreads > t.limits().threadsPerBlock)
+    return nullptr;
+  const ftg::Node *loop = nullptr;
+  for (const auto &n : g.body) {
+    if (n->kind == ftg::NodeKind::Loop && n->loop->loopKind == LoopKind::Pipelined) {
+      if (loop)
+        return nullptr; // one pipelined loop
+      loop = n.get();
+      continue;
+    }
+    // Before the loop: what the producers may run too, or a fill or copy that only the
+    // consumers run (no barrier inside either).
+    bool harmless = n->kind == ftg::NodeKind::Let || n->kind == ftg::NodeKind::SwizzleBlocks ||
+                    ((n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy) && !writesMemory(*n));
+    bool consumersOnly = n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy;
+    if (!loop && !harmless && !consumersOnly)
+      return nullptr;
+  }
+  if (!loop || loop->stages < 2)
+    return nullptr;
+  int producers = 0;
+  for (const auto &c : loop->body)
+    if (c->producer) {
+      if (!bulkCopyable(*c))
+        return nullptr;
+      ++producers;
+    }
+  return producers > 0 ? loop : nullptr;
+}
+
+} // namespace
+
+BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
+  BulkPipelinePlan p;
+  p.consumers = int(g.threads);
+  p.producers = g.threads >= 256 ? 128 : 32;
+  const ftg::Node *loop = bulkLoopOf(g, p.producers);
+  if (!loop)
+    return {};
+  const target::Limits &limits = g.target->limits();
+  p.barrierOffset = (g.sharedBytes + 7) / 8 * 8;
+  p.sharedBytes = p.barrierOffset + 16 * loop->stages; // a full and an empty mbarrier per stage
+  if (p.sharedBytes > limits.sharedBytesPerBlock)
+    return {};
+  p.loop = loop;
+  // 40 registers are enough to issue copies; setmaxnreg counts in multiples of 8.
+  if (p.producers == 128) {
+    p.producerRegisters = 40;
+    p.consumerRegisters = int(std::min<int64_t>(
+        240, (limits.registersPerSM - 128 * p.producerRegisters) / p.consumers / 8 * 8));
+  }
+  p.minBlocksPerSM = p.consumers < 256 ? 2 : 1;
+  return p;
+}
+
+std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk) {
+  std::vector<const ftg::Node *> inFlight;
+  if (loop.stages < 4 && !bulk)
+    return inFlight;
+  for (auto &c : loop.body)
+    if (c->kind == ftg::NodeKind::Gemm && c->warpgroupMma && c->inputs[0].buffer->scope == Scope::Shared) {
+      // A node's access sets cover its whole body (regions included).
+      ftg::Buffer *acc = c->outputs[0].buffer;
+      bool touched = llvm::any_of(loop.body, [&](const auto &other) {
+        return other.get() != c.get() &&
+               (llvm::is_contained(other->reads, acc) || llvm::is_contained(other->writes, acc));
+      });
+      if (!touched)
+        inFlight.push_back(c.get());
+    }
+  return inFlight;
+}
+
+} // namespace tlc::infer

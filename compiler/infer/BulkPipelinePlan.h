@@ -1,0 +1,60 @@
+// The Hopper pipeline decisions that depend only on the inferred graph, made once here and
+// read by lowering (lower/BulkPipeline.cpp, lower/KernelLowering.cpp) and by the recommender's
+// cost model (recommend/Work.cpp), as TileLang's gemm computes its warp split once for
+// inference and lowering:
+//
+//  - whether a kernel gets a warp-specialized variant (bulk tensor copies by producer threads
+//    onto mbarrier rings, the kernel's threads consuming), which loop it applies to, and how
+//    threads, registers and shared memory are split;
+//  - which gemms of a pipelined loop leave their wgmma group in flight into the next
+//    iteration.
+//
+// Eligibility of the warp-specialized variant, kept narrow: whole warpgroups of consumers; one
+// pipelined loop (>= 2 stages) at the top level of the kernel; before it lets, block swizzles,
+// fills and copies (fills and copies that write memory run on the consumers only); each
+// producer copies a [rows, cols] tile (rows <= 256) of a 16-bit tensor of 2 to 5 dimensions,
+// its columns the innermost dimension, its rows another, the others held at a point, into a
+// shared buffer of the same dtype in wgmma panels, one bulk copy per panel.
+#pragma once
+
+#include "ir/FTG.h"
+
+#include <utility>
+#include <vector>
+
+namespace tlc::infer {
+
+struct BulkPipelinePlan {
+  const ftg::Node *loop = nullptr; // the pipelined loop; null: the kernel has no such variant
+  int consumers = 0;               // the kernel's own threads
+  // A producer warpgroup for two consumer warpgroups or more; one warp for one (a producer
+  // warpgroup doubled a one-warpgroup block and halved the blocks an SM holds: GPU run 11, the
+  // 128x128x32 GEMM went from 383 to 273 TFLOP/s).
+  int producers = 0;
+  // setmaxnreg: a producer warpgroup keeps producerRegisters per thread and gives the rest of
+  // the register file to the consumers (0, 0: a producer warp, which cannot).
+  int producerRegisters = 0, consumerRegisters = 0;
+  int minBlocksPerSM = 1;     // __launch_bounds__: two blocks per SM with one consumer warpgroup
+  int64_t barrierOffset = 0;  // the mbarrier rings follow everything else in shared memory ...
+  int64_t sharedBytes = 0;    // ... up to here: the variant's shared memory per block
+
+  explicit operator bool() const { return loop != nullptr; }
+  int threads() const { return consumers + producers; }
+};
+
+BulkPipelinePlan planBulkPipeline(const ftg::Graph &g);
+
+// The buffer dims of a producer copy's source that carry its tile's rows and columns, or
+// {-1, -1}: two dims, in order, the columns the innermost (a bulk copy's contiguous dim).
+std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst);
+
+// Whether node `n` writes global or shared memory (such nodes before a warp-specialized loop
+// run on the consumers only).
+bool writesMemory(const ftg::Node &n);
+
+// The gemms of pipelined loop `loop` that may leave their wgmma group in flight into the next
+// iteration: from shared A, whose accumulator nothing else in the loop touches, in a loop of
+// >= 4 stages or the warp-specialized one (`bulk`), whose producers run ahead on their own.
+std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk);
+
+} // namespace tlc::infer
