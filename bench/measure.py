@@ -155,6 +155,10 @@ class ItemBench:
         family, x = self.build.family, self.inputs
         if family in ("gemm", "gemm_auto"):
             return [Impl("cublas", lambda: torch.matmul(x["A"], x["B"]))]
+        if family == "gemm_nt":
+            return [Impl("cublas", lambda: F.linear(x["A"], x["B"]))]
+        if family == "gemm_batched":
+            return [Impl("cublas", lambda: torch.bmm(x["A"], x["B"]))]
         if family == "attention":
             return self._sdpa_peers()
         if family == "softmax":

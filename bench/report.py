@@ -14,6 +14,8 @@ import sys
 PEERS = {
     "gemm": [("cublas", "cuBLAS"), ("triton", "Triton")],
     "gemm_auto": [("cublas", "cuBLAS")],
+    "gemm_nt": [("cublas", "cuBLAS")],
+    "gemm_batched": [("cublas", "cuBLAS")],
     "attention": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"),
                   ("triton", "Triton")],
     "softmax": [("torch", "torch.softmax")],
@@ -24,6 +26,8 @@ TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
     "gemm_auto": ("GEMM with `auto` knobs, dynamic shapes: variants behind the shape dispatch "
                   "(samples/gemm_auto.tl; TFLOP/s)"),
+    "gemm_nt": "GEMM with B stored [N, K], C = A @ Bᵀ (`transpose_B`, PyTorch Linear's layout; TFLOP/s)",
+    "gemm_batched": "Batched GEMM, C[b] = A[b] @ B[b] (TFLOP/s, 2·batch·MNK)",
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",

@@ -282,6 +282,21 @@ class GemmNTProblem(GemmProblem):
     transpose_b = True
 
 
+class GemmBatchedProblem(Problem):
+    """C[b] = A[b] @ B[b] (tests/gpu/ops/gemm_batched.tl)."""
+
+    def tensor_shapes(self, shape):
+        b, m, n, k = shape["batch"], shape["M"], shape["N"], shape["K"]
+        return {"A": (b, m, k), "B": (b, k, n), "C": (b, m, n)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        return {"C": inputs["A"].to(ref) @ inputs["B"].to(ref)}
+
+    def flops(self, shape):
+        return 2.0 * shape["batch"] * shape["M"] * shape["N"] * shape["K"]
+
+
 class GemmTNProblem(GemmProblem):
     transpose_a = True
 
@@ -611,6 +626,7 @@ class GatherTableProblem(Problem):
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
+            "gemm_batched": GemmBatchedProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
