@@ -62,8 +62,10 @@ def _ratio(ours: float | None, peer: float | None) -> str:
 
 def _shape_label(item: dict) -> str:
     s = item["shape"]
-    if item["family"] in ("gemm", "gemm_auto"):
+    if item["family"] in ("gemm", "gemm_auto", "gemm_nt"):
         return f"{s['M']}×{s['N']}×{s['K']}"
+    if item["family"] == "gemm_batched":
+        return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "attention":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
     return f"{s['M']}×{s['N']}"
