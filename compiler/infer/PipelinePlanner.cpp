@@ -111,11 +111,35 @@ public:
         if (llvm::any_of(used, [&](const Decl *d) { return recomputable.count(d); }))
           loop.prefetchLets = lets;
       }
+      // Copies nested under an `if` or an inner loop of the body are issued where they stand,
+      // every iteration, and waited for at once: say so, since the author asked for a pipeline
+      // (block-sparse kernels copy under a condition).
+      if (loop.stages >= 2)
+        for (auto &n : loop.body)
+          warnNestedCopies(*n, n->kind == NodeKind::If ? "an 'if'" : "an inner loop", diags);
     });
     return true;
   }
 
 private:
+  static void warnNestedCopies(const Node &n, const char *under, DiagnosticEngine &diags) {
+    if (n.kind != NodeKind::If && n.kind != NodeKind::Loop)
+      return;
+    for (const auto *list : {&n.body, &n.elseBody})
+      for (const auto &c : *list) {
+        if (isGlobalToShared(*c)) {
+          diags
+              .warning(c->call->getRange(),
+                       std::string("this copy is not prefetched by the pipelined loop: it is under ") + under +
+                           " inside the loop, so it is issued and waited for in its own iteration")
+              .hint("copy unconditionally at the top of the loop body (reading a tile that is not "
+                    "used costs bandwidth, not correctness) and apply the condition where the tile "
+                    "is consumed");
+        }
+        warnNestedCopies(*c, under, diags);
+      }
+  }
+
   static bool isGlobalToShared(const Node &n) {
     return n.kind == NodeKind::Copy && !n.inputs.empty() && !n.outputs.empty() &&
            n.inputs[0].buffer->scope == Scope::Global && n.outputs[0].buffer->scope == Scope::Shared;

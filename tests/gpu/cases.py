@@ -107,6 +107,8 @@ KERNELS.update({
        for f in ("gemm_nt", "gemm_tn", "gemm_tt")},
     "gemm_batched": _op_kernel("gemm_batched", _tensors("A", "B", "out:C"), ("batch", "M", "N", "K"),
                                ("dtype",)),
+    "masked_gemm": _op_kernel("masked_gemm", _tensors("A", "B", "Mask", "out:C"), ("M", "N", "K"),
+                              ("dtype", "block_K")),
     "gemm_rs": _op_kernel("gemm_rs", _tensors("A", "B", "E", "out:D"),
                           ("M", "N", "dim_k", "dim_p"), ("dtype", "dim_k", "dim_p")),
     "reduce_rows": _op_kernel("reduce_rows", _tensors("X", "Init", "out:Tiles", "out:Acc"),
@@ -321,6 +323,16 @@ def _add_gemm_variants(t: _Tables) -> None:
     t.add(Build("ops_gemm_batched_f16_h100tiles", "gemm_batched",
                 {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
                  "block_K": "64", "stages": "4", "threads": "256"}), batched)
+    # A copy under an `if` in a pipelined loop (block-sparse over K): issued in its own
+    # iteration; on sm_90a by the consumers of the warp-specialized variant, beside the
+    # producer's bulk copies of A. Both paths, and two consumer warpgroups.
+    masked = [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+              ("mult", {"M": 256, "N": 256, "K": 512})]
+    t.add(Build("ops_masked_gemm_f16", "masked_gemm", {"dtype": "f16", "block_K": "32"}), masked)
+    t.add(Build("ops_masked_gemm_f16_wg2", "masked_gemm",
+                {"dtype": "f16", "block_K": "64", "block_M": "128", "threads": "256", "stages": "4"}), masked)
+    t.add(Build("ops_masked_gemm_f16_sm80", "masked_gemm", {"dtype": "f16", "block_K": "32"},
+                target="sm_80"), masked)
     # The sm_80 path (mma.sync + ldmatrix), still what --target sm_80/86/89 generate, on the
     # same GPU.
     for layout in ("nt", "tn", "tt"):

@@ -297,6 +297,40 @@ class GemmBatchedProblem(Problem):
         return 2.0 * shape["batch"] * shape["M"] * shape["N"] * shape["K"]
 
 
+class MaskedGemmProblem(Problem):
+    """tests/gpu/ops/masked_gemm.tl: C = the sum over the k-blocks kb with Mask[kb] != 0 of
+    A[:, kb] @ B[kb, :] (block_K-wide k-blocks; about half of them kept)."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_k = int(build.defines.get("block_K", "32"))
+
+    def _blocks(self, shape):
+        return -(-shape["K"] // self.block_k)
+
+    def tensor_shapes(self, shape):
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        return {"A": (m, k), "B": (k, n), "Mask": (self._blocks(shape),), "C": (m, n)}
+
+    def tensor_dtype(self, name):
+        return torch.int32 if name == "Mask" else self.dtype
+
+    def inputs(self, shape, gen):
+        x = super().inputs(shape, gen)
+        x["Mask"] = torch.randint(0, 2, (self._blocks(shape),), generator=gen, device=gen.device,
+                                  dtype=torch.int32)
+        return x
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        keep = inputs["Mask"].long().repeat_interleave(self.block_k)[: shape["K"]] != 0
+        a = inputs["A"].to(ref) * keep.to(ref)[None, :]
+        return {"C": a @ inputs["B"].to(ref)}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
 class GemmTNProblem(GemmProblem):
     transpose_a = True
 
@@ -626,7 +660,7 @@ class GatherTableProblem(Problem):
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
-            "gemm_batched": GemmBatchedProblem,
+            "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
