@@ -110,7 +110,11 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
 
 std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk) {
   std::vector<const ftg::Node *> inFlight;
-  if (loop.stages < 4 && !bulk)
+  // The warp-specialized loop waits for each group and frees its stage at once: its producer
+  // already runs ahead, and leaving the group in flight there made ptxas serialize the wgmmas
+  // (C7514) and measured slower on the H100 (2026-11-25: 128x256x64, 4 stages, 2-6% slower;
+  // 128x128x32, 3 stages, 5-34% slower at five of six shapes).
+  if (bulk || loop.stages < 4)
     return inFlight;
   for (auto &c : loop.body)
     if (c->kind == ftg::NodeKind::Gemm && c->warpgroupMma && c->inputs[0].buffer->scope == Scope::Shared) {

@@ -7,7 +7,7 @@
 //    onto mbarrier rings, the kernel's threads consuming), which loop it applies to, and how
 //    threads, registers and shared memory are split;
 //  - which gemms of a pipelined loop leave their wgmma group in flight into the next
-//    iteration.
+//    iteration (only in cp.async pipelines).
 //
 // Eligibility of the warp-specialized variant, kept narrow: whole warpgroups of consumers; one
 // pipelined loop (>= 2 stages) at the top level of the kernel; before it lets, block swizzles,
@@ -53,8 +53,9 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
 bool writesMemory(const ftg::Node &n);
 
 // The gemms of pipelined loop `loop` that may leave their wgmma group in flight into the next
-// iteration: from shared A, whose accumulator nothing else in the loop touches, in a loop of
-// >= 4 stages or the warp-specialized one (`bulk`), whose producers run ahead on their own.
+// iteration: from shared A, whose accumulator nothing else in the loop touches, in a cp.async
+// loop of >= 4 stages. None in the warp-specialized loop (`bulk`), whose producer runs ahead
+// on its own.
 std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk);
 
 } // namespace tlc::infer
