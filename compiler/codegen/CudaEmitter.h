@@ -54,6 +54,11 @@ struct ShapeDispatch {
 void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
               const EmitOptions &options, llvm::raw_ostream &os);
 
+// The declarations of the host entry points that emitCuda defines for the same kernels and
+// options (--emit=decl; DeclEmitter.cpp), for translation units a host compiler builds.
+void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
+                      const EmitOptions &options, llvm::raw_ostream &os);
+
 // The device-library and runtime text that `code` needs (the closure of the headers whose
 // functions it calls), each behind its own include guard so that two generated headers can
 // share one translation unit.

@@ -69,11 +69,19 @@ LauncherSignature LauncherSignature::of(const Launch &k) {
   return s;
 }
 
+std::string launcherDecl(const std::string &name, const LauncherSignature &sig, bool isInline) {
+  return std::string(isInline ? "inline " : "") + "tlc::Status " + name + "(" + sig.cpp + "cudaStream_t stream = 0)";
+}
+
+std::string cEntryDecl(const std::string &cName, const LauncherSignature &sig, bool isInline) {
+  return std::string("extern \"C\" ") + (isInline ? "inline " : "") + "int " + cName + "(" + sig.c +
+         "void* stream, char* error, size_t error_size)";
+}
+
 void emitCEntry(const Launch &k, const LauncherSignature &sig, const std::string &launcher,
                 const std::string &cName, bool inlineC, CodeWriter &w) {
   w.line("// C entry point (ABI in tlc/runtime.h): returns 0, or a code and a message in `error`.");
-  std::string cDecl = std::string("extern \"C\" ") + (inlineC ? "inline " : "") + "int " + cName + "(" +
-                      sig.c + "void* stream, char* error, size_t error_size)";
+  std::string cDecl = cEntryDecl(cName, sig, inlineC);
   w.line(cDecl + ";");
   w.open(cDecl);
   if (!sig.nullCheck.empty())
@@ -91,7 +99,7 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   auto bound = [](llvm::StringRef symbol) { return generatedName(symbol + "_bound"); };
   LauncherSignature sig = LauncherSignature::of(k);
   w.line("// Launcher of '" + kernel.symbol + "': checks the tensors, binds shapes, launches on `stream`.");
-  w.open("inline tlc::Status " + name + "(" + sig.cpp + "cudaStream_t stream = 0)");
+  w.open(launcherDecl(name, sig, inlineC));
   w.line("const char* tl_name = \"" + k.kernel + "\";");
   w.line("tlc::Status tl_status;");
   for (const HostParam &p : k.params)

@@ -15,6 +15,12 @@ struct LauncherSignature {
   static LauncherSignature of(const lower::Launch &k);
 };
 
+// The launcher's and the C entry's declarations (what --emit=decl prints and the definitions
+// open with): `isInline` in header-only libraries, which several translation units include;
+// elsewhere ordinary functions that other translation units may call.
+std::string launcherDecl(const std::string &name, const LauncherSignature &sig, bool isInline);
+std::string cEntryDecl(const std::string &cName, const LauncherSignature &sig, bool isInline);
+
 // The C entry point `cName`, calling the C++ launcher `launcher` (qualified: a parameter may
 // have the launcher's name); `inlineC` makes it an
 // inline function, as a header included by several translation units needs.
@@ -22,7 +28,8 @@ void emitCEntry(const lower::Launch &k, const LauncherSignature &sig, const std:
                 const std::string &cName, bool inlineC, CodeWriter &w);
 
 // The typed launcher of one compiled kernel, named cppName(kernel.symbol) in namespace `ns`,
-// and its C entry point (cPrefix + the kernel's name; none when cPrefix is empty).
+// and its C entry point (cPrefix + the kernel's name; none when cPrefix is empty); both inline
+// when `inlineC` (a header-only library).
 void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std::string &cPrefix, bool inlineC,
                   CodeWriter &w);
 

@@ -104,7 +104,7 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::st
   w.line("// Launcher of '" + k.kernel + "': runs the variant chosen for the sizes of this call.");
   // Calls are qualified: a parameter may carry the name of a variant or of the selector.
   auto qualified = [&](const std::string &fn) { return "::" + ns + "::" + cppName(fn); };
-  w.open("inline tlc::Status " + cppName(k.kernel) + "(" + sig.cpp + "cudaStream_t stream = 0)");
+  w.open(launcherDecl(cppName(k.kernel), sig, inlineC));
   w.line("// Only the sizes are read here (0 where a tensor lacks the dimension); the variant checks");
   w.line("// the tensors against the contract.");
   for (const ShapeDispatch::Axis &a : d.axes) {

@@ -36,6 +36,7 @@ const char *kExamples = R"(
 Examples:
   tlc samples/gemm.tl -o gemm.cu                    CUDA C++ and a host launcher (target sm_90a)
   tlc -c samples/gemm.tl -o gemm.o                  the same, compiled by nvcc into an object
+  tlc samples/gemm.tl --emit=decl -o gemm.h         its launchers' declarations, for g++/clang++ code
   tlc -c gemm.tl -o gemm.o -v -Xnvcc -lineinfo --save-temps
                                                     show the nvcc command, pass it -lineinfo, keep gemm.cu
   tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
@@ -58,7 +59,7 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // What --emit and --target accept. --help lists only what this build produces; the later
 // stages are still recognised so that asking for one gets a usage error saying it is not
 // implemented yet (below) instead of "not in {...}".
-const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header"};
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header", "decl"};
 const std::vector<std::string> kLaterEmitKinds = {"hip"};
 // The targets come from target/ (the one list): those with a back end, then the others.
 std::vector<std::string> targetNames(bool withBackEnd) {
@@ -224,7 +225,7 @@ int run(int argc, char **argv) {
   }
   if (opts.emit == "hip") {
     usageError("--emit=" + opts.emit + " is not implemented yet; available: tokens, ast, ftg, "
-               "inferred, loops, cuda, header");
+               "inferred, loops, cuda, header, decl");
     return kUsageError;
   }
   const tlc::target::TargetInfo *target = tlc::target::lookupTarget(opts.target);
@@ -299,7 +300,10 @@ int run(int argc, char **argv) {
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
-  tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, textStream);
+  if (opts.emit == "decl")
+    tlc::codegen::emitDeclarations(compilation.kernels(), compilation.dispatches(), emit, textStream);
+  else
+    tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, textStream);
   if (!compileOnly)
     return writeText(kSuccess);
   return tlc::driver::produceAtomically(output, "tlc", [&](const std::string &objectPath) {
