@@ -68,7 +68,7 @@ class Kernel:
 
 def parse_kernels(source: str) -> list[Kernel]:
     entries = find_prototypes(source)
-    launchers = re.findall(r'inline tlc::Status \w+\([^)]*\) \{\n  const char\* tl_name = "(\w+)";\n'
+    launchers = re.findall(r'(?:inline )?tlc::Status \w+\([^)]*\) \{\n  const char\* tl_name = "(\w+)";\n'
                            r'(.*?)\n\}\n', source, flags=re.S)
     kernels = {}
     for kname, body in launchers:
