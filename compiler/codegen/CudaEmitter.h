@@ -54,6 +54,12 @@ struct ShapeDispatch {
 void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
               const EmitOptions &options, llvm::raw_ostream &os);
 
+// What emitCuda and emitDeclarations share: the launchers' C++ namespace, the C entries' name
+// prefix, and the banner (the sources, the target and the command line).
+std::string launcherNamespace(const EmitOptions &options);
+std::string cEntryPrefix(const EmitOptions &options);
+void writeBanner(const std::vector<KernelInput> &kernels, const EmitOptions &options, llvm::raw_ostream &os);
+
 // The declarations of the host entry points that emitCuda defines for the same kernels and
 // options (--emit=decl; DeclEmitter.cpp), for translation units a host compiler builds.
 void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,

@@ -110,7 +110,10 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
 
 std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk) {
   std::vector<const ftg::Node *> inFlight;
-  // The warp-specialized loop waits for each group and frees its stage at once: its producer
+  // A group left in flight while the next iteration waits, synchronizes and prefetches makes
+  // the prefetch run S - 2 iterations ahead, so that it never overwrites the stage the group
+  // still reads (PipelineExpansion); with 3 stages that leaves one iteration of prefetch, too
+  // little to cover a global load: from 4 stages on. The warp-specialized loop waits for each group and frees its stage at once: its producer
   // already runs ahead, and leaving the group in flight there made ptxas serialize the wgmmas
   // (C7514) and measured slower on the H100 (2026-11-25: 128x256x64, 4 stages, 2-6% slower;
   // 128x128x32, 3 stages, 5-34% slower at five of six shapes).

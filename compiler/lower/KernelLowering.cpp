@@ -51,12 +51,8 @@ void KernelLowering::lowerLoop(const ftg::Node &n) {
        [&] { lowerNodes(n.body); });
 }
 
-// A wgmma gemm whose accumulator nothing else in the loop touches may leave its group in
-// flight while the next iteration waits, synchronizes and prefetches: the prefetch then runs
-// S - 2 iterations ahead, so that it never overwrites the stage the group still reads
-// (PipelineExpansion), and the accumulator is drained after the loop. With 3 stages that
-// would leave one iteration of prefetch, too little to cover a global load: from 4 stages on.
-// (The warp-specialized pipeline releases a stage only once its group completed: any S.)
+// Gemms left in flight (infer::gemmsLeftInFlight) are drained after the loop, before anything
+// reads their accumulators.
 void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight) {
   within(pipeline.body[3]->body, [&] {
     for (const ftg::Node *c : inFlight) {

@@ -271,14 +271,10 @@ private:
         work.barriers += times * trips;
       if (pipelined) {
         // A wgmma group left in flight still reads its stage while the next one is issued, so
-        // the prefetch runs one stage less ahead (PipelineExpansion, BulkPipeline); with two
-        // stages every iteration waits for its own copies.
+        // the prefetch runs one stage less ahead (PipelineExpansion).
         bool inFlight = !infer::gemmsLeftInFlight(n, /*bulk=*/&n == work.bulk.loop).empty();
         work.groupsInFlight |= inFlight;
-        int ahead = n.stages - 1 - (inFlight ? 1 : 0);
-        prefetchPerIteration(n, ahead);
-        if (ahead == 0)
-          work.exposedLoads += times * trips;
+        prefetchPerIteration(n, n.stages - 1 - (inFlight ? 1 : 0));
       }
       nodes(n.body, times * trips);
       return;
@@ -370,7 +366,7 @@ private:
     for (const auto &c : loop.body)
       if (c->kind == NodeKind::Copy && c->producer)
         bytes += double(c->outputs[0].buffer->bytes());
-    work.bytesInFlight = std::max(work.bytesInFlight, bytes * double(std::max(ahead, 1)));
+    work.bytesInFlight = std::max(work.bytesInFlight, bytes * double(ahead));
   }
 
   void copy(const Node &n, double times) {
