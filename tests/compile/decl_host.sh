@@ -10,6 +10,10 @@ set -eu
 tlc="$1"; nvcc="$2"; src="$3"; work="$4"
 [ -x "$nvcc" ] || { echo "SKIP: no nvcc"; exit 77; }
 cuda=$(cd "$(dirname "$nvcc")/.." && pwd)
+# The CUDA runtime library: lib64 of the toolkit, or its targets/ tree (packaged toolkits).
+cudart=$(ls "$cuda"/lib64/libcudart.so "$cuda"/targets/*/lib/libcudart.so 2>/dev/null | head -n 1)
+[ -n "$cudart" ] || { echo "SKIP: no libcudart.so under $cuda"; exit 77; }
+cudalib=$(dirname "$cudart")
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 set -- "$src/samples/gemm_auto.tl" "$src/samples/softmax.tl" --target sm_90a --namespace kern
 "$tlc" -c "$@" --nvcc "$nvcc" -o kernels.o
@@ -37,7 +41,7 @@ int main(void) {
 C
 g++ -std=c++17 -Wall -Werror -I "$src/runtime" -I . -c main.cpp -o main_cpp.o
 gcc -std=c11 -Wall -Werror -I "$src/runtime" -I . -c main.c -o main_c.o
-g++ main_cpp.o kernels.o -L "$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -o from_cpp
-g++ main_c.o kernels.o -L "$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -o from_c
+g++ main_cpp.o kernels.o -L "$cudalib" -Wl,-rpath,"$cudalib" -lcudart -o from_cpp
+g++ main_c.o kernels.o -L "$cudalib" -Wl,-rpath,"$cudalib" -lcudart -o from_c
 ./from_cpp
 ./from_c
