@@ -1,84 +1,92 @@
 #!/usr/bin/env python3
 """Writes stdlib/tl/wgmma_ops.h: one wrapper per wgmma.mma_async shape tlc uses (m64nNk16 for
-every N from 8 to 256 in steps of 8, f32 accumulators, f16 or bf16 operands; A from shared
-memory through a descriptor (MmaSS) or from registers (MmaRS), B from shared memory). Inline
-PTX needs each accumulator register spelled out, so the wrappers are generated, not written.
+every N from 8 to 256 in steps of 8; f16 or bf16 operands; A from shared memory through a
+descriptor (MmaSS) or from registers (MmaRS), B from shared memory). Each wrapper's run() has
+an overload per accumulator the PTX ISA has for its operands: f32 (N/2 registers) for both,
+f16 (N/4 registers of f16x2) for f16 operands only. Inline PTX needs each accumulator register
+spelled out, so the wrappers are generated, not written.
 
   python3 tools/gen_wgmma.py > stdlib/tl/wgmma_ops.h
 """
 import sys
 
 NS = tuple(range(8, 257, 8))
-TYPES = ("f16", "bf16")
+# Operand dtype -> its accumulators: (PTX dtype, C++ register type, register constraint,
+# accumulator elements per register).
+ACCUMULATORS = {
+    "f16": (("f32", "float", "f", 1), ("f16", "std::uint32_t", "r", 2)),
+    "bf16": (("f32", "float", "f", 1),),
+}
 
 
-def body(n, dtype, a_operand, inputs, trans, scale_at):
-    regs = n // 2
-    out = ", ".join(f"%{i}" for i in range(regs))
+def run(n, dtype, acc, register_a):
+    """One run() overload: D (+)= A * B with this accumulator. The operands after D's
+    registers: desc_a (or a[0..3]), desc_b, accumulate, TransA (SS only), TransB."""
+    acc_dtype, reg_type, constraint, per_register = acc
+    regs = n // 2 // per_register
+    if register_a:
+        a_param, a_name = "const std::uint32_t (&a)[4]", "a"
+        a_operand = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
+        b = regs + 4
+        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate), "n"(TransB)'
+        trans = f"%{b + 2}"
+    else:
+        a_param, a_name = "std::uint64_t desc_a", "desc_a"
+        a_operand = f"%{regs}"
+        b = regs + 1
+        inputs = '"l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TransA), "n"(TransB)'
+        trans = f"%{b + 2}, %{b + 3}"
+    d_operands = ", ".join(f"%{i}" for i in range(regs))
     return [
+        f"  TL_DEVICE static void run({reg_type} (&d)[{regs}], {a_param}, std::uint64_t desc_b,",
+        "                             int accumulate) {",
         "#if TL_ARCH_SM90A",
         "    asm volatile(",
         '        "{\\n.reg .pred p;\\n"',
-        f'        "setp.ne.b32 p, %{scale_at}, 0;\\n"',
-        f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "',
-        f'        "{{{out}}}, {a_operand}, p, 1, 1, {trans};\\n}}\\n"',
-        "        : " + ", ".join(f'"+f"(d[{i}])' for i in range(regs)),
+        f'        "setp.ne.b32 p, %{b + 1}, 0;\\n"',
+        f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.{acc_dtype}.{dtype}.{dtype} "',
+        f'        "{{{d_operands}}}, {a_operand}, %{b}, p, 1, 1, {trans};\\n}}\\n"',
+        "        : " + ", ".join(f'"+{constraint}"(d[{i}])' for i in range(regs)),
         "        : " + inputs + ");",
         "#else",
-    ]
-
-
-def fallback(a_name):
-    """The end of a wrapper: outside sm_90a builds the instruction does not exist."""
-    return [
         f"    (void)d, (void){a_name}, (void)desc_b, (void)accumulate;",
         "    __trap(); // wgmma needs sm_90a (compile with -arch=sm_90a)",
         "#endif",
         "  }",
-        "};",
     ]
+
+
+def wrapper(head, n, dtype, register_a):
+    lines = [head]
+    for i, acc in enumerate(ACCUMULATORS[dtype]):
+        if i:
+            lines.append("")
+        lines += run(n, dtype, acc, register_a)
+    return "\n".join(lines + ["};"])
 
 
 def wrapper_ss(n, dtype):
-    regs = n // 2
-    a, b, scale, ta, tb = regs, regs + 1, regs + 2, regs + 3, regs + 4
-    lines = [
-        f"template <int TransA, int TransB> struct MmaSS<{n}, {dtype}, TransA, TransB> {{",
-        f"  TL_DEVICE static void run(float (&d)[{regs}], std::uint64_t desc_a, std::uint64_t desc_b,",
-        "                             int accumulate) {",
-    ]
-    lines += body(n, dtype, f"%{a}, %{b}",
-                  '"l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TransA), "n"(TransB)',
-                  f"%{ta}, %{tb}", scale)
-    return "\n".join(lines + fallback("desc_a"))
+    return wrapper(f"template <int TransA, int TransB> struct MmaSS<{n}, {dtype}, TransA, TransB> {{",
+                   n, dtype, register_a=False)
 
 
 def wrapper_rs(n, dtype):
-    regs = n // 2
-    a0, b, scale, tb = regs, regs + 4, regs + 5, regs + 6
-    lines = [
-        f"template <int TransB> struct MmaRS<{n}, {dtype}, TransB> {{",
-        f"  TL_DEVICE static void run(float (&d)[{regs}], const std::uint32_t (&a)[4], std::uint64_t desc_b,",
-        "                             int accumulate) {",
-    ]
-    lines += body(n, dtype, f"{{%{a0}, %{a0 + 1}, %{a0 + 2}, %{a0 + 3}}}, %{b}",
-                  '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate), "n"(TransB)',
-                  f"%{tb}", scale)
-    return "\n".join(lines + fallback("a"))
+    return wrapper(f"template <int TransB> struct MmaRS<{n}, {dtype}, TransB> {{", n, dtype, register_a=True)
 
 
 def main():
     print("// Generated by tools/gen_wgmma.py: do not edit. The wgmma.mma_async wrappers of tl/wgmma.h")
-    print("// (m64nNk16 for N = 8, 16, ..., 256; f32 += f16*f16 or bf16*bf16; A from shared memory")
-    print("// (MmaSS) or registers (MmaRS), B from shared memory).")
+    print("// (m64nNk16 for N = 8, 16, ..., 256; f32 += f16*f16 or bf16*bf16, f16 += f16*f16; A from")
+    print("// shared memory (MmaSS) or registers (MmaRS), B from shared memory).")
     print("#pragma once\n")
     print("namespace tl {\nnamespace wgmma {\n")
     print("// TransA/TransB: 1 when the operand is MN-major in shared memory (the instruction's")
-    print("// imm-trans-a/b), 0 when K-major. A register A operand is always K-major.")
+    print("// imm-trans-a/b), 0 when K-major. A register A operand is always K-major. run() takes an")
+    print("// f32 accumulator as N/2 floats, an f16 one as N/4 registers of element pairs (f16x2).")
     print("template <int N, class T, int TransA, int TransB> struct MmaSS;")
     print("template <int N, class T, int TransB> struct MmaRS;\n")
     for n in NS:
-        for dtype in TYPES:
+        for dtype in ACCUMULATORS:
             print(wrapper_ss(n, dtype))
             print()
             print(wrapper_rs(n, dtype))

@@ -149,6 +149,32 @@ TL_HOST_DEVICE std::uint32_t pack2(T lo, T hi) {
   return static_cast<std::uint32_t>(bit_cast<std::uint16_t>(lo)) |
          (static_cast<std::uint32_t>(bit_cast<std::uint16_t>(hi)) << 16);
 }
+
+// A tensor-core accumulator's elements as the 32-bit registers the instructions take, in
+// place: f32 elements one per register; f16 elements in pairs, element 2i in the low half
+// (f16x2: the order of mma.sync's and wgmma's f16 C/D fragments). In place, not packed into a
+// copy, because wgmma may still write the registers after the call that issued it returns;
+// an f16 accumulator array must therefore be 4-byte aligned (tlc declares it alignas(4)).
+template <class Acc>
+struct AccumRegister;
+template <>
+struct AccumRegister<float> {
+  using type = float;
+  static constexpr int kElements = 1;
+};
+template <>
+struct AccumRegister<f16> {
+  using type = std::uint32_t;
+  static constexpr int kElements = 2;
+};
+template <class Acc, int R>
+using accum_registers_t = typename AccumRegister<Acc>::type[R / AccumRegister<Acc>::kElements];
+
+template <class Acc, int R>
+TL_HOST_DEVICE accum_registers_t<Acc, R>& accum_registers(Acc (&c)[R]) {
+  static_assert(R % AccumRegister<Acc>::kElements == 0, "tl: an f16 accumulator has an even size");
+  return *reinterpret_cast<accum_registers_t<Acc, R>*>(&c);
+}
 }  // namespace detail
 
 // ---- Integer helpers ----------------------------------------------------------------------

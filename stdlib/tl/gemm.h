@@ -8,6 +8,7 @@
 // (w % WN) * N/WN..). Each thread's accumulator registers follow tlc's MmaC fragment layout:
 // register r = (mi * NT + ni) * 4 + e holds C[wr*WTM + mi*16 + lane/4 + 8*(e/2),
 // wc*WTN + ni*8 + 2*(lane%4) + e%2], NT = N / WN / 8 (compiler/ir/TileLayout.h).
+// The accumulator is f32, or f16 for f16 inputs (4-byte aligned: tl::detail::accum_registers).
 // Shared tiles: A is [M][K] ([K][M] when TransA), B is [K][N] ([N][K] when TransB), each
 // laid out by tl::SwizzledLayout.
 //
@@ -26,10 +27,11 @@ namespace tl {
 
 namespace detail {
 
+// One m16n8k16 on the 4 accumulator elements at c (tl::detail::accum_registers).
 template <class T, class Acc>
 TL_DEVICE void mma_16816(Acc* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-  static_assert(std::is_same_v<Acc, float>, "tl::gemm accumulates in f32");
-  float (&d)[4] = *reinterpret_cast<float (*)[4]>(c);
+  static_assert(is_one_of_v<Acc, float, f16>, "tl::gemm accumulates in f32 or f16");
+  auto& d = accum_registers(*reinterpret_cast<Acc (*)[4]>(c));
   m16n8k16::mma_raw<T>(d, a, b, d);
 }
 

@@ -14,7 +14,9 @@
 // warpgroup, warp w = t / 32, lane l = t % 32, holds for each 8-column block j (0 .. N/8-1)
 //   d[4j + 0] = D(16w + l/4,     8j + 2(l%4))      d[4j + 1] = D(16w + l/4,     8j + 2(l%4) + 1)
 //   d[4j + 2] = D(16w + l/4 + 8, 8j + 2(l%4))      d[4j + 3] = D(16w + l/4 + 8, 8j + 2(l%4) + 1)
-// i.e. each warp holds 16 rows as mma.m16n8's C fragment, repeated over N.
+// i.e. each warp holds 16 rows as mma.m16n8's C fragment, repeated over N. D is f32, or f16
+// for f16 operands: the same elements, in pairs in N/4 32-bit registers
+// (tl::detail::accum_registers).
 //
 // Protocol: registers of D written by ordinary code are published with fence() before the
 // first mma; operands written to shared memory by ordinary stores need
@@ -111,12 +113,12 @@ TL_DEVICE void fence_proxy_async_shared() {
 namespace tl {
 namespace wgmma {
 
-// D (+)= A * B for one k-block: d is this thread's N/2 accumulators (layout above);
-// accumulate = false overwrites D. TransB: B's descriptor is MN-major (mnmajor_descriptor).
-template <int N, class T, bool TransB = false>
-TL_DEVICE void mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, bool accumulate) {
+// D (+)= A * B for one k-block: d is this thread's N/2 accumulators (layout above), f32 or
+// f16; accumulate = false overwrites D. TransB: B's descriptor is MN-major (mnmajor_descriptor).
+template <int N, class T, bool TransB = false, class Acc>
+TL_DEVICE void mma(Acc (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, bool accumulate) {
   static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma: N is a multiple of 8 up to 256");
-  MmaSS<N, T, 0, TransB ? 1 : 0>::run(d, desc_a, desc_b, accumulate ? 1 : 0);
+  MmaSS<N, T, 0, TransB ? 1 : 0>::run(tl::detail::accum_registers(d), desc_a, desc_b, accumulate ? 1 : 0);
 }
 
 // ---- block-level GEMM over the warpgroups of a block (what tlc generates on sm_90a) ----------
@@ -140,11 +142,17 @@ TL_DEVICE void mma(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b
 namespace detail {
 
 // Keeps the compiler from moving accesses of an accumulator register across the asynchronous
-// instructions that own it (CUTLASS's warpgroup_fence_operand).
+// instructions that own it (CUTLASS's warpgroup_fence_operand); r: the accumulator's
+// registers (tl::detail::accum_registers).
 template <int R>
-TL_DEVICE void fence_operands(float (&c)[R]) {
+TL_DEVICE void fence_operands(float (&r)[R]) {
 #pragma unroll
-  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(c[i])::"memory");
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int R>
+TL_DEVICE void fence_operands(std::uint32_t (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
 template <int Span>
@@ -185,22 +193,23 @@ struct MNMajor {
 // One wgmma group: registers written by ordinary code (the accumulator, a register A) are
 // published before its first instruction; after its last, the group is committed and at most
 // `Pending` groups are left running.
-template <int R>
-TL_DEVICE void open_group(float (&c)[R]) {
-  fence_operands(c);
+template <class Acc, int R>
+TL_DEVICE void open_group(Acc (&c)[R]) {
+  fence_operands(tl::detail::accum_registers(c));
   fence();
 }
 
-template <int Pending, int R>
-TL_DEVICE void close_group(float (&c)[R]) {
+template <int Pending, class Acc, int R>
+TL_DEVICE void close_group(Acc (&c)[R]) {
   commit_group();
   wait_group<Pending>();
-  fence_operands(c);
+  fence_operands(tl::detail::accum_registers(c));
 }
 
-template <int NI, int R>
-TL_DEVICE float (&slice(float (&c)[R], int first))[NI / 2] {
-  return *reinterpret_cast<float (*)[NI / 2]>(&c[first]);
+// The registers of one m64nNIk16 instruction's D: NI / 2 accumulator elements from `first`.
+template <int NI, class Acc, int R>
+TL_DEVICE tl::detail::accum_registers_t<Acc, NI / 2>& slice(Acc (&c)[R], int first) {
+  return tl::detail::accum_registers(*reinterpret_cast<Acc (*)[NI / 2]>(&c[first]));
 }
 
 TL_DEVICE std::uint32_t smem_address(const void* p) {
@@ -213,9 +222,11 @@ namespace detail {
 
 // What gemm_ss and gemm_rs share: the split of the block's tile over warpgroups, the checks
 // of the shapes the compiler chose, and B's descriptors.
-template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, int R>
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, class Acc, int R>
 struct BlockTiling {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::wgmma: inputs must be f16 or bf16");
+  static_assert(std::is_same_v<Acc, float> || (std::is_same_v<Acc, f16> && std::is_same_v<T, f16>),
+                "tl::wgmma: the accumulator must be f32, or f16 for f16 inputs");
   static constexpr int WTM = M / WGM, WTN = N / WGN, MT = WTM / 64, NT = WTN / 8;
   static_assert(WTM % 64 == 0 && WTN % NI == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0,
                 "tl::wgmma: tile shape");
@@ -239,9 +250,9 @@ struct BlockTiling {
 // `thread` numbers the threads that share the tile from 0 (threadIdx.x, or the consumers'
 // own numbering in a warp-specialized kernel).
 template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, int Pending = 0,
-          class T, int R>
-TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R], int thread, bool overwrite = false) {
-  using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, R>;
+          class T, class Acc, int R>
+TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], int thread, bool overwrite = false) {
+  using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, Acc, R>;
   const int wg = thread / 128;
   const int row0 = (wg / WGN) * Tiling::WTM, col0 = (wg % WGN) * Tiling::WTN;
   const std::uint32_t a_base = detail::smem_address(A), b_base = detail::smem_address(B);
@@ -263,24 +274,24 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R], int thread, bool o
 }
 
 template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, int Pending = 0,
-          class T, int R>
-TL_DEVICE void gemm_ss(const T* A, const T* B, float (&C)[R]) {
+          class T, class Acc, int R>
+TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
   gemm_ss<M, N, K, WGM, WGN, NI, TransA, TransB, Pending>(A, B, C, static_cast<int>(threadIdx.x));
 }
 
 // Waits for every wgmma group of this thread; C may then be read and written.
-template <int R>
-TL_DEVICE void drain(float (&C)[R]) {
+template <class Acc, int R>
+TL_DEVICE void drain(Acc (&C)[R]) {
   wait_group<0>();
-  detail::fence_operands(C);
+  detail::fence_operands(tl::detail::accum_registers(C));
 }
 
 // A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile over
 // the same warpgroup rows (WGN == 1): the 8 elements of k step kb of row block mi are
 // registers (mi * K/8 + 2 kb) * 4 .. + 7, in the order of the instruction's A fragment.
-template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, int RA, int R>
-TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, float (&C)[R]) {
-  using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, R>;
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, int RA, class Acc, int R>
+TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
+  using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, Acc, R>;
   constexpr int KT8 = K / 8;
   static_assert(WGN == 1, "tl::wgmma::gemm_rs: every warpgroup owns whole rows of A");
   static_assert(RA == Tiling::MT * KT8 * 4, "tl::wgmma::gemm_rs: A fragment size does not match");

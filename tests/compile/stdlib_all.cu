@@ -278,9 +278,9 @@ __global__ void k_barrier(int* out) {
 
 // ---- wgmma.h: every generated shape and dtype (ptxas checks each under -arch=sm_90a; the
 // other architectures compile the trap) -----------------------------------------------------
-template <int N, class T>
+template <int N, class T, class Acc>
 __device__ void wgmma_shape(const void* a_s, const void* b_s, float* out) {
-  float d[N / 2] = {};
+  alignas(4) Acc d[N / 2] = {};
   tl::wgmma::fence();
   tl::wgmma::mma<N, T>(d, tl::wgmma::kmajor_descriptor(a_s, 0, tl::wgmma::Swizzle::B128),
                        tl::wgmma::kmajor_descriptor(b_s, 1, tl::wgmma::Swizzle::B64), true);
@@ -288,25 +288,27 @@ __device__ void wgmma_shape(const void* a_s, const void* b_s, float* out) {
                                         tl::wgmma::mnmajor_descriptor(b_s, 1, 8192), true);
   tl::wgmma::commit_group();
   tl::wgmma::wait_group<0>();
-  out[threadIdx.x] = d[N / 2 - 1];
+  out[threadIdx.x] = tl::convert<float>(d[N / 2 - 1]);
 }
 
-template <class T, int... N>
+template <class T, class Acc, int... N>
 __device__ void wgmma_shapes(const void* a_s, const void* b_s, float* out) {
-  (wgmma_shape<N, T>(a_s, b_s, out), ...);
+  (wgmma_shape<N, T, Acc>(a_s, b_s, out), ...);
 }
 
 __global__ void k_wgmma(float* out) {
   __shared__ alignas(1024) unsigned char a_s[8192], b_s[32768];
   tl::wgmma::fence_proxy_async_shared();
-  wgmma_shapes<tl::f16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
-  wgmma_shapes<tl::bf16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
+  wgmma_shapes<tl::f16, float, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
+  wgmma_shapes<tl::bf16, float, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
+  wgmma_shapes<tl::f16, tl::f16, 8, 16, 32, 64, 96, 128, 192, 256>(a_s, b_s, out);
 }
 // The block-level GEMMs over warpgroups: every transpose, register A, groups left in
-// flight, the consumers' own thread numbering, the drain.
-__global__ void k_wgmma_gemm(float* out) {
+// flight, the consumers' own thread numbering, the drain; f32 and f16 accumulators.
+template <class Acc>
+__device__ void wgmma_gemms(float* out) {
   __shared__ alignas(1024) tl::f16 a_s[128 * 64], b_s[64 * 128];
-  float c[64];
+  alignas(4) Acc c[64];
   tl::f16 a_r[32];
   for (int i = 0; i < 32; ++i) a_r[i] = tl::f16(out[i]);
   tl::wgmma::gemm_ss<128, 128, 64, 2, 1, 128, false, false>(a_s, b_s, c, static_cast<int>(threadIdx.x), true);
@@ -314,7 +316,28 @@ __global__ void k_wgmma_gemm(float* out) {
   tl::wgmma::gemm_ss<128, 128, 64, 1, 2, 64, false, true>(a_s, b_s, c);
   tl::wgmma::gemm_rs<128, 128, 64, 2, 1, 128, false>(a_r, b_s, c);
   tl::wgmma::drain(c);
-  for (int i = 0; i < 64; ++i) out[i * 256 + threadIdx.x] = c[i];
+  for (int i = 0; i < 64; ++i) out[i * 256 + threadIdx.x] = tl::convert<float>(c[i]);
+}
+__global__ void k_wgmma_gemm(float* out) {
+  wgmma_gemms<float>(out);
+  wgmma_gemms<tl::f16>(out);
+}
+// The block-level GEMMs over warps (mma.sync): f32 and f16 accumulators, A in shared memory
+// or registers.
+template <class Acc>
+__device__ void mma_gemms(float* out) {
+  __shared__ alignas(128) tl::f16 a_s[64 * 32], b_s[32 * 64];
+  alignas(4) Acc c[32];
+  tl::f16 a_r[16];
+  for (int i = 0; i < 32; ++i) c[i] = Acc(out[i]);
+  for (int i = 0; i < 16; ++i) a_r[i] = tl::f16(out[i]);
+  tl::gemm_ss<64, 64, 32, 2, 2, false, true>(a_s, b_s, c);
+  tl::gemm_rs<64, 64, 32, 4, 1, false>(a_r, b_s, c);
+  for (int i = 0; i < 32; ++i) out[i * 128 + threadIdx.x] = tl::convert<float>(c[i]);
+}
+__global__ void k_mma_gemm(float* out) {
+  mma_gemms<float>(out);
+  mma_gemms<tl::f16>(out);
 }
 
 // Transaction barriers and bulk tensor copies.
@@ -368,6 +391,7 @@ void tl_stdlib_compile_test_launch_all() {
   k_barrier<<<1, 64>>>(nullptr);
   k_wgmma<<<1, 128>>>(nullptr);
   k_wgmma_gemm<<<1, 256>>>(nullptr);
+  k_mma_gemm<<<1, 128>>>(nullptr);
   k_tma<<<1, 128>>>(CUtensorMap{}, nullptr);
   k_registers<<<1, 256>>>();
 }

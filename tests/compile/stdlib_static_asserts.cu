@@ -3,6 +3,7 @@
 // static_assert message. Without TL_FAIL_CASE the file is valid, which proves that the
 // failures come from the misuse and not from an unrelated error.
 #include "tl/tl.h"
+#include "tl/wgmma.h"
 
 namespace {
 
@@ -40,6 +41,12 @@ __global__ void misuse(std::uint32_t* words, float* f) {
   float2 out[4];
   tl::unpack_int4x8<true, float>(words[lane], out);
   f[lane] = out[0].x;
+#elif TL_FAIL_CASE == 8
+  // On wgmma too, bf16 inputs only accumulate in f32.
+  __shared__ alignas(1024) tl::bf16 a_s[128 * 64], b_s[64 * 128];
+  alignas(4) tl::f16 c[64];
+  tl::wgmma::gemm_ss<128, 128, 64, 2, 1, 128, false, false>(a_s, b_s, c);
+  f[lane] = tl::convert<float>(c[0]);
 #else
   tl::m16n8k16::FragA<tl::f16> a{};
   tl::m16n8k16::FragB<tl::f16> b{};
