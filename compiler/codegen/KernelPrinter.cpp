@@ -167,7 +167,8 @@ void printKernel(const Kernel &k, CodeWriter &w) {
              ");  // shared " + b->dtype + " " + b->layout +
              (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
     else if (b->scope == MemScope::Fragment && !b->layout.empty())
-      w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // fragment " + b->layout);
+      w.line((b->align ? "alignas(" + std::to_string(b->align) + ") " : "") + T + " " + b->name + "[" +
+             std::to_string(b->elements) + "];  // fragment " + b->layout);
     else if (b->scope == MemScope::Local)
       w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // local");
   }

@@ -436,7 +436,10 @@ void TileOpChecker::checkGemm() {
     diags.error(arg("C")->getRange(), "gemm accumulator '" + c->getName() + "' is " +
                                           dtypeName(acc) + ", which " + dtypeName(in) +
                                           " inputs cannot accumulate into")
-        .hint(in == DType::I8 ? "use an i32 accumulator" : "use an f32 accumulator");
+        .hint(in == DType::I8    ? "use an i32 accumulator"
+              : in == DType::F16 ? "use an f32 or f16 accumulator"
+                                 : "use an f32 accumulator: the tensor cores accumulate " + dtypeName(in).str() +
+                                       " inputs only in f32");
     return;
   }
   checkGemmShapes(a, b, c, ta->getBool(), tb->getBool());

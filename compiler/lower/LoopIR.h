@@ -41,6 +41,7 @@ struct Buffer {
   int stages = 1;
   // Elements per thread: registers of a fragment, elements of a local array.
   int64_t elements = 0;
+  int align = 0;      // a fragment's alignas (0: its element type's)
   std::string layout; // layout description (declaration comment); empty: not declared
   bool overlaps(const Buffer &o) const;
 };

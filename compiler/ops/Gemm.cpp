@@ -62,8 +62,8 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
   }
   const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.inputs[2].buffer;
   auto [M, N, K] = shapeOf(n);
-  if (A.dtype != B.dtype || !llvm::is_contained(atom->inputs, A.dtype) || C.dtype != atom->accumulator) {
-    p.whyNot = "wgmma takes f16 or bf16 operands with an f32 accumulator";
+  if (A.dtype != B.dtype || !atom->supports(A.dtype, C.dtype)) {
+    p.whyNot = "wgmma takes (input -> accumulator) " + atom->dtypesText();
     return p;
   }
   if (g.threads % atom->threads != 0) {
@@ -223,16 +223,25 @@ public:
 
   void lower(const Node &n, KernelLowering &L) const override {
     const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.outputs[0].buffer;
-    if (A.dtype != DType::F16 && A.dtype != DType::BF16) {
+    const target::TargetInfo &t = *L.g.target;
+    const target::MmaAtom &atom = n.warpgroupMma ? *t.warpgroupMma() : t.gemmAtom();
+    if (!atom.takesInput(A.dtype)) {
       L.unsupported(n.call->getRange(), "gemm on " + dtypeName(A.dtype).str() +
                                             " inputs (this back end has f16 and bf16 tensor-core paths)");
       return;
     }
-    if (C.dtype != DType::F32) {
-      L.unsupported(n.call->getRange(), "gemm accumulating in " + dtypeName(C.dtype).str() +
-                                            " (use an f32 accumulator)");
+    if (!atom.supports(A.dtype, C.dtype)) {
+      L.diags.error(n.call->getRange(), "gemm of " + dtypeName(A.dtype).str() + " inputs cannot accumulate in " +
+                                            dtypeName(C.dtype).str() + " on " + t.name().str() + "'s " +
+                                            atom.name + ", which takes (input -> accumulator) " +
+                                            atom.dtypesText());
+      L.ok = false;
       return;
     }
+    // The stdlib reads a 16-bit accumulator as 32-bit registers of element pairs in place
+    // (wgmma may still be writing them after the call returns).
+    if (bitWidth(C.dtype) == 16)
+      L.bufferOf[&C]->align = 4;
     // A shared operand inside a pipeline is read at its current stage.
     auto ptr = [&](const ftg::Buffer &b) {
       auto staged = L.stageOf.find(&b);
@@ -241,9 +250,11 @@ public:
                  : cppName(b.name) + " + " + staged->second.index + " * " + std::to_string(b.numElements());
     };
     L.tileOp(n, [&] {
-      if (n.clearAccum)
+      if (n.clearAccum) {
+        std::string zero = C.dtype == DType::F32 ? "0.0f" : "tl::convert<" + cppType(C.dtype) + ">(0.0f)";
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
-                             withAccess(makeStore(cppName(C.name) + "[tl_q]", "0.0f"), {}, {L.access(&C)}), -1));
+                             withAccess(makeStore(cppName(C.name) + "[tl_q]", zero), {}, {L.access(&C)}), -1));
+      }
       // C += A @ B: the accumulator is read as well.
       Stmt &mma = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::Mma)),
                                             {L.access(&A), L.access(&B), L.access(&C)}, {L.access(&C)});

@@ -26,8 +26,8 @@ MmaAtom makeMmaSyncM16N8K16() {
   atom.name = "mma.sync.aligned.m16n8k16.row.col";
   atom.m = 16, atom.n = 8, atom.k = 16;
   atom.threads = 32;
-  atom.inputs = {DType::F16, DType::BF16};
-  atom.accumulator = DType::F32;
+  // PTX ISA: bf16 inputs accumulate only in f32.
+  atom.dtypes = {{DType::F16, DType::F32}, {DType::BF16, DType::F32}, {DType::F16, DType::F16}};
   atom.a = fragmentFromCute(makeCuteLayout({{{4, 32}, {8, 1}}, {{2, 16}, {2, 8}, {2, 128}}}), 16, 16);
   atom.b = fragmentFromCute(makeCuteLayout({{{4, 16}, {8, 1}}, {{2, 8}, {2, 64}}}), 16, 8,
                             /*transposed=*/true);
@@ -44,8 +44,8 @@ MmaAtom makeWgmmaM64N8K16() {
   atom.name = "wgmma.mma_async.sync.aligned.m64n8k16";
   atom.m = 64, atom.n = 8, atom.k = 16;
   atom.threads = 128;
-  atom.inputs = {DType::F16, DType::BF16};
-  atom.accumulator = DType::F32;
+  // PTX ISA: bf16 inputs accumulate only in f32.
+  atom.dtypes = {{DType::F16, DType::F32}, {DType::BF16, DType::F32}, {DType::F16, DType::F16}};
   atom.a = fragmentFromCute(
       makeCuteLayout({{{4, 128}, {8, 1}, {4, 16}}, {{2, 64}, {2, 8}, {2, 512}}}), 64, 16);
   atom.b = std::nullopt; // read from shared memory through a wgmma matrix descriptor
@@ -64,8 +64,7 @@ MmaAtom makeMfmaF32x32x32x8() {
   atom.name = "v_mfma_f32_32x32x8f16";
   atom.m = 32, atom.n = 32, atom.k = 8;
   atom.threads = 64;
-  atom.inputs = {DType::F16, DType::BF16};
-  atom.accumulator = DType::F32;
+  atom.dtypes = {{DType::F16, DType::F32}, {DType::BF16, DType::F32}};
   Layout operand = makeCuteLayout({{{32, 1}, {2, 128}}, {{4, 32}}});
   atom.a = fragmentFromCute(operand, 32, 8);
   atom.b = fragmentFromCute(operand, 8, 32, /*transposed=*/true);

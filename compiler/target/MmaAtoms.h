@@ -16,7 +16,8 @@ namespace tlc::target {
 // indexes the tile as [cols, rows] (B is (N, K) in CuTe, [k, n] in tlc).
 Fragment fragmentFromCute(const Layout &tv, int64_t rows, int64_t cols, bool transposed = false);
 
-// mma.sync.aligned.m16n8k16.row.col (sm_80+): f16/bf16 inputs, f32 accumulation, one warp.
+// mma.sync.aligned.m16n8k16.row.col (sm_80+): f16 inputs accumulating in f32 or f16, bf16 in
+// f32; one warp.
 MmaAtom makeMmaSyncM16N8K16();
 // wgmma.mma_async.sync.aligned.m64n8k16 (sm_90a): one warpgroup of 128 threads; A from
 // registers (or shared memory), B from shared memory through a matrix descriptor. N grows in

@@ -9,6 +9,21 @@
 
 namespace tlc::target {
 
+bool MmaAtom::supports(DType input, DType accumulator) const {
+  return llvm::any_of(dtypes, [&](DTypes d) { return d.input == input && d.accumulator == accumulator; });
+}
+
+bool MmaAtom::takesInput(DType input) const {
+  return llvm::any_of(dtypes, [&](DTypes d) { return d.input == input; });
+}
+
+std::string MmaAtom::dtypesText() const {
+  std::string text;
+  for (DTypes d : dtypes)
+    text += (text.empty() ? "" : ", ") + dtypeName(d.input).str() + " -> " + dtypeName(d.accumulator).str();
+  return text;
+}
+
 TargetInfo::~TargetInfo() = default;
 
 const MmaAtom *TargetInfo::findMmaAtom(llvm::StringRef name) const {

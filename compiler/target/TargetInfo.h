@@ -4,7 +4,7 @@
 //
 // What it describes, all as data:
 //  - the warp (wave) size and the architectural limits of one block and one SM;
-//  - tensor-core MMA atoms: instruction shape, operand dtypes, and where each thread holds
+//  - tensor-core MMA atoms: instruction shape, (input, accumulator) dtypes, and where each thread holds
 //    the A, B and C elements, as Fragments of the layout algebra (the way CuTe's MMA_Traits
 //    describe an instruction by its ALayout/BLayout/CLayout);
 //  - copy atoms (cp.async, vector loads, bulk tensor copies, AMD buffer loads);
@@ -56,12 +56,22 @@ struct MmaAtom {
   std::string name;  // the instruction, "mma.sync.aligned.m16n8k16.row.col"
   int m = 0, n = 0, k = 0;
   int threads = 0;
-  std::vector<DType> inputs; // dtypes A and B may have (both the same)
-  DType accumulator = DType::F32;
+  // The (input, accumulator) dtype pairs the instruction has; A and B share the input dtype.
+  struct DTypes {
+    DType input, accumulator;
+  };
+  std::vector<DTypes> dtypes;
   // Thread layouts over the instruction's tiles: A is [m, k], B is [k, n], C is [m, n];
   // `thread` counts the issuing threads from 0. An operand the instruction reads from
-  // shared memory through a descriptor (wgmma's B) has no thread layout; C always has one.
+  // shared memory through a descriptor (wgmma's B) has no thread layout; C always has one,
+  // the same for every accumulator dtype (PTX: f16 accumulators pack elements 2i and 2i + 1
+  // into one 32-bit register, in the order of the f32 ones).
   std::optional<Fragment> a, b, c;
+
+  bool supports(DType input, DType accumulator) const;
+  bool takesInput(DType input) const;
+  // The pairs for messages: "f16 -> f32, bf16 -> f32, f16 -> f16".
+  std::string dtypesText() const;
 };
 
 enum class CopyKind {

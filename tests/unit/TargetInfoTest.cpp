@@ -92,6 +92,24 @@ TEST_CASE("wgmma's accumulator is four warps of mma.sync accumulators", "[target
     }
 }
 
+TEST_CASE("MMA atoms list the (input, accumulator) dtypes of their ISA", "[target][mma]") {
+  // PTX ISA: mma.sync m16n8k16 and wgmma m64nNk16 take f16 into f32 or f16, bf16 into f32 only.
+  for (const MmaAtom *atom : {&lookupTarget("sm_80")->gemmAtom(), lookupTarget("sm_90a")->warpgroupMma()}) {
+    REQUIRE(atom);
+    INFO(atom->name);
+    CHECK(atom->supports(DType::F16, DType::F32));
+    CHECK(atom->supports(DType::F16, DType::F16));
+    CHECK(atom->supports(DType::BF16, DType::F32));
+    CHECK_FALSE(atom->supports(DType::BF16, DType::F16));
+    CHECK_FALSE(atom->supports(DType::BF16, DType::BF16));
+    CHECK_FALSE(atom->takesInput(DType::F8E4M3));
+    CHECK(atom->dtypesText() == "f16 -> f32, bf16 -> f32, f16 -> f16");
+  }
+  const MmaAtom &mfma = lookupTarget("gfx942")->mmaAtoms().front();
+  CHECK(mfma.supports(DType::BF16, DType::F32));
+  CHECK_FALSE(mfma.supports(DType::F16, DType::F16));
+}
+
 TEST_CASE("gfx9's MFMA atom matches the CDNA ISA's operand table", "[target][mma]") {
   const TargetInfo *gfx = lookupTarget("gfx942");
   REQUIRE(gfx);
