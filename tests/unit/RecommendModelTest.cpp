@@ -19,12 +19,12 @@ namespace {
 // gemm.tl without swizzle_blocks, so that blocks run in plain row-major order.
 const char *kGemm = R"(
 kernel gemm<block_M = 128, block_N = 128, block_K = 32, stages = 3, threads = 128,
-            policy = square>(A: f16[M, K], B: f16[K, N], C: out f16[M, N])
+            policy = square, accum: dtype = f32>(A: f16[M, K], B: f16[K, N], C: out f16[M, N])
   grid(ceildiv(N, block_N), ceildiv(M, block_M)) threads(threads) as (bx, by)
 {
   A_s = shared f16[block_M, block_K];
   B_s = shared f16[block_K, block_N];
-  C_f = fragment f32[block_M, block_N];
+  C_f = fragment accum[block_M, block_N];
   clear(C_f);
   for k in pipelined(ceildiv(K, block_K), stages = stages) {
     copy(A[by * block_M, k * block_K], A_s);
@@ -194,6 +194,19 @@ TEST_CASE("the H100 models wgmma kernels on the warpgroup path, warp-specialized
     CHECK(!w.warpgroupMma);
     CHECK(!w.bulk);
   }
+}
+
+TEST_CASE("an f16 accumulator holds half the registers of an f32 one", "[recommend][model]") {
+  // f16 elements pack in pairs into 32-bit registers: 64 accumulator registers + 32 operand +
+  // 32 addresses = 128 per thread, where f32 needs 192 (below); three blocks fit.
+  auto cc = compilerFor(kGemm, "gemm", {"M=1024", "N=1024", "K=1024", "accum=f16"});
+  auto c = cc->compile({});
+  REQUIRE(c->graph);
+  GridShape grid = *gridOf(*c->kernel, ExprEvaluator());
+  BlockWork w = analyzeWork(*c->graph, grid, ExprEvaluator());
+  Occupancy o = occupancyOf(*c->graph, w, *tlc::target::resolveTarget("h100-sxm"));
+  CHECK(o.registersPerThread == 128);
+  CHECK(!o.registersSpill);
 }
 
 TEST_CASE("occupancy and roofline terms of the 1024^3 GEMM on the H100", "[recommend][model]") {
