@@ -503,10 +503,42 @@ def _add_layout_widths(t: _Tables) -> None:
                for b, r in ((3, 64 * 37), (5, 64 * 20 + 17))])
 
 
+# ---- gemm accumulating in f16 ------------------------------------------------------------------
+# Build and case names start with accum_, so `--only '^accum_'` selects them.
+
+# An f16 accumulator rounds every partial sum to f16 (11-bit significand, unit roundoff
+# u = 2^-11 = 4.9e-4). With N(0, 1) inputs a partial sum of k products is ~sqrt(k) in size, and
+# the roundings add up like a random walk: ||out - ref|| / ||ref|| ~ u * sqrt(K / 6) if every
+# product were rounded (6.3e-3 at K = 1000), u * sqrt(K / 96) with one rounding per k16
+# instruction (1.6e-3). A simulation of 600 dot products at K = 1000 gives 5.1e-3 and 1.2e-3,
+# and 1.3e-2 if each k16 step truncated instead (the error then grows as K, not sqrt(K)).
+# 2e-2 passes all three, while one k16 step left out (relative error sqrt(16 / K) >= 0.125 for
+# K <= 1024) or a misplaced element (~1) fails by 6x or more. So the cases keep K <= 1024: the
+# rounding error grows with K while a lost k-step's shrinks as 1 / sqrt(K).
+F16_ACCUM_TOLERANCE = 2e-2
+F16_ACCUM_SHAPES = [("1024", {"M": 1024, "N": 1024, "K": 1024}),
+                    ("1000", {"M": 1000, "N": 1000, "K": 1000}),
+                    ("257x1000x999", {"M": 257, "N": 1000, "K": 999}),
+                    ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+                    ("m1", {"M": 1, "N": 4096, "K": 1024})]
+
+
+def _add_f16_accumulators(t: _Tables) -> None:
+    # samples/gemm.tl with accum=f16 on both paths: mma.sync (sm_80) and wgmma (sm_90a, its
+    # aligned cases warp-specialized), the default tiles and the H100 ones (layout_gemm_s4_n256),
+    # whose ordinary variant (the unaligned K = 999) leaves each wgmma group in flight.
+    h100 = {"block_M": "128", "block_N": "256", "block_K": "64", "stages": "4", "threads": "256"}
+    for name, tiles, target in (("accum_gemm_f16_sm80", {}, "sm_80"), ("accum_gemm_f16", {}, ""),
+                                ("accum_gemm_f16_h100tiles", h100, "")):
+        t.add(Build(name, "gemm", {"dtype": "f16", "accum": "f16", "policy": "square", **tiles},
+                    target=target),
+              F16_ACCUM_SHAPES, F16_ACCUM_TOLERANCE)
+
+
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch,
-                _add_layout_widths):
+                _add_layout_widths, _add_f16_accumulators):
         add(t)
     return t.builds, t.cases
 
@@ -577,8 +609,8 @@ def default_tables(selftest: bool = False, known_rejections: bool = False) -> tu
     builds = _gemm_builds() + _attention_builds() + _rowwise_builds() + op_builds
     cases, bench = _check_cases() + op_cases, _bench_items()
     if selftest:
-        # The issue-3 GEMMs only: the naive GEMM ignores the tile knobs layout_ builds vary.
-        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith("layout_")]
+        # The issue-3 GEMMs only: the naive GEMM ignores the knobs layout_ and accum_ builds vary.
+        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith(("layout_", "accum_"))]
     if not known_rejections:
         builds = [b for b in builds if b.name not in KNOWN_TLC_REJECTIONS]
     return select(builds, cases, bench, None)

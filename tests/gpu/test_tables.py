@@ -119,6 +119,7 @@ class SamplesInSync(unittest.TestCase):
 class Tables(unittest.TestCase):
     def setUp(self):
         self.builds, self.cases, self.bench = cases.default_tables()
+        self.by_name = {b.name: b for b in self.builds}
 
     def test_default_tables_are_valid(self):
         cases.validate(self.builds, self.cases, self.bench)
@@ -154,7 +155,27 @@ class Tables(unittest.TestCase):
     def test_references_are_high_precision(self):
         for c in self.cases:
             self.assertIn(c.reference, ("float32", "float64"))
-            self.assertLessEqual(c.tolerance, 1e-2)
+            # Only an f16 accumulator gets more (cases.F16_ACCUM_TOLERANCE says why).
+            f16_accum = self.by_name[c.build].defines.get("accum") == "f16"
+            self.assertLessEqual(c.tolerance, cases.F16_ACCUM_TOLERANCE if f16_accum else 1e-2)
+
+    def test_f16_accumulator_builds(self):
+        """samples/gemm.tl accumulating in f16 on the sm_80 path and on sm_90a with the default
+        and the H100 tiles, at K <= 1024 (where the tolerance still catches a lost k16 step),
+        partial tiles included; `^accum_` selects exactly them."""
+        builds, cs, _ = cases.select(self.builds, self.cases, [], r"^accum_")
+        self.assertEqual({(b.name, b.target, b.defines.get("block_N", "128")) for b in builds},
+                         {("accum_gemm_f16_sm80", "sm_80", "128"), ("accum_gemm_f16", "", "128"),
+                          ("accum_gemm_f16_h100tiles", "", "256")})
+        self.assertTrue(all(b.family == "gemm" and b.defines["accum"] == "f16" for b in builds))
+        self.assertEqual({b.name for b in self.builds if b.defines.get("accum") == "f16"},
+                         {b.name for b in builds})
+        for c in cs:
+            self.assertLessEqual(c.shape["K"], 1024)
+            self.assertEqual(c.tolerance, cases.F16_ACCUM_TOLERANCE)
+        for b in builds:
+            self.assertIn({"M": 257, "N": 1000, "K": 999}, [c.shape for c in cs if c.build == b.name])
+        self.assertLess(cases.F16_ACCUM_TOLERANCE, (16 / 1024) ** 0.5 / 4)
 
     def test_case_names_start_with_their_build(self):
         # One --only regex then selects the same builds (make_bundle.sh) and cases (run.py).
