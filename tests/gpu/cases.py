@@ -478,6 +478,15 @@ def _add_layout_widths(t: _Tables) -> None:
                     {"dtype": "f16", "dim": str(dim), "causal": "false"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77))])
+    # FlashAttention-3's ping-pong schedule (named barriers over the two consumer warpgroups,
+    # ids from warpgroup_id()); the threads=128 build runs the same barriers with one warpgroup.
+    for dim, causal, extra in ((128, False, {}), (128, True, {}), (64, False, {}),
+                               (64, False, {"threads": "128", "block_M": "64"})):
+        name = f"layout_fa_pingpong_d{dim}" + ("_causal" if causal else "") + ("_wg1" if extra else "")
+        t.add(Build(name, "attention", {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(),
+                                        "ping_pong": "true", **extra}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (8, 16, 1024))])
     # The sm_80 path's attention (mma.sync, register A through the accumulator layout).
     t.add(Build("layout_fa_d96_sm80", "attention",
                 {"dtype": "f16", "dim": "96", "causal": "false"}, target="sm_80"),
@@ -515,6 +524,8 @@ def _op_tables() -> tuple:
 PAPER_GEMM_SHAPES = [(8192, 1024, 8192), (8192, 8192, 8192), (8192, 28672, 8192),
                      (8192, 8192, 28672)]
 PAPER_ATTENTION_SEQ = [1024, 2048, 4096, 8192]
+# Issue 11's flash attention bar: (batch, heads, seq_len).
+ISSUE11_ATTENTION_SHAPES = [(8, 16, 1024), (4, 32, 4096), (1, 32, 8192)]
 
 
 def _bench_items() -> list:
@@ -540,6 +551,16 @@ def _bench_items() -> list:
     for family in ("softmax", "rmsnorm"):
         for m, n in ROWWISE_SHAPES + [(16384, 8192)]:
             items.append(BenchItem(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n}))
+    # Issue 11's attention shapes (B, H, S) at D128, the samples' default schedule and the
+    # ping-pong one in the same run.
+    for causal in (False, True):
+        for b, h, s in ISSUE11_ATTENTION_SHAPES:
+            for build in (_attention_build_name(128, causal),
+                          "layout_fa_pingpong_d128" + ("_causal" if causal else "")):
+                name = f"{build}_b{b}h{h}s{s}"
+                if any(i.name == name for i in items):
+                    continue
+                items.append(BenchItem(name, build, _attention_shape(b, h, s, 128)))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
