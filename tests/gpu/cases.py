@@ -527,6 +527,11 @@ PAPER_ATTENTION_SEQ = [1024, 2048, 4096, 8192]
 # Issue 11's flash attention bar: (batch, heads, seq_len).
 ISSUE11_ATTENTION_SHAPES = [(8, 16, 1024), (4, 32, 4096), (1, 32, 8192)]
 
+# MLA decode at DeepSeek-V3's shape (issue 11): 128 query heads over one latent KV head, dim 512
+# + pe_dim 64, at these cache lengths; timed against the roofline floor (bench/bench.py).
+MLA_BENCH_BATCH, MLA_BENCH_HEADS = 64, 128
+MLA_BENCH_SEQ = [1024, 2048, 4096, 8192]
+
 
 def _bench_items() -> list:
     items = []
@@ -580,6 +585,12 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_batched_f16_h100tiles_b{b}_{m}x{n}x{k}",
                                "ops_gemm_batched_f16_h100tiles", {"batch": b, "M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_batched.tl with the h100tiles of samples/gemm.tl"))
+    # The sample's defaults (block_H = 64, block_N = 64, 2 stages), as the checks build it.
+    b, h = MLA_BENCH_BATCH, MLA_BENCH_HEADS
+    for s in MLA_BENCH_SEQ:
+        items.append(BenchItem(f"mla_f16_b{b}h{h}s{s}g1", "mla_f16",
+                               {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": 1,
+                                "dim": 512, "pe_dim": 64}))
     # The shape dispatch against the sample's fixed 128x128 tiles, across its buckets.
     for m, n, k in DISPATCH_BENCH_SHAPES:
         shape = {"M": m, "N": n, "K": k}
