@@ -4,13 +4,14 @@
     python3 bench/bench.py gpu-bundle --out $OUT [--results $OUT/results.json]   # GPU machine
     python3 bench/bench.py gpu-bundle --dry-run                                  # anywhere
 
-In one process and one run: the device-to-device copy bandwidth (the memory ceiling), then for
-each bench item of the manifest our kernel and the library peers (cuBLAS through torch.matmul;
-PyTorch SDPA with the flash and the cuDNN backends; torch.softmax; F.rms_norm), then, in a
-second pass so that their compile time cannot crowd out the rest, the Triton peers (a tuned
-GEMM, a FlashAttention-2 style forward). Every implementation is checked against the first
-library peer's output before it is timed (bench/measure.py); timing is tests/gpu/timing.py
-(CUDA events, warm-up, median, L2 flushed).
+In one process and one run: the device-to-device copy bandwidth (the memory ceiling) and
+cuBLAS's f16 GEMM rate (the compute ceiling), then for each bench item of the manifest its
+roofline floor, our kernel and the library peers (cuBLAS through torch.matmul; PyTorch SDPA
+with the flash and the cuDNN backends; torch.softmax; F.rms_norm; batched torch matmuls for MLA
+decode), then, in a second pass so that their compile time cannot crowd out the rest, the Triton
+peers (a tuned GEMM, a FlashAttention-2 style forward). Every implementation is checked against
+the first library peer's output before it is timed (bench/measure.py); timing is
+tests/gpu/timing.py (CUDA events, warm-up, median, L2 flushed).
 
 Writes OUT/<device>-<date>.json (copy it to bench/results/) and OUT/bench.md (the tables for
 docs/benchmarks.md), after every item, so a run cut short still leaves its figures. Exit status
@@ -34,7 +35,7 @@ import cases as case_tables  # noqa: E402
 from abi import check_prototype  # noqa: E402
 from build import make_job, run_jobs  # noqa: E402
 from metrics import json_safe  # noqa: E402
-from report import PEERS, markdown  # noqa: E402
+from report import FLOOR_FAMILIES, PEERS, markdown  # noqa: E402
 
 METHOD = ("CUDA events around each call; median of 3-100 calls (about 100 ms) after about "
           "25 ms of warm-up; 256 MB written before each call to flush L2; every implementation "
@@ -64,6 +65,16 @@ def device_slug(name: str) -> str:
     tokens = [t for t in re.findall(r"[a-z0-9]+", name.lower()) if t != "nvidia"]
     model = next((t for t in tokens if re.fullmatch(r"[a-z]+\d+[a-z]*", t)), None)
     return model or "-".join(tokens) or "unknown"
+
+
+def roofline_floor(min_bytes: float, flops: float, copy_tbps: float, gemm_tflops: float) -> dict:
+    """The least time an item can take on this GPU: its bytes (each input read once, each
+    output written once) at the measured copy bandwidth, or its FLOPs at the measured cuBLAS
+    rate, whichever is longer; `floor_bound` says which."""
+    memory_ms = min_bytes / (copy_tbps * 1e12) * 1e3
+    compute_ms = flops / (gemm_tflops * 1e12) * 1e3
+    return {"floor_ms": max(memory_ms, compute_ms),
+            "floor_bound": "memory" if memory_ms >= compute_ms else "compute"}
 
 
 def crashed_builds(results_path: str | None) -> set:
@@ -120,14 +131,18 @@ def _summary(record: dict) -> str:
             parts.append(f"{key} {impl['gbps' if memory else 'tflops']:.1f}")
         else:
             parts.append(f"{key} {impl.get('status', '?').split(':')[0]}")
-    return f"{record['name']}: " + ", ".join(parts) + (" GB/s" if memory else " TFLOP/s")
+    floor = record["impls"].get("ours", {}).get("floor_pct")
+    floor_text = (f"; ours at {floor:.1f}% of the {record['floor_bound']} floor"
+                  if floor and record["family"] in FLOOR_FAMILIES else "")
+    return (f"{record['name']}: " + ", ".join(parts) + (" GB/s" if memory else " TFLOP/s")
+            + floor_text)
 
 
 def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
     import torch
     import triton
 
-    from measure import FatalError, ItemBench, copy_bandwidth_tbps
+    from measure import FatalError, ItemBench, copy_bandwidth_tbps, gemm_peak_tflops
     from problems import configure_reference_precision
     from timing import Timer
 
@@ -144,6 +159,8 @@ def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
     try:
         run["copy_TBps"] = copy_bandwidth_tbps(timer)
         print(f"copy bandwidth: {run['copy_TBps']:.2f} TB/s", flush=True)
+        run["gemm_TFLOPs"] = gemm_peak_tflops(timer)
+        print(f"cuBLAS f16 GEMM at 8192^3: {run['gemm_TFLOPs']:.0f} TFLOP/s", flush=True)
         for item in items:
             build = manifest.build(item.build)
             record = {"name": item.name, "family": build.family, "build": build.name,
@@ -156,7 +173,8 @@ def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
                 continue
             try:
                 bench_libraries_and_ours(ItemBench(item, build, timer, args.case_timeout_s),
-                                         record, so_paths[build.name], unusable.get(build.name))
+                                         record, run, so_paths[build.name],
+                                         unusable.get(build.name))
             except torch.cuda.OutOfMemoryError as e:
                 record["error"] = f"out of memory: {str(e).splitlines()[0]}"
             print(_summary(record), flush=True)
@@ -175,10 +193,14 @@ def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
     return 0
 
 
-def bench_libraries_and_ours(item_bench, record: dict, so_path: str, unusable: str | None):
+def bench_libraries_and_ours(item_bench, record: dict, run: dict, so_path: str,
+                             unusable: str | None):
     shape = item_bench.item.shape
     record["flops"] = item_bench.problem.flops(shape)
     record["min_bytes"] = item_bench.problem.min_bytes(shape)
+    record.update(roofline_floor(record["min_bytes"], record["flops"], run["copy_TBps"],
+                                 run["gemm_TFLOPs"]))
+    item_bench.floor_ms = record["floor_ms"]
     for peer in item_bench.library_peers():
         record["impls"][peer.key] = item_bench.measure(peer, may_be_reference=True)
     record["impls"]["ours"] = ({"status": f"skipped: {unusable}"} if unusable
@@ -195,6 +217,7 @@ def run_triton_pass(manifest, items, run, recorder, timer, deadline, args, item_
             continue
         try:
             ib = item_bench(item, manifest.build(item.build), timer, args.case_timeout_s)
+            ib.floor_ms = record.get("floor_ms", 0.0)
             ib.ensure_reference()
             record["impls"]["triton"] = ib.tune(ib.triton_candidates())
             del ib

@@ -48,11 +48,25 @@ def copy_bandwidth_tbps(timer: Timer) -> float:
     return 2 * x.numel() * x.element_size() / (t.median_ms * 1e-3) / 1e12
 
 
+GEMM_PEAK_N = 8192
+
+
+def gemm_peak_tflops(timer: Timer) -> float:
+    """cuBLAS's f16 rate (torch.matmul at 8192^3, f32 accumulation): the compute ceiling."""
+    a, b = (torch.randn(GEMM_PEAK_N, GEMM_PEAK_N, device="cuda").half() for _ in range(2))
+    c = torch.empty_like(a)
+    t = timer.measure(lambda: torch.matmul(a, b, out=c), **TIMING)
+    return 2 * GEMM_PEAK_N ** 3 / (t.median_ms * 1e-3) / 1e12
+
+
 class ItemBench:
     """One bench item: its inputs, its implementations, their records."""
 
     def __init__(self, item, build, timer: Timer, timeout_s: float):
         self.item, self.build, self.timer, self.timeout_s = item, build, timer, timeout_s
+        # The item's roofline floor (bench.py's roofline_floor), set by bench.py once the
+        # ceilings are measured: each timing then says what fraction of it it reaches.
+        self.floor_ms = 0.0
         self.problem = problem_for(build)
         gen = torch.Generator(device="cuda")
         gen.manual_seed(zlib.crc32(item.name.encode()))
@@ -92,7 +106,8 @@ class ItemBench:
         seconds = t.median_ms * 1e-3
         return {**record, **t.as_dict(), "ms": t.median_ms,
                 "tflops": self.problem.flops(self.item.shape) / seconds / 1e12,
-                "gbps": self.problem.min_bytes(self.item.shape) / seconds / 1e9}
+                "gbps": self.problem.min_bytes(self.item.shape) / seconds / 1e9,
+                **({"floor_pct": 100 * self.floor_ms / t.median_ms} if self.floor_ms else {})}
 
     def ensure_reference(self) -> None:
         """Computes the reference output without timing (for the Triton pass)."""
@@ -166,6 +181,8 @@ class ItemBench:
         if family == "rmsnorm":
             n = x["X"].shape[-1]
             return [Impl("torch", lambda: F.rms_norm(x["X"], (n,), x["W"], self.problem.eps))]
+        if family == "mla":
+            return [Impl("torch", mla_decode_torch(x))]
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -211,6 +228,26 @@ class ItemBench:
                 return Impl("triton", run, config=_config_text(cfg))
             return [attention(cfg) for cfg in tk.attention_configs(q.shape[-1])]
         return []
+
+
+def mla_decode_torch(inputs: dict) -> Callable[[], torch.Tensor]:
+    """MLA decode as plain torch would do it (problems.py's reference, batched): per (sequence,
+    KV head), scores = Q @ KV^T + Q_pe @ K_pe^T as dtype GEMMs (cuBLAS accumulates in f32, the
+    sum is fused into the second one), the scaled softmax in f32, probabilities in dtype @ KV.
+    Batches are [batch * kv_heads, ...]: views with one KV head (DeepSeek); with more, the cache
+    is regrouped here, once, outside the timing (as SDPA's inputs are)."""
+    batch, heads, dim = inputs["Q"].shape
+    kv_heads, pe_dim = inputs["KV"].shape[2], inputs["Q_pe"].shape[2]
+    q, q_pe = (inputs[n].reshape(batch * kv_heads, heads // kv_heads, -1) for n in ("Q", "Q_pe"))
+    kv, k_pe = (inputs[n].transpose(1, 2).reshape(batch * kv_heads, -1, inputs[n].shape[-1])
+                for n in ("KV", "K_pe"))
+    scale = 1.0 / math.sqrt(dim + pe_dim)
+
+    def run():
+        scores = torch.baddbmm(torch.bmm(q, kv.transpose(1, 2)), q_pe, k_pe.transpose(1, 2))
+        p = torch.softmax(scores.float() * scale, dim=-1).to(kv.dtype)
+        return torch.bmm(p, kv).view(batch, heads, dim)
+    return run
 
 
 def _config_text(cfg) -> str:

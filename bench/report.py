@@ -20,7 +20,12 @@ PEERS = {
                   ("triton", "Triton")],
     "softmax": [("torch", "torch.softmax")],
     "rmsnorm": [("torch", "F.rms_norm")],
+    "mla": [("torch", "torch")],
 }
+
+# Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
+# rather than rates.
+FLOOR_FAMILIES = ("mla",)
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
@@ -31,21 +36,30 @@ TITLES = {
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
+    "mla": ("MLA decode, one query token per sequence, against its roofline floor "
+            "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
 
+FLOOR_EXPLANATION = (
+    "Floor: the larger of the bytes (every input read once, the output written once) at the "
+    "device-to-device copy bandwidth and the FLOPs (MLA: 2·B·H·S·(dim+pe_dim) + 2·B·H·S·dim) at "
+    "cuBLAS's f16 GEMM rate, both measured at the start of the run; \"bound by\" says which is "
+    "larger. % of floor = floor / our time. ours/torch = torch's time / ours.")
 
-def _rate(impl: dict | None, memory_bound: bool) -> float | None:
+
+def _value(impl: dict | None, metric: str) -> float | None:
+    """A working implementation's figure: "gbps", "tflops", or "us" (its median time)."""
     if not impl or impl.get("status") != "ok":
         return None
-    return impl.get("gbps" if memory_bound else "tflops")
+    return impl["ms"] * 1e3 if metric == "us" else impl.get(metric)
 
 
-def _cell(impl: dict | None, memory_bound: bool) -> str:
+def _cell(impl: dict | None, metric: str) -> str:
     if impl is None:
         return "n/a"
     status = impl.get("status", "n/a")
     if status == "ok":
-        return f"{_rate(impl, memory_bound):.1f}"
+        return f"{_value(impl, metric):.1f}"
     if status == "wrong":
         if impl.get("nan"):
             return f"wrong ({impl['nan']} NaN)"
@@ -68,37 +82,76 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "attention":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
+    if item["family"] == "mla":
+        label = f"{s['batch']}×{s['heads']}×{s['seqlen_kv']}×({s['dim']}+{s['pe_dim']})"
+        return label + (f", {s['kv_heads']} KV heads" if s["kv_heads"] != 1 else "")
     return f"{s['M']}×{s['N']}"
 
 
+def _notes(items: list) -> list:
+    """The items' distinct notes: rows with one are marked [n], the notes follow the table."""
+    notes = []
+    for item in items:
+        if item.get("note") and item["note"] not in notes:
+            notes.append(item["note"])
+    return notes
+
+
+def _row_label(item: dict, notes: list) -> str:
+    return _shape_label(item) + (f" [{notes.index(item['note']) + 1}]" if item.get("note") else "")
+
+
+def _note_lines(notes: list) -> list:
+    return [f"\n[{i + 1}] {n}." for i, n in enumerate(notes)]
+
+
+def floor_table(family: str, items: list) -> list:
+    """Times in µs beside the roofline floor: how far each item is from the least it can take."""
+    peers = PEERS[family]
+    head = ["shape", "dtype", "ours"] + [title for _, title in peers]
+    head += [f"ours/{title}" for _, title in peers] + ["floor", "bound by", "% of floor"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes = _notes(items)
+    for item in items:
+        ours = item["impls"].get("ours")
+        ours_us = _value(ours, "us")
+        row = [_row_label(item, notes), item["dtype"], _cell(ours, "us")]
+        row += [_cell(item["impls"].get(key), "us") for key, _ in peers]
+        # Times, not rates: the peer's over ours, so that above 1 still means ours is faster.
+        row += [_ratio(_value(item["impls"].get(key), "us"), ours_us) for key, _ in peers]
+        floor = item.get("floor_ms")
+        row += [f"{floor * 1e3:.1f}" if floor else "n/a", item.get("floor_bound", "n/a"),
+                f"{ours['floor_pct']:.1f}%" if ours_us and "floor_pct" in ours else "—"]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines + _note_lines(notes) + ["", FLOOR_EXPLANATION]
+
+
 def family_table(family: str, items: list, copy_gbps: float | None) -> list:
+    if family in FLOOR_FAMILIES:
+        return floor_table(family, items)
     memory_bound = family in ("softmax", "rmsnorm")
+    metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
     head = ["shape", "dtype"] + (["causal"] if family == "attention" else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:
         head += ["ours/copy"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    # Rows with a note are marked [n]; the notes follow the table.
-    notes = []
-    for item in items:
-        if item.get("note") and item["note"] not in notes:
-            notes.append(item["note"])
+    notes = _notes(items)
     for item in items:
         ours = item["impls"].get("ours")
-        ours_rate = _rate(ours, memory_bound)
-        mark = f" [{notes.index(item['note']) + 1}]" if item.get("note") else ""
-        row = [_shape_label(item) + mark, item["dtype"]]
+        ours_rate = _value(ours, metric)
+        row = [_row_label(item, notes), item["dtype"]]
         if family == "attention":
             row.append("yes" if item["causal"] else "no")
-        row.append(_cell(ours, memory_bound))
-        row += [_cell(item["impls"].get(key), memory_bound) for key, _ in peers]
-        row += [_ratio(ours_rate, _rate(item["impls"].get(key), memory_bound))
+        row.append(_cell(ours, metric))
+        row += [_cell(item["impls"].get(key), metric) for key, _ in peers]
+        row += [_ratio(ours_rate, _value(item["impls"].get(key), metric))
                 for key, _ in peers]
         if memory_bound:
             row.append(_ratio(ours_rate, copy_gbps))
         lines.append("| " + " | ".join(row) + " |")
-    return lines + [f"\n[{i + 1}] {n}." for i, n in enumerate(notes)]
+    return lines + _note_lines(notes)
 
 
 def markdown(run: dict) -> str:
@@ -108,6 +161,8 @@ def markdown(run: dict) -> str:
            f"driver {run.get('driver')}; bundle from {run.get('generator') or '?'}.",
            f"Device-to-device copy: {copy:.2f} TB/s (bytes read + written)." if copy else
            "Device-to-device copy: not measured.",
+           *([f"cuBLAS f16 GEMM at 8192³: {run['gemm_TFLOPs']:.0f} TFLOP/s."]
+             if run.get("gemm_TFLOPs") else []),
            f"Timing: {run.get('method', '')}", ""]
     for family in PEERS:
         items = [i for i in run["items"] if i["family"] == family]

@@ -154,7 +154,7 @@ tileOpName
 
 builtinName
     : 'exp' | 'exp2' | 'log' | 'log2' | 'sqrt' | 'rsqrt' | 'tanh' | 'sigmoid'
-    | 'max' | 'min' | 'abs' | 'select' | 'inf' | 'ceildiv'
+    | 'max' | 'min' | 'abs' | 'select' | 'inf' | 'ceildiv' | 'warpgroup_id'
     ;
 
 // Warp policies of `gemm(..., policy = full_row)`.

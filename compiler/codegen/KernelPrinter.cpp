@@ -51,9 +51,13 @@ std::string inlineText(const Stmt &s) {
            s.target + ");";
   case StmtKind::Barrier:
     return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") +
-           (s.barrierThreads ? "tl::barrier_sync(1, " + std::to_string(s.barrierThreads) + ");  // "
+           (s.barrierThreads ? "tl::barrier_sync(" + std::to_string(s.barrierId) + ", " +
+                                   std::to_string(s.barrierThreads) + ");  // "
                              : std::string("__syncthreads();  // ")) +
            s.text;
+  case StmtKind::NamedBarrier:
+    return std::string(s.arriveOnly ? "tl::barrier_arrive(" : "tl::barrier_sync(") + s.value + ", " +
+           std::to_string(s.barrierThreads) + ");  // " + s.text;
   case StmtKind::Comment:
     return "// " + s.text;
   case StmtKind::For:

@@ -161,7 +161,7 @@ static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::Log2, "log2"}, {Builtin::Sqrt, "sqrt"}, {Builtin::Rsqrt, "rsqrt"},
     {Builtin::Tanh, "tanh"}, {Builtin::Sigmoid, "sigmoid"}, {Builtin::Max, "max"},
     {Builtin::Min, "min"}, {Builtin::Abs, "abs"}, {Builtin::Select, "select"},
-    {Builtin::Inf, "inf"}, {Builtin::CeilDiv, "ceildiv"},
+    {Builtin::Inf, "inf"}, {Builtin::CeilDiv, "ceildiv"}, {Builtin::WarpgroupId, "warpgroup_id"},
 };
 
 Builtin parseBuiltin(llvm::StringRef name) {

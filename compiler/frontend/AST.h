@@ -306,6 +306,7 @@ enum class Builtin {
   AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, CallExtern,
   // Scalar functions.
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
+  WarpgroupId, // the calling thread's warpgroup (128 threads) in the block: per-warpgroup, not folded
   None,
 };
 Builtin parseBuiltin(llvm::StringRef name);
@@ -401,6 +402,9 @@ public:
   Expr *cond;
   BlockStmt *thenBody = nullptr;
   Stmt *elseBody = nullptr; // BlockStmt or IfStmt
+  // Set by Sema: every thread of the block takes the same branch (block-level barriers may go
+  // inside). A condition on warpgroup_id() is not, though each warp takes one branch.
+  bool blockUniform = true;
   static bool classof(const Stmt *s) { return s->getKind() == SK_If; }
 };
 

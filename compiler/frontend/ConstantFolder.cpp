@@ -1,5 +1,7 @@
 #include "ConstantFolder.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <cmath>
 #include <limits>
 
@@ -282,6 +284,79 @@ ConstValue castConstant(const ConstValue &v, DType to) {
   if (v.isBool())
     return {int64_t(v.getBool() ? 1 : 0)};
   return {saturateToWidth(v.getFloat(), to)};
+}
+
+namespace {
+
+// Evaluates an expression for one warpgroup: constants, warpgroup_id(), lets of those,
+// arithmetic and scalar builtins. Each let is evaluated once (a chain of lets that each use
+// the previous one twice would otherwise take exponential time).
+struct WarpgroupEvaluator {
+  explicit WarpgroupEvaluator(int64_t w) : warpgroup(w) {}
+  int64_t warpgroup;
+  llvm::DenseMap<const LetDecl *, std::optional<ConstValue>> lets;
+
+  static std::optional<ConstValue> ok(const FoldResult &r) {
+    return r.error.empty() ? r.value : std::nullopt;
+  }
+
+  std::optional<ConstValue> eval(const Expr *e) {
+    if (e->constant)
+      return e->constant;
+    switch (e->getKind()) {
+    case Expr::EK_Name: {
+      auto *let = llvm::dyn_cast_or_null<LetDecl>(llvm::cast<NameExpr>(e)->decl);
+      if (!let || !let->init)
+        return std::nullopt;
+      if (auto it = lets.find(let); it != lets.end())
+        return it->second;
+      std::optional<ConstValue> v = eval(let->init);
+      if (v && let->declaredType)
+        v = castConstant(*v, *let->declaredType);
+      return lets[let] = v;
+    }
+    case Expr::EK_Unary: {
+      auto *u = llvm::cast<UnaryExpr>(e);
+      auto v = eval(u->operand);
+      return v ? ok(foldUnary(u->op, *v)) : std::nullopt;
+    }
+    case Expr::EK_Binary: {
+      auto *b = llvm::cast<BinaryExpr>(e);
+      auto l = eval(b->lhs), r = eval(b->rhs);
+      return l && r ? ok(foldBinary(b->op, *l, *r)) : std::nullopt;
+    }
+    case Expr::EK_Call: {
+      auto *c = llvm::cast<CallExpr>(e);
+      if (c->builtin == Builtin::WarpgroupId)
+        return ConstValue{warpgroup};
+      if (c->calleeKind != CalleeKind::Builtin || isTileOp(c->builtin))
+        return std::nullopt;
+      std::vector<ConstValue> args;
+      for (const Expr *a : c->positional()) {
+        auto v = eval(a);
+        if (!v)
+          return std::nullopt;
+        args.push_back(*v);
+      }
+      return ok(foldBuiltin(c->builtin, args));
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+};
+
+} // namespace
+
+std::optional<std::vector<int64_t>> valuesPerWarpgroup(const Expr *e, int64_t warpgroups) {
+  std::vector<int64_t> values;
+  for (int64_t w = 0; w < warpgroups; ++w) {
+    std::optional<ConstValue> v = WarpgroupEvaluator{w}.eval(e);
+    if (!v || !v->isInt())
+      return std::nullopt;
+    values.push_back(v->getInt());
+  }
+  return values;
 }
 
 } // namespace tlc

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tlc {
 
@@ -21,5 +22,10 @@ FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args);
 // conversion (floats rounded to nearest even in the target format, FP8 saturating; integers
 // wrapped to the target width; floats to integers truncated and saturated).
 ConstValue castConstant(const ConstValue &v, DType to);
+
+// The values of an integer expression built from constants, warpgroup_id(), lets of those,
+// arithmetic and scalar builtins, in warpgroups 0 .. warpgroups-1 (named-barrier ids);
+// nullopt for anything else (a parameter, a tensor element).
+std::optional<std::vector<int64_t>> valuesPerWarpgroup(const Expr *e, int64_t warpgroups);
 
 } // namespace tlc

@@ -593,6 +593,8 @@ void Sema::checkLet(LetStmt *s) {
   d->type = t;
   if (firstNonUniform(d->init))
     nonUniformLets.insert(d);
+  if (firstNonUniform(d->init, /*withinWarp=*/true))
+    perThreadLets.insert(d);
   declare(d);
 }
 
@@ -727,6 +729,7 @@ void Sema::checkLoopBoundsFitIndex(ForStmt *s) {
 
 void Sema::checkIf(IfStmt *s) {
   expectBool(s->cond, checkExpr(s->cond), "an if condition");
+  s->blockUniform = !firstNonUniform(s->cond);
   ++conditionalDepth;
   conditions.push_back(s);
   pushScope();

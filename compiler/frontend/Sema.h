@@ -137,8 +137,9 @@ private:
   void reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range);
 
   // Where tile operators may stand (SemaControl.cpp).
-  // The first part of `e` that can differ between the threads of a block; null if uniform.
-  const Expr *firstNonUniform(const Expr *e) const;
+  // The first part of `e` that can differ between the threads of a block (withinWarp: between
+  // the threads of one warp, which warpgroup_id() does not); null if uniform.
+  const Expr *firstNonUniform(const Expr *e, bool withinWarp = false) const;
   void checkTileOpPlacement(CallExpr *call);
   void checkNestedPipeline(ForStmt *s);
 
@@ -157,6 +158,7 @@ private:
   unsigned conditionalDepth = 0;    // enclosing if statements
   std::vector<IfStmt *> conditions; // enclosing if statements, outermost first
   llvm::DenseSet<const Decl *> nonUniformLets; // lets whose value can differ between threads
+  llvm::DenseSet<const Decl *> perThreadLets;  // ... even between the threads of one warp
   llvm::DenseSet<const Decl *> parallelVars;   // variables of parallel loops
   llvm::DenseSet<const IfStmt *> reportedConditions;
 };

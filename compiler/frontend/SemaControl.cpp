@@ -1,6 +1,7 @@
 // Sema for where tile operators may stand: every thread of the block must reach a tile
 // operator together, so the conditions around it must be block-uniform and no per-thread loop
-// may enclose it; and pipelined loops do not nest.
+// may enclose it; named barriers (barrier_arrive, barrier_wait) count whole warps, so theirs
+// must be the same in each warp; and pipelined loops do not nest.
 #include "Sema.h"
 
 namespace tlc {
@@ -12,6 +13,8 @@ using llvm::isa;
 namespace {
 
 std::string describeNonUniform(const Expr *e, const Decl *d) {
+  if (auto *c = dyn_cast<CallExpr>(e); c && c->builtin == Builtin::WarpgroupId)
+    return "warpgroup_id() differs between the warpgroups of the block";
   if (isa<IndexExpr>(e)) {
     auto *b = llvm::dyn_cast_or_null<BufferDecl>(d);
     return "an element of " + (b ? scopeName(b->scope).str() + " buffer" : std::string("buffer")) +
@@ -26,16 +29,17 @@ std::string describeNonUniform(const Expr *e, const Decl *d) {
 
 } // namespace
 
-const Expr *Sema::firstNonUniform(const Expr *e) const {
+const Expr *Sema::firstNonUniform(const Expr *e, bool withinWarp) const {
   if (!e || e->constant)
     return nullptr;
+  auto first = [&](const Expr *part) { return firstNonUniform(part, withinWarp); };
   switch (e->getKind()) {
   case Expr::EK_Name: {
     const Decl *d = cast<NameExpr>(e)->decl;
     if (!d)
       return nullptr;
     if (isa<LetDecl>(d))
-      return nonUniformLets.count(d) ? e : nullptr;
+      return (withinWarp ? perThreadLets : nonUniformLets).count(d) ? e : nullptr;
     if (d->getKind() == Decl::DK_LoopVar)
       return parallelVars.count(d) ? e : nullptr;
     // Constants, parameters, shape symbols, block indices: the same in every thread.
@@ -49,24 +53,26 @@ const Expr *Sema::firstNonUniform(const Expr *e) const {
       return e;
     for (const IndexItem &item : ix->indices)
       for (const Expr *part : {item.lo, item.hi})
-        if (part && firstNonUniform(part))
-          return firstNonUniform(part);
+        if (const Expr *n = part ? first(part) : nullptr)
+          return n;
     return nullptr;
   }
   case Expr::EK_Unary:
-    return firstNonUniform(cast<UnaryExpr>(e)->operand);
+    return first(cast<UnaryExpr>(e)->operand);
   case Expr::EK_Binary: {
     auto *b = cast<BinaryExpr>(e);
-    if (const Expr *n = firstNonUniform(b->lhs))
+    if (const Expr *n = first(b->lhs))
       return n;
-    return firstNonUniform(b->rhs);
+    return first(b->rhs);
   }
   case Expr::EK_Call: {
     auto *c = cast<CallExpr>(e);
     if (c->builtin == Builtin::CallExtern)
       return e; // any device function: nothing says it returns the same in every thread
+    if (c->builtin == Builtin::WarpgroupId)
+      return withinWarp ? nullptr : e;
     for (const CallArg &a : c->args)
-      if (const Expr *n = firstNonUniform(a.value))
+      if (const Expr *n = first(a.value))
         return n;
     return nullptr;
   }
@@ -89,8 +95,11 @@ void Sema::checkTileOpPlacement(CallExpr *call) {
           .hint("a vectorized loop is per-thread code; use a serial or unroll loop");
       return;
     }
+  // A named barrier is one instruction per warp: the threads of a warp must agree, the
+  // warpgroups need not (that is what the barriers are for).
+  bool barrier = call->builtin == Builtin::BarrierArrive || call->builtin == Builtin::BarrierWait;
   for (IfStmt *i : conditions) {
-    const Expr *bad = firstNonUniform(i->cond);
+    const Expr *bad = firstNonUniform(i->cond, /*withinWarp=*/barrier);
     if (!bad || !reportedConditions.insert(i).second)
       continue;
     const Decl *d = nullptr;
@@ -98,6 +107,14 @@ void Sema::checkTileOpPlacement(CallExpr *call) {
       d = n->decl;
     else if (auto *ix = dyn_cast<IndexExpr>(bad))
       d = ix->base->decl;
+    if (barrier) {
+      diags.error(call->calleeRange, "'" + call->callee +
+                                         "' under a condition that can differ between the threads of a warp")
+          .note(bad->getRange(), describeNonUniform(bad, d))
+          .hint("a named barrier counts whole warps: build the condition from constants, parameters, "
+                "block indices, serial/pipelined/unroll loop variables and warpgroup_id()");
+      continue;
+    }
     diags.error(call->calleeRange, "tile operator '" + call->callee +
                                        "' under a condition that can differ between threads")
         .note(bad->getRange(), describeNonUniform(bad, d))

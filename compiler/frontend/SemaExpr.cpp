@@ -20,7 +20,7 @@ namespace {
 // Names of every builtin callable in expression position, for suggestions.
 std::vector<std::string> scalarBuiltinNames() {
   return {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid",
-          "max", "min", "abs", "select", "inf", "ceildiv"};
+          "max", "min", "abs", "select", "inf", "ceildiv", "warpgroup_id"};
 }
 
 } // namespace
@@ -321,6 +321,11 @@ Type Sema::checkBinary(BinaryExpr *e) {
     // Integer results of float literals keep float-ness: 1.0 * 2 is a float literal.
     if (e->constant && result.isFloating() && e->constant->isInt())
       e->constant = ConstValue{static_cast<double>(e->constant->getInt())};
+  } else if ((e->op == BinaryOp::And || e->op == BinaryOp::Or) && e->lhs->constant &&
+             e->lhs->constant->isBool() && e->lhs->constant->getBool() == (e->op == BinaryOp::Or)) {
+    // `false && x` and `true || x` never evaluate x (as in C++): constant, so that a
+    // compile-time switch such as `if ping_pong && warpgroup_id() == 1` leaves no code behind.
+    e->constant = e->lhs->constant;
   } else if ((e->op == BinaryOp::Div || e->op == BinaryOp::Rem) && e->rhs->constant &&
              e->rhs->constant->isInt() && e->rhs->constant->getInt() == 0) {
     diags.error(e->rhs->getRange(), "division by zero");
@@ -423,6 +428,7 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
   switch (e->builtin) {
   case Builtin::Max: case Builtin::Min: case Builtin::CeilDiv: arity = 2; break;
   case Builtin::Select: arity = 3; break;
+  case Builtin::WarpgroupId: arity = 0; break;
   default: break;
   }
   std::vector<Type> types;
@@ -442,6 +448,8 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
 
   Type result;
   switch (e->builtin) {
+  case Builtin::WarpgroupId:
+    return Type::scalar(DType::I32); // differs between warpgroups: never a constant
   case Builtin::Inf: {
     if (types[0].kind() != Type::DTypeValue || !args[0]->constant) {
       diags.error(args[0]->getRange(), "inf(...) takes a dtype, e.g. inf(f32)");

@@ -1,6 +1,7 @@
 // Sema for tile operators: argument binding (positional or keyword), operand regions, and
 // the shape rules of copy, gemm, the reduce family, fill/clear, atomic_add, cumsum,
 // annotate_layout, swizzle_blocks, barriers and call_extern.
+#include "ConstantFolder.h"
 #include "Sema.h"
 
 #include "frontend/CppNames.h"
@@ -618,13 +619,37 @@ void TileOpChecker::checkSwizzleBlocks() {
 }
 
 void TileOpChecker::checkBarrier() {
-  auto id = option("id", Type::IntLiteral, ConstValue{int64_t(1)});
-  // Barrier 0 is the one __syncthreads uses; hardware has 16.
-  if (id && (id->getInt() < 1 || id->getInt() > 15))
-    diags.error(arg("id")->getRange(), "barrier id must be between 1 and 15, got " +
-                                           std::to_string(id->getInt()))
-        .hint(id->getInt() == 0 ? "barrier 0 is reserved for block-wide synchronisation"
-                                : "the hardware has 16 named barriers per block, 0 to 15");
+  Expr *e = arg("id");
+  if (!e) // bind() reported the missing argument
+    return;
+  Type t = sema.checkExpr(e);
+  if (t.isError() || !sema.expectIntegral(e, t, "a barrier id"))
+    return;
+  // The id may differ between warpgroups (ping-pong schedules wait on their own barrier and
+  // arrive at the other's) but must be known for each, so that its range is checked here and
+  // the compiler's own barriers avoid it.
+  const Expr *threads = sema.kernel ? sema.kernel->threads : nullptr;
+  int64_t warpgroups = threads && threads->constant && threads->constant->isInt()
+                           ? std::max<int64_t>(1, (threads->constant->getInt() + 127) / 128)
+                           : 1;
+  std::optional<std::vector<int64_t>> ids = valuesPerWarpgroup(e, warpgroups);
+  if (!ids) {
+    auto diag = diags.error(e->getRange(), "a barrier id must be computed from constants and warpgroup_id()");
+    sema.explainNotConstant(diag, e, "write a constant from 1 to 15, or e.g. `1 + warpgroup_id()`");
+    return;
+  }
+  for (size_t w = 0; w < ids->size(); ++w) {
+    int64_t id = (*ids)[w];
+    if (id >= 1 && id <= 15)
+      continue;
+    // Barrier 0 is the one __syncthreads uses; hardware has 16.
+    bool perWarpgroup = !e->constant;
+    diags.error(e->getRange(), "barrier id must be between 1 and 15, got " + std::to_string(id) +
+                                   (perWarpgroup ? " in warpgroup " + std::to_string(w) : std::string()))
+        .hint(id == 0 ? "barrier 0 is reserved for block-wide synchronisation"
+                      : "the hardware has 16 named barriers per block, 0 to 15");
+    return;
+  }
 }
 
 void TileOpChecker::checkCallExtern() {

@@ -1,10 +1,12 @@
 #include "infer/BulkPipelinePlan.h"
 
+#include "frontend/ConstantFolder.h"
 #include "target/TargetInfo.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace tlc::infer {
 
@@ -35,6 +37,65 @@ bool writesMemory(const ftg::Node &n) {
 }
 
 namespace {
+
+using NodeList = std::vector<std::unique_ptr<ftg::Node>>;
+
+// The children of `n` that may run: both branches of an `if`, or only the one a
+// compile-time condition takes (lowering drops the other).
+std::vector<const NodeList *> liveChildren(const ftg::Node &n) {
+  if (n.kind == ftg::NodeKind::If)
+    if (const Expr *cond = llvm::cast<IfStmt>(n.stmt)->cond; cond->constant && cond->constant->isBool())
+      return {cond->constant->getBool() ? &n.body : &n.elseBody};
+  return {&n.body, &n.elseBody};
+}
+
+} // namespace
+
+bool holdsNamedBarrier(const ftg::Node &n) {
+  if (n.kind == ftg::NodeKind::Barrier)
+    return true;
+  for (const NodeList *list : liveChildren(n))
+    for (const auto &c : *list)
+      if (holdsNamedBarrier(*c))
+        return true;
+  return false;
+}
+
+std::vector<bool> namedBarrierIds(const ftg::Graph &g) {
+  std::vector<bool> used(16, false);
+  std::function<void(const ftg::Node &)> visit = [&](const ftg::Node &n) {
+    if (n.kind == ftg::NodeKind::Barrier && n.call && !n.call->args.empty()) {
+      const CallArg *keyword = n.call->keywordArg("id");
+      const Expr *id = keyword ? keyword->value : n.call->args[0].value;
+      // Sema checked that the id is known in each warpgroup and within 1..15.
+      if (auto ids = valuesPerWarpgroup(id, (g.threads + 127) / 128))
+        for (int64_t id : *ids)
+          if (id >= 1 && id <= 15)
+            used[size_t(id)] = true;
+    }
+    for (const NodeList *list : liveChildren(n))
+      for (const auto &c : *list)
+        visit(*c);
+  };
+  for (const auto &n : g.body)
+    visit(*n);
+  return used;
+}
+
+namespace {
+
+// Whether `n` holds nothing but named barriers (an `if` that picks a warpgroup's barrier).
+bool onlyNamedBarriers(const ftg::Node &n) {
+  if (n.kind == ftg::NodeKind::Barrier)
+    return true;
+  if (n.kind != ftg::NodeKind::If)
+    return false;
+  for (const NodeList *list : liveChildren(n))
+    for (const auto &c : *list)
+      if (!onlyNamedBarriers(*c))
+        return false;
+  return true;
+}
 
 // Whether producer copy `c` can be a bulk tensor copy per panel of its destination.
 bool bulkCopyable(const ftg::Node &c) {
@@ -67,7 +128,8 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
     // consumers run (no barrier inside either).
     bool harmless = n->kind == ftg::NodeKind::Let || n->kind == ftg::NodeKind::SwizzleBlocks ||
                     ((n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy) && !writesMemory(*n));
-    bool consumersOnly = n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy;
+    bool consumersOnly =
+        n->kind == ftg::NodeKind::Fill || n->kind == ftg::NodeKind::Copy || onlyNamedBarriers(*n);
     if (!loop && !harmless && !consumersOnly)
       return nullptr;
   }
@@ -97,6 +159,11 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
   p.sharedBytes = p.barrierOffset + 16 * loop->stages; // a full and an empty mbarrier per stage
   if (p.sharedBytes > limits.sharedBytesPerBlock)
     return {};
+  std::vector<bool> taken = namedBarrierIds(g);
+  auto free = std::find(taken.begin() + 1, taken.end(), false);
+  if (free == taken.end())
+    return {}; // the kernel's barriers take all 15 ids: its consumers would have none
+  p.consumerBarrier = int(free - taken.begin());
   p.loop = loop;
   // 40 registers are enough to issue copies; setmaxnreg counts in multiples of 8.
   if (p.producers == 128) {

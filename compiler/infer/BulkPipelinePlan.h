@@ -37,6 +37,9 @@ struct BulkPipelinePlan {
   int minBlocksPerSM = 1;     // __launch_bounds__: two blocks per SM with one consumer warpgroup
   int64_t barrierOffset = 0;  // the mbarrier rings follow everything else in shared memory ...
   int64_t sharedBytes = 0;    // ... up to here: the variant's shared memory per block
+  // The named barrier the consumers synchronize on (bar.sync id, consumers): the lowest id
+  // the kernel's own barrier_arrive/barrier_wait never take (no variant when all 15 are).
+  int consumerBarrier = 1;
 
   explicit operator bool() const { return loop != nullptr; }
   int threads() const { return consumers + producers; }
@@ -51,6 +54,11 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
 // Whether node `n` writes global or shared memory (such nodes before a warp-specialized loop
 // run on the consumers only).
 bool writesMemory(const ftg::Node &n);
+// Whether node `n` is or holds one of the kernel's named barriers (barrier_arrive/barrier_wait,
+// which count the consumers: before a warp-specialized loop they run on the consumers only).
+bool holdsNamedBarrier(const ftg::Node &n);
+// The ids the kernel's named barriers take, over every warpgroup, in [1, 15].
+std::vector<bool> namedBarrierIds(const ftg::Graph &g);
 
 // The gemms of pipelined loop `loop` that may leave their wgmma group in flight into the next
 // iteration: from shared A, whose accumulator nothing else in the loop touches, in a cp.async

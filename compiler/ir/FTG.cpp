@@ -171,10 +171,6 @@ private:
     case Builtin::AnnotateLayout:
       return notSupported(c->calleeRange, "annotate_layout in code generation",
                          "layouts are inferred; remove the annotation");
-    case Builtin::BarrierArrive:
-    case Builtin::BarrierWait:
-      return notSupported(c->calleeRange, "named barriers (warp specialization comes with the "
-                                         "Hopper back end)");
     default:
       // A tile operator compiler/ops/ does not implement.
       if (isTileOp(c->builtin))

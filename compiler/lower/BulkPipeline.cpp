@@ -41,7 +41,7 @@ void KernelLowering::lowerBulkBody() {
   bool beforeLoop = true;
   for (const auto &n : g.body) {
     beforeLoop = beforeLoop && n.get() != bulkPlan.loop;
-    if (beforeLoop && infer::writesMemory(*n))
+    if (beforeLoop && (infer::writesMemory(*n) || infer::holdsNamedBarrier(*n)))
       nest(makeIf(kThreadIndex + " < " + std::to_string(g.threads), IfStyle::Braced, /*uniform=*/false),
            [&] { lowerNode(*n); });
     else

@@ -138,7 +138,21 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
   // An else-if chain is one If per branch, each in the else of the previous (printed at one
   // indentation level: nesting each branch one level deeper made the output quadratic in
   // the chain's length).
-  Stmt *branch = &add(makeIf(expr(cast<IfStmt>(n.stmt)->cond)));
+  // A compile-time switch (`if ping_pong`): only the branch it takes, in a scope of its own
+  // (its lets stay local), and no `if (false)` in the output.
+  if (const Expr *cond = cast<IfStmt>(n.stmt)->cond; cond->constant && cond->constant->isBool()) {
+    const auto &taken = cond->constant->getBool() ? n.body : n.elseBody;
+    if (!taken.empty())
+      within(add(std::make_unique<Stmt>(StmtKind::Scope)).body, [&] { lowerNodes(taken); });
+    return;
+  }
+  // A condition on warpgroup_id() (around the kernel's named barriers) is not block-uniform:
+  // no __syncthreads may go inside.
+  auto branchOn = [&](const ftg::Node &b) {
+    const auto *s = cast<IfStmt>(b.stmt);
+    return makeIf(expr(s->cond), IfStyle::Braced, s->blockUniform);
+  };
+  Stmt *branch = &add(branchOn(n));
   const ftg::Node *node = &n;
   while (true) {
     within(branch->body, [&] { lowerNodes(node->body); });
@@ -147,7 +161,7 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
     const ftg::Node &next = *node->elseBody.front();
     if (node->elseBody.size() == 1 && next.kind == ftg::NodeKind::If) {
       branch->elseIf = true;
-      branch->elseBody.push_back(makeIf(expr(cast<IfStmt>(next.stmt)->cond)));
+      branch->elseBody.push_back(branchOn(next));
       branch = branch->elseBody.back().get();
       node = &next;
       continue;
@@ -279,6 +293,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     lowerBulkBody();
     K.bulkThreads = bulkPlan.threads();
     K.bulkMinBlocks = bulkPlan.minBlocksPerSM;
+    K.consumerBarrier = bulkPlan.consumerBarrier;
     K.bulkSharedBytes = bulkPlan.sharedBytes;
     bulkPlan = {};
   }

@@ -45,6 +45,7 @@ llvm::StringRef stmtKindName(StmtKind k) {
   case StmtKind::Mma: return "mma";
   case StmtKind::Shuffle: return "shuffle";
   case StmtKind::Barrier: return "barrier";
+  case StmtKind::NamedBarrier: return "named-barrier";
   case StmtKind::Comment: return "comment";
   case StmtKind::Pipeline: return "pipeline";
   }
@@ -208,8 +209,9 @@ struct Verifier {
         fail(op, "'" + op.text + "' writes '" + w.buffer->sourceName + "', which its access set lacks");
   }
 
-  // `divergent`: some enclosing loop or branch is not taken by every thread alike.
-  void visit(const Stmt &s, bool divergent) {
+  // `divergent`: some enclosing loop or branch is not taken by every thread alike;
+  // `perThread`: some enclosing loop is each thread's own (over threads or registers).
+  void visit(const Stmt &s, bool divergent, bool perThread) {
     if (s.kind == StmtKind::TileOp) {
       checkCovered(s);
       checkAsyncCompleted(s);
@@ -225,10 +227,17 @@ struct Verifier {
       if (divergent)
         fail(s, "__syncthreads where not every thread of the block arrives (" + s.text + ")");
       break;
+    case StmtKind::NamedBarrier:
+      // Counted per warp: no thread of a warp may skip it (Sema keeps its conditions
+      // warp-uniform; per-thread loops would not be).
+      if (perThread)
+        fail(s, "a named barrier inside a per-thread loop (" + s.text + ")");
+      break;
     case StmtKind::For:
       if (s.var.empty() || s.hi.empty())
         fail(s, "a loop without variable or bound");
-      divergent |= s.role == ForRole::Threads || s.role == ForRole::Registers;
+      perThread |= s.role == ForRole::Threads || s.role == ForRole::Registers;
+      divergent |= perThread;
       break;
     case StmtKind::If:
       if (s.cond.empty())
@@ -252,7 +261,7 @@ struct Verifier {
       fail(s, "a leaf statement with children");
     for (const StmtList *l : {&s.body, &s.elseBody})
       for (const StmtPtr &c : *l)
-        visit(*c, divergent);
+        visit(*c, divergent, perThread);
   }
 };
 
@@ -262,7 +271,7 @@ bool verify(const Kernel &k, llvm::raw_ostream &errors) {
   Verifier v{k, errors};
   for (const StmtList *body : {&k.body, &k.bulkBody})
     for (const StmtPtr &s : *body)
-      v.visit(*s, false);
+      v.visit(*s, false, false);
   return v.ok;
 }
 
@@ -334,8 +343,14 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
     break;
   case StmtKind::Barrier:
     os << (s.proxyFence ? "fence.proxy.async; " : "")
-       << (s.barrierThreads ? "barrier over " + std::to_string(s.barrierThreads) + " threads  // " : "barrier  // ")
+       << (s.barrierThreads ? "barrier " + std::to_string(s.barrierId) + " over " + std::to_string(s.barrierThreads) +
+                                  " threads  // "
+                            : "barrier  // ")
        << s.text;
+    break;
+  case StmtKind::NamedBarrier:
+    os << "named barrier " << (s.arriveOnly ? "arrive " : "wait ") << s.value << " over " << s.barrierThreads
+       << " threads  // " << s.text;
     break;
   case StmtKind::Comment: os << "// " << s.text; break;
   case StmtKind::Pipeline: os << "pipeline " << s.var << " < " << s.hi << ", " << s.count << " stages"; break;

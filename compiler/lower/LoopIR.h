@@ -79,7 +79,8 @@ enum class StmtKind {
   VectorCopy,  // one `bytes`-wide load and store
   Mma,         // a warp-level tensor-core gemm on shared/register tiles (tl::gemm_ss/_rs)
   Shuffle,     // target = combine over `width` lanes (tl::detail::warp_combine)
-  Barrier,     // __syncthreads
+  Barrier,     // __syncthreads (or, barrierThreads > 0, bar.sync barrierId over those threads)
+  NamedBarrier, // the kernel's barrier_arrive / barrier_wait: bar.arrive / bar.sync `value`
   Comment,
   // A pipelined loop before PipelineExpansion: body = [the copies issued for one iteration
   // (stage slot `slots[0]`), the same for another iteration (`slots[1]`), the consumers
@@ -113,6 +114,8 @@ struct Stmt {
   std::string text; // Comment, Eval, Barrier (its reason), TileOp (the operator's name)
   bool proxyFence = false; // Barrier: preceded by fence.proxy.async (ProxyFences)
   int barrierThreads = 0;  // Barrier: a named barrier over this many threads (0: the block)
+  int barrierId = 0;       // ... its id; NamedBarrier: `value` holds the id expression
+  bool arriveOnly = false; // NamedBarrier: barrier_arrive (bar.arrive), else barrier_wait
 
   // For: `for (int var = lo; var < hi; step.empty() ? ++var : var += step)`.
   std::string var, lo, hi, step;
@@ -205,6 +208,7 @@ struct Kernel {
   StmtList bulkBody;
   int bulkThreads = 0;
   int bulkMinBlocks = 1; // __launch_bounds__'s blocks per SM for it
+  int consumerBarrier = 1; // the named barrier its consumers synchronize on
   int64_t bulkSharedBytes = 0; // its shared memory: the kernel's, then the mbarrier rings
   struct TensorMap {
     std::string param;      // the kernel parameter (const __grid_constant__ CUtensorMap)

@@ -217,6 +217,7 @@ std::string KernelLowering::expr(const Expr *e) {
     case Builtin::Min: return computed("tl::min", 2);
     case Builtin::Abs: return computed("tl::abs", 1);
     case Builtin::CeilDiv: return "tl::ceildiv(" + arg(0) + ", " + arg(1) + ")";
+    case Builtin::WarpgroupId: return "(" + kThreadIndex + " / 128)";
     default: {
       // Transcendentals compute in f32 (or f64) and round back for 16-bit types.
       std::string fn = "tl::" + builtinName(c->builtin).str();
@@ -300,6 +301,7 @@ bool KernelLowering::computeNonNegative(const Expr *e) {
     case Builtin::Max: return nonNeg(args[0]) || nonNeg(args[1]);
     case Builtin::Min: case Builtin::CeilDiv: return nonNeg(args[0]) && nonNeg(args[1]);
     case Builtin::Select: return nonNeg(args[1]) && nonNeg(args[2]);
+    case Builtin::WarpgroupId: return true;
     default: return false;
     }
   }

@@ -478,6 +478,15 @@ def _add_layout_widths(t: _Tables) -> None:
                     {"dtype": "f16", "dim": str(dim), "causal": "false"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77))])
+    # FlashAttention-3's ping-pong schedule (named barriers over the two consumer warpgroups,
+    # ids from warpgroup_id()); the threads=128 build runs the same barriers with one warpgroup.
+    for dim, causal, extra in ((128, False, {}), (128, True, {}), (64, False, {}),
+                               (64, False, {"threads": "128", "block_M": "64"})):
+        name = f"layout_fa_pingpong_d{dim}" + ("_causal" if causal else "") + ("_wg1" if extra else "")
+        t.add(Build(name, "attention", {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(),
+                                        "ping_pong": "true", **extra}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (8, 16, 1024))])
     # The sm_80 path's attention (mma.sync, register A through the accumulator layout).
     t.add(Build("layout_fa_d96_sm80", "attention",
                 {"dtype": "f16", "dim": "96", "causal": "false"}, target="sm_80"),
@@ -547,6 +556,13 @@ def _op_tables() -> tuple:
 PAPER_GEMM_SHAPES = [(8192, 1024, 8192), (8192, 8192, 8192), (8192, 28672, 8192),
                      (8192, 8192, 28672)]
 PAPER_ATTENTION_SEQ = [1024, 2048, 4096, 8192]
+# Issue 11's flash attention bar: (batch, heads, seq_len).
+ISSUE11_ATTENTION_SHAPES = [(8, 16, 1024), (4, 32, 4096), (1, 32, 8192)]
+
+# MLA decode at DeepSeek-V3's shape (issue 11): 128 query heads over one latent KV head, dim 512
+# + pe_dim 64, at these cache lengths; timed against the roofline floor (bench/bench.py).
+MLA_BENCH_BATCH, MLA_BENCH_HEADS = 64, 128
+MLA_BENCH_SEQ = [1024, 2048, 4096, 8192]
 
 
 def _bench_items() -> list:
@@ -572,6 +588,16 @@ def _bench_items() -> list:
     for family in ("softmax", "rmsnorm"):
         for m, n in ROWWISE_SHAPES + [(16384, 8192)]:
             items.append(BenchItem(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n}))
+    # Issue 11's attention shapes (B, H, S) at D128, the samples' default schedule and the
+    # ping-pong one in the same run.
+    for causal in (False, True):
+        for b, h, s in ISSUE11_ATTENTION_SHAPES:
+            for build in (_attention_build_name(128, causal),
+                          "layout_fa_pingpong_d128" + ("_causal" if causal else "")):
+                name = f"{build}_b{b}h{h}s{s}"
+                if any(i.name == name for i in items):
+                    continue
+                items.append(BenchItem(name, build, _attention_shape(b, h, s, 128)))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
@@ -591,6 +617,12 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_batched_f16_h100tiles_b{b}_{m}x{n}x{k}",
                                "ops_gemm_batched_f16_h100tiles", {"batch": b, "M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_batched.tl with the h100tiles of samples/gemm.tl"))
+    # The sample's defaults (block_H = 64, block_N = 64, 2 stages), as the checks build it.
+    b, h = MLA_BENCH_BATCH, MLA_BENCH_HEADS
+    for s in MLA_BENCH_SEQ:
+        items.append(BenchItem(f"mla_f16_b{b}h{h}s{s}g1", "mla_f16",
+                               {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": 1,
+                                "dim": 512, "pe_dim": 64}))
     # The shape dispatch against the sample's fixed 128x128 tiles, across its buckets.
     for m, n, k in DISPATCH_BENCH_SHAPES:
         shape = {"M": m, "N": n, "K": k}

@@ -224,6 +224,47 @@ class Report(unittest.TestCase):
         self.assertIn("| 4096×4096 | f16 | 2400.0 | 2000.0 | 1.20 | 0.80 |", md)
         self.assertIn("batch 16.", md)
         self.assertNotIn("RMSNorm", md)
+        self.assertNotIn("GEMM at 8192³", md)   # a run from before the GEMM ceiling
+
+    def test_floor_table(self):
+        mla = {"family": "mla", "dtype": "f16", "causal": False, "note": "",
+               "shape": {"batch": 64, "heads": 128, "seqlen_kv": 1024, "kv_heads": 1, "dim": 512,
+                         "pe_dim": 64},
+               "floor_ms": 0.0311, "floor_bound": "memory",
+               "impls": {"ours": {"status": "ok", "ms": 0.05, "floor_pct": 62.2},
+                         "torch": {"status": "ok", "ms": 0.125, "floor_pct": 24.88}}}
+        grouped = {**mla, "shape": {**mla["shape"], "kv_heads": 2},
+                   "impls": {"ours": {"status": "wrong", "rel_err": 0.5},
+                             "torch": {"status": "ok", "ms": 0.125, "floor_pct": 24.88}}}
+        md = report.markdown({**self.RUN, "gemm_TFLOPs": 700.0, "items": [mla, grouped]})
+        self.assertIn("cuBLAS f16 GEMM at 8192³: 700 TFLOP/s.", md)
+        self.assertIn("### MLA decode", md)
+        self.assertIn("| shape | dtype | ours | torch | ours/torch | floor | bound by | % of floor |",
+                      md)
+        # Times in µs; ours/torch = torch's time over ours (2.50: ours is faster).
+        self.assertIn("| 64×128×1024×(512+64) | f16 | 50.0 | 125.0 | 2.50 | 31.1 | memory | 62.2% |",
+                      md)
+        self.assertIn("| 64×128×1024×(512+64), 2 KV heads | f16 | wrong (rel 5.0e-01) | 125.0 | — "
+                      "| 31.1 | memory | — |", md)
+        self.assertIn("% of floor = floor / our time", md)
+
+
+class RooflineFloor(unittest.TestCase):
+    # MLA decode at batch 2, heads 4, seqlen_kv 8, kv_heads 2, dim 8, pe_dim 4, f16 (as
+    # test_torch_cpu checks problems.py's counts): Q 64 + Q_pe 32 + KV 256 + K_pe 128 + O 64
+    # elements of 2 bytes; 2·2·4·8·(8+4) + 2·2·4·8·8 FLOPs.
+    BYTES, FLOPS = 2 * (64 + 32 + 256 + 128 + 64), 2 * 2 * 4 * 8 * 12 + 2 * 2 * 4 * 8 * 8
+
+    def test_the_larger_of_bytes_over_bandwidth_and_flops_over_gemm_rate(self):
+        import bench
+        self.assertEqual((self.BYTES, self.FLOPS), (1088, 2560))
+        # 1000 B/s and 2000 FLOP/s: 1.088 s of traffic, 1.28 s of arithmetic.
+        floor = bench.roofline_floor(self.BYTES, self.FLOPS, copy_tbps=1e-9, gemm_tflops=2e-9)
+        self.assertAlmostEqual(floor["floor_ms"], 1280.0)
+        self.assertEqual(floor["floor_bound"], "compute")
+        floor = bench.roofline_floor(self.BYTES, self.FLOPS, copy_tbps=1e-9, gemm_tflops=4e-9)
+        self.assertAlmostEqual(floor["floor_ms"], 1088.0)
+        self.assertEqual(floor["floor_bound"], "memory")
 
 
 class BenchHelpers(unittest.TestCase):

@@ -12,6 +12,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 try:
     import torch
@@ -23,6 +24,7 @@ from abi import TLC_ERROR_INVALID_ARGUMENT, TORCH_DTYPES, Status, TensorView  # 
 
 if torch is not None:
     import contract
+    import measure
     import problems
     from metrics import compare, judge
 
@@ -308,6 +310,27 @@ class OperatorReferences(unittest.TestCase):
                 s = (kv[b, :, g] @ q[b, h] + k_pe[b, :, g] @ q_pe[b, h]) / math.sqrt(12)
                 want = torch.softmax(s, 0) @ kv[b, :, g]
                 self.assertTrue(torch.allclose(out[b, h], want), (b, h))
+
+    MLA_SMALL = {"batch": 2, "heads": 4, "seqlen_kv": 8, "kv_heads": 2, "dim": 8, "pe_dim": 4}
+
+    def test_mla_bytes_and_flops_by_hand(self):
+        # What the roofline floor counts (test_runner.RooflineFloor takes it from there): each
+        # tensor once, Q [2, 4, 8], Q_pe [2, 4, 4], KV [2, 8, 2, 8], K_pe [2, 8, 2, 4] and
+        # O [2, 4, 8] in f16; per (sequence, head, cache entry) a 12-long score dot product and
+        # an 8-wide update of the output, 2 FLOPs per multiply-add.
+        p = problems.problem_for(build("mla", dtype="f16", dim="8", pe_dim="4"))
+        self.assertEqual(p.min_bytes(self.MLA_SMALL), 2 * (64 + 32 + 256 + 128 + 64))
+        self.assertEqual(p.flops(self.MLA_SMALL), 2 * 2 * 4 * 8 * (8 + 4) + 2 * 2 * 4 * 8 * 8)
+
+    def test_mla_torch_peer_is_the_reference_batched(self):
+        # In f32 the peer's only roundings are f32 ones, so it must agree with the float64
+        # reference closely; two KV heads make it regroup the cache.
+        p = problems.problem_for(build("mla", dtype="f32", dim="8", pe_dim="4"))
+        ins = p.inputs(self.MLA_SMALL, cpu_gen(3))
+        want = p.reference(ins, self.MLA_SMALL, "float64")["O"]
+        got = measure.mla_decode_torch(ins)()
+        self.assertEqual(got.shape, want.shape)
+        self.assertTrue(torch.allclose(got.double(), want, rtol=1e-4, atol=1e-5))
 
 
 @unittest.skipIf(torch is None, "torch is not installed")

@@ -25,6 +25,7 @@ syn keyword tlTileOp copy gemm fill clear atomic_add cumsum reduce_sum reduce_ma
 syn keyword tlTileOp reduce_abssum reduce_absmax annotate_layout swizzle_blocks barrier_arrive
 syn keyword tlTileOp barrier_wait call_extern
 syn keyword tlBuiltin exp exp2 log log2 sqrt rsqrt tanh sigmoid max min abs select inf ceildiv
+syn keyword tlBuiltin warpgroup_id
 syn keyword tlPolicy full_row full_col square
 syn keyword tlBoolean true false
 syn keyword tlKeyword auto out as
@@ -32,7 +33,7 @@ syn keyword tlKernelNameKeyword contained copy gemm fill clear atomic_add cumsum
 syn keyword tlKernelNameKeyword contained reduce_max reduce_min reduce_abssum reduce_absmax
 syn keyword tlKernelNameKeyword contained annotate_layout swizzle_blocks barrier_arrive barrier_wait
 syn keyword tlKernelNameKeyword contained call_extern exp exp2 log log2 sqrt rsqrt tanh sigmoid max
-syn keyword tlKernelNameKeyword contained min abs select inf ceildiv
+syn keyword tlKernelNameKeyword contained min abs select inf ceildiv warpgroup_id
 " END GENERATED KEYWORDS
 
 " `grid`, `threads` and `dtype` are ordinary names except where the syntax needs the keyword

@@ -1,0 +1,46 @@
+// barrier_arrive and barrier_wait: the kernel's own named barriers (bar.arrive / bar.sync),
+// for schedules the compiler does not infer, such as FlashAttention-3's ping-pong, where each
+// consumer warpgroup waits for its turn on the tensor cores and then hands it to the other.
+// A barrier completes when every thread of the kernel (its `threads(...)`; in a
+// warp-specialized variant, the consumers) has arrived, each warp counting whole. The id may
+// differ between warpgroups (`1 + warpgroup_id()`); Sema checked that it lies in 1..15 in
+// each, and the consumers' own barrier takes an id none of them uses
+// (infer/BulkPipelinePlan). No access sets: the compiler does not rely on them to order its
+// own accesses, so it places its barriers as if they were not there.
+#include "ops/Arguments.h"
+
+#include "frontend/AST.h"
+#include "ir/TileOp.h"
+#include "lower/KernelLowering.h"
+
+namespace tlc::ops {
+
+using namespace lower;
+using ftg::Node;
+
+namespace {
+
+class BarrierOp : public ftg::TileOp {
+public:
+  ftg::NodeKind kind() const override { return ftg::NodeKind::Barrier; }
+  bool buildsFrom(Builtin b) const override { return b == Builtin::BarrierArrive || b == Builtin::BarrierWait; }
+  void build(Node &, const CallExpr &, ftg::NodeBuilder &) const override {}
+
+  std::string describe(const Node &n) const override { return toSource(n.call); }
+
+  void lower(const Node &n, KernelLowering &L) const override {
+    auto s = std::make_unique<lower::Stmt>(StmtKind::NamedBarrier);
+    s->arriveOnly = n.call->builtin == Builtin::BarrierArrive;
+    s->value = L.expr(argument(*n.call, 0, "id"));
+    s->barrierThreads = int(L.g.threads);
+    s->text = s->arriveOnly ? "arrive and go on" : "arrive, then wait for the kernel's other threads";
+    L.add(std::move(s));
+  }
+};
+
+const BarrierOp barrierOp;
+const bool registered = ftg::registerTileOp(barrierOp);
+
+} // namespace
+
+} // namespace tlc::ops
