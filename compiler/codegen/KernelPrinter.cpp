@@ -39,7 +39,7 @@ std::string inlineText(const Stmt &s) {
         return "tl::wgmma::gemm_rs<" + wg + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
       return "tl::wgmma::gemm_ss<" + wg + ", " + flag(s.transA) + ", " + flag(s.transB) +
              (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
-             (s.pending ? "  // left in flight: drained after the loop" : "");
+             (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
     }
     if (s.aInRegisters)
       return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";

@@ -200,4 +200,27 @@ std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bul
   return inFlight;
 }
 
+std::vector<std::pair<const ftg::Node *, size_t>> deferredGemmWaits(const std::vector<const ftg::Node *> &siblings) {
+  std::vector<std::pair<const ftg::Node *, size_t>> deferred;
+  for (size_t i = 0; i < siblings.size(); ++i) {
+    const ftg::Node &g = *siblings[i];
+    if (g.kind != ftg::NodeKind::Gemm || !g.warpgroupMma || g.inputs[0].buffer->scope != Scope::Shared)
+      continue;
+    const ftg::Buffer *acc = g.outputs[0].buffer;
+    size_t j = i + 1;
+    for (; j < siblings.size(); ++j) {
+      const ftg::Node &m = *siblings[j];
+      bool touchesAcc = llvm::is_contained(m.reads, acc) || llvm::is_contained(m.writes, acc);
+      bool overwritesOperand = llvm::any_of(g.reads, [&](const ftg::Buffer *b) { return llvm::is_contained(m.writes, b); });
+      bool opaque = m.kind == ftg::NodeKind::Gemm || m.kind == ftg::NodeKind::Loop || m.kind == ftg::NodeKind::Extern ||
+                    (m.kind == ftg::NodeKind::If && !onlyNamedBarriers(m));
+      if (touchesAcc || overwritesOperand || opaque)
+        break;
+    }
+    if (j > i + 1)
+      deferred.push_back({&g, j});
+  }
+  return deferred;
+}
+
 } // namespace tlc::infer

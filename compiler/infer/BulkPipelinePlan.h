@@ -66,4 +66,14 @@ std::vector<bool> namedBarrierIds(const ftg::Graph &g);
 // on its own.
 std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk);
 
+// Gemms of `siblings` (nodes of one list, in program order) whose wgmma group may stay in
+// flight past the nodes that follow them, and the index of the first sibling that must not
+// start before the group completes (siblings.size(): the end of the list): one that touches
+// the accumulator, writes an operand the gemm reads, or issues tensor-core work, loops or
+// calls of its own. Only gemms from shared A (gemm_ss returns with its group in flight) with
+// at least one sibling to overlap: a gemm whose next sibling reads its accumulator waits at
+// once, as before. What FlashAttention-3's ping-pong needs: a warpgroup hands the tensor cores
+// over (barrier_arrive) right after issuing Q @ K^T and waits for it afterwards.
+std::vector<std::pair<const ftg::Node *, size_t>> deferredGemmWaits(const std::vector<const ftg::Node *> &siblings);
+
 } // namespace tlc::infer

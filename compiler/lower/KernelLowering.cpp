@@ -123,9 +123,11 @@ void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::ve
     stageOf[c->outputs[0].buffer] = {p->slots[2], {p->slots[2], 0, n.stages}};
   gemmsInFlight.insert(inFlight.begin(), inFlight.end());
   within(p->body[2]->body, [&] {
+    std::vector<const ftg::Node *> consumers;
     for (auto &c : n.body)
       if (!c->producer)
-        lowerNode(*c);
+        consumers.push_back(c.get());
+    lowerSiblings(consumers);
   });
   gemmsInFlight.clear();
   drainAfter(*p, inFlight);
@@ -209,8 +211,33 @@ void KernelLowering::lowerNode(const ftg::Node &n) {
 }
 
 void KernelLowering::lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes) {
+  std::vector<const ftg::Node *> siblings;
   for (auto &n : nodes)
-    lowerNode(*n);
+    siblings.push_back(n.get());
+  lowerSiblings(siblings);
+}
+
+void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &siblings) {
+  // Gemms already left in flight across the iterations of their loop keep that protocol.
+  std::vector<std::pair<const ftg::Node *, size_t>> deferred;
+  for (auto &d : infer::deferredGemmWaits(siblings))
+    if (!gemmsInFlight.count(d.first))
+      deferred.push_back(d);
+  for (size_t i = 0; i <= siblings.size(); ++i) {
+    for (auto &[gemm, until] : deferred)
+      if (until == i) {
+        gemmsInFlight.erase(gemm);
+        const ftg::Buffer &acc = *gemm->outputs[0].buffer;
+        sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
+                                 "follows it, completes");
+        accessing(add(makeEval("tl::wgmma::drain(" + cppName(acc.name) + ")")), {access(&acc)}, {access(&acc)});
+      }
+    if (i == siblings.size())
+      break;
+    if (llvm::any_of(deferred, [&](const auto &d) { return d.first == siblings[i]; }))
+      gemmsInFlight.insert(siblings[i]);
+    lowerNode(*siblings[i]);
+  }
 }
 
 std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {

@@ -86,6 +86,9 @@ public:
 
   // ---- structure
   void lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes);
+  // Siblings in program order; a wgmma gemm's wait may move past the ones that follow it
+  // (infer::deferredGemmWaits).
+  void lowerSiblings(const std::vector<const ftg::Node *> &siblings);
   void lowerNode(const ftg::Node &n);
   void lowerLoop(const ftg::Node &n);
   void lowerIf(const ftg::Node &n);
