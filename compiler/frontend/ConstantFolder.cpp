@@ -329,6 +329,10 @@ struct WarpgroupEvaluator {
       auto *c = llvm::cast<CallExpr>(e);
       if (c->builtin == Builtin::WarpgroupId)
         return ConstValue{warpgroup};
+      if (c->calleeKind == CalleeKind::Cast && c->args.size() == 1) {
+        auto v = eval(c->args[0].value);
+        return v ? std::optional<ConstValue>(castConstant(*v, c->castType)) : std::nullopt;
+      }
       if (c->calleeKind != CalleeKind::Builtin || isTileOp(c->builtin))
         return std::nullopt;
       std::vector<ConstValue> args;

@@ -276,7 +276,12 @@ void Sema::checkKernel(KernelDecl *k) {
     diags.error(k->gridRange, "grid takes 1 to 3 dimensions, got " +
                                   std::to_string(k->grid.size()));
   for (Expr *g : k->grid)
-    expectIntegral(g, checkExpr(g), "a grid dimension");
+    if (expectIntegral(g, checkExpr(g), "a grid dimension"))
+      if (const Expr *bad = firstNonUniform(g)) {
+        auto diag = diags.error(bad->getRange(), "grid(...) is computed by the launcher on the host, "
+                                                 "before any thread runs");
+        diag.hint("build the grid from shape symbols, parameters and constants");
+      }
   Type tt = checkExpr(k->threads);
   if (expectIntegral(k->threads, tt, "the thread count")) {
     if (!k->threads->constant) {
@@ -591,10 +596,12 @@ void Sema::checkLet(LetStmt *s) {
     t = materialize(t);
   }
   d->type = t;
-  if (firstNonUniform(d->init))
-    nonUniformLets.insert(d);
-  if (firstNonUniform(d->init, /*withinWarp=*/true))
-    perThreadLets.insert(d);
+  unsigned variance = 0;
+  for (unsigned mode = 0; mode < 4; ++mode)
+    if (firstNonUniform(d->init, /*withinWarp=*/mode & 2, /*sharedUniform=*/mode & 1))
+      variance |= 1u << mode;
+  if (variance)
+    letVariance[d] = variance;
   declare(d);
 }
 

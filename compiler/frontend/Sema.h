@@ -137,10 +137,16 @@ private:
   void reportReadOnly(BufferLikeDecl *buf, llvm::SMRange range);
 
   // Where tile operators may stand (SemaControl.cpp).
-  // The first part of `e` that can differ between the threads of a block (withinWarp: between
-  // the threads of one warp, which warpgroup_id() does not); null if uniform.
-  const Expr *firstNonUniform(const Expr *e, bool withinWarp = false) const;
+  // The first part of `e` that can differ between the threads of a block; null if uniform.
+  // withinWarp: between the threads of one warp (warpgroup_id() does not). sharedUniform:
+  // elements of shared buffers at uniform indices count as uniform (every thread reads the
+  // same bytes: tile operand indices and loop bounds, not conditions).
+  const Expr *firstNonUniform(const Expr *e, bool withinWarp = false, bool sharedUniform = false) const;
+  // "error: ..." plus a note at the non-uniform part `bad` saying why it differs.
+  void noteNonUniform(DiagnosticEngine::Builder &diag, const Expr *bad) const;
   void checkTileOpPlacement(CallExpr *call);
+  // The indices of a tile operand must be the same in every thread (outside parallel loops).
+  void checkUniformRegion(const Expr *region, llvm::StringRef role);
   void checkNestedPipeline(ForStmt *s);
 
   // Tile operators (SemaTileOps.cpp).
@@ -157,10 +163,12 @@ private:
   std::vector<ForStmt *> loops;     // enclosing loops, innermost last
   unsigned conditionalDepth = 0;    // enclosing if statements
   std::vector<IfStmt *> conditions; // enclosing if statements, outermost first
-  llvm::DenseSet<const Decl *> nonUniformLets; // lets whose value can differ between threads
-  llvm::DenseSet<const Decl *> perThreadLets;  // ... even between the threads of one warp
+  // Lets whose value can differ between threads, per mode of firstNonUniform: bit
+  // 2 * withinWarp + sharedUniform set when it differs in that mode.
+  llvm::DenseMap<const Decl *, unsigned> letVariance;
   llvm::DenseSet<const Decl *> parallelVars;   // variables of parallel loops
   llvm::DenseSet<const IfStmt *> reportedConditions;
+  llvm::DenseSet<const ForStmt *> reportedLoops;
 };
 
 } // namespace tlc

@@ -29,17 +29,20 @@ std::string describeNonUniform(const Expr *e, const Decl *d) {
 
 } // namespace
 
-const Expr *Sema::firstNonUniform(const Expr *e, bool withinWarp) const {
+const Expr *Sema::firstNonUniform(const Expr *e, bool withinWarp, bool sharedUniform) const {
   if (!e || e->constant)
     return nullptr;
-  auto first = [&](const Expr *part) { return firstNonUniform(part, withinWarp); };
+  auto first = [&](const Expr *part) { return firstNonUniform(part, withinWarp, sharedUniform); };
   switch (e->getKind()) {
   case Expr::EK_Name: {
     const Decl *d = cast<NameExpr>(e)->decl;
     if (!d)
       return nullptr;
-    if (isa<LetDecl>(d))
-      return (withinWarp ? perThreadLets : nonUniformLets).count(d) ? e : nullptr;
+    if (isa<LetDecl>(d)) {
+      auto it = letVariance.find(d);
+      unsigned mode = 2 * unsigned(withinWarp) + unsigned(sharedUniform);
+      return it != letVariance.end() && (it->second >> mode & 1u) ? e : nullptr;
+    }
     if (d->getKind() == Decl::DK_LoopVar)
       return parallelVars.count(d) ? e : nullptr;
     // Constants, parameters, shape symbols, block indices: the same in every thread.
@@ -48,8 +51,12 @@ const Expr *Sema::firstNonUniform(const Expr *e, bool withinWarp) const {
   case Expr::EK_Index: {
     auto *ix = cast<IndexExpr>(e);
     // Elements of global tensors at uniform indices are uniform; on-chip buffers are read
-    // per thread (a local buffer is per thread, a fragment element lives in one thread).
-    if (!llvm::isa_and_nonnull<TensorParamDecl>(ix->base->decl))
+    // per thread (a local buffer is per thread, a fragment element lives in one thread),
+    // shared ones the same in every thread where the caller allows it.
+    auto *onChip = llvm::dyn_cast_or_null<BufferDecl>(ix->base->decl);
+    bool sameBytes = llvm::isa_and_nonnull<TensorParamDecl>(ix->base->decl) ||
+                     (sharedUniform && onChip && onChip->scope == Scope::Shared);
+    if (!sameBytes)
       return e;
     for (const IndexItem &item : ix->indices)
       for (const Expr *part : {item.lo, item.hi})
@@ -98,30 +105,69 @@ void Sema::checkTileOpPlacement(CallExpr *call) {
   // A named barrier is one instruction per warp: the threads of a warp must agree, the
   // warpgroups need not (that is what the barriers are for).
   bool barrier = call->builtin == Builtin::BarrierArrive || call->builtin == Builtin::BarrierWait;
+  // Every thread runs the same iterations of the loops around it.
+  for (ForStmt *f : loops) {
+    std::vector<const Expr *> bounds(f->extents.begin(), f->extents.end());
+    bounds.push_back(f->start);
+    for (const Expr *b : bounds) {
+      const Expr *bad = firstNonUniform(b, /*withinWarp=*/barrier, /*sharedUniform=*/true);
+      if (!bad || !reportedLoops.insert(f).second)
+        continue;
+      auto diag = diags.error(call->calleeRange, "'" + call->callee + "' inside a loop whose bounds can differ between " +
+                                                     (barrier ? "the threads of a warp" : "threads"));
+      noteNonUniform(diag, bad);
+      diag.hint("build the loop's bounds from constants, parameters, block indices, outer loop variables "
+                "and shared or global elements at such indices");
+      break;
+    }
+  }
   for (IfStmt *i : conditions) {
     const Expr *bad = firstNonUniform(i->cond, /*withinWarp=*/barrier);
     if (!bad || !reportedConditions.insert(i).second)
       continue;
-    const Decl *d = nullptr;
-    if (auto *n = dyn_cast<NameExpr>(bad))
-      d = n->decl;
-    else if (auto *ix = dyn_cast<IndexExpr>(bad))
-      d = ix->base->decl;
     if (barrier) {
-      diags.error(call->calleeRange, "'" + call->callee +
-                                         "' under a condition that can differ between the threads of a warp")
-          .note(bad->getRange(), describeNonUniform(bad, d))
-          .hint("a named barrier counts whole warps: build the condition from constants, parameters, "
+      auto diag = diags.error(call->calleeRange, "'" + call->callee +
+                                                     "' under a condition that can differ between the threads of a warp");
+      noteNonUniform(diag, bad);
+      diag.hint("a named barrier counts whole warps: build the condition from constants, parameters, "
                 "block indices, serial/pipelined/unroll loop variables and warpgroup_id()");
       continue;
     }
-    diags.error(call->calleeRange, "tile operator '" + call->callee +
-                                       "' under a condition that can differ between threads")
-        .note(bad->getRange(), describeNonUniform(bad, d))
-        .hint("every thread of the block must reach a tile operator: build the condition from "
+    auto diag = diags.error(call->calleeRange, "tile operator '" + call->callee +
+                                                   "' under a condition that can differ between threads");
+    noteNonUniform(diag, bad);
+    diag.hint("every thread of the block must reach a tile operator: build the condition from "
               "constants, parameters, block indices, serial/pipelined/unroll loop variables "
               "and global tensor elements at such indices");
   }
+}
+
+void Sema::noteNonUniform(DiagnosticEngine::Builder &diag, const Expr *bad) const {
+  const Decl *d = nullptr;
+  if (auto *n = dyn_cast<NameExpr>(bad))
+    d = n->decl;
+  else if (auto *ix = dyn_cast<IndexExpr>(bad))
+    d = ix->base->decl;
+  diag.note(bad->getRange(), describeNonUniform(bad, d));
+}
+
+void Sema::checkUniformRegion(const Expr *region, llvm::StringRef role) {
+  if (llvm::any_of(loops, [](ForStmt *f) { return f->loopKind == LoopKind::Parallel; }))
+    return; // per-element code: each thread addresses its own elements
+  auto *ix = dyn_cast<IndexExpr>(region);
+  if (!ix)
+    return;
+  for (const IndexItem &item : ix->indices)
+    for (const Expr *part : {item.lo, item.hi})
+      if (const Expr *bad = part ? firstNonUniform(part, false, /*sharedUniform=*/true) : nullptr) {
+        auto diag = diags.error(part->getRange(), role.str() + ": the tile of '" + ix->base->name +
+                                                      "' must be the same in every thread of the block");
+        noteNonUniform(diag, bad);
+        diag.hint("a tile operator works on one tile for the whole block: build its indices from constants, "
+                  "parameters, block indices, serial/pipelined/unroll loop variables and shared or global "
+                  "elements at such indices");
+        return;
+      }
 }
 
 void Sema::checkNestedPipeline(ForStmt *s) {

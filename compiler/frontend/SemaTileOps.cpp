@@ -269,6 +269,7 @@ std::optional<Region> Sema::analyzeRegion(Expr *e, bool isWrite, llvm::StringRef
       reportReadOnly(buf, base->getRange());
       return std::nullopt;
     }
+  checkUniformRegion(e, role);
   Region r;
   r.buffer = buf;
   r.range = e->getRange();
