@@ -303,7 +303,7 @@ enum class Builtin {
   // Tile operators (statements).
   Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum,
   ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax,
-  AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, CallExtern,
+  AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, CallExtern,
   // Scalar functions.
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
   WarpgroupId, // the calling thread's warpgroup (128 threads) in the block: per-warpgroup, not folded

@@ -66,6 +66,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::SwizzleBlocks: return {{"panel"}, 0, {}};
   case Builtin::BarrierArrive: return {{"id"}, 1, {}};
   case Builtin::BarrierWait: return {{"id"}, 1, {}};
+  case Builtin::WarpSpecialize: return {{"enabled"}, 1, {}};
   case Builtin::CallExtern: return {{"name"}, 1, {"returns"}, true};
   default: // reductions
     return {{"src", "dst"}, 2, {"dim", "clear"}};
@@ -110,6 +111,7 @@ private:
   void checkAnnotateLayout();
   void checkSwizzleBlocks();
   void checkBarrier();
+  void checkWarpSpecialize();
   void checkCallExtern();
   bool checkSameTile(const Region &src, const Region &dst);
   // `what` names the operand in messages: "'S' [64, 32]".
@@ -619,6 +621,13 @@ void TileOpChecker::checkSwizzleBlocks() {
     diags.error(call->getRange(), "swizzle_blocks needs a 2-d grid to reorder");
 }
 
+void TileOpChecker::checkWarpSpecialize() {
+  option("enabled", Type::Scalar, ConstValue{true});
+  if (!sema.loops.empty() || sema.conditionalDepth)
+    diags.error(call->getRange(), "warp_specialize decides how the whole kernel is compiled and must be "
+                                  "at the top level of the kernel body");
+}
+
 void TileOpChecker::checkBarrier() {
   Expr *e = arg("id");
   if (!e) // bind() reported the missing argument
@@ -718,6 +727,7 @@ void TileOpChecker::run() {
   case Builtin::SwizzleBlocks: return checkSwizzleBlocks();
   case Builtin::BarrierArrive:
   case Builtin::BarrierWait: return checkBarrier();
+  case Builtin::WarpSpecialize: return checkWarpSpecialize();
   case Builtin::CallExtern: return checkCallExtern();
   default:
     if (isReduce(call->builtin))

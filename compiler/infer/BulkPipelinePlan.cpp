@@ -113,7 +113,7 @@ bool bulkCopyable(const ftg::Node &c) {
 
 const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
   const target::TargetInfo &t = *g.target;
-  if (!t.copyAtom(target::CopyKind::BulkTensor) || !t.warpgroupMma() || g.threads % 128 != 0 ||
+  if (!g.warpSpecialize || !t.copyAtom(target::CopyKind::BulkTensor) || !t.warpgroupMma() || g.threads % 128 != 0 ||
       g.threads + producerThreads > t.limits().threadsPerBlock)
     return nullptr;
   const ftg::Node *loop = nullptr;

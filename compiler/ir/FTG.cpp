@@ -163,6 +163,12 @@ private:
       g.swizzlePanel = p && p->constant ? int(p->constant->getInt()) : 8;
       return;
     }
+    case Builtin::WarpSpecialize: {
+      // A switch for the whole kernel, not a node: Sema checked the constant and the place.
+      const Expr *e = c->args.empty() ? nullptr : c->args[0].value;
+      g.warpSpecialize = !(e && e->constant && e->constant->isBool() && !e->constant->getBool());
+      return;
+    }
     case Builtin::CallExtern: {
       Node *n = add(out, NodeKind::Extern, s);
       n->call = c;
@@ -422,6 +428,8 @@ void printGraph(const Graph &g, llvm::raw_ostream &os, bool inferred) {
   os << ") threads(" << g.threads << ")";
   if (g.swizzlePanel)
     os << " swizzle_blocks(" << g.swizzlePanel << ")";
+  if (!g.warpSpecialize)
+    os << " warp_specialize(false)";
   os << "\n";
   for (const auto &b : g.buffers) {
     os << "  buffer " << b->name << " : " << scopeName(b->scope) << " " << dtypeName(b->dtype)

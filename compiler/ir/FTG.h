@@ -125,6 +125,8 @@ public:
   std::vector<std::unique_ptr<Node>> body;
   int threads = 128;
   int swizzlePanel = 0;
+  // warp_specialize(false): no warp-specialized variant (infer/BulkPipelinePlan).
+  bool warpSpecialize = true;
   // What the passes ask about the GPU (target/TargetInfo.h); set by buildGraph, never null
   // after it. Declared here only: ir/ sits beside target/, not above it.
   const target::TargetInfo *target = nullptr;
