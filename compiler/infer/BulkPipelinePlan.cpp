@@ -135,14 +135,11 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
   }
   if (!loop || loop->stages < 2)
     return nullptr;
-  int producers = 0;
-  for (const auto &c : loop->body)
-    if (c->producer) {
-      if (!bulkCopyable(*c))
-        return nullptr;
-      ++producers;
-    }
-  return producers > 0 ? loop : nullptr;
+  std::vector<const ftg::Node *> producers = ftg::producersOf(*loop);
+  for (const ftg::Node *c : producers)
+    if (!bulkCopyable(*c))
+      return nullptr;
+  return producers.empty() ? nullptr : loop;
 }
 
 } // namespace

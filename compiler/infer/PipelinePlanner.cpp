@@ -68,23 +68,40 @@ public:
           lets.push_back(let);
         }
       }
-      // Buffers written in the loop by anything but a copy from global memory.
+      // Buffers written in the loop by anything but one copy from global memory (in the body,
+      // or directly under one of its `if`s).
       llvm::SmallPtrSet<const ftg::Buffer *, 8> writtenOtherwise;
-      for (auto &n : loop.body)
-        if (!isGlobalToShared(*n))
-          for (const ftg::Buffer *b : n->writes)
-            writtenOtherwise.insert(b);
-      for (auto &n : loop.body) {
-        if (!isGlobalToShared(*n) || loop.stages < 2)
+      llvm::DenseMap<const ftg::Buffer *, int> copiesInto;
+      auto writes = [&](const Node &n) {
+        if (isGlobalToShared(n))
+          ++copiesInto[n.outputs[0].buffer];
+        else
+          writtenOtherwise.insert(n.writes.begin(), n.writes.end());
+      };
+      for (Node *n : liveNodes(loop.body)) {
+        if (n->kind != NodeKind::If) {
+          writes(*n);
           continue;
-        ftg::Buffer *dst = n->outputs[0].buffer;
+        }
+        for (const auto *branch : {&n->body, &n->elseBody})
+          for (Node *c : liveNodes(*branch))
+            writes(*c);
+      }
+      for (auto &[b, count] : copiesInto)
+        if (count > 1)
+          writtenOtherwise.insert(b);
+      // Whether copy `n` (a direct child of the body, or of an `if` of it) can be issued ahead:
+      // its addresses, and the condition it stands under, computed from the loop variable
+      // and values fixed before the loop; its destination written by nothing else.
+      auto plan = [&](Node &n, const Expr *guard) -> bool {
+        ftg::Buffer *dst = n.outputs[0].buffer;
         llvm::SmallPtrSet<const Decl *, 8> used;
         // Both addresses: the prefetch computes the destination's origin ahead of time too.
-        for (const Operand *op : {&n->inputs[0], &n->outputs[0]})
+        for (const Operand *op : {&n.inputs[0], &n.outputs[0]})
           for (const Expr *o : op->region.origins)
             collectDecls(o, used);
-        bool independent = !writtenOtherwise.count(dst);
         const Decl *blocker = nullptr;
+        bool independent = !writtenOtherwise.count(dst);
         for (const Decl *d : used)
           if ((inLoop.count(d) && !recomputable.count(d)) || (d && d->getKind() == Decl::DK_Buffer)) {
             independent = false;
@@ -94,7 +111,7 @@ public:
           // Not an error (the loop still runs correctly), but the author asked for a pipeline.
           bool data = blocker && blocker->getKind() == Decl::DK_Buffer;
           auto w = diags.warning(
-              n->call->getRange(),
+              n.call->getRange(),
               "this copy is not prefetched by the pipelined loop: " +
                   (!blocker ? "'" + dst->name + "' is also written in the loop"
                    : data   ? "its address reads '" + blocker->getName().str() +
@@ -103,25 +120,117 @@ public:
                                   "', computed from values of the loop"));
           if (blocker && !data)
             w.hint("compute the address from the loop variable and values fixed before the loop");
-          continue;
+          return false;
         }
-        n->producer = true;
+        if (guard)
+          collectDecls(guard, used);
+        n.producer = true;
         dst->stages = std::max(dst->stages, loop.stages);
         // Lets may build on each other: the prefetch recomputes all recomputable ones, in order.
         if (llvm::any_of(used, [&](const Decl *d) { return recomputable.count(d); }))
           loop.prefetchLets = lets;
-      }
-      // Copies nested under an `if` or an inner loop of the body are issued where they stand,
-      // every iteration, and waited for at once: say so, since the author asked for a pipeline
-      // (block-sparse kernels copy under a condition).
+        return true;
+      };
       if (loop.stages >= 2)
-        for (auto &n : loop.body)
-          warnNestedCopies(*n, n->kind == NodeKind::If ? "an 'if'" : "an inner loop", diags);
+        for (Node *n : liveNodes(loop.body)) {
+          if (isGlobalToShared(*n))
+            plan(*n, nullptr);
+          else if (n->kind == NodeKind::If)
+            planGuarded(*n, loop, inLoop, recomputable, writtenOtherwise, plan, diags);
+          else if (n->kind == NodeKind::Loop)
+            warnNestedCopies(*n, "an inner loop", diags);
+        }
     });
     return true;
   }
 
 private:
+  // The copies directly under `if` node `branch` of the loop body are prefetched under its
+  // condition when the condition can be evaluated for a later iteration (it reads the loop
+  // variable, values fixed before the loop and global tensors the loop does not write) and
+  // nothing outside the branch reads what they copy (a stage the condition skipped holds an
+  // older tile). Anything else is issued in its own iteration, with a warning saying why.
+  template <class Plan>
+  static void planGuarded(Node &branch, const Node &loop, const llvm::SmallPtrSetImpl<const Decl *> &inLoop,
+                          const llvm::SmallPtrSetImpl<const Decl *> &recomputable,
+                          const llvm::SmallPtrSetImpl<const ftg::Buffer *> &writtenOtherwise, Plan &plan,
+                          DiagnosticEngine &diags) {
+    const Expr *cond = llvm::cast<IfStmt>(branch.stmt)->cond;
+    std::string why;
+    llvm::SmallPtrSet<const Decl *, 8> reads;
+    collectDecls(cond, reads);
+    for (const Decl *d : reads) {
+      if (!d)
+        continue;
+      if (d->getKind() == Decl::DK_Buffer)
+        why = "its condition reads on-chip buffer '" + d->getName().str() + "'";
+      else if (inLoop.count(d) && !recomputable.count(d))
+        why = "its condition depends on '" + d->getName().str() + "', computed from values of the loop";
+      else if (llvm::any_of(writtenOtherwise, [&](const ftg::Buffer *b) { return b->decl == d; }))
+        why = "its condition reads '" + d->getName().str() + "', which the loop writes";
+      if (!why.empty())
+        break;
+    }
+    if (why.empty() && containsCall(cond))
+      why = "its condition calls a device function";
+    for (int side = 0; side < 2; ++side) {
+      const auto &list = side ? branch.elseBody : branch.body;
+      // An `else if` is an `if` in the else branch: its copies are nested one level deeper.
+      for (Node *c : liveNodes(list)) {
+        if (!isGlobalToShared(*c)) {
+          warnNestedCopies(*c, "an 'if'", diags);
+          continue;
+        }
+        std::string readOutside = readOutsideBranch(*c, branch, side == 1, loop);
+        if (!why.empty() || !readOutside.empty()) {
+          diags.warning(c->call->getRange(), "this copy under an 'if' is not prefetched by the pipelined loop: " +
+                                                 (why.empty() ? readOutside : why) +
+                                                 ", so it is issued and waited for in its own iteration")
+              .hint(why.empty() ? "read the copied tile only under the same condition"
+                                : "build the condition from the loop variable, values fixed before the loop and "
+                                  "global tensors the loop does not write");
+          continue;
+        }
+        if (plan(*c, cond)) {
+          c->prefetchGuard = cond;
+          c->prefetchGuardNegated = side == 1;
+        }
+      }
+    }
+  }
+
+  // Why the tile `copy` (in the else branch of `ifNode` when `inElse`) loads is read outside
+  // its branch, or "".
+  static std::string readOutsideBranch(const Node &copy, const Node &ifNode, bool inElse, const Node &loop) {
+    const ftg::Buffer *dst = copy.outputs[0].buffer;
+    for (const Node *n : liveNodes(loop.body)) {
+      if (n == &ifNode) {
+        for (const Node *c : liveNodes(inElse ? n->body : n->elseBody))
+          if (llvm::is_contained(c->reads, dst))
+            return "'" + dst->name + "' is also read in the other branch";
+        continue;
+      }
+      if (llvm::is_contained(n->reads, dst))
+        return "'" + dst->name + "' is also read outside the 'if'";
+    }
+    return "";
+  }
+
+  static bool containsCall(const Expr *e) {
+    if (!e)
+      return false;
+    if (auto *c = dyn_cast<CallExpr>(e))
+      return c->builtin == Builtin::CallExtern ||
+             llvm::any_of(c->args, [](const CallArg &a) { return containsCall(a.value); });
+    if (auto *u = dyn_cast<UnaryExpr>(e))
+      return containsCall(u->operand);
+    if (auto *b = dyn_cast<BinaryExpr>(e))
+      return containsCall(b->lhs) || containsCall(b->rhs);
+    if (auto *ix = dyn_cast<IndexExpr>(e))
+      return llvm::any_of(ix->indices, [](const IndexItem &i) { return containsCall(i.lo) || containsCall(i.hi); });
+    return false;
+  }
+
   static void warnNestedCopies(const Node &n, const char *under, DiagnosticEngine &diags) {
     if (n.kind != NodeKind::If && n.kind != NodeKind::Loop)
       return;

@@ -420,6 +420,34 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
 
 } // namespace
 
+std::vector<Node *> liveNodes(const std::vector<std::unique_ptr<Node>> &list) {
+  std::vector<Node *> out;
+  for (const auto &n : list) {
+    const Expr *cond = n->kind == NodeKind::If ? llvm::cast<IfStmt>(n->stmt)->cond : nullptr;
+    if (cond && cond->constant && cond->constant->isBool()) {
+      std::vector<Node *> taken = liveNodes(cond->constant->getBool() ? n->body : n->elseBody);
+      out.insert(out.end(), taken.begin(), taken.end());
+    } else {
+      out.push_back(n.get());
+    }
+  }
+  return out;
+}
+
+std::vector<const Node *> producersOf(const Node &loop) {
+  std::vector<const Node *> out;
+  for (const Node *c : liveNodes(loop.body)) {
+    if (c->producer)
+      out.push_back(c);
+    if (c->kind == NodeKind::If)
+      for (const auto *branch : {&c->body, &c->elseBody})
+        for (const Node *d : liveNodes(*branch))
+          if (d->producer)
+            out.push_back(d);
+  }
+  return out;
+}
+
 void printGraph(const Graph &g, llvm::raw_ostream &os, bool inferred) {
   const KernelDecl &k = *g.kernel;
   os << "ftg " << k.name << " grid(";

@@ -106,12 +106,25 @@ struct Node {
   CopyInstr instr = CopyInstr::None;
   int copyVector = 1; // elements per access
   bool producer = false; // a pipelined loop's prefetched global->shared copy
+  // A producer under an `if` of the loop body: the prefetch issues it when this condition
+  // (negated for the else branch) holds for the iteration it loads (infer/PipelinePlanner).
+  const Expr *prefetchGuard = nullptr;
+  bool prefetchGuardNegated = false;
   // Loop.
   int stages = 1;
   // Pipelined loops: lets of the loop body that prefetched copies use, in program order;
   // the prefetch recomputes them for the iteration it loads.
   std::vector<const LetStmt *> prefetchLets;
 };
+
+// The nodes of `list` that run, in program order, with each `if` whose condition is a
+// compile-time constant replaced by the live nodes of the branch it takes (lowering generates
+// only that branch).
+std::vector<Node *> liveNodes(const std::vector<std::unique_ptr<Node>> &list);
+
+// The producers of pipelined loop `loop` (Node::producer) in program order: its body's, and
+// those under the `if`s of its body.
+std::vector<const Node *> producersOf(const Node &loop);
 
 class Graph {
 public:

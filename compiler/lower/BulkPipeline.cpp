@@ -69,17 +69,30 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
     p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq));
   }
   p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq));
-  std::vector<const ftg::Node *> producers;
-  for (auto &c : n.body)
-    if (c->producer)
-      producers.push_back(c.get());
-  // The producer's issue of one iteration: the lets its addresses use, then one bulk copy per
-  // panel of each destination, at stage slot 0. No access sets: the mbarrier protocol, not
-  // barriers, orders these writes before the consumers' reads.
+  std::vector<const ftg::Node *> producers = ftg::producersOf(n);
+  // The producer's issue of one iteration: the lets its addresses use, the bytes it announces
+  // on the stage's full barrier (those of the copies whose condition holds, when some stand
+  // under an `if`), then one bulk copy per panel of each destination, at stage slot 0. No
+  // access sets: the mbarrier protocol, not barriers, orders these writes before the
+  // consumers' reads.
   within(p->body[0]->body, [&] {
     for (const LetStmt *let : n.prefetchLets)
       scalarStmt(let);
+    int64_t always = 0;
+    std::string guarded;
     for (const ftg::Node *c : producers) {
+      int64_t bytes = c->outputs[0].buffer->bytes();
+      if (!c->prefetchGuard) {
+        always += bytes;
+        continue;
+      }
+      std::string cond = expr(c->prefetchGuard);
+      guarded += " + (" + std::string(c->prefetchGuardNegated ? "!" : "") + "(" + cond + ") ? " +
+                 std::to_string(bytes) + " : 0)";
+    }
+    add(makeEval("tl::mbarrier::arrive_expect_tx(" + fullBarrierRing() + " + " + p->slots[0] + ", " +
+                 (guarded.empty() ? std::to_string(always) : std::to_string(always) + guarded) + ")"));
+    for (const ftg::Node *c : producers) guardedPrefetch(*c, [&] {
       const ftg::Buffer &dst = *c->outputs[0].buffer;
       const SharedLayout &layout = *dst.shared;
       TileDims src = tileDims(*this, c->inputs[0], dst.shape);
@@ -114,7 +127,7 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
                      ", tl_full + " + p->slots[0] + coords + ")"));
       }
       p->txBytes += dst.bytes();
-    }
+    });
   });
   // The consumers: everything else, reading stage slot 2.
   std::vector<const ftg::Node *> inFlight = infer::gemmsLeftInFlight(n, /*bulk=*/true);

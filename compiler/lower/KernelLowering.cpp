@@ -67,10 +67,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
   if (&n == bulkPlan.loop)
     return lowerBulkPipelined(n);
   const ForStmt *f = n.loop;
-  std::vector<const ftg::Node *> producers;
-  for (auto &c : n.body)
-    if (c->producer)
-      producers.push_back(c.get());
+  std::vector<const ftg::Node *> producers = ftg::producersOf(n);
   if (producers.empty() || n.stages < 2)
     return lowerLoop(n);
   if (out->pipelineStyle != target::PipelineStyle::AsyncGroups) {
@@ -111,7 +108,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
           scalarStmt(let);
       }
       for (const ftg::Node *c : producers)
-        c->op->lowerPrefetch(*c, *this);
+        guardedPrefetch(*c, [&] { c->op->lowerPrefetch(*c, *this); });
     });
   }
   finishPipeline(n, std::move(p), producers, inFlight);
@@ -173,8 +170,19 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
   }
 }
 
+void KernelLowering::guardedPrefetch(const ftg::Node &c, const std::function<void()> &issue) {
+  if (!c.prefetchGuard)
+    return issue();
+  // The condition the copy stands under, for the iteration the prefetch loads (the loop
+  // variable is bound to it there); uniform: Sema checked it for the tile operator.
+  std::string cond = expr(c.prefetchGuard);
+  nest(makeIf(c.prefetchGuardNegated ? "!(" + cond + ")" : cond), issue);
+}
+
 void KernelLowering::lowerNode(const ftg::Node &n) {
   using ftg::NodeKind;
+  if (n.prefetchGuard)
+    return; // a copy under an `if` of a pipelined loop: its pipeline's prefetch issues it
   if (n.op) {
     sourceComment(n, n.op->describe(n));
     return n.op->lower(n, *this);

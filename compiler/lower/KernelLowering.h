@@ -89,6 +89,8 @@ public:
   // Siblings in program order; a wgmma gemm's wait may move past the ones that follow it
   // (infer::deferredGemmWaits).
   void lowerSiblings(const std::vector<const ftg::Node *> &siblings);
+  // Runs `issue` (a producer's prefetch) under the producer's prefetch guard, if it has one.
+  void guardedPrefetch(const ftg::Node &c, const std::function<void()> &issue);
   void lowerNode(const ftg::Node &n);
   void lowerLoop(const ftg::Node &n);
   void lowerIf(const ftg::Node &n);

@@ -35,6 +35,10 @@ std::string cppName(llvm::StringRef userName);
 // derived names never meet.
 inline std::string generatedName(const llvm::Twine &stem) { return ("tl_" + stem).str(); }
 
+// The mbarrier ring on which a warp-specialized pipeline's producer announces each stage's
+// bytes (lower/BulkPipeline.cpp) and its consumers wait (lower/PipelineExpansion.cpp).
+inline std::string fullBarrierRing() { return generatedName("full"); }
+
 // Why `ns` cannot be the C++ namespace of generated code (`a` or `a::b`, each part an
 // identifier and not reserved); empty when it can.
 std::string checkNamespace(llvm::StringRef ns);

@@ -19,6 +19,8 @@
 #include "lower/Lower.h"
 #include "lower/Naming.h"
 
+#include <functional>
+
 namespace tlc::lower {
 
 namespace {
@@ -71,9 +73,15 @@ StmtList expand(Stmt &p) {
                     next = generatedName("next");
   StmtList &issueFirst = p.body[0]->body, &issueNext = p.body[1]->body, &consumers = p.body[2]->body,
            &after = p.body[3]->body;
-  size_t producers = 0;
-  for (const StmtPtr &s : issueFirst)
-    producers += s->kind == StmtKind::TileOp && !s->writes.empty() && s->writes[0].stage;
+  // Copies into a stage, some under the `if` they stand under in the loop.
+  std::function<size_t(const StmtList &)> countProducers = [&](const StmtList &l) {
+    size_t n = 0;
+    for (const StmtPtr &s : l)
+      n += s->kind == StmtKind::TileOp ? size_t(!s->writes.empty() && s->writes[0].stage)
+                                       : countProducers(s->body) + countProducers(s->elseBody);
+    return n;
+  };
+  size_t producers = countProducers(issueFirst);
 
   StmtList out;
   out.push_back(makeComment("pipelined loop over " + user + ": " + std::to_string(producers) +
@@ -139,7 +147,7 @@ StmtList expand(Stmt &p) {
 StmtList expandBulk(Stmt &p, const std::string &tid) {
   const int S = int(p.count), T = p.consumers;
   const std::string St = std::to_string(S), &var = p.var, &user = p.text;
-  const std::string count = generatedName(user + "_count"), full = generatedName("full"),
+  const std::string count = generatedName(user + "_count"), full = fullBarrierRing(),
                     empty = generatedName("empty");
   StmtList &issue = p.body[0]->body, &consumers = p.body[2]->body, &after = p.body[3]->body;
   StmtList out;
@@ -172,8 +180,6 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
   StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
   const std::string stage = "(" + var + " % " + St + ")", phase = "((" + var + " / " + St + ") & 1)";
   produce->body.push_back(makeEval("tl::mbarrier::wait(" + empty + " + " + stage + ", " + phase + " ^ 1)"));
-  produce->body.push_back(makeEval("tl::mbarrier::arrive_expect_tx(" + full + " + " + stage + ", " +
-                                   std::to_string(p.txBytes) + ")"));
   for (StmtPtr &c : issue) {
     fillSlot(*c, p.slots[0], stage, {var, 0, S});
     produce->body.push_back(std::move(c));
