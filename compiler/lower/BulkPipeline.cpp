@@ -78,20 +78,28 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
   within(p->body[0]->body, [&] {
     for (const LetStmt *let : n.prefetchLets)
       scalarStmt(let);
+    // Bytes per condition (copies under the same `if` branch share one term), in order.
     int64_t always = 0;
-    std::string guarded;
+    std::vector<std::pair<const ftg::Node *, int64_t>> guards;
     for (const ftg::Node *c : producers) {
       int64_t bytes = c->outputs[0].buffer->bytes();
       if (!c->prefetchGuard) {
         always += bytes;
         continue;
       }
-      std::string cond = expr(c->prefetchGuard);
-      guarded += " + (" + std::string(c->prefetchGuardNegated ? "!" : "") + "(" + cond + ") ? " +
-                 std::to_string(bytes) + " : 0)";
+      auto same = llvm::find_if(guards, [&](const auto &g) {
+        return g.first->prefetchGuard == c->prefetchGuard && g.first->prefetchGuardNegated == c->prefetchGuardNegated;
+      });
+      if (same == guards.end())
+        guards.push_back({c, bytes});
+      else
+        same->second += bytes;
     }
-    add(makeEval("tl::mbarrier::arrive_expect_tx(" + fullBarrierRing() + " + " + p->slots[0] + ", " +
-                 (guarded.empty() ? std::to_string(always) : std::to_string(always) + guarded) + ")"));
+    std::string total = always || guards.empty() ? std::to_string(always) : "";
+    for (const auto &[c, bytes] : guards)
+      total += std::string(total.empty() ? "" : " + ") + "(" + (c->prefetchGuardNegated ? "!" : "") + "(" +
+               expr(c->prefetchGuard) + ") ? " + std::to_string(bytes) + " : 0)";
+    add(makeEval("tl::mbarrier::arrive_expect_tx(" + fullBarrierRing() + " + " + p->slots[0] + ", " + total + ")"));
     for (const ftg::Node *c : producers) guardedPrefetch(*c, [&] {
       const ftg::Buffer &dst = *c->outputs[0].buffer;
       const SharedLayout &layout = *dst.shared;

@@ -78,6 +78,10 @@ KERNELS = {
     "attention": KernelSpec("attention", "samples/flash_attention.tl", "flash_attention",
                             _tensors("Q", "K", "V", "out:O"),
                             ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
+    "block_sparse_attention": KernelSpec("block_sparse_attention", "samples/block_sparse_attention.tl",
+                                         "block_sparse_attention",
+                                         _tensors("Q", "K", "V", "BlockMask", "out:O"),
+                                         ("batch", "seq_len", "heads", "dim"), ("dtype", "dim")),
     "softmax": KernelSpec("softmax", "samples/softmax.tl", "softmax", _tensors("X", "out:Y"),
                           ("M", "N"), ("dtype",)),
     "rmsnorm": KernelSpec("rmsnorm", "samples/rmsnorm.tl", "rmsnorm",
@@ -246,8 +250,8 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_ or auto_ (samples), and every case name with its
-# build's name, so `--only '^(ops|mla|w4a16|auto)_'` selects them all in make_bundle.sh, run.py and
+# names start with ops_ (test kernels), mla_, w4a16_, auto_ or sparse_ (samples), and every case name with its
+# build's name, so `--only '^(ops|mla|w4a16|auto|sparse)_'` selects them all in make_bundle.sh, run.py and
 # gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
@@ -420,6 +424,17 @@ def _add_samples(t: _Tables) -> None:
     for dt, group in (("f16", 128), ("bf16", 128), ("f16", 64)):
         t.add(Build(f"w4a16_{dt}_g{group}", "dequant_w4a16",
                     {"dtype": dt, "group_size": str(group)}), shapes)
+    # samples/block_sparse_attention.tl: the defaults (warp-specialized on sm_90a, the K and V
+    # copies prefetched under the mask), a 64x64 mask grid at D64, and the sm_80 path.
+    for name, defines, target in (("sparse_attn_f16", {}, "sm_90a"),
+                                  ("sparse_attn_f16_b64_d64", {"block_M": "64", "block_N": "64",
+                                                               "threads": "128", "dim": "64"}, "sm_90a"),
+                                  ("sparse_attn_f16_sm80", {}, "sm_80")):
+        dim = int(defines.get("dim", "128"))
+        t.add(Build(name, "block_sparse_attention", {"dtype": "f16", "dim": str(dim), **defines},
+                    target=target),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (2, 4, 1024))])
 
 
 # Builds that tlc refuses although docs/language.md says their kernel is valid, with the error

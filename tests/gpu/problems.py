@@ -160,6 +160,61 @@ class AttentionProblem(Problem):
         return full * (0.5 if self.causal else 1.0)
 
 
+class BlockSparseAttentionProblem(AttentionProblem):
+    """samples/block_sparse_attention.tl: attention restricted to the (block_M query, block_N
+    key) blocks a random BlockMask keeps (about half, the diagonal always, one query block row
+    never: its rows see no key and must come out 0)."""
+
+    def __init__(self, build):
+        Problem.__init__(self, build)
+        self.causal = False
+        self.block_m = int(build.defines.get("block_M", "128"))
+        self.block_n = int(build.defines.get("block_N", "128"))
+
+    def _mask_shape(self, shape):
+        s = shape["seq_len"]
+        return (shape["batch"], shape["heads"], -(-s // self.block_m), -(-s // self.block_n))
+
+    def tensor_shapes(self, shape):
+        shapes = super().tensor_shapes(shape)
+        shapes["BlockMask"] = self._mask_shape(shape)
+        return shapes
+
+    def tensor_dtype(self, name):
+        return torch.int32 if name == "BlockMask" else self.dtype
+
+    def inputs(self, shape, gen):
+        x = super().inputs(shape, gen)
+        b, h, qb, kb = self._mask_shape(shape)
+        mask = torch.randint(0, 2, (b, h, qb, kb), generator=gen, device=gen.device, dtype=torch.int32)
+        for i in range(qb):  # every query block keeps the key block holding its first query
+            mask[:, :, i, min(kb - 1, i * self.block_m // self.block_n)] = 1
+        if qb > 1:
+            mask[:, :, qb - 2, :] = 0
+        x["BlockMask"] = mask
+        return x
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q, k, v, bm = inputs["Q"], inputs["K"], inputs["V"], inputs["BlockMask"]
+        batch, seq, heads, dim = q.shape
+        rows = torch.arange(seq, device=q.device) // self.block_m
+        cols = torch.arange(seq, device=q.device) // self.block_n
+        out = torch.empty(q.shape, dtype=ref, device=q.device)
+        for b in range(batch):
+            for h in range(heads):
+                keep = bm[b, h][rows][:, cols] != 0          # [seq, seq]
+                scores = (q[b, :, h].to(ref) @ k[b, :, h].to(ref).T) / math.sqrt(dim)
+                scores.masked_fill_(~keep, -math.inf)
+                p = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows that see no key: 0
+                out[b, :, h] = p @ v[b, :, h].to(ref)
+        return {"O": out}
+
+    def flops(self, shape):
+        # What the kept blocks cost is input-dependent; the dense count, as for attention.
+        return 4.0 * shape["batch"] * shape["heads"] * shape["seq_len"] ** 2 * shape["dim"]
+
+
 class SoftmaxProblem(Problem):
     bound = "memory"
 
@@ -658,6 +713,7 @@ class GatherTableProblem(Problem):
 
 
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
+            "block_sparse_attention": BlockSparseAttentionProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
