@@ -183,6 +183,8 @@ class ItemBench:
             return [Impl("torch", lambda: F.rms_norm(x["X"], (n,), x["W"], self.problem.eps))]
         if family == "mla":
             return [Impl("torch", mla_decode_torch(x))]
+        if family == "block_sparse_attention":
+            return [Impl("sdpa_masked", block_sparse_sdpa(x, self.problem))]
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -227,6 +229,19 @@ class ItemBench:
                     return o.transpose(1, 2)  # back to [batch, seq, heads, dim]
                 return Impl("triton", run, config=_config_text(cfg))
             return [attention(cfg) for cfg in tk.attention_configs(q.shape[-1])]
+        if family == "block_sparse_attention":
+            q, k, v = (x[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
+            mask = x["BlockMask"]
+
+            def sparse(cfg):
+                o = torch.full_like(q, math.nan)
+
+                def run():
+                    tk.block_sparse_attention(q, k, v, mask, o, cfg)
+                    return o.transpose(1, 2)
+                return Impl("triton", run, config=_config_text(cfg))
+            return [sparse(cfg) for cfg in tk.block_sparse_attention_configs(self.problem.block_m,
+                                                                              self.problem.block_n)]
         return []
 
 
@@ -247,6 +262,22 @@ def mla_decode_torch(inputs: dict) -> Callable[[], torch.Tensor]:
         scores = torch.baddbmm(torch.bmm(q, kv.transpose(1, 2)), q_pe, k_pe.transpose(1, 2))
         p = torch.softmax(scores.float() * scale, dim=-1).to(kv.dtype)
         return torch.bmm(p, kv).view(batch, heads, dim)
+    return run
+
+
+def block_sparse_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
+    """What a PyTorch user writes for block-sparse attention: SDPA with the block mask expanded
+    to a boolean [batch, heads, seq, seq] mask (expanded once, outside the timing), and rows
+    that see no key set to 0 (SDPA gives NaN there)."""
+    q, k, v = (inputs[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
+    seq = q.shape[2]
+    rows = torch.arange(seq, device=q.device) // problem.block_m
+    cols = torch.arange(seq, device=q.device) // problem.block_n
+    keep = inputs["BlockMask"][:, :, rows][:, :, :, cols] != 0
+
+    def run():
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=keep).nan_to_num_(0.0).transpose(1, 2)
+    run.keepalive = keep
     return run
 
 

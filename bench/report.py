@@ -21,6 +21,7 @@ PEERS = {
     "softmax": [("torch", "torch.softmax")],
     "rmsnorm": [("torch", "F.rms_norm")],
     "mla": [("torch", "torch")],
+    "block_sparse_attention": [("sdpa_masked", "SDPA, element mask"), ("triton", "Triton block-sparse")],
 }
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
@@ -36,6 +37,8 @@ TITLES = {
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
+    "block_sparse_attention": ("Block-sparse attention forward (samples/block_sparse_attention.tl; TFLOP/s "
+                               "of the dense 4·B·H·S²·D, so the kept fraction of blocks scales them)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }

@@ -168,3 +168,65 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor
                            k.stride(2), v.stride(0), v.stride(1), v.stride(2), o.stride(0),
                            o.stride(1), o.stride(2), D=dim, BM=cfg.bm, BN=cfg.bn, CAUSAL=causal,
                            num_warps=cfg.warps, num_stages=cfg.stages)
+
+
+# ---- Block-sparse attention -------------------------------------------------------------------
+
+@triton.jit
+def _block_sparse_attn_kernel(Q, K, V, Mask, O, sm_scale, S, H, QB, KB, stride_qb, stride_qh,
+                              stride_qs, stride_kb, stride_kh, stride_ks, stride_vb, stride_vh,
+                              stride_vs, stride_mb, stride_mh, stride_mq, stride_ob, stride_oh,
+                              stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """The attention kernel above over the key blocks Mask[b, h, query block, :] keeps: a
+    skipped block is neither loaded nor computed. Rows that see no key are 0."""
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = (bh // H).to(tl.int64)
+    h = (bh % H).to(tl.int64)
+    q_base = Q + b * stride_qb + h * stride_qh
+    k_base = K + b * stride_kb + h * stride_kh
+    v_base = V + b * stride_vb + h * stride_vh
+    m_base = Mask + b * stride_mb + h * stride_mh + start_m * stride_mq
+    rows = start_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_base + rows[:, None] * stride_qs + rd[None, :], mask=rows[:, None] < S,
+                other=0.0)
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    blocks = tl.minimum(tl.cdiv(S, BN), KB)
+    full = S // BN  # blocks with no key past the end
+    for j in range(0, blocks):
+        if tl.load(m_base + j) != 0:
+            if j < full:
+                acc, l_i, m_i = _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs,
+                                           j * BN, rows, rn, rd, S, qk_scale, False, False)
+            else:
+                acc, l_i, m_i = _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs,
+                                           j * BN, rows, rn, rd, S, qk_scale, True, False)
+    acc = tl.where(l_i[:, None] > 0, acc / l_i[:, None], 0.0)
+    o_base = O + b * stride_ob + h * stride_oh
+    tl.store(o_base + rows[:, None] * stride_os + rd[None, :], acc.to(O.dtype.element_ty),
+             mask=rows[:, None] < S)
+
+
+def block_sparse_attention_configs(block_m: int, block_n: int) -> list:
+    # The tiles are the mask's blocks (those of the tlc sample being compared): only warps and
+    # stages vary.
+    return [AttentionConfig(block_m, block_n, w, s) for w, s in ((4, 2), (8, 2), (8, 3))]
+
+
+def block_sparse_attention(q, k, v, mask, o, cfg: AttentionConfig) -> None:
+    """q, k, v, o: [batch, heads, seq, dim]; mask: [batch, heads, q_blocks, k_blocks] of cfg's
+    block sizes, nonzero where a (query block, key block) pair is computed."""
+    batch, heads, seq, dim = q.shape
+    grid = (triton.cdiv(seq, cfg.bm), batch * heads)
+    _block_sparse_attn_kernel[grid](q, k, v, mask, o, 1.0 / math.sqrt(dim), seq, heads,
+                                    mask.shape[2], mask.shape[3], q.stride(0), q.stride(1),
+                                    q.stride(2), k.stride(0), k.stride(1), k.stride(2),
+                                    v.stride(0), v.stride(1), v.stride(2), mask.stride(0),
+                                    mask.stride(1), mask.stride(2), o.stride(0), o.stride(1),
+                                    o.stride(2), D=dim, BM=cfg.bm, BN=cfg.bn,
+                                    num_warps=cfg.warps, num_stages=cfg.stages)

@@ -613,6 +613,11 @@ def _bench_items() -> list:
                 if any(i.name == name for i in items):
                     continue
                 items.append(BenchItem(name, build, _attention_shape(b, h, s, 128)))
+    # Block-sparse attention (issue 12): the problem's random masks keep about half the
+    # 128x128 blocks; against SDPA with the element mask and a Triton block-sparse kernel.
+    for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
+        items.append(BenchItem(f"sparse_attn_f16_b{b}h{h}s{s}", "sparse_attn_f16",
+                               _attention_shape(b, h, s, 128), "about half of the 128x128 blocks kept"))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
