@@ -268,16 +268,19 @@ def mla_decode_torch(inputs: dict) -> Callable[[], torch.Tensor]:
 def block_sparse_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
     """What a PyTorch user writes for block-sparse attention: SDPA with the block mask expanded
     to a boolean [batch, heads, seq, seq] mask (expanded once, outside the timing), and rows
-    that see no key set to 0 (SDPA gives NaN there)."""
+    that see no key set to 0 (what SDPA gives there depends on its backend)."""
     q, k, v = (inputs[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
     seq = q.shape[2]
     rows = torch.arange(seq, device=q.device) // problem.block_m
     cols = torch.arange(seq, device=q.device) // problem.block_n
     keep = inputs["BlockMask"][:, :, rows][:, :, :, cols] != 0
+    # Rows that see no key: NaN from the math backend, an average of V from others; zeroed.
+    blind = ~keep.any(dim=-1, keepdim=True)
 
     def run():
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=keep).nan_to_num_(0.0).transpose(1, 2)
-    run.keepalive = keep
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        return out.masked_fill_(blind, 0.0).transpose(1, 2)
+    run.keepalive = (keep, blind)
     return run
 
 

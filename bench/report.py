@@ -83,7 +83,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "gemm_batched":
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
-    if item["family"] == "attention":
+    if item["family"] in ("attention", "block_sparse_attention"):
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
     if item["family"] == "mla":
         label = f"{s['batch']}×{s['heads']}×{s['seqlen_kv']}×({s['dim']}+{s['pe_dim']})"
