@@ -16,8 +16,15 @@ namespace tlc::driver {
 int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   auto bufferOrErr = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!bufferOrErr) {
-    llvm::WithColor::error(llvm::errs(), "tlc")
-        << "cannot read '" << path << "': " << bufferOrErr.getError().message() << "\n";
+    std::string why = "cannot read '" + path + "': " + bufferOrErr.getError().message();
+    if (opts.diagnosticFormat == DiagnosticFormat::Json) {
+      llvm::SourceMgr none;
+      DiagnosticEngine json(none, llvm::errs());
+      json.setFormat(DiagnosticFormat::Json);
+      json.errorNoLocation(why);
+    } else {
+      llvm::WithColor::error(llvm::errs(), "tlc") << why << "\n";
+    }
     return kUsageError;
   }
   auto unit = std::make_unique<Unit>();
@@ -27,6 +34,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   unsigned bufferId = u.sourceMgr.AddNewSourceBuffer(std::move(*bufferOrErr), llvm::SMLoc());
   u.diags = std::make_unique<DiagnosticEngine>(u.sourceMgr, llvm::errs());
   u.diags->setShowColors(opts.showColors);
+  u.diags->setFormat(opts.diagnosticFormat);
   u.diags->setWarningPolicy(opts.warnings);
   DiagnosticEngine &diags = *u.diags;
 

@@ -24,6 +24,7 @@ struct Options {
   bool printAfterAll = false;
   bool timePasses = false;
   bool showColors = false;
+  DiagnosticFormat diagnosticFormat = DiagnosticFormat::Text; // --diagnostics-format
   WarningPolicy warnings = WarningPolicy::Report; // -Werror, -w
   std::string commandLine;
   // `auto` parameters: the GPU to tune for (default: the --target's reference GPU), the

@@ -126,6 +126,7 @@ int runRecommend(const RecommendArgs &args) {
       llvm::MemoryBuffer::getMemBufferCopy((*buffer)->getBuffer(), args.input), llvm::SMLoc());
   DiagnosticEngine diags(sourceMgr, llvm::errs());
   diags.setShowColors(args.showColors);
+  diags.setFormat(args.diagnosticFormat);
   diags.setWarningPolicy(args.warnings);
   ASTContext ast;
   if (!parseProgram(id, ast, diags))

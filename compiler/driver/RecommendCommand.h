@@ -29,6 +29,7 @@ struct RecommendArgs {
   bool timing = false; // --timing: wall-clock time in the JSON report too
   std::string output = "-";
   bool showColors = false;
+  DiagnosticFormat diagnosticFormat = DiagnosticFormat::Text;
   WarningPolicy warnings = WarningPolicy::Report;
 };
 

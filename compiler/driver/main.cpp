@@ -164,6 +164,10 @@ int run(int argc, char **argv) {
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", color, "colored diagnostics")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  std::string diagnosticsFormat = "text";
+  app.add_option("--diagnostics-format", diagnosticsFormat,
+                 "text, or json: one JSON object per diagnostic and line (docs/diagnostics.schema.json)")
+      ->check(CLI::IsMember({"text", "json"}));
   std::vector<std::string> assumed;
   app.add_option("--device", opts.device,
                  "the GPU `auto` parameters are tuned for (a descriptor name such as h200, or a "
@@ -202,8 +206,12 @@ int run(int argc, char **argv) {
   if (color == "always")
     if (auto found = llvm::cl::getRegisteredOptions().find("color"); found != llvm::cl::getRegisteredOptions().end())
       found->second->addOccurrence(1, "color", "true");
+  opts.diagnosticFormat = diagnosticsFormat == "json" ? tlc::DiagnosticFormat::Json : tlc::DiagnosticFormat::Text;
+  if (opts.diagnosticFormat == tlc::DiagnosticFormat::Json)
+    opts.showColors = false;
   if (recommendCmd->parsed()) {
     recommendArgs.showColors = opts.showColors;
+    recommendArgs.diagnosticFormat = opts.diagnosticFormat;
     recommendArgs.warnings = opts.warnings;
     return tlc::driver::runRecommend(recommendArgs);
   }

@@ -3,6 +3,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/ConvertUTF.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Unicode.h"
 #include "llvm/Support/WithColor.h"
 
@@ -109,8 +110,12 @@ DiagnosticEngine::Builder::~Builder() {
     return;
   if (engine->numErrors > kMaxErrors) {
     engine->suppressed = true;
-    engine->os << "tlc: error: too many errors emitted (" << kMaxErrors
-               << "), stopping here; fix these first\n";
+    engine->errorNoLocation("too many errors emitted (" + llvm::Twine(kMaxErrors) + "), stopping here; fix these first");
+    --engine->numErrors; // errorNoLocation counted it: it is not another error of the input
+    return;
+  }
+  if (engine->format == DiagnosticFormat::Json) {
+    engine->emitJson(*this);
     return;
   }
   engine->emit(kind, range, message);
@@ -144,7 +149,51 @@ DiagnosticEngine::Builder DiagnosticEngine::warning(llvm::SMRange range,
 
 void DiagnosticEngine::errorNoLocation(const llvm::Twine &message) {
   ++numErrors;
+  if (format == DiagnosticFormat::Json) {
+    os << llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{
+                                   {"severity", "error"}, {"message", message.str()}}))
+       << "\n";
+    return;
+  }
   os << "tlc: error: " << message << "\n";
+}
+
+llvm::json::Object DiagnosticEngine::location(llvm::SMRange range) {
+  llvm::json::Object where;
+  if (!range.isValid())
+    return where;
+  unsigned buffer = sourceMgr.FindBufferContainingLoc(range.Start);
+  if (!buffer)
+    return where;
+  where["file"] = sourceMgr.getMemoryBuffer(buffer)->getBufferIdentifier().str();
+  auto [line, column] = sourceMgr.getLineAndColumn(range.Start, buffer);
+  auto [endLine, endColumn] = sourceMgr.getLineAndColumn(range.End.isValid() ? range.End : range.Start, buffer);
+  where["line"] = int64_t(line);
+  where["column"] = int64_t(column);
+  where["end_line"] = int64_t(endLine);
+  where["end_column"] = int64_t(endColumn);
+  return where;
+}
+
+void DiagnosticEngine::emitJson(const Builder &b) {
+  auto severity = [](llvm::SourceMgr::DiagKind k) {
+    return k == llvm::SourceMgr::DK_Error ? "error" : k == llvm::SourceMgr::DK_Warning ? "warning" : "note";
+  };
+  llvm::json::Object diag = location(b.range);
+  diag["severity"] = severity(b.kind);
+  diag["message"] = b.message;
+  llvm::json::Array notes;
+  for (const Builder::Note &n : b.notes) {
+    llvm::json::Object note = (n.where ? n.where : this)->location(n.range);
+    note["message"] = n.message;
+    notes.push_back(std::move(note));
+  }
+  if (!notes.empty())
+    diag["notes"] = std::move(notes);
+  if (!b.hints.empty())
+    diag["hints"] = llvm::json::Array(b.hints);
+  // One line per diagnostic (JSON Lines): editors read them as they come.
+  os << llvm::formatv("{0}", llvm::json::Value(std::move(diag))) << "\n";
 }
 
 void DiagnosticEngine::emit(llvm::SourceMgr::DiagKind kind, llvm::SMRange range,

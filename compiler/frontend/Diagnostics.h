@@ -12,6 +12,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ namespace tlc {
 
 // What becomes of warnings: printed (the default), errors (-Werror), or nothing (-w).
 enum class WarningPolicy { Report, AsErrors, Ignore };
+
+// How diagnostics are written: for people (file:line:col: error:, the line, a caret), or one
+// JSON object per diagnostic and line, for editors (docs/diagnostics.schema.json).
+enum class DiagnosticFormat { Text, Json };
 
 class DiagnosticEngine {
 public:
@@ -43,6 +49,7 @@ public:
     Builder &hint(const llvm::Twine &message);
 
   private:
+    friend class DiagnosticEngine; // emitJson reads what was collected
     struct Note {
       llvm::SMRange range;
       std::string message;
@@ -69,11 +76,16 @@ public:
   bool hasErrors() const { return numErrors != 0; }
   void setShowColors(bool enabled) { showColors = enabled; }
   void setWarningPolicy(WarningPolicy p) { warningPolicy = p; }
+  void setFormat(DiagnosticFormat f) { format = f; }
   llvm::SourceMgr &sourceManager() { return sourceMgr; }
 
 private:
   friend class Builder;
   void emit(llvm::SourceMgr::DiagKind kind, llvm::SMRange range, const std::string &message);
+  // Where `range` is, as the JSON format gives it: file, 1-based line and column (bytes) of
+  // its start and end.
+  llvm::json::Object location(llvm::SMRange range);
+  void emitJson(const Builder &b);
 
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;
@@ -81,6 +93,7 @@ private:
   bool showColors = false;
   bool suppressed = false;
   WarningPolicy warningPolicy = WarningPolicy::Report;
+  DiagnosticFormat format = DiagnosticFormat::Text;
 };
 
 // Edit distance suggestion: the candidate closest to `name`, or "" if none is close.
