@@ -77,3 +77,34 @@ describe('VS Code language configuration', () => {
     assert.ok(!word.test('a+b'));
   });
 });
+
+describe('VS Code problem matcher', () => {
+  const [matcher] = manifest.contributes.problemMatchers;
+  const regexp = new RegExp(matcher.pattern.regexp);
+  const lines = readFileSync(resolve(VSCODE_DIR, '../test/fixtures/tlc-diagnostics.txt'), 'utf8').split('\n');
+
+  it('is contributed as $tlc for tasks to name', () => {
+    assert.equal(matcher.name, 'tlc');
+    assert.equal(matcher.owner, 'tlc');
+  });
+
+  it('takes file, line, column, severity and message from tlc\'s errors and warnings', () => {
+    const found = lines.map((l) => regexp.exec(l)).filter(Boolean).map((m) => ({
+      file: m[matcher.pattern.file], line: Number(m[matcher.pattern.line]),
+      column: Number(m[matcher.pattern.column]), severity: m[matcher.pattern.severity],
+      message: m[matcher.pattern.message],
+    }));
+    assert.deepEqual(found.map((f) => [f.file, f.line, f.column, f.severity]), [
+      ['kernels/bad.tl', 14, 5, 'error'],
+      ['kernels/bad.tl', 21, 7, 'warning'],
+      ['kernels/bad.tl', 30, 10, 'error'],
+    ]);
+    assert.equal(found[0].message, 'gemm K mismatch: A has K = 32 but B has K = 64');
+  });
+
+  it('ignores source lines, carets, hints and notes', () => {
+    for (const l of lines.filter((x) => /^\s|^hint:|: note: |^tlc:/.test(x))) {
+      assert.equal(regexp.exec(l), null, l);
+    }
+  });
+});
