@@ -35,7 +35,7 @@ import cases as case_tables  # noqa: E402
 from abi import check_prototype  # noqa: E402
 from build import make_job, run_jobs  # noqa: E402
 from metrics import json_safe  # noqa: E402
-from report import FLOOR_FAMILIES, PEERS, markdown  # noqa: E402
+from report import FLOOR_FAMILIES, MEMORY_FAMILIES, PEERS, markdown  # noqa: E402
 
 METHOD = ("CUDA events around each call; median of 3-100 calls (about 100 ms) after about "
           "25 ms of warm-up; 256 MB written before each call to flush L2; every implementation "
@@ -124,7 +124,7 @@ def _driver() -> str:
 
 
 def _summary(record: dict) -> str:
-    memory = record["family"] in ("softmax", "rmsnorm")
+    memory = record["family"] in MEMORY_FAMILIES
     parts = []
     for key, impl in record["impls"].items():
         if impl.get("status") == "ok":

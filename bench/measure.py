@@ -178,6 +178,15 @@ class ItemBench:
             return self._sdpa_peers()
         if family == "softmax":
             return [Impl("torch", lambda: torch.softmax(x["X"], dim=-1))]
+        if family == "log_softmax":
+            return [Impl("torch", lambda: torch.log_softmax(x["X"], dim=-1))]
+        if family == "layernorm":
+            n = x["X"].shape[-1]
+            return [Impl("torch", lambda: F.layer_norm(x["X"], (n,), x["W"], x["B"], self.problem.eps))]
+        if family == "swiglu":
+            return [Impl("torch", lambda: F.silu(x["G"]) * x["U"])]
+        if family == "gemv":
+            return [Impl("cublas", lambda: torch.mv(x["A"], x["x"]))]
         if family == "rmsnorm":
             n = x["X"].shape[-1]
             return [Impl("torch", lambda: F.rms_norm(x["X"], (n,), x["W"], self.problem.eps))]

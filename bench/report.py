@@ -22,7 +22,15 @@ PEERS = {
     "rmsnorm": [("torch", "F.rms_norm")],
     "mla": [("torch", "torch")],
     "block_sparse_attention": [("sdpa_masked", "SDPA, element mask"), ("triton", "Triton block-sparse")],
+    "log_softmax": [("torch", "torch.log_softmax")],
+    "layernorm": [("torch", "F.layer_norm")],
+    "swiglu": [("torch", "F.silu(G) * U")],
+    "gemv": [("cublas", "cuBLAS (torch.mv)")],
 }
+
+# Families timed in GB/s (each input read once, each output written once) against the copy
+# bandwidth rather than in TFLOP/s.
+MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "gemv")
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
@@ -39,6 +47,10 @@ TITLES = {
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
     "block_sparse_attention": ("Block-sparse attention forward (samples/block_sparse_attention.tl; TFLOP/s "
                                "of the dense 4·B·H·S²·D, so the kept fraction of blocks scales them)"),
+    "log_softmax": "Row log-softmax (GB/s: input read once, output written once)",
+    "layernorm": "LayerNorm (GB/s: input, weight and bias read once, output written once)",
+    "swiglu": "SwiGLU, Y = silu(G) * U (GB/s: G and U read once, Y written once)",
+    "gemv": "GEMV, y = A @ x (GB/s: A and x read once, y written once)",
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
@@ -85,6 +97,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
     if item["family"] in ("attention", "block_sparse_attention"):
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
+    if item["family"] == "gemv":
+        return f"{s['M']}×{s['K']}"
     if item["family"] == "mla":
         label = f"{s['batch']}×{s['heads']}×{s['seqlen_kv']}×({s['dim']}+{s['pe_dim']})"
         return label + (f", {s['kv_heads']} KV heads" if s["kv_heads"] != 1 else "")
@@ -132,7 +146,7 @@ def floor_table(family: str, items: list) -> list:
 def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     if family in FLOOR_FAMILIES:
         return floor_table(family, items)
-    memory_bound = family in ("softmax", "rmsnorm")
+    memory_bound = family in MEMORY_FAMILIES
     metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
     head = ["shape", "dtype"] + (["causal"] if family == "attention" else []) + ["ours"]

@@ -82,6 +82,14 @@ KERNELS = {
                                          "block_sparse_attention",
                                          _tensors("Q", "K", "V", "BlockMask", "out:O"),
                                          ("batch", "seq_len", "heads", "dim"), ("dtype", "dim")),
+    "log_softmax": KernelSpec("log_softmax", "samples/log_softmax.tl", "log_softmax",
+                              _tensors("X", "out:Y"), ("M", "N"), ("dtype",)),
+    "layernorm": KernelSpec("layernorm", "samples/layernorm.tl", "layernorm",
+                            _tensors("X", "W", "B", "out:Y"), ("M", "N"), ("dtype",)),
+    "swiglu": KernelSpec("swiglu", "samples/swiglu.tl", "swiglu", _tensors("G", "U", "out:Y"),
+                         ("M", "N"), ("dtype",)),
+    "gemv": KernelSpec("gemv", "samples/gemv.tl", "gemv", _tensors("A", "x", "out:y"), ("M", "K"),
+                       ("dtype",)),
     "softmax": KernelSpec("softmax", "samples/softmax.tl", "softmax", _tensors("X", "out:Y"),
                           ("M", "N"), ("dtype",)),
     "rmsnorm": KernelSpec("rmsnorm", "samples/rmsnorm.tl", "rmsnorm",
@@ -250,8 +258,8 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_, auto_ or sparse_ (samples), and every case name with its
-# build's name, so `--only '^(ops|mla|w4a16|auto|sparse)_'` selects them all in make_bundle.sh, run.py and
+# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_ or mem_ (samples), and every case name with its
+# build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem)_'` selects them all in make_bundle.sh, run.py and
 # gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
@@ -424,6 +432,16 @@ def _add_samples(t: _Tables) -> None:
     for dt, group in (("f16", 128), ("bf16", 128), ("f16", 64)):
         t.add(Build(f"w4a16_{dt}_g{group}", "dequant_w4a16",
                     {"dtype": dt, "group_size": str(group)}), shapes)
+    # The memory-bound operator samples (issue 12): 5 shapes each, ragged ones included.
+    rows = [(4096, 4096), (1000, 3000), (7, 129), (1, 8192), (333, 1030)]
+    for family in ("log_softmax", "layernorm", "swiglu"):
+        for dt in ("f16", "bf16"):
+            t.add(Build(f"mem_{family}_{dt}", family, {"dtype": dt}),
+                  [(f"{m}x{n}", {"M": m, "N": n}) for m, n in rows])
+    for dt in ("f16", "bf16"):
+        t.add(Build(f"mem_gemv_{dt}", "gemv", {"dtype": dt}),
+              [(f"{m}x{k}", {"M": m, "K": k}) for m, k in ((4096, 4096), (1000, 3000), (7, 129),
+                                                            (1, 8192), (14336, 4096))])
     # samples/block_sparse_attention.tl: the defaults (warp-specialized on sm_90a, the K and V
     # copies prefetched under the mask), a 64x64 mask grid at D64, and the sm_80 path.
     for name, defines, target in (("sparse_attn_f16", {}, "sm_90a"),
@@ -618,6 +636,13 @@ def _bench_items() -> list:
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
         items.append(BenchItem(f"sparse_attn_f16_b{b}h{h}s{s}", "sparse_attn_f16",
                                _attention_shape(b, h, s, 128), "about half of the 128x128 blocks kept"))
+    # Memory-bound operator samples (issue 12: >= 80% of the copy bandwidth on their bytes).
+    for family, shape in (("log_softmax", {"M": 16384, "N": 8192}), ("layernorm", {"M": 16384, "N": 8192}),
+                          ("swiglu", {"M": 16384, "N": 14336}), ("gemv", {"M": 28672, "K": 8192})):
+        label = "x".join(str(v) for v in shape.values())
+        items.append(BenchItem(f"mem_{family}_f16_{label}", f"mem_{family}_f16", shape))
+        items.append(BenchItem(f"mem_{family}_f16_4096x4096", f"mem_{family}_f16",
+                               dict(zip(shape, (4096, 4096)))))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:

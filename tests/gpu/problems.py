@@ -257,6 +257,67 @@ class RmsNormProblem(Problem):
         return 4.0 * shape["M"] * shape["N"]
 
 
+class LogSoftmaxProblem(SoftmaxProblem):
+    def reference(self, inputs, shape, precision):
+        return {"Y": torch.log_softmax(inputs["X"].to(REFERENCE_DTYPES[precision]), dim=-1)}
+
+
+class LayerNormProblem(Problem):
+    bound = "memory"
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.eps = float(build.defines.get("eps", "1e-5"))
+
+    def tensor_shapes(self, shape):
+        m, n = shape["M"], shape["N"]
+        return {"X": (m, n), "W": (n,), "B": (n,), "Y": (m, n)}
+
+    def _random(self, name, shape, gen):
+        x = torch.randn(shape, generator=gen, device=gen.device)
+        # Rows with a mean far from 0 (x + 3): E[x^2] - mean^2 must still hold up in f32.
+        return (1.0 + 0.5 * x if name == "W" else 0.5 * x if name == "B" else x + 3.0).to(self.dtype)
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        x = inputs["X"].to(ref)
+        y = torch.nn.functional.layer_norm(x, (x.shape[-1],), inputs["W"].to(ref), inputs["B"].to(ref), self.eps)
+        return {"Y": y}
+
+    def flops(self, shape):
+        return 7.0 * shape["M"] * shape["N"]
+
+
+class SwiGluProblem(Problem):
+    bound = "memory"
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"G": s, "U": s, "Y": s}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        g, u = inputs["G"].to(ref), inputs["U"].to(ref)
+        return {"Y": torch.nn.functional.silu(g) * u}
+
+    def flops(self, shape):
+        return 5.0 * shape["M"] * shape["N"]
+
+
+class GemvProblem(Problem):
+    bound = "memory"
+
+    def tensor_shapes(self, shape):
+        return {"A": (shape["M"], shape["K"]), "x": (shape["K"],), "y": (shape["M"],)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        return {"y": inputs["A"].to(ref) @ inputs["x"].to(ref)}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["K"]
+
+
 class MlaDecodeProblem(Problem):
     """samples/flash_mla_decode.tl: one query token per sequence, a latent KV cache that is its
     own value matrix, query head h reading KV head h / (heads / kv_heads)."""
@@ -714,6 +775,8 @@ class GatherTableProblem(Problem):
 
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
             "block_sparse_attention": BlockSparseAttentionProblem,
+            "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,
+            "gemv": GemvProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
