@@ -438,12 +438,6 @@ def _add_samples(t: _Tables) -> None:
         for dt in ("f16", "bf16"):
             t.add(Build(f"mem_{family}_{dt}", family, {"dtype": dt}),
                   [(f"{m}x{n}", {"M": m, "N": n}) for m, n in rows])
-    # Rows up to 8192 wide in one tile (read once), and past it (two passes over 2 tiles).
-    wide = {"block_N": "8192", "block_M": "2", "threads": "512"}
-    for family in ("log_softmax", "layernorm"):
-        t.add(Build(f"mem_{family}_f16_wide", family, {"dtype": "f16", **wide}),
-              [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (333, 8192), (7, 129),
-                                                            (5, 8193), (1000, 3000))])
     for dt in ("f16", "bf16"):
         t.add(Build(f"mem_gemv_{dt}", "gemv", {"dtype": dt}),
               [(f"{m}x{k}", {"M": m, "K": k}) for m, k in ((4096, 4096), (1000, 3000), (7, 129),
@@ -649,11 +643,6 @@ def _bench_items() -> list:
         items.append(BenchItem(f"mem_{family}_f16_{label}", f"mem_{family}_f16", shape))
         items.append(BenchItem(f"mem_{family}_f16_4096x4096", f"mem_{family}_f16",
                                dict(zip(shape, (4096, 4096)))))
-        if family in ("log_softmax", "layernorm"):
-            note = "-D block_N=8192 -D block_M=2 -D threads=512: rows read once"
-            for m, n in ((16384, 8192), (4096, 4096)):
-                items.append(BenchItem(f"mem_{family}_f16_wide_{m}x{n}", f"mem_{family}_f16_wide",
-                                       {"M": m, "N": n}, note))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
