@@ -310,6 +310,10 @@ enum class Builtin {
   None,
 };
 Builtin parseBuiltin(llvm::StringRef name);
+// warpgroup_id() is thread / kWarpgroupThreads; barrier_arrive/barrier_wait take the named
+// barrier ids 1 .. kNamedBarriers - 1 (0 is __syncthreads').
+inline constexpr int64_t kWarpgroupThreads = 128;
+inline constexpr int64_t kNamedBarriers = 16;
 llvm::StringRef builtinName(Builtin b);
 bool isTileOp(Builtin b);
 bool isReduce(Builtin b);

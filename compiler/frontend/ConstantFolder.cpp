@@ -2,6 +2,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -352,7 +353,8 @@ struct WarpgroupEvaluator {
 
 } // namespace
 
-std::optional<std::vector<int64_t>> valuesPerWarpgroup(const Expr *e, int64_t warpgroups) {
+std::optional<std::vector<int64_t>> valuesPerWarpgroup(const Expr *e, int64_t threads) {
+  int64_t warpgroups = std::max<int64_t>(1, (threads + kWarpgroupThreads - 1) / kWarpgroupThreads);
   std::vector<int64_t> values;
   for (int64_t w = 0; w < warpgroups; ++w) {
     std::optional<ConstValue> v = WarpgroupEvaluator{w}.eval(e);

@@ -24,8 +24,8 @@ FoldResult foldBuiltin(Builtin b, llvm::ArrayRef<ConstValue> args);
 ConstValue castConstant(const ConstValue &v, DType to);
 
 // The values of an integer expression built from constants, warpgroup_id(), lets of those,
-// arithmetic and scalar builtins, in warpgroups 0 .. warpgroups-1 (named-barrier ids);
-// nullopt for anything else (a parameter, a tensor element).
-std::optional<std::vector<int64_t>> valuesPerWarpgroup(const Expr *e, int64_t warpgroups);
+// arithmetic and scalar builtins, in each warpgroup of a block of `threads` threads (at least
+// one; named-barrier ids); nullopt for anything else (a parameter, a tensor element).
+std::optional<std::vector<int64_t>> valuesPerWarpgroup(const Expr *e, int64_t threads);
 
 } // namespace tlc

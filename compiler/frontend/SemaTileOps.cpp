@@ -639,10 +639,8 @@ void TileOpChecker::checkBarrier() {
   // arrive at the other's) but must be known for each, so that its range is checked here and
   // the compiler's own barriers avoid it.
   const Expr *threads = sema.kernel ? sema.kernel->threads : nullptr;
-  int64_t warpgroups = threads && threads->constant && threads->constant->isInt()
-                           ? std::max<int64_t>(1, (threads->constant->getInt() + 127) / 128)
-                           : 1;
-  std::optional<std::vector<int64_t>> ids = valuesPerWarpgroup(e, warpgroups);
+  std::optional<std::vector<int64_t>> ids = valuesPerWarpgroup(
+      e, threads && threads->constant && threads->constant->isInt() ? threads->constant->getInt() : 1);
   if (!ids) {
     auto diag = diags.error(e->getRange(), "a barrier id must be computed from constants and warpgroup_id()");
     sema.explainNotConstant(diag, e, "write a constant from 1 to 15, or e.g. `1 + warpgroup_id()`");
@@ -650,7 +648,7 @@ void TileOpChecker::checkBarrier() {
   }
   for (size_t w = 0; w < ids->size(); ++w) {
     int64_t id = (*ids)[w];
-    if (id >= 1 && id <= 15)
+    if (id >= 1 && id < kNamedBarriers)
       continue;
     // Barrier 0 is the one __syncthreads uses; hardware has 16.
     bool perWarpgroup = !e->constant;

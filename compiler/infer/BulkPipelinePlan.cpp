@@ -39,15 +39,7 @@ bool writesMemory(const ftg::Node &n) {
 namespace {
 
 using NodeList = std::vector<std::unique_ptr<ftg::Node>>;
-
-// The children of `n` that may run: both branches of an `if`, or only the one a
-// compile-time condition takes (lowering drops the other).
-std::vector<const NodeList *> liveChildren(const ftg::Node &n) {
-  if (n.kind == ftg::NodeKind::If)
-    if (const Expr *cond = llvm::cast<IfStmt>(n.stmt)->cond; cond->constant && cond->constant->isBool())
-      return {cond->constant->getBool() ? &n.body : &n.elseBody};
-  return {&n.body, &n.elseBody};
-}
+using ftg::liveChildren;
 
 } // namespace
 
@@ -62,15 +54,15 @@ bool holdsNamedBarrier(const ftg::Node &n) {
 }
 
 std::vector<bool> namedBarrierIds(const ftg::Graph &g) {
-  std::vector<bool> used(16, false);
+  std::vector<bool> used(size_t(kNamedBarriers), false);
   std::function<void(const ftg::Node &)> visit = [&](const ftg::Node &n) {
     if (n.kind == ftg::NodeKind::Barrier && n.call && !n.call->args.empty()) {
       const CallArg *keyword = n.call->keywordArg("id");
       const Expr *id = keyword ? keyword->value : n.call->args[0].value;
       // Sema checked that the id is known in each warpgroup and within 1..15.
-      if (auto ids = valuesPerWarpgroup(id, (g.threads + 127) / 128))
+      if (auto ids = valuesPerWarpgroup(id, g.threads))
         for (int64_t id : *ids)
-          if (id >= 1 && id <= 15)
+          if (id >= 1 && id < kNamedBarriers)
             used[size_t(id)] = true;
     }
     for (const NodeList *list : liveChildren(n))

@@ -420,18 +420,32 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
 
 } // namespace
 
+const std::vector<std::unique_ptr<Node>> *takenBranch(const Node &n) {
+  if (n.kind != NodeKind::If)
+    return nullptr;
+  const Expr *cond = llvm::cast<IfStmt>(n.stmt)->cond;
+  if (!cond->constant || !cond->constant->isBool())
+    return nullptr;
+  return cond->constant->getBool() ? &n.body : &n.elseBody;
+}
+
 std::vector<Node *> liveNodes(const std::vector<std::unique_ptr<Node>> &list) {
   std::vector<Node *> out;
   for (const auto &n : list) {
-    const Expr *cond = n->kind == NodeKind::If ? llvm::cast<IfStmt>(n->stmt)->cond : nullptr;
-    if (cond && cond->constant && cond->constant->isBool()) {
-      std::vector<Node *> taken = liveNodes(cond->constant->getBool() ? n->body : n->elseBody);
-      out.insert(out.end(), taken.begin(), taken.end());
+    if (const auto *taken = takenBranch(*n)) {
+      std::vector<Node *> live = liveNodes(*taken);
+      out.insert(out.end(), live.begin(), live.end());
     } else {
       out.push_back(n.get());
     }
   }
   return out;
+}
+
+std::vector<const std::vector<std::unique_ptr<Node>> *> liveChildren(const Node &n) {
+  if (const auto *taken = takenBranch(n))
+    return {taken};
+  return {&n.body, &n.elseBody};
 }
 
 std::vector<const Node *> producersOf(const Node &loop) {

@@ -117,10 +117,17 @@ struct Node {
   std::vector<const LetStmt *> prefetchLets;
 };
 
+// For an `if` whose condition is a compile-time constant, the branch it takes (lowering
+// generates only that one); null for any other node.
+const std::vector<std::unique_ptr<Node>> *takenBranch(const Node &n);
+
 // The nodes of `list` that run, in program order, with each `if` whose condition is a
-// compile-time constant replaced by the live nodes of the branch it takes (lowering generates
-// only that branch).
+// compile-time constant replaced by the live nodes of the branch it takes.
 std::vector<Node *> liveNodes(const std::vector<std::unique_ptr<Node>> &list);
+
+// The child lists of `n` that may run: both branches of an `if`, only the one a compile-time
+// condition takes, or a loop's body.
+std::vector<const std::vector<std::unique_ptr<Node>> *> liveChildren(const Node &n);
 
 // The producers of pipelined loop `loop` (Node::producer) in program order: its body's, and
 // those under the `if`s of its body.

@@ -97,8 +97,8 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
     }
     std::string total = always || guards.empty() ? std::to_string(always) : "";
     for (const auto &[c, bytes] : guards)
-      total += std::string(total.empty() ? "" : " + ") + "(" + (c->prefetchGuardNegated ? "!" : "") + "(" +
-               expr(c->prefetchGuard) + ") ? " + std::to_string(bytes) + " : 0)";
+      total += std::string(total.empty() ? "" : " + ") + "((" + prefetchCondition(*c) + ") ? " +
+               std::to_string(bytes) + " : 0)";
     add(makeEval("tl::mbarrier::arrive_expect_tx(" + fullBarrierRing() + " + " + p->slots[0] + ", " + total + ")"));
     for (const ftg::Node *c : producers) guardedPrefetch(*c, [&] {
       const ftg::Buffer &dst = *c->outputs[0].buffer;

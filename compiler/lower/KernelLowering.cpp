@@ -139,10 +139,9 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
   // the chain's length).
   // A compile-time switch (`if ping_pong`): only the branch it takes, in a scope of its own
   // (its lets stay local), and no `if (false)` in the output.
-  if (const Expr *cond = cast<IfStmt>(n.stmt)->cond; cond->constant && cond->constant->isBool()) {
-    const auto &taken = cond->constant->getBool() ? n.body : n.elseBody;
-    if (!taken.empty())
-      within(add(std::make_unique<Stmt>(StmtKind::Scope)).body, [&] { lowerNodes(taken); });
+  if (const auto *taken = ftg::takenBranch(n)) {
+    if (!taken->empty())
+      within(add(std::make_unique<Stmt>(StmtKind::Scope)).body, [&] { lowerNodes(*taken); });
     return;
   }
   // A condition on warpgroup_id() (around the kernel's named barriers) is not block-uniform:
@@ -170,13 +169,16 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
   }
 }
 
+std::string KernelLowering::prefetchCondition(const ftg::Node &c) {
+  std::string cond = expr(c.prefetchGuard);
+  return c.prefetchGuardNegated ? "!(" + cond + ")" : cond;
+}
+
 void KernelLowering::guardedPrefetch(const ftg::Node &c, const std::function<void()> &issue) {
   if (!c.prefetchGuard)
     return issue();
-  // The condition the copy stands under, for the iteration the prefetch loads (the loop
-  // variable is bound to it there); uniform: Sema checked it for the tile operator.
-  std::string cond = expr(c.prefetchGuard);
-  nest(makeIf(c.prefetchGuardNegated ? "!(" + cond + ")" : cond), issue);
+  // Uniform: Sema checked the condition for the tile operator.
+  nest(makeIf(prefetchCondition(c)), issue);
 }
 
 void KernelLowering::lowerNode(const ftg::Node &n) {

@@ -89,6 +89,9 @@ public:
   // Siblings in program order; a wgmma gemm's wait may move past the ones that follow it
   // (infer::deferredGemmWaits).
   void lowerSiblings(const std::vector<const ftg::Node *> &siblings);
+  // The C++ condition producer `c` is prefetched under (its prefetch guard, negated for an
+  // else branch), for the iteration the prefetch loads: the loop variable is bound to it there.
+  std::string prefetchCondition(const ftg::Node &c);
   // Runs `issue` (a producer's prefetch) under the producer's prefetch guard, if it has one.
   void guardedPrefetch(const ftg::Node &c, const std::function<void()> &issue);
   void lowerNode(const ftg::Node &n);

@@ -217,7 +217,7 @@ std::string KernelLowering::expr(const Expr *e) {
     case Builtin::Min: return computed("tl::min", 2);
     case Builtin::Abs: return computed("tl::abs", 1);
     case Builtin::CeilDiv: return "tl::ceildiv(" + arg(0) + ", " + arg(1) + ")";
-    case Builtin::WarpgroupId: return "(" + kThreadIndex + " / 128)";
+    case Builtin::WarpgroupId: return "(" + kThreadIndex + " / " + std::to_string(kWarpgroupThreads) + ")";
     default: {
       // Transcendentals compute in f32 (or f64) and round back for 16-bit types.
       std::string fn = "tl::" + builtinName(c->builtin).str();
