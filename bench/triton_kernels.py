@@ -103,10 +103,10 @@ def _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, n0, rows,
 
 
 @triton.jit
-def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb,
-                     stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob, stride_oh,
-                     stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                     CAUSAL: tl.constexpr):
+def _attn_start(Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, stride_kh,
+                stride_vb, stride_vh, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """What both attention kernels start with: this program's query block, batch and head, the
+    K and V bases, its query rows and their Q tile, and the online softmax's initial state."""
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b = (bh // H).to(tl.int64)
@@ -123,6 +123,17 @@ def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs
     l_i = tl.zeros([BM], dtype=tl.float32)
     acc = tl.zeros([BM, D], dtype=tl.float32)
     qk_scale = sm_scale * 1.4426950408889634  # exp(x) = exp2(x * log2(e))
+    return start_m, b, h, k_base, v_base, rows, rn, rd, q, m_i, l_i, acc, qk_scale
+
+
+@triton.jit
+def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb,
+                     stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob, stride_oh,
+                     stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                     CAUSAL: tl.constexpr):
+    start_m, b, h, k_base, v_base, rows, rn, rd, q, m_i, l_i, acc, qk_scale = _attn_start(
+        Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, stride_kh, stride_vb,
+        stride_vh, D, BM, BN)
 
     # Key blocks that need no mask first, then the ones that straddle the diagonal or the end.
     if CAUSAL:
@@ -179,23 +190,10 @@ def _block_sparse_attn_kernel(Q, K, V, Mask, O, sm_scale, S, H, QB, KB, stride_q
                               stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
     """The attention kernel above over the key blocks Mask[b, h, query block, :] keeps: a
     skipped block is neither loaded nor computed. Rows that see no key are 0."""
-    start_m = tl.program_id(0)
-    bh = tl.program_id(1)
-    b = (bh // H).to(tl.int64)
-    h = (bh % H).to(tl.int64)
-    q_base = Q + b * stride_qb + h * stride_qh
-    k_base = K + b * stride_kb + h * stride_kh
-    v_base = V + b * stride_vb + h * stride_vh
+    start_m, b, h, k_base, v_base, rows, rn, rd, q, m_i, l_i, acc, qk_scale = _attn_start(
+        Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, stride_kh, stride_vb,
+        stride_vh, D, BM, BN)
     m_base = Mask + b * stride_mb + h * stride_mh + start_m * stride_mq
-    rows = start_m * BM + tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rd = tl.arange(0, D)
-    q = tl.load(q_base + rows[:, None] * stride_qs + rd[None, :], mask=rows[:, None] < S,
-                other=0.0)
-    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BM], dtype=tl.float32)
-    acc = tl.zeros([BM, D], dtype=tl.float32)
-    qk_scale = sm_scale * 1.4426950408889634
     blocks = tl.minimum(tl.cdiv(S, BN), KB)
     full = S // BN  # blocks with no key past the end
     for j in range(0, blocks):
