@@ -13,6 +13,10 @@ namespace tlc::infer {
 std::unique_ptr<ftg::Pass> createLayoutInference();
 // Pipelined loops: which copies are prefetched, how many buffers each shared tile needs.
 std::unique_ptr<ftg::Pass> createPipelinePlanner();
+// Accumulators leave through shared memory on Hopper: a copy of an accumulator fragment to
+// a global tile after the pipelined loop goes through a shared tile (and, in the
+// warp-specialized variant, out with bulk tensor stores), in bytes the loop's tiles free.
+std::unique_ptr<ftg::Pass> createStoreStaging();
 // Places shared buffers in the block's shared memory; buffers whose lifetimes do not overlap
 // share bytes (as Q and O tiles do in attention).
 std::unique_ptr<ftg::Pass> createSharedMemoryPlanner();
@@ -24,6 +28,7 @@ std::unique_ptr<ftg::Pass> createInstructionSelection();
 inline void addInferencePasses(ftg::PassManager &pm) {
   pm.add(createLayoutInference());
   pm.add(createPipelinePlanner());
+  pm.add(createStoreStaging());
   pm.add(createSharedMemoryPlanner());
   pm.add(createInstructionSelection());
 }

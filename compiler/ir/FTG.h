@@ -28,6 +28,7 @@ namespace tlc::ftg {
 
 // A buffer value: a kernel tensor, a shared/fragment/local allocation.
 struct Buffer {
+  // Null for a buffer a pass invented (its name is then a stem: lower::bufferName).
   const BufferLikeDecl *decl = nullptr;
   std::string name;
   Scope scope = Scope::Global;
@@ -85,6 +86,10 @@ struct Node {
   const ForStmt *loop = nullptr;
   std::vector<std::unique_ptr<Node>> body;     // loop body or then-branch
   std::vector<std::unique_ptr<Node>> elseBody; // if statements
+
+  // Copy: one half of a copy that infer/StoreStaging routed through a shared tile (the call
+  // is the original copy's).
+  bool staged = false;
 
   // Gemm.
   bool transA = false, transB = false, clearAccum = false;

@@ -37,6 +37,70 @@ std::string swizzleOf(int64_t spanBytes) {
 
 } // namespace
 
+std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::Node &c, const ftg::Operand &global,
+                                                                   const ftg::Buffer &tile) {
+  const SharedLayout &layout = *tile.shared;
+  TileDims src = tileDims(*this, global, tile.shape);
+  auto [rowDim, colDim] = infer::bulkTileDims(global, tile);
+  const int rank = int(global.buffer->shape.size());
+  if (!src.ok || int(src.origin.size()) != rank || rowDim < 0 || !layout.isPanelled()) {
+    unsupported(c.call->getRange(), "this copy as a bulk tensor copy");
+    return std::nullopt;
+  }
+  Kernel::TensorMap map;
+  map.param = generatedName("map" + std::to_string(out->tensorMaps.size()));
+  map.tensor = bufferName(*global.buffer);
+  map.dataType = dataTypeOf(tile.dtype);
+  map.rank = rank;
+  map.box.assign(size_t(rank), 1);
+  map.box[size_t(rowDim)] = layout.rows;
+  map.box[size_t(colDim)] = layout.panelCols;
+  map.swizzle = swizzleOf(layout.panelCols * layout.elemBits / 8);
+  out->tensorMaps.push_back(map);
+  BulkPanels r;
+  r.map = map.param;
+  r.rank = rank;
+  int64_t panels = layout.cols / layout.panelCols;
+  add(makeComment("bulk copy: " + c.op->describe(c) + ", " + std::to_string(panels) + " panel(s) of " +
+                  std::to_string(layout.rows) + "x" + std::to_string(layout.panelCols)));
+  for (int64_t q = 0; q < panels; ++q) {
+    // Coordinates innermost first: the columns (with the panel's offset), then outwards.
+    std::string coords;
+    for (int d = rank - 1; d >= 0; --d)
+      coords += ", " + src.origin[size_t(d)] + (d == colDim && q ? " + " + std::to_string(q * layout.panelCols) : "");
+    r.panels.push_back({q * layout.rows * layout.panelCols, coords});
+  }
+  return r;
+}
+
+bool KernelLowering::bulkStorable(const ftg::Node &c) const {
+  if (!bulkPlan || c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
+    return false;
+  const ftg::Buffer &S = *c.inputs[0].buffer, &D = *c.outputs[0].buffer;
+  return S.scope == Scope::Shared && D.scope == Scope::Global && S.dtype == D.dtype &&
+         (S.dtype == DType::F16 || S.dtype == DType::BF16) && S.shared && S.shared->isPanelled() &&
+         S.shape.size() == 2 && S.shape[0] && *S.shape[0] <= 256 && D.shape.size() >= 2 && D.shape.size() <= 5 &&
+         infer::bulkTileDims(c.outputs[0], S).first >= 0;
+}
+
+void KernelLowering::lowerBulkStore(const ftg::Node &c) {
+  const ftg::Buffer &tile = *c.inputs[0].buffer;
+  std::vector<Access> reads;
+  std::optional<BulkPanels> panels;
+  Stmt &once = add(makeIf(kThreadIndex + " == 0", IfStyle::Braced, /*uniform=*/false));
+  within(once.body, [&] {
+    reads = readsOf([&] { panels = bulkPanels(c, c.outputs[0], tile); });
+    if (!panels)
+      return;
+    for (const BulkPanel &q : panels->panels)
+      add(makeEval("tl::tma::store_" + std::to_string(panels->rank) + "d(&" + panels->map + ", " + bufferName(tile) +
+                   (q.offset ? " + " + std::to_string(q.offset) : "") + q.coords + ")"));
+    add(makeEval("tl::tma::store_commit_and_wait_read()"));
+  });
+  reads.insert(reads.begin(), access(&tile));
+  accessing(once, reads, {access(c.outputs[0].buffer)}).asyncProxyRead = true;
+}
+
 void KernelLowering::lowerBulkBody() {
   bool beforeLoop = true;
   for (const auto &n : g.body) {
@@ -102,38 +166,13 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
     add(makeEval("tl::mbarrier::arrive_expect_tx(" + fullBarrierRing() + " + " + p->slots[0] + ", " + total + ")"));
     for (const ftg::Node *c : producers) guardedPrefetch(*c, [&] {
       const ftg::Buffer &dst = *c->outputs[0].buffer;
-      const SharedLayout &layout = *dst.shared;
-      TileDims src = tileDims(*this, c->inputs[0], dst.shape);
-      auto [rowDim, colDim] = infer::bulkTileDims(c->inputs[0], dst);
-      const int rank = int(c->inputs[0].buffer->shape.size());
-      if (!src.ok || int(src.origin.size()) != rank || rowDim < 0) {
-        unsupported(c->call->getRange(), "this copy as a bulk tensor copy");
+      auto panels = bulkPanels(*c, c->inputs[0], dst);
+      if (!panels)
         return;
-      }
-      Kernel::TensorMap map;
-      map.param = generatedName("map" + std::to_string(out->tensorMaps.size()));
-      map.tensor = cppName(c->inputs[0].buffer->name);
-      map.dataType = dataTypeOf(dst.dtype);
-      map.rank = rank;
-      map.box.assign(size_t(rank), 1);
-      map.box[size_t(rowDim)] = layout.rows;
-      map.box[size_t(colDim)] = layout.panelCols;
-      map.swizzle = swizzleOf(layout.panelCols * layout.elemBits / 8);
-      out->tensorMaps.push_back(map);
-      int64_t panels = layout.cols / layout.panelCols;
-      add(makeComment("bulk copy: " + c->op->describe(*c) + ", " + std::to_string(panels) + " panel(s) of " +
-                      std::to_string(layout.rows) + "x" + std::to_string(layout.panelCols)));
-      for (int64_t q = 0; q < panels; ++q) {
-        // Coordinates innermost first: the columns (with the panel's offset), then outwards.
-        std::string coords;
-        for (int d = rank - 1; d >= 0; --d)
-          coords += ", " + src.origin[size_t(d)] +
-                    (d == colDim && q ? " + " + std::to_string(q * layout.panelCols) : "");
-        add(makeEval("tl::tma::load_" + std::to_string(rank) + "d(" + cppName(dst.name) + " + " + p->slots[0] + " * " +
-                     std::to_string(dst.numElements()) +
-                     (q ? " + " + std::to_string(q * layout.rows * layout.panelCols) : "") + ", &" + map.param +
-                     ", tl_full + " + p->slots[0] + coords + ")"));
-      }
+      for (const BulkPanel &q : panels->panels)
+        add(makeEval("tl::tma::load_" + std::to_string(panels->rank) + "d(" + bufferName(dst) + " + " + p->slots[0] +
+                     " * " + std::to_string(dst.numElements()) + (q.offset ? " + " + std::to_string(q.offset) : "") +
+                     ", &" + panels->map + ", tl_full + " + p->slots[0] + q.coords + ")"));
       p->txBytes += dst.bytes();
     });
   });

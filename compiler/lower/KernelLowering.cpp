@@ -58,7 +58,7 @@ void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Nod
     for (const ftg::Node *c : inFlight) {
       const ftg::Buffer &acc = *c->outputs[0].buffer;
       sourceComment(*c, "drain: the wgmma groups of the gemm into " + acc.name + " complete before it is read");
-      accessing(add(makeEval("tl::wgmma::drain(" + cppName(acc.name) + ")")), {access(&acc)}, {access(&acc)});
+      accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
     }
   });
 }
@@ -240,7 +240,7 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
         const ftg::Buffer &acc = *gemm->outputs[0].buffer;
         sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
                                  "follows it, completes");
-        accessing(add(makeEval("tl::wgmma::drain(" + cppName(acc.name) + ")")), {access(&acc)}, {access(&acc)});
+        accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
       }
     if (i == siblings.size())
       break;
@@ -291,7 +291,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
 
   for (auto &b : g.buffers) {
     auto lb = std::make_unique<Buffer>();
-    lb->name = cppName(b->name);
+    lb->name = bufferName(*b);
     lb->sourceName = b->name;
     lb->elemType = cppType(b->dtype);
     lb->dtype = dtypeName(b->dtype).str();

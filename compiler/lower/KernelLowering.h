@@ -105,6 +105,25 @@ public:
   // The kernel's body for the variant: fills and copies before the loop that write memory run
   // on the consumers only.
   void lowerBulkBody();
+  // Bulk tensor copies between a global region and a shared tile in wgmma panels: the tensor
+  // map (added to the kernel's parameters) and, per panel, its element offset in the tile and
+  // its coordinates in the tensor (innermost first, each after ", "). A comment names them.
+  struct BulkPanel {
+    int64_t offset = 0;
+    std::string coords;
+  };
+  struct BulkPanels {
+    std::string map;
+    int rank = 2;
+    std::vector<BulkPanel> panels;
+  };
+  std::optional<BulkPanels> bulkPanels(const ftg::Node &c, const ftg::Operand &global, const ftg::Buffer &tile);
+  // Whether copy `c` (a shared tile in wgmma panels to a global region that a tensor map can
+  // describe) goes out as bulk tensor stores: in the warp-specialized variant, whose launcher
+  // has encoded every tensor map before choosing it.
+  bool bulkStorable(const ftg::Node &c) const;
+  // Copy `c` as one bulk tensor store per panel, issued by one thread.
+  void lowerBulkStore(const ftg::Node &c);
   // The drains of the accumulators of gemms left in flight, in the pipeline's part 3.
   void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);
   // The consumers of pipelined loop `n` into part 2 of `p` (reading the producers' buffers at

@@ -113,6 +113,7 @@ struct Stmt {
 
   std::string text; // Comment, Eval, Barrier (its reason), TileOp (the operator's name)
   bool proxyFence = false; // Barrier: preceded by fence.proxy.async (ProxyFences)
+  bool asyncProxyRead = false; // reads shared memory through the async proxy (bulk tensor stores)
   int barrierThreads = 0;  // Barrier: a named barrier over this many threads (0: the block)
   int barrierId = 0;       // ... its id; NamedBarrier: `value` holds the id expression
   bool arriveOnly = false; // NamedBarrier: barrier_arrive (bar.arrive), else barrier_wait

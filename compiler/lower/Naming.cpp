@@ -1,6 +1,7 @@
 #include "lower/Naming.h"
 
 #include "frontend/CppNames.h"
+#include "ir/FTG.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -14,6 +15,8 @@ bool isReservedName(llvm::StringRef name) {
 std::string cppName(llvm::StringRef userName) {
   return isReservedName(userName) ? ("u_" + userName).str() : userName.str();
 }
+
+std::string bufferName(const ftg::Buffer &b) { return b.decl ? cppName(b.name) : generatedName(b.name); }
 
 std::string checkNamespace(llvm::StringRef ns) {
   std::string why = checkQualifiedName(ns, /*allowGlobal=*/false);

@@ -22,6 +22,10 @@
 
 #include <string>
 
+namespace tlc::ftg {
+struct Buffer;
+}
+
 namespace tlc::lower {
 
 // True when a user name must not be written as is (see above).
@@ -34,6 +38,11 @@ std::string cppName(llvm::StringRef userName);
 // user's (unmangled) name first and end with a fixed suffix (`A_stride0`, `M_bound`), so two
 // derived names never meet.
 inline std::string generatedName(const llvm::Twine &stem) { return ("tl_" + stem).str(); }
+
+// The C++ spelling of a buffer: cppName() of the name its declaration gives, or, for a buffer
+// a pass invented (no declaration: infer/StoreStaging's shared tiles), generatedName() of the
+// stem the pass named it with.
+std::string bufferName(const ftg::Buffer &b);
 
 // The mbarrier ring on which a warp-specialized pipeline's producer announces each stage's
 // bytes (lower/BulkPipeline.cpp) and its consumers wait (lower/PipelineExpansion.cpp).

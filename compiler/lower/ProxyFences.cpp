@@ -1,5 +1,5 @@
 // ProxyFences, a pass over the loop IR after SyncInsertion. wgmma reads its shared operands
-// through the async proxy, while ordinary stores and cp.async write through the generic
+// through the async proxy (and so do bulk tensor stores their shared tile), while ordinary stores and cp.async write through the generic
 // proxy; another thread's write becomes visible to a wgmma only when the writer orders it
 // with fence.proxy.async before the barrier that hands it over (PTX ISA, "Proxies" and
 // "wgmma.mma_async": operands in shared memory). Barriers are exactly where a block's writes
@@ -15,7 +15,7 @@ namespace {
 
 bool issuesAsyncProxyReads(const StmtList &list) {
   return llvm::any_of(list, [](const StmtPtr &s) {
-    return (s->kind == StmtKind::Mma && s->warpgroup) || issuesAsyncProxyReads(s->body) ||
+    return (s->kind == StmtKind::Mma && s->warpgroup) || s->asyncProxyRead || issuesAsyncProxyReads(s->body) ||
            issuesAsyncProxyReads(s->elseBody);
   });
 }

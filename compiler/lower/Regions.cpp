@@ -82,7 +82,7 @@ TileDims tileDims(KernelLowering &L, const Operand &op, const std::vector<std::o
 
 std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
   if (b.scope == Scope::Global)
-    return cppName(b.name) + "[" + L.globalOffset(b, idx) + "]";
+    return bufferName(b) + "[" + L.globalOffset(b, idx) + "]";
   if (b.scope == Scope::Shared) {
     std::string row = "0";
     for (size_t d = 0; d + 1 < idx.size(); ++d)
@@ -92,7 +92,7 @@ std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector
   std::string flat = "0";
   for (size_t d = 0; d < idx.size(); ++d)
     flat = d == 0 ? idx[0] : "(" + flat + ") * " + L.dimExpr(b, d) + " + " + idx[d];
-  return cppName(b.name) + "[" + flat + "]";
+  return bufferName(b) + "[" + flat + "]";
 }
 
 std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {

@@ -331,7 +331,7 @@ std::string KernelLowering::sharedElement(const ftg::Buffer &b, const std::strin
   std::string off = b.shared->offsetExpr(row, col);
   if (staged != stageOf.end())
     off = staged->second.index + " * " + std::to_string(b.numElements()) + " + " + off;
-  return cppName(b.name) + "[" + off + "]";
+  return bufferName(b) + "[" + off + "]";
 }
 
 std::string KernelLowering::elementRef(const IndexExpr *ix) {
@@ -345,7 +345,7 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
   }
   switch (b->scope) {
   case Scope::Global:
-    return cppName(b->name) + "[" + globalOffset(*b, idx) + "]";
+    return bufferName(*b) + "[" + globalOffset(*b, idx) + "]";
   case Scope::Shared: {
     // Leading dimensions fold into rows, as in the buffer's layout.
     std::string row = "0";
@@ -357,7 +357,7 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
     std::string flat = "0";
     for (size_t d = 0; d < idx.size(); ++d)
       flat = d == 0 ? idx[0] : "(" + flat + ") * " + dimExpr(*b, d) + " + " + idx[d];
-    return cppName(b->name) + "[" + flat + "]";
+    return bufferName(*b) + "[" + flat + "]";
   }
   case Scope::Fragment:
     break;
@@ -369,9 +369,9 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
   }
   const ftg::Buffer *driver = parallelNode->driver;
   if (b == driver || (b->fragment && *b->fragment == *driver->fragment))
-    return cppName(b->name) + "[" + parallelReg + "]";
+    return bufferName(*b) + "[" + parallelReg + "]";
   // A row vector indexed by the loop's first variable in a 2-d loop.
-  return cppName(b->name) + "[" + driver->fragment->rowRegister(parallelReg) + "]";
+  return bufferName(*b) + "[" + driver->fragment->rowRegister(parallelReg) + "]";
 }
 
 

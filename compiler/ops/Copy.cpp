@@ -144,7 +144,7 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         cp.bytes = 16;
         cp.dst = "&" + dstRef;
         cp.src = "&" + srcRef;
-        cp.srcBase = cppName(src.buffer->name);
+        cp.srcBase = bufferName(*src.buffer);
         cp.valid = "tl_valid";
       } else if (v > 1) {
         std::string p = ps.empty() ? pd : pd.empty() ? ps : ps + " && " + pd;
@@ -178,9 +178,9 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       return;
     }
     L.add(compactFor(r, F.registers(),
-                     withAccess(makeStore(cppName(dst.buffer->name) + "[" + r + "]",
+                     withAccess(makeStore(bufferName(*dst.buffer) + "[" + r + "]",
                                           "tl::convert<" + cppType(dst.buffer->dtype) + ">(" +
-                                              cppName(src.buffer->name) + "[" + r + "])"),
+                                              bufferName(*src.buffer) + "[" + r + "])"),
                                 {L.access(src.buffer)}, {L.access(dst.buffer)})));
     return;
   }
@@ -218,6 +218,16 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
                       o.extents.size() == frag.shape.size() &&
                       o.tileDim.back() == int(o.extents.size()) - 1 && V * elemBytes <= 16 &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
+  // A shared tile's V consecutive columns lie in one 16-byte chunk, contiguous and aligned in
+  // every shared layout when its rows (or panels) are whole multiples of V (swizzles permute
+  // whole chunks): one access on every path, no kAligned instantiation needed. What an
+  // accumulator staged for a bulk store (infer/StoreStaging) is written with.
+  const ftg::Buffer &ob = *other.buffer;
+  bool sharedVector = ob.scope == Scope::Shared && ob.shared && !atomic && V > 1 &&
+                      o.extents.size() == frag.shape.size() && o.tileDim.back() == int(o.extents.size()) - 1 &&
+                      16 % (V * elemBytes) == 0 &&
+                      (ob.shared->isPanelled() ? ob.shared->panelCols : ob.shared->cols) % V == 0 &&
+                      multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   auto body = [&](int v) {
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(F.registers()), v > 1 ? std::to_string(v) : "", 0), [&] {
       std::vector<std::string> coords;
@@ -233,7 +243,7 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       std::string pred = inBounds(L, *other.buffer, idx);
       std::string ref = elementAt(L, *other.buffer, idx);
       std::string TO = cppType(other.buffer->dtype), TF = cppType(frag.dtype);
-      std::string fragName = cppName(frag.name);
+      std::string fragName = bufferName(frag);
       if (v > 1) {
         // Through an aligned temporary: registers and global elements may differ in type.
         int bytes = v * elemBytes;
@@ -274,6 +284,8 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       }
     });
   };
+  if (sharedVector)
+    return body(V);
   if (vectorizable)
     L.noteVectorTensor(other.buffer);
   alignedOrScalar(L, vectorizable ? V : 1, body);
@@ -283,6 +295,8 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
 void lowerCopy(KernelLowering &L, const Node &n, bool prefetch) {
   const Operand &src = n.inputs[0], &dst = n.outputs[0];
   L.tileOp(n, [&] {
+    if (!prefetch && L.bulkStorable(n))
+      return L.lowerBulkStore(n);
     if (prefetch)
       L.add(makeComment("prefetch: " + toSource(n.call->args[0].value) + " -> " + dst.buffer->name));
     L.scope([&] {
@@ -378,7 +392,11 @@ public:
   }
 
   std::string describe(const Node &n) const override {
-    return "copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value);
+    std::string what = "copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value);
+    if (n.staged)
+      what += n.outputs[0].buffer->scope == Scope::Shared ? ", into the shared tile " + bufferName(*n.outputs[0].buffer)
+                                                          : ", out of the shared tile " + bufferName(*n.inputs[0].buffer);
+    return what;
   }
   void lower(const Node &n, KernelLowering &L) const override { lowerCopy(L, n, false); }
   void lowerPrefetch(const Node &n, KernelLowering &L) const override { lowerCopy(L, n, true); }

@@ -136,7 +136,7 @@ void lowerFragment(KernelLowering &L, const Node &n, const std::vector<int64_t> 
   L.add(makeBarrier("the scratch area may still be read"));
   L.add(makeComment("each thread writes its registers of '" + src.name + "' to the scratch"));
   registersOf(src, [&](const std::string &r, const std::string &slot) {
-    return withAccess(makeStore(slot, "tl::convert<float>(" + cppName(src.name) + "[" + r + "])"),
+    return withAccess(makeStore(slot, "tl::convert<float>(" + bufferName(src) + "[" + r + "])"),
                       {L.access(&src)}, {});
   });
   L.add(makeBarrier("the tile is in the scratch"));
@@ -152,7 +152,7 @@ void lowerFragment(KernelLowering &L, const Node &n, const std::vector<int64_t> 
   L.add(makeBarrier("the scanned lines are visible"));
   L.add(makeComment("each thread reads its registers of '" + dst.name + "' back"));
   registersOf(dst, [&](const std::string &r, const std::string &slot) {
-    return withAccess(makeStore(cppName(dst.name) + "[" + r + "]", "tl::convert<" + cppType(dst.dtype) + ">(" + slot + ")"),
+    return withAccess(makeStore(bufferName(dst) + "[" + r + "]", "tl::convert<" + cppType(dst.dtype) + ">(" + slot + ")"),
                       {}, {L.access(&dst)});
   });
   L.add(makeBarrier("the scratch area may be reused"));

@@ -51,7 +51,7 @@ void lowerFill(KernelLowering &L, const Node &n) {
         return;
       }
       L.add(makeCompactFor(r, "0", std::to_string(count),
-                         withAccess(makeStore(cppName(b.name) + "[" + r + "]", value), valueReads, {L.access(&b)})));
+                         withAccess(makeStore(bufferName(b) + "[" + r + "]", value), valueReads, {L.access(&b)})));
       return;
     }
     // Shared or global: threads stride over the region.

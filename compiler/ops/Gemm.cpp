@@ -246,14 +246,14 @@ public:
     auto ptr = [&](const ftg::Buffer &b) {
       auto staged = L.stageOf.find(&b);
       return staged == L.stageOf.end()
-                 ? cppName(b.name)
-                 : cppName(b.name) + " + " + staged->second.index + " * " + std::to_string(b.numElements());
+                 ? bufferName(b)
+                 : bufferName(b) + " + " + staged->second.index + " * " + std::to_string(b.numElements());
     };
     L.tileOp(n, [&] {
       if (n.clearAccum) {
         std::string zero = C.dtype == DType::F32 ? "0.0f" : "tl::convert<" + cppType(C.dtype) + ">(0.0f)";
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
-                             withAccess(makeStore(cppName(C.name) + "[tl_q]", zero), {}, {L.access(&C)}), -1));
+                             withAccess(makeStore(bufferName(C) + "[tl_q]", zero), {}, {L.access(&C)}), -1));
       }
       // C += A @ B: the accumulator is read as well.
       Stmt &mma = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::Mma)),
@@ -269,9 +269,9 @@ public:
       mma.warpgroup = n.warpgroupMma;
       mma.instrN = n.instrN;
       mma.pending = L.gemmsInFlight.count(&n) ? 1 : 0;
-      mma.a = mma.aInRegisters ? cppName(A.name) : ptr(A);
+      mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);
       mma.b = ptr(B);
-      mma.c = cppName(C.name);
+      mma.c = bufferName(C);
     });
   }
 };

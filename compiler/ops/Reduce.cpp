@@ -56,7 +56,7 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
       KL.nest(makeFor(ForRole::Registers, r, "0", std::to_string(L.registers()), "", 0), [&] {
         std::string row = red + "[" + L.rowRegister(r) + "]";
         KL.add(withAccess(makeStore(row, op + "::combine(" + row + ", " + op + "::prepare(tl::convert<" + T + ">(" +
-                                          cppName(src.name) + "[" + r + "])))"),
+                                          bufferName(src) + "[" + r + "])))"),
                        {KL.access(&src)}, {}));
       });
       // Lanes that share a row (one rule with the planner's scratch size: rowSpread).
@@ -107,8 +107,8 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
       std::vector<Access> reads;
       if (!n.clear)
         reads.push_back(KL.access(&dst));
-      KL.add(perRow(withAccess(makeStore(cppName(dst.name) + "[tl_q]",
-                                      n.clear ? q : op + "::combine(" + cppName(dst.name) + "[tl_q], " + q + ")"),
+      KL.add(perRow(withAccess(makeStore(bufferName(dst) + "[tl_q]",
+                                      n.clear ? q : op + "::combine(" + bufferName(dst) + "[tl_q], " + q + ")"),
                             reads, {KL.access(&dst)})));
     });
   });

@@ -80,6 +80,67 @@ TL_DEVICE void load_5d(void* dst, const CUtensorMap* map, std::uint64_t* bar, in
 #endif
 }
 
+// Bulk tensor stores (epilogues): the box at element coordinates (x: innermost, ...) written
+// from shared memory laid out with the map's swizzle; the parts of the box outside the tensor
+// are not written, so a tile at a ragged edge needs no predicate. One thread issues the
+// stores of a tile, after the block's writes to it were published to the async proxy
+// (fence.proxy.async before the barrier), then commits them as one group and waits until
+// they have read the tile (store_wait_read) before anything may overwrite it or the block
+// exits.
+TL_DEVICE void store_2d(const CUtensorMap* map, const void* src, int x, int y) {
+#if TL_ARCH_SM90
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(src))), "r"(x), "r"(y)
+               : "memory");
+#else
+  (void)map, (void)src, (void)x, (void)y;
+#endif
+}
+
+TL_DEVICE void store_3d(const CUtensorMap* map, const void* src, int x, int y, int z) {
+#if TL_ARCH_SM90
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(src))), "r"(x), "r"(y), "r"(z)
+               : "memory");
+#else
+  (void)map, (void)src, (void)x, (void)y, (void)z;
+#endif
+}
+
+TL_DEVICE void store_4d(const CUtensorMap* map, const void* src, int x, int y, int z, int w) {
+#if TL_ARCH_SM90
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(src))), "r"(x), "r"(y), "r"(z), "r"(w)
+               : "memory");
+#else
+  (void)map, (void)src, (void)x, (void)y, (void)z, (void)w;
+#endif
+}
+
+TL_DEVICE void store_5d(const CUtensorMap* map, const void* src, int x, int y, int z, int w, int v) {
+#if TL_ARCH_SM90
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(src))), "r"(x), "r"(y), "r"(z), "r"(w), "r"(v)
+               : "memory");
+#else
+  (void)map, (void)src, (void)x, (void)y, (void)z, (void)w, (void)v;
+#endif
+}
+
+// Closes the bulk stores issued so far into one group and waits until every group has
+// finished reading shared memory (their global writes may still be in flight: a kernel's end
+// or a grid dependency orders those).
+TL_DEVICE void store_commit_and_wait_read() {
+#if TL_ARCH_SM90
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+
 // Register budgets of warp-specialized kernels: a producer warpgroup gives registers back, the
 // consumers take them (every warp of the warpgroup executes it; counts are multiples of 8 in
 // 24..256).

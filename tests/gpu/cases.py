@@ -530,7 +530,11 @@ def _add_layout_widths(t: _Tables) -> None:
                 {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
                  "block_K": "64", "stages": "4", "threads": "256"}),
           [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
-           ("mult", {"M": 512, "N": 1024, "K": 512})])
+           ("mult", {"M": 512, "N": 1024, "K": 512}),
+           # Ragged M and N with 16-byte aligned rows: the warp-specialized variant, its bulk
+           # tensor stores clipped at the edges (infer/StoreStaging).
+           ("1000x1000x1000", {"M": 1000, "N": 1000, "K": 1000}), ("77x264x136", {"M": 77, "N": 264, "K": 136}),
+           ("m1", {"M": 1, "N": 520, "K": 64})])
     # wgmma with two warpgroups over a 64-wide tile: each owns 32 columns, the second starting
     # inside B's 64-column panel.
     t.add(Build("layout_gemm_n64_wg2", "gemm",
