@@ -8,9 +8,11 @@
 //                            16-byte stores of whole rows
 //
 // instead of each thread storing 4 bytes at a time under a bounds predicate. Measured on the
-// H100 (bench/results/h100-2026-11-26-run28-*): the 128x256 GEMM's epilogue was 5-17% of its
-// time at 4096^3 to 8192^3 as direct stores. The predicated stores also read the accumulator
-// inside branches, which made ptxas serialize wgmma groups left in flight (C7514).
+// H100 against the direct stores in one process (bench/results/h100-2026-11-26-run28-store-
+// staging/): the 128x256x64 GEMM 4.9-7.5% faster at four of five large shapes (the same at
+// 8192^3), the sample's default tiles 4.3-11.2%. The predicated stores also read the
+// accumulator inside branches, which makes ptxas serialize wgmma groups left in flight
+// (C7514); the staged copy has no branch.
 //
 // The shared tile takes bytes the loop's tiles no longer need (the shared-memory planner
 // overlaps buffers whose lifetimes do not meet), so the rewrite happens only when such bytes
