@@ -82,6 +82,11 @@ KERNELS = {
                                          "block_sparse_attention",
                                          _tensors("Q", "K", "V", "BlockMask", "out:O"),
                                          ("batch", "seq_len", "heads", "dim"), ("dtype", "dim")),
+    # Attention sinks with GQA: [batch, heads, seq_len, dim] tensors, kv_heads K/V heads.
+    "attention_sink": KernelSpec("attention_sink", "samples/attention_sink.tl", "attention_sink",
+                                 _tensors("Q", "K", "V", "Sinks", "out:O"),
+                                 ("batch", "heads", "kv_heads", "seq_len", "dim"),
+                                 ("dtype", "dim", "causal", "window")),
     "log_softmax": KernelSpec("log_softmax", "samples/log_softmax.tl", "log_softmax",
                               _tensors("X", "out:Y"), ("M", "N"), ("dtype",)),
     "layernorm": KernelSpec("layernorm", "samples/layernorm.tl", "layernorm",
@@ -258,9 +263,9 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_ or mem_ (samples), and every case name with its
-# build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem)_'` selects them all in make_bundle.sh, run.py and
-# gpu_check.sh.
+# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_ or sink_ (samples), and every case name
+# with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink)_'` selects them all in make_bundle.sh,
+# run.py and gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
 # Tighter than DEFAULT_TOLERANCE because there the poison cannot tell: an atomic destination
@@ -453,6 +458,32 @@ def _add_samples(t: _Tables) -> None:
                     target=target),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (2, 4, 1024))])
+    _add_attention_sink(t)
+
+
+def _sink_shape(batch, heads, kv_heads, seq_len, dim) -> dict:
+    return {"batch": batch, "heads": heads, "kv_heads": kv_heads, "seq_len": seq_len, "dim": dim}
+
+
+# samples/attention_sink.tl: (batch, heads, kv_heads, seq_len), i.e. groups = heads / kv_heads
+# of 4, 8, 1, 8 and 4, at sequence lengths that are no multiple of the 128-row tiles but 256.
+SINK_SHAPES = [(2, 8, 2, 1000), (1, 8, 1, 77), (2, 4, 4, 1023), (1, 16, 2, 256), (3, 4, 1, 130)]
+
+
+def _add_attention_sink(t: _Tables) -> None:
+    """samples/attention_sink.tl at both head dims, f16 and bf16, causal and not, the sliding
+    window (causal: gpt-oss's 128; not causal: a window of 100 rows, no tile multiple), and the
+    sm_80 path; build names sink_<dtype>_d<dim>[_causal][_w<window>][_sm80]."""
+    for dt, dim, causal, window, target in (("f16", 128, False, 0, ""), ("f16", 128, True, 0, ""),
+                                            ("bf16", 128, False, 0, ""), ("f16", 64, False, 0, ""),
+                                            ("f16", 64, True, 0, ""), ("bf16", 64, True, 0, ""),
+                                            ("f16", 128, True, 128, ""), ("bf16", 64, False, 100, ""),
+                                            ("f16", 128, True, 0, "sm_80")):
+        name = (f"sink_{dt}_d{dim}" + ("_causal" if causal else "") + (f"_w{window}" if window else "")
+                + ("_sm80" if target else ""))
+        t.add(Build(name, "attention_sink", {"dtype": dt, "dim": str(dim), "causal": str(causal).lower(),
+                                             "window": str(window)}, target=target),
+              [(f"b{b}h{h}g{h // kv}s{s}", _sink_shape(b, h, kv, s, dim)) for b, h, kv, s in SINK_SHAPES])
 
 
 # Builds that tlc refuses although docs/language.md says their kernel is valid, with the error
@@ -640,6 +671,13 @@ def _bench_items() -> list:
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
         items.append(BenchItem(f"sparse_attn_f16_b{b}h{h}s{s}", "sparse_attn_f16",
                                _attention_shape(b, h, s, 128), "about half of the 128x128 blocks kept"))
+    # Attention sinks with GQA (issue 12) at issue 11's attention shapes: groups = 8 (kv_heads =
+    # heads / 8), causal, both head dims; against torch (explicit softmax with the sink), SDPA
+    # with the sink as an extra key, and a Triton attention-sink kernel.
+    for dim in (64, 128):
+        for b, h, s in ISSUE11_ATTENTION_SHAPES:
+            items.append(BenchItem(f"sink_f16_d{dim}_causal_b{b}h{h}g8s{s}", f"sink_f16_d{dim}_causal",
+                                   _sink_shape(b, h, h // 8, s, dim)))
     # Memory-bound operator samples (issue 12: >= 80% of the copy bandwidth on their bytes).
     for family, shape in (("log_softmax", {"M": 16384, "N": 8192}), ("layernorm", {"M": 16384, "N": 8192}),
                           ("swiglu", {"M": 16384, "N": 14336}), ("gemv", {"M": 28672, "K": 8192})):

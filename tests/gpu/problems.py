@@ -215,6 +215,80 @@ class BlockSparseAttentionProblem(AttentionProblem):
         return 4.0 * shape["batch"] * shape["heads"] * shape["seq_len"] ** 2 * shape["dim"]
 
 
+class AttentionSinkProblem(Problem):
+    """samples/attention_sink.tl: Q, O [batch, heads, seq_len, dim], K, V [batch, kv_heads,
+    seq_len, dim] (query head h reads K/V head h // (heads / kv_heads)), Sinks f32 [heads]: a
+    logit per head in the softmax's denominator with no value row. Optional sliding window."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.causal = parse_bool(build.defines["causal"])
+        self.window = int(build.defines["window"])
+
+    def tensor_shapes(self, shape):
+        b, h, kv, s, d = (shape[k] for k in ("batch", "heads", "kv_heads", "seq_len", "dim"))
+        return {"Q": (b, h, s, d), "K": (b, kv, s, d), "V": (b, kv, s, d), "Sinks": (h,),
+                "O": (b, h, s, d)}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name == "Sinks" else self.dtype
+
+    def inputs(self, shape, gen):
+        x = super().inputs(shape, gen)
+        # Scores of N(0, 1) inputs are about N(0, 1), so a row of n visible keys sums to about
+        # 1.6 n: sinks around log(seq_len), give or take 3, take from almost none to almost all
+        # of the denominator, and are often above every score (the maximum must cover them).
+        x["Sinks"] = x["Sinks"] * 3 + math.log(shape["seq_len"])
+        return x
+
+    def visible(self, seq: int, device) -> torch.Tensor | None:
+        """[seq, seq] bool, [query i, key j]: key j is visible to query i (None: all are)."""
+        if not self.causal and not self.window:
+            return None
+        i = torch.arange(seq, device=device)[:, None]
+        j = torch.arange(seq, device=device)[None, :]
+        keep = torch.ones(seq, seq, dtype=torch.bool, device=device)
+        if self.causal:
+            keep &= j <= i
+        if self.window:
+            keep &= j > i - self.window
+            if not self.causal:
+                keep &= j < i + self.window
+        return keep
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q, k, v, sinks = inputs["Q"], inputs["K"], inputs["V"], inputs["Sinks"]
+        batch, heads, seq, dim = q.shape
+        groups = heads // k.shape[1]
+        keep = self.visible(seq, q.device)
+        out = torch.empty(q.shape, dtype=ref, device=q.device)
+        heads_per_chunk = max(1, min(heads, _ATTENTION_SCORE_BYTES // (seq * seq * 8)))
+        for b in range(batch):
+            for h0 in range(0, heads, heads_per_chunk):
+                h1 = min(heads, h0 + heads_per_chunk)
+                kv = torch.arange(h0, h1, device=q.device) // groups   # each query head's K/V head
+                scores = (q[b, h0:h1].to(ref) @ k[b, kv].to(ref).transpose(-1, -2)) / math.sqrt(dim)
+                if keep is not None:
+                    scores.masked_fill_(~keep, -math.inf)
+                # The sink as one more logit per row, dropped again after the softmax.
+                sink = sinks[h0:h1].to(ref).view(-1, 1, 1).expand(-1, seq, 1)
+                p = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :seq]
+                out[b, h0:h1] = p @ v[b, kv].to(ref)
+        return {"O": out}
+
+    def visible_pairs(self, seq: int) -> float:
+        if self.window:
+            keep = self.visible(seq, "cpu")
+            return float(keep.sum())
+        return seq * seq * (0.5 if self.causal else 1.0)
+
+    def flops(self, shape):
+        # Two products of 2 * D flops per (query, visible key) pair and head; causal without a
+        # window counts half of S^2, as flash attention's convention does.
+        return 4.0 * shape["batch"] * shape["heads"] * shape["dim"] * self.visible_pairs(shape["seq_len"])
+
+
 class SoftmaxProblem(Problem):
     bound = "memory"
 
@@ -775,6 +849,7 @@ class GatherTableProblem(Problem):
 
 PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
             "block_sparse_attention": BlockSparseAttentionProblem,
+            "attention_sink": AttentionSinkProblem,
             "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,
             "gemv": GemvProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,

@@ -334,6 +334,109 @@ class OperatorReferences(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
+class AttentionSink(unittest.TestCase):
+    """samples/attention_sink.tl's reference and its bench peers against the definition."""
+    SHAPE = {"batch": 2, "heads": 6, "kv_heads": 2, "seq_len": 37, "dim": 8}   # groups = 3
+    VARIANTS = (("false", "0"), ("true", "0"), ("true", "5"), ("false", "7"))
+
+    def problem(self, causal, window, dtype="f16"):
+        return problems.problem_for(build("attention_sink", dtype=dtype, dim="8", causal=causal,
+                                          window=window))
+
+    @staticmethod
+    def by_definition(ins, causal, window):
+        """O[b, h, i] = sum_j exp(s_j - m) V_j / (exp(sink_h - m) + sum_j exp(s_j - m)) over
+        the keys j query i sees, m the largest of the s_j and the sink, one row at a time."""
+        q, k, v, sinks = (ins[n].double() for n in ("Q", "K", "V", "Sinks"))
+        batch, heads, seq, dim = q.shape
+        groups = heads // k.shape[1]
+        out = torch.empty(batch, heads, seq, dim, dtype=torch.float64)
+        for b in range(batch):
+            for h in range(heads):
+                g = h // groups
+                for i in range(seq):
+                    js = [j for j in range(seq) if (not causal or j <= i) and
+                          (not window or (i - window < j and (causal or j < i + window)))]
+                    s = torch.stack([q[b, h, i] @ k[b, g, j] for j in js]) / math.sqrt(dim)
+                    m = max(float(s.max()), float(sinks[h]))
+                    e = torch.exp(s - m)
+                    out[b, h, i] = (e[:, None] * v[b, g, js]).sum(0) / (math.exp(sinks[h] - m) + e.sum())
+        return out
+
+    def test_reference_by_definition_in_chunks_of_heads(self):
+        saved = problems._ATTENTION_SCORE_BYTES
+        problems._ATTENTION_SCORE_BYTES = 4 * 37 * 37 * 8   # 4 heads per chunk of 6
+        try:
+            for causal, window in self.VARIANTS:
+                with self.subTest(causal=causal, window=window):
+                    p = self.problem(causal, window)
+                    ins = p.inputs(self.SHAPE, cpu_gen())
+                    self.assertEqual(ins["Sinks"].dtype, torch.float32)
+                    self.assertEqual(tuple(ins["K"].shape), (2, 2, 37, 8))
+                    ref = p.reference(ins, self.SHAPE, "float64")["O"]
+                    want = self.by_definition(ins, causal == "true", int(window))
+                    self.assertLess(compare(ref, want).rel, 1e-12)
+        finally:
+            problems._ATTENTION_SCORE_BYTES = saved
+
+    def test_the_sinks_matter(self):
+        # The inputs' sinks take a good share of the denominator: leaving them out changes the
+        # output by far more than the tolerance (a kernel without them cannot pass).
+        p = self.problem("true", "0")
+        ins = p.inputs(self.SHAPE, cpu_gen(1))
+        with_sinks = p.reference(ins, self.SHAPE, "float64")["O"]
+        without = p.reference({**ins, "Sinks": torch.full((6,), -math.inf)}, self.SHAPE,
+                              "float64")["O"]
+        self.assertGreater(compare(without, with_sinks).rel, 0.2)
+
+    def test_flops_count_the_visible_pairs(self):
+        shape = dict(self.SHAPE, seq_len=4)
+        # 4 keys: all 16 pairs, 10 causal ones counted as 8 (half of S^2, the convention), and
+        # with a window of 2 the 7 pairs j in (i - 2, i].
+        for causal, window, pairs in (("false", "0", 16), ("true", "0", 8), ("true", "2", 7)):
+            self.assertEqual(self.problem(causal, window).flops(shape), 4 * 2 * 6 * 8 * pairs)
+
+    def test_torch_peer_is_the_reference(self):
+        # In f32 the peer's only roundings are f32 ones.
+        for causal, window in self.VARIANTS:
+            with self.subTest(causal=causal, window=window):
+                p = self.problem(causal, window, dtype="f32")
+                ins = p.inputs(self.SHAPE, cpu_gen(2))
+                want = p.reference(ins, self.SHAPE, "float64")["O"]
+                got = measure.attention_sink_torch(ins, p)()
+                self.assertEqual(got.shape, want.shape)
+                self.assertLess(compare(got, want).rel, 1e-5)
+
+    @staticmethod
+    def sdpa_as_documented(q, k, v, attn_mask=None):
+        """F.scaled_dot_product_attention's definition with an additive float mask (torch < 2.0
+        has no SDPA; the test then checks the peer's extra key and mask against this)."""
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + attn_mask
+        return torch.softmax(scores, dim=-1) @ v
+
+    def test_sdpa_peer_is_the_reference(self):
+        sdpa = getattr(measure.F, "scaled_dot_product_attention", None)
+        for name, fn in (("torch", sdpa), ("definition", self.sdpa_as_documented)):
+            if fn is None:
+                continue
+            for causal, window in self.VARIANTS:
+                with self.subTest(sdpa=name, causal=causal, window=window):
+                    p = self.problem(causal, window, dtype="f32")
+                    ins = p.inputs(self.SHAPE, cpu_gen(3))
+                    want = p.reference(ins, self.SHAPE, "float64")["O"]
+                    saved, measure.F.scaled_dot_product_attention = sdpa, fn
+                    try:
+                        got = measure.attention_sink_sdpa(ins, p)()
+                    finally:
+                        if saved is None:
+                            del measure.F.scaled_dot_product_attention
+                        else:
+                            measure.F.scaled_dot_product_attention = saved
+                    self.assertEqual(got.shape, want.shape)
+                    self.assertLess(compare(got, want).rel, 1e-5)
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
 class Compare(unittest.TestCase):
     def test_counts_nan_and_inf_and_ignores_them_in_the_norms(self):
         ref = torch.ones(10)
