@@ -8,8 +8,9 @@ In one process and one run: the device-to-device copy bandwidth (the memory ceil
 cuBLAS's f16 GEMM rate (the compute ceiling), then for each bench item of the manifest its
 roofline floor, our kernel and the library peers (cuBLAS through torch.matmul; PyTorch SDPA
 with the flash and the cuDNN backends; torch.softmax; F.rms_norm; batched torch matmuls for MLA
-decode), then, in a second pass so that their compile time cannot crowd out the rest, the Triton
-peers (a tuned GEMM, a FlashAttention-2 style forward). Every implementation is checked against
+decode and for attention with sinks, beside SDPA with the sink as an extra key), then, in a
+second pass so that their compile time cannot crowd out the rest, the Triton peers (a tuned
+GEMM, FlashAttention-2 style forwards: dense, with sinks and GQA, block-sparse). Every implementation is checked against
 the first library peer's output before it is timed (bench/measure.py); timing is
 tests/gpu/timing.py (CUDA events, warm-up, median, L2 flushed).
 

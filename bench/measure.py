@@ -194,6 +194,9 @@ class ItemBench:
             return [Impl("torch", mla_decode_torch(x))]
         if family == "block_sparse_attention":
             return [Impl("sdpa_masked", block_sparse_sdpa(x, self.problem))]
+        if family == "attention_sink":
+            return [Impl("torch", attention_sink_torch(x, self.problem)),
+                    Impl("sdpa_sink", attention_sink_sdpa(x, self.problem))]
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -251,6 +254,20 @@ class ItemBench:
                 return Impl("triton", run, config=_config_text(cfg))
             return [sparse(cfg) for cfg in tk.block_sparse_attention_configs(self.problem.block_m,
                                                                               self.problem.block_n)]
+        if family == "attention_sink":
+            if self.problem.window:
+                return []  # the Triton kernel has no sliding window
+            q, k, v, sinks = x["Q"], x["K"], x["V"], x["Sinks"]
+            causal = self.problem.causal
+
+            def sink(cfg):
+                o = torch.full_like(q, math.nan)
+
+                def run():
+                    tk.attention_sink(q, k, v, sinks, o, causal, cfg)
+                    return o
+                return Impl("triton", run, config=_config_text(cfg))
+            return [sink(cfg) for cfg in tk.attention_configs(q.shape[-1])]
         return []
 
 
@@ -290,6 +307,59 @@ def block_sparse_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
         return out.masked_fill_(blind, 0.0).transpose(1, 2)
     run.keepalive = (keep, blind)
+    return run
+
+
+def attention_sink_torch(inputs: dict, problem) -> Callable[[], torch.Tensor]:
+    """Attention with sinks as gpt-oss's torch reference computes it, batched: per (batch, K/V
+    head), the scores of its `groups` query heads as one dtype GEMM (cuBLAS accumulates in f32),
+    masked, the softmax in f32 with the sink in the maximum and the denominator, probabilities
+    in dtype @ V. No copy of K or V per query head: Q [B, H, S, D] is viewed as
+    [B, kv_heads, groups * S, D]."""
+    q, k, v, sinks = inputs["Q"], inputs["K"], inputs["V"], inputs["Sinks"]
+    batch, heads, seq, dim = q.shape
+    kv_heads = k.shape[1]
+    groups = heads // kv_heads
+    qg = q.reshape(batch, kv_heads, groups * seq, dim)
+    sink = sinks.float().view(1, kv_heads, groups, 1, 1)
+    keep = problem.visible(seq, q.device)
+    scale = 1.0 / math.sqrt(dim)
+
+    def run():
+        s = torch.matmul(qg, k.transpose(-1, -2)).view(batch, kv_heads, groups, seq, seq).float()
+        s.mul_(scale)
+        if keep is not None:
+            s.masked_fill_(~keep, -math.inf)
+        m = torch.maximum(s.amax(dim=-1, keepdim=True), sink)
+        s.sub_(m).exp_()
+        s.div_(s.sum(dim=-1, keepdim=True) + torch.exp(sink - m))
+        p = s.to(q.dtype).view(batch, kv_heads, groups * seq, seq)
+        return torch.matmul(p, v).view(batch, heads, seq, dim)
+    run.keepalive = keep
+    return run
+
+
+def attention_sink_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
+    """SDPA with the sink folded in as one more key: K and V get a zero row (K/V expanded to
+    every query head, once, outside the timing), and an additive [heads, S, S + 1] mask gives
+    that key the logit Sinks[h] (its score is 0) and -inf where the causal mask or the window
+    hides a key. The mask's rows are padded to 16 elements, as the memory-efficient backend
+    wants them aligned."""
+    q, k, v, sinks = inputs["Q"], inputs["K"], inputs["V"], inputs["Sinks"]
+    batch, heads, seq, dim = q.shape
+    groups = heads // k.shape[1]
+    zero = q.new_zeros(batch, heads, 1, dim)
+    kx, vx = (torch.cat([t.repeat_interleave(groups, dim=1), zero], dim=2) for t in (k, v))
+    bias = q.new_zeros(heads, seq, (seq + 1 + 15) // 16 * 16)[:, :, :seq + 1]
+    keep = problem.visible(seq, q.device)
+    if keep is not None:
+        bias[:, :, :seq].masked_fill_(~keep, -math.inf)
+    bias[:, :, seq] = sinks.to(q.dtype).view(heads, 1)
+    mask = bias.unsqueeze(0)
+
+    def run():
+        return F.scaled_dot_product_attention(q, kx, vx, attn_mask=mask)
+    run.keepalive = (kx, vx, bias)
     return run
 
 

@@ -22,6 +22,8 @@ PEERS = {
     "rmsnorm": [("torch", "F.rms_norm")],
     "mla": [("torch", "torch")],
     "block_sparse_attention": [("sdpa_masked", "SDPA, element mask"), ("triton", "Triton block-sparse")],
+    "attention_sink": [("torch", "torch (explicit softmax)"), ("sdpa_sink", "SDPA, sink as a key"),
+                       ("triton", "Triton attention-sink")],
     "log_softmax": [("torch", "torch.log_softmax")],
     "layernorm": [("torch", "F.layer_norm")],
     "swiglu": [("torch", "F.silu(G) * U")],
@@ -47,6 +49,8 @@ TITLES = {
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
     "block_sparse_attention": ("Block-sparse attention forward (samples/block_sparse_attention.tl; TFLOP/s "
                                "of the dense 4·B·H·S²·D, so the kept fraction of blocks scales them)"),
+    "attention_sink": ("Attention with sinks and GQA, forward (samples/attention_sink.tl; TFLOP/s, "
+                       "4·B·H·S²·D, halved when causal; shape B×H×S×D, g = H / kv_heads query heads per K/V head)"),
     "log_softmax": "Row log-softmax (GB/s: input read once, output written once)",
     "layernorm": "LayerNorm (GB/s: input, weight and bias read once, output written once)",
     "swiglu": "SwiGLU, Y = silu(G) * U (GB/s: G and U read once, Y written once)",
@@ -97,6 +101,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
     if item["family"] in ("attention", "block_sparse_attention"):
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
+    if item["family"] == "attention_sink":
+        return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
     if item["family"] == "gemv":
         return f"{s['M']}×{s['K']}"
     if item["family"] == "mla":
@@ -149,7 +155,8 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     memory_bound = family in MEMORY_FAMILIES
     metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
-    head = ["shape", "dtype"] + (["causal"] if family == "attention" else []) + ["ours"]
+    causal_column = family in ("attention", "attention_sink")
+    head = ["shape", "dtype"] + (["causal"] if causal_column else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:
         head += ["ours/copy"]
@@ -159,7 +166,7 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
         ours = item["impls"].get("ours")
         ours_rate = _value(ours, metric)
         row = [_row_label(item, notes), item["dtype"]]
-        if family == "attention":
+        if causal_column:
             row.append("yes" if item["causal"] else "no")
         row.append(_cell(ours, metric))
         row += [_cell(item["impls"].get(key), metric) for key, _ in peers]

@@ -1,4 +1,5 @@
-"""Triton peers for the benchmark: a tuned GEMM and a FlashAttention-2 style forward pass.
+"""Triton peers for the benchmark: a tuned GEMM and FlashAttention-2 style forward passes (dense,
+with attention sinks and GQA, block-sparse).
 
 Both are what a user would write in Triton today (the structure of Triton's tutorials 03 and
 06): no vendor libraries, a small configuration search per shape instead of triton.autotune,
@@ -105,7 +106,7 @@ def _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, n0, rows,
 @triton.jit
 def _attn_start(Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, stride_kh,
                 stride_vb, stride_vh, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
-    """What both attention kernels start with: this program's query block, batch and head, the
+    """What every attention kernel starts with: this program's query block, batch and head, the
     K and V bases, its query rows and their Q tile, and the online softmax's initial state."""
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
@@ -127,15 +128,10 @@ def _attn_start(Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride
 
 
 @triton.jit
-def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb,
-                     stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob, stride_oh,
-                     stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                     CAUSAL: tl.constexpr):
-    start_m, b, h, k_base, v_base, rows, rn, rd, q, m_i, l_i, acc, qk_scale = _attn_start(
-        Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, stride_kh, stride_vb,
-        stride_vh, D, BM, BN)
-
-    # Key blocks that need no mask first, then the ones that straddle the diagonal or the end.
+def _attn_loop(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, start_m, rows, rn, rd, S,
+               qk_scale, BM: tl.constexpr, BN: tl.constexpr, CAUSAL: tl.constexpr):
+    """The dense attention's walk over the key blocks: those that need no mask first, then the
+    ones that straddle the diagonal or the end."""
     if CAUSAL:
         unmasked_end = start_m * BM
         end = tl.minimum((start_m + 1) * BM, S)
@@ -148,6 +144,19 @@ def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs
     for n0 in range(unmasked_end, end, BN):
         acc, l_i, m_i = _attn_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, n0,
                                    rows, rn, rd, S, qk_scale, True, CAUSAL)
+    return acc, l_i, m_i
+
+
+@triton.jit
+def _attn_fwd_kernel(Q, K, V, O, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb,
+                     stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob, stride_oh,
+                     stride_os, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                     CAUSAL: tl.constexpr):
+    start_m, b, h, k_base, v_base, rows, rn, rd, q, m_i, l_i, acc, qk_scale = _attn_start(
+        Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, stride_kh, stride_vb,
+        stride_vh, D, BM, BN)
+    acc, l_i, m_i = _attn_loop(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, start_m,
+                               rows, rn, rd, S, qk_scale, BM, BN, CAUSAL)
     acc = acc / l_i[:, None]
     o_base = O + b * stride_ob + h * stride_oh
     tl.store(o_base + rows[:, None] * stride_os + rd[None, :], acc.to(O.dtype.element_ty),
@@ -179,6 +188,43 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor
                            k.stride(2), v.stride(0), v.stride(1), v.stride(2), o.stride(0),
                            o.stride(1), o.stride(2), D=dim, BM=cfg.bm, BN=cfg.bn, CAUSAL=causal,
                            num_warps=cfg.warps, num_stages=cfg.stages)
+
+
+# ---- Attention with sinks and GQA ---------------------------------------------------------------
+
+@triton.jit
+def _attn_sink_fwd_kernel(Q, K, V, Sinks, O, sm_scale, S, H, G, stride_qb, stride_qh, stride_qs,
+                          stride_kb, stride_kh, stride_ks, stride_vb, stride_vh, stride_vs,
+                          stride_ob, stride_oh, stride_os, D: tl.constexpr, BM: tl.constexpr,
+                          BN: tl.constexpr, CAUSAL: tl.constexpr):
+    """The attention kernel above with gpt-oss's sinks (Sinks[h], a logit in the denominator
+    with no value row, added once at the end) and GQA: query head h reads K/V head h // G."""
+    # _attn_start's head is the query head: K and V get theirs here (strides 0 there).
+    start_m, b, h, k_base, v_base, rows, rn, rd, q, m_i, l_i, acc, qk_scale = _attn_start(
+        Q, K, V, sm_scale, S, H, stride_qb, stride_qh, stride_qs, stride_kb, 0, stride_vb, 0, D,
+        BM, BN)
+    k_base += (h // G) * stride_kh
+    v_base += (h // G) * stride_vh
+    acc, l_i, m_i = _attn_loop(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, start_m,
+                               rows, rn, rd, S, qk_scale, BM, BN, CAUSAL)
+    sink = tl.load(Sinks + h) * 1.4426950408889634  # in base 2, as m_i
+    acc = acc / (l_i + tl.math.exp2(sink - m_i))[:, None]
+    o_base = O + b * stride_ob + h * stride_oh
+    tl.store(o_base + rows[:, None] * stride_os + rd[None, :], acc.to(O.dtype.element_ty),
+             mask=rows[:, None] < S)
+
+
+def attention_sink(q, k, v, sinks, o, causal: bool, cfg: AttentionConfig) -> None:
+    """q, o: [batch, heads, seq, dim]; k, v: [batch, kv_heads, seq, dim] (heads a multiple of
+    kv_heads); sinks: f32 [heads]. Unit innermost strides."""
+    batch, heads, seq, dim = q.shape
+    grid = (triton.cdiv(seq, cfg.bm), batch * heads)
+    _attn_sink_fwd_kernel[grid](q, k, v, sinks, o, 1.0 / math.sqrt(dim), seq, heads,
+                                heads // k.shape[1], q.stride(0), q.stride(1), q.stride(2),
+                                k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1),
+                                v.stride(2), o.stride(0), o.stride(1), o.stride(2), D=dim,
+                                BM=cfg.bm, BN=cfg.bn, CAUSAL=causal, num_warps=cfg.warps,
+                                num_stages=cfg.stages)
 
 
 # ---- Block-sparse attention -------------------------------------------------------------------
