@@ -92,9 +92,12 @@ def print_plan(manifest, items, jobs, skip_triton: bool) -> None:
     for job in jobs:
         print(f"build {job.name}: {' '.join(job.command)}")
     for item in items:
-        family = manifest.build(item.build).family
-        peers = [k for k, _ in PEERS[family] if k != "triton" or not skip_triton]
-        print(f"bench {item.name}: {item.shape} ours vs {', '.join(peers)}"
+        build = manifest.build(item.build)
+        peers = [k for k, _ in PEERS[build.family] if k != "triton" or not skip_triton]
+        # A kernel with `then` launches is timed as one operation: every launch in each call.
+        ours = ("ours" if not build.spec.then else
+                f"ours ({' + '.join(f'tlc_{launch.kernel}' for launch in build.spec.launches)})")
+        print(f"bench {item.name}: {item.shape} {ours} vs {', '.join(peers)}"
               + (f"  ({item.note})" if item.note else ""))
     print(f"{len(items)} items, {len(jobs)} builds")
 

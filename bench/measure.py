@@ -156,7 +156,8 @@ class ItemBench:
         stream = torch.cuda.current_stream().cuda_stream
         call = entry.bind([TensorView.of(t) for t in tensors],
                           self.problem.scalars(self.item.shape), stream)
-        result = outputs[next(p.name for p in spec.tensors if p.role == "out")]
+        # With `then` launches (split-KV decoding) the call runs them all: one operation.
+        result = outputs[spec.result]
 
         def run():
             code = call()
@@ -197,6 +198,8 @@ class ItemBench:
         if family == "attention_sink":
             return [Impl("torch", attention_sink_torch(x, self.problem)),
                     Impl("sdpa_sink", attention_sink_sdpa(x, self.problem))]
+        if family == "flash_decoding":
+            return decode_peers(x)
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -289,6 +292,28 @@ def mla_decode_torch(inputs: dict) -> Callable[[], torch.Tensor]:
         p = torch.softmax(scores.float() * scale, dim=-1).to(kv.dtype)
         return torch.bmm(p, kv).view(batch, heads, dim)
     return run
+
+
+def decode_peers(inputs: dict) -> list:
+    """Decoding with GQA as a PyTorch user writes it, for samples/flash_decoding.tl's layout
+    (Q [batch, heads, dim], K and V [batch, kv_heads, seqlen, dim]): SDPA on the query as a
+    one-token sequence with enable_gqa (no copy of K and V; the backend is SDPA's choice), and
+    plain torch: per KV head, its group of query heads as the rows of batched matmuls in dtype
+    (f32 accumulation), the scaled softmax in f32 (as problems.py's reference, in dtype)."""
+    q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+    batch, heads, dim = q.shape
+    kv_heads = k.shape[1]
+    q4 = q.view(batch, heads, 1, dim)
+    qg = q.view(batch, kv_heads, heads // kv_heads, dim)
+    scale = 1.0 / math.sqrt(dim)
+
+    def sdpa():
+        return F.scaled_dot_product_attention(q4, k, v, enable_gqa=True).reshape(batch, heads, dim)
+
+    def matmuls():
+        p = torch.softmax((qg @ k.transpose(-1, -2)).float() * scale, dim=-1).to(v.dtype)
+        return (p @ v).view(batch, heads, dim)
+    return [Impl("sdpa", sdpa), Impl("torch", matmuls)]
 
 
 def block_sparse_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:

@@ -28,11 +28,13 @@ PEERS = {
     "layernorm": [("torch", "F.layer_norm")],
     "swiglu": [("torch", "F.silu(G) * U")],
     "gemv": [("cublas", "cuBLAS (torch.mv)")],
+    "flash_decoding": [("sdpa", "SDPA (enable_gqa)"), ("torch", "torch matmuls")],
 }
 
 # Families timed in GB/s (each input read once, each output written once) against the copy
 # bandwidth rather than in TFLOP/s.
-MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "gemv")
+MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "gemv",
+                   "flash_decoding")
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
@@ -55,6 +57,9 @@ TITLES = {
     "layernorm": "LayerNorm (GB/s: input, weight and bias read once, output written once)",
     "swiglu": "SwiGLU, Y = silu(G) * U (GB/s: G and U read once, Y written once)",
     "gemv": "GEMV, y = A @ x (GB/s: A and x read once, y written once)",
+    "flash_decoding": ("Decode attention with split KV and GQA (samples/flash_decoding.tl, both "
+                       "kernels as one operation; GB/s: Q, K and V read once, O written once, "
+                       "the split partials not counted)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
@@ -105,6 +110,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
     if item["family"] == "gemv":
         return f"{s['M']}×{s['K']}"
+    if item["family"] == "flash_decoding":
+        return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
     if item["family"] == "mla":
         label = f"{s['batch']}×{s['heads']}×{s['seqlen_kv']}×({s['dim']}+{s['pe_dim']})"
         return label + (f", {s['kv_heads']} KV heads" if s["kv_heads"] != 1 else "")

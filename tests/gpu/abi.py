@@ -134,22 +134,30 @@ def _parse_params(kernel: str, params_text: str) -> Signature:
 
 
 def expected_signature(spec) -> Signature:
-    """The Signature a cases.KernelSpec implies."""
+    """The Signature a cases.Launch (or a KernelSpec of one launch) implies."""
     return Signature(len(spec.tensors), tuple(p.scalar_type for p in spec.scalars))
 
 
+def _launches(spec) -> tuple:
+    """The entry points a KernelSpec calls, in order (a plain Launch-like object: itself)."""
+    return getattr(spec, "launches", (spec,))
+
+
 def check_prototype(source: str, spec) -> str | None:
-    """None when the file declares tlc_<kernel> with the expected signature, else why not."""
+    """None when the file declares tlc_<kernel> with the expected signature for every launch of
+    `spec` (the kernel and its `then` launches), else why not."""
     try:
         found = find_prototypes(source)
     except PrototypeError as e:
         return str(e)
-    if spec.kernel not in found:
-        names = ", ".join(f"tlc_{k}" for k in found) or "none"
-        return f"no entry point tlc_{spec.kernel} (found: {names})"
-    want, got = expected_signature(spec), found[spec.kernel]
-    if want != got:
-        return f"tlc_{spec.kernel} takes {got.describe()}, the runner expects {want.describe()}"
+    for launch in _launches(spec):
+        if launch.kernel not in found:
+            names = ", ".join(f"tlc_{k}" for k in found) or "none"
+            return f"no entry point tlc_{launch.kernel} (found: {names})"
+        want, got = expected_signature(launch), found[launch.kernel]
+        if want != got:
+            return (f"tlc_{launch.kernel} takes {got.describe()}, the runner expects "
+                    f"{want.describe()}")
     return None
 
 
@@ -168,7 +176,8 @@ class Status:
 
 
 class KernelEntry:
-    """One C entry point of a loaded library, typed from its KernelSpec."""
+    """One C entry point of a loaded library, typed from its KernelSpec (of one launch) or from
+    a cases.Launch."""
 
     def __init__(self, library: ctypes.CDLL, spec):
         self.spec = spec
@@ -204,6 +213,56 @@ class KernelEntry:
         return Status(code, self.message() if code != TLC_OK else "")
 
 
-def load_entry(so_path: str, spec) -> KernelEntry:
+class Operation:
+    """The entry points of a KernelSpec with `then` launches, called in order as one operation
+    (split-KV decoding: the split pass, then the combine) on one stream. Same interface as
+    KernelEntry: views and scalars are those of spec.tensors and spec.scalars (the operation's,
+    each once), and each entry gets the ones its parameters name. A call stops at the first
+    entry that returns an error, so that an argument one launcher rejects launches nothing;
+    message() is then that entry's message."""
+
+    def __init__(self, library: ctypes.CDLL, spec):
+        self.spec = spec
+        self.entries = [KernelEntry(library, launch) for launch in spec.launches]
+        self._last = self.entries[0]
+
+    def bind(self, views: list, scalars: list = (), stream: int | None = None):
+        kernels = "+".join(f"tlc_{e.spec.kernel}" for e in self.entries)
+        if len(views) != len(self.spec.tensors) or len(scalars) != len(self.spec.scalars):
+            raise ValueError(f"{kernels}: expected {len(self.spec.tensors)} views and "
+                             f"{len(self.spec.scalars)} scalars")
+        view_of = dict(zip((p.name for p in self.spec.tensors), views))
+        scalar_of = dict(zip((p.name for p in self.spec.scalars), scalars))
+        steps = [(e, e.bind([view_of[p.name] for p in e.spec.tensors],
+                            [scalar_of[p.name] for p in e.spec.scalars], stream))
+                 for e in self.entries]
+
+        def call() -> int:
+            for entry, step in steps:
+                self._last = entry
+                code = step()
+                if code != TLC_OK:
+                    return code
+            return TLC_OK
+        call.keepalive = views
+        return call
+
+    def message(self) -> str:
+        """The error message of the entry that failed in the last call."""
+        return self._last.message()
+
+    def __call__(self, views: list, scalars: list = (), stream: int | None = None) -> Status:
+        for e in self.entries:
+            e._error.value = b""
+        code = self.bind(views, scalars, stream)()
+        return Status(code, self.message() if code != TLC_OK else "")
+
+
+def load_entry(so_path: str, spec):
+    """The callable for a KernelSpec: its KernelEntry, or an Operation when the spec has `then`
+    launches."""
     # RTLD_LOCAL: every build exports tlc_gemm-like names and a static CUDA runtime of its own.
-    return KernelEntry(ctypes.CDLL(so_path, mode=ctypes.RTLD_LOCAL), spec)
+    library = ctypes.CDLL(so_path, mode=ctypes.RTLD_LOCAL)
+    if getattr(spec, "then", ()):
+        return Operation(library, spec)
+    return KernelEntry(library, spec)

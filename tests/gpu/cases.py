@@ -44,13 +44,11 @@ class Param:
 
 
 @dataclass(frozen=True)
-class KernelSpec:
-    family: str            # the problem in problems.py that builds inputs and references
-    source: str            # .tl file, relative to the repository root
-    kernel: str            # kernel name in the .tl file; the C entry point is tlc_<kernel>
-    params: tuple          # Params in the kernel's parameter order (the C ABI order)
-    shape_keys: tuple      # shape symbols (and compile-time dims) a case must give
-    knobs: tuple           # -D values every build must set because the reference reads them
+class Launch:
+    """One kernel of a .tl file as the runner calls it: the C entry point tlc_<kernel> and its
+    run-time parameters in the kernel's parameter order (the C ABI order)."""
+    kernel: str
+    params: tuple
 
     @property
     def tensors(self) -> list:
@@ -59,6 +57,52 @@ class KernelSpec:
     @property
     def scalars(self) -> list:
         return [p for p in self.params if not p.is_tensor]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    family: str            # the problem in problems.py that builds inputs and references
+    source: str            # .tl file, relative to the repository root
+    kernel: str            # kernel name in the .tl file; the C entry point is tlc_<kernel>
+    params: tuple          # Params in the kernel's parameter order (the C ABI order)
+    shape_keys: tuple      # shape symbols (and compile-time dims) a case must give
+    knobs: tuple           # -D values every build must set because the reference reads them
+    # Further kernels of the same file that complete the operation, launched after `kernel` on
+    # the same stream, in order (split-KV decoding's combine pass): Launches whose parameters
+    # are named as the operation's tensors. The runner calls them as one operation (one
+    # check, one timing); a tensor one launch writes and a later one reads is an output of
+    # the operation (scratch, poisoned like the others, compared only if the reference has it).
+    then: tuple = ()
+
+    @property
+    def launches(self) -> tuple:
+        return (Launch(self.kernel, self.params),) + tuple(self.then)
+
+    def _operation_params(self) -> list:
+        """The parameters of all launches, each once, in order of first appearance; a tensor
+        any launch writes is `out`."""
+        seen = {}
+        for launch in self.launches:
+            for p in launch.params:
+                first = seen.setdefault(p.name, p)
+                if p.role == "out" and first.role != "out":
+                    seen[p.name] = Param(p.name, "out")
+        return list(seen.values())
+
+    @property
+    def tensors(self) -> list:
+        """The operation's tensors: the kernel's, in its C ABI order, then those only later
+        launches take."""
+        return [p for p in self._operation_params() if p.is_tensor]
+
+    @property
+    def scalars(self) -> list:
+        return [p for p in self._operation_params() if not p.is_tensor]
+
+    @property
+    def result(self) -> str:
+        """The tensor that holds the operation's result: the last launch's first output."""
+        return next(p.name for p in self.launches[-1].params if p.role == "out")
 
 
 def _tensors(*names_and_roles: str) -> tuple:
@@ -106,6 +150,13 @@ KERNELS = {
     "dequant_w4a16": KernelSpec("dequant_w4a16", "samples/dequant_gemm_w4a16.tl",
                                 "dequant_gemm_w4a16", _tensors("A", "B", "Scales", "out:C"),
                                 ("M", "N", "K"), ("dtype", "group_size")),
+    # Split-KV decoding: the split pass writes per-split partials, the combine pass reads them.
+    "flash_decoding": KernelSpec("flash_decoding", "samples/flash_decoding.tl", "flash_decoding",
+                                 _tensors("Q", "K", "V", "out:Partial", "out:LSE"),
+                                 ("batch", "heads", "kv_heads", "seqlen", "dim"),
+                                 ("dtype", "dim", "num_splits"),
+                                 then=(Launch("flash_decoding_combine",
+                                              _tensors("Partial", "LSE", "out:O")),)),
     # `auto` knobs, dynamic M, N, K: variants behind a shape dispatch (docs/recommend.md).
     "gemm_auto": KernelSpec("gemm_auto", "samples/gemm_auto.tl", "gemm_auto",
                             _tensors("A", "B", "out:C"), ("M", "N", "K"), ("dtype",)),
@@ -263,9 +314,9 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_ or sink_ (samples), and every case name
-# with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink)_'` selects them all in make_bundle.sh,
-# run.py and gpu_check.sh.
+# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_ or decode_ (samples), and every
+# case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode)_'` selects them all in
+# make_bundle.sh, run.py and gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
 # Tighter than DEFAULT_TOLERANCE because there the poison cannot tell: an atomic destination
@@ -486,6 +537,55 @@ def _add_attention_sink(t: _Tables) -> None:
               [(f"b{b}h{h}g{h // kv}s{s}", _sink_shape(b, h, kv, s, dim)) for b, h, kv, s in SINK_SHAPES])
 
 
+# ---- samples/flash_decoding.tl: split-KV decoding with GQA (issue 12) --------------------------
+# Build, case and bench item names start with decode_, so `--only '^decode_'` selects exactly
+# these in make_bundle.sh, run.py, gpu_check.sh and bench.py. Each case runs the split pass and
+# the combine as one operation (KernelSpec.then).
+
+# (batch, kv_heads, groups, seqlen): key counts off the 64-key tiles (77, 1000, 4097, 32768 + 5),
+# groups 1, 4 and 8, and splits that get no key at all (more of the 16 splits than tiles: 77 and
+# 5 keys, and 4097 = 65 tiles dealt 5 per split leaves the last 3 empty); 80 heads on one KV
+# head take two blocks of the 64 rows (the second with 16).
+DECODE_SHAPES = [(1, 8, 8, 32768 + 5), (2, 8, 4, 4097), (3, 2, 8, 1000), (4, 4, 1, 77),
+                 (2, 2, 8, 5), (1, 1, 80, 300)]
+DECODE_SPLITS = "16"   # the sample's default num_splits (a knob the tensor shapes depend on)
+
+
+def _decode_shape(batch, kv_heads, groups, seqlen, dim) -> dict:
+    return {"batch": batch, "heads": kv_heads * groups, "kv_heads": kv_heads, "seqlen": seqlen,
+            "dim": dim}
+
+
+def _decode_label(batch, kv_heads, groups, seqlen) -> str:
+    return f"b{batch}h{kv_heads * groups}kv{kv_heads}s{seqlen}"
+
+
+def _add_flash_decoding(t: _Tables) -> None:
+    # The defaults at both head dims and dtypes (warp-specialized on sm_90a), the sm_80 path,
+    # and 3 splits (an LSE row of 12 bytes: the combine's unaligned variant).
+    for name, defines, target, shapes in (
+            ("decode_f16_d128", {"dtype": "f16", "dim": "128"}, "", DECODE_SHAPES),
+            ("decode_bf16_d128", {"dtype": "bf16", "dim": "128"}, "", DECODE_SHAPES[:4]),
+            ("decode_f16_d64", {"dtype": "f16", "dim": "64"}, "", DECODE_SHAPES),
+            ("decode_bf16_d64", {"dtype": "bf16", "dim": "64"}, "", DECODE_SHAPES[1:5]),
+            ("decode_f16_d128_sm80", {"dtype": "f16", "dim": "128"}, "sm_80", DECODE_SHAPES[:5]),
+            ("decode_f16_d128_s3", {"dtype": "f16", "dim": "128", "num_splits": "3"}, "",
+             DECODE_SHAPES[1:5])):
+        defines = {"num_splits": DECODE_SPLITS, **defines}
+        dim = int(defines["dim"])
+        t.add(Build(name, "flash_decoding", defines, target=target),
+              [(_decode_label(*shape), _decode_shape(*shape, dim)) for shape in shapes])
+
+
+def _flash_decoding_bench_items() -> list:
+    """Issue 12's decoding shapes: batch 1, 16, 64, 8 KV heads of 8 query heads each, 4096 and
+    32768 keys, D128, on the sample's defaults; against SDPA (enable_gqa) and torch matmuls, in
+    GB/s on the bytes of Q, K, V and O beside the copy bandwidth."""
+    return [BenchItem(f"decode_f16_d128_{_decode_label(b, 8, 8, s)}", "decode_f16_d128",
+                      _decode_shape(b, 8, 8, s, 128))
+            for s in (4096, 32768) for b in (1, 16, 64)]
+
+
 # Builds that tlc refuses although docs/language.md says their kernel is valid, with the error
 # tlc gives. They stay out of the bundle (one known failure would fail every run) until tlc
 # accepts them; test_tables checks that tlc still gives this error, so a fix shows up there.
@@ -615,7 +715,7 @@ def _add_f16_accumulators(t: _Tables) -> None:
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch,
-                _add_layout_widths, _add_f16_accumulators):
+                _add_layout_widths, _add_f16_accumulators, _add_flash_decoding):
         add(t)
     return t.builds, t.cases
 
@@ -717,6 +817,7 @@ def _bench_items() -> list:
                                shape))
         if (m, n, k) not in gemm_shapes:
             items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", shape))
+    items += _flash_decoding_bench_items()
     return items
 
 

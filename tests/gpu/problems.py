@@ -41,6 +41,10 @@ class Problem:
     # True for kernels that atomic_add into their outputs: those must start at zero before
     # every launch (see launcher()), so they cannot carry the NaN poison into the call.
     accumulates = False
+    # Outputs that carry intermediate results from one launch of an operation to the next
+    # (cases.KernelSpec.then): poisoned like the others, but the reference does not give them
+    # (they are not compared) and min_bytes does not count them.
+    scratch = ()
 
     def __init__(self, build: Build):
         self.build = build
@@ -98,10 +102,11 @@ class Problem:
         raise NotImplementedError
 
     def min_bytes(self, shape: dict) -> float:
-        """Each input read once, each output written once."""
+        """Each input read once, each output written once (scratch tensors not counted)."""
         shapes = self.tensor_shapes(shape)
         return float(sum(math.prod(s) * torch.empty((), dtype=self.tensor_dtype(name))
-                         .element_size() for name, s in shapes.items()))
+                         .element_size() for name, s in shapes.items()
+                         if name not in self.scratch))
 
 
 class GemmProblem(Problem):
@@ -421,6 +426,45 @@ class MlaDecodeProblem(Problem):
     def flops(self, shape):
         b, h, s = shape["batch"], shape["heads"], shape["seqlen_kv"]
         return 2.0 * b * h * s * (2 * shape["dim"] + shape["pe_dim"])
+
+
+class FlashDecodingProblem(Problem):
+    """samples/flash_decoding.tl: one query token per sequence, query head h reading KV head
+    h / (heads / kv_heads); two launches (the split pass, then the combine) as one operation.
+    Partial and LSE are its scratch (what a split holds depends on the tiling): O is compared,
+    and the bytes it must move are Q, K and V read once and O written once."""
+    bound = "memory"
+    scratch = ("Partial", "LSE")
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.num_splits = int(build.defines["num_splits"])
+
+    def tensor_shapes(self, shape):
+        b, h, g, s, d = (shape[k] for k in ("batch", "heads", "kv_heads", "seqlen", "dim"))
+        if h % g:
+            raise ValueError(f"heads = {h} must be a multiple of kv_heads = {g}")
+        return {"Q": (b, h, d), "K": (b, g, s, d), "V": (b, g, s, d),
+                "Partial": (b, h, self.num_splits, d), "LSE": (b, h, self.num_splits),
+                "O": (b, h, d)}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name in self.scratch else self.dtype
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q, k, v = (inputs[n].to(ref) for n in ("Q", "K", "V"))
+        batch, heads, dim = q.shape
+        kv_heads = k.shape[1]
+        # [batch, kv_heads, groups, dim] @ [batch, kv_heads, dim, seqlen]: each KV head's group
+        # of query heads, heads g * groups ... (g + 1) * groups - 1, against its keys.
+        qg = q.view(batch, kv_heads, heads // kv_heads, dim)
+        scores = (qg @ k.transpose(-1, -2)) / math.sqrt(dim)
+        return {"O": (torch.softmax(scores, dim=-1) @ v).reshape(batch, heads, dim)}
+
+    def flops(self, shape):
+        # Q K^T and P V: 2 * seqlen * dim each per query head.
+        return 4.0 * shape["batch"] * shape["heads"] * shape["seqlen"] * shape["dim"]
 
 
 class DequantW4A16Problem(Problem):
@@ -861,7 +905,8 @@ PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": Softm
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
-            "gemm_auto": GemmProblem, "gather_table": GatherTableProblem}
+            "gemm_auto": GemmProblem, "gather_table": GatherTableProblem,
+            "flash_decoding": FlashDecodingProblem}
 
 
 def problem_for(build: Build) -> Problem:

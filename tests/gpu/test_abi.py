@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 import abi  # noqa: E402
 import cases  # noqa: E402
 from abi import TensorView  # noqa: E402
-from cases import KernelSpec, Param  # noqa: E402
+from cases import KernelSpec, Launch, Param  # noqa: E402
 
 RUNTIME_H = os.path.join(ROOT, "runtime", "tlc", "runtime.h")
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
@@ -111,6 +111,21 @@ class Prototypes(unittest.TestCase):
         with self.assertRaisesRegex(abi.PrototypeError, "unrecognized parameter"):
             abi.find_prototypes("int tlc_k(struct foo f, void *s, char *e, size_t n)")
 
+    def test_every_launch_of_an_operation_is_checked(self):
+        spec = cases.KERNELS["flash_decoding"]
+        split = ("int tlc_flash_decoding(const tlc_tensor_view *Q, const tlc_tensor_view *K, "
+                 "const tlc_tensor_view *V, const tlc_tensor_view *Partial, "
+                 "const tlc_tensor_view *LSE, void *stream, char *error, size_t error_size);")
+        combine = ("int tlc_flash_decoding_combine(const tlc_tensor_view *Partial, "
+                   "const tlc_tensor_view *LSE, const tlc_tensor_view *O, void *stream, "
+                   "char *error, size_t error_size);")
+        self.assertIsNone(abi.check_prototype(split + combine, spec))
+        self.assertRegex(abi.check_prototype(split, spec),
+                         r"no entry point tlc_flash_decoding_combine \(found: tlc_flash_decoding\)")
+        self.assertRegex(abi.check_prototype(split + combine.replace(
+            "const tlc_tensor_view *LSE, ", ""), spec),
+            r"tlc_flash_decoding_combine takes 2 tensor\(s\).*expects 3 tensor\(s\)")
+
     def test_the_selftest_gemm_declares_the_gemm_abi(self):
         with open(os.path.join(HERE, "selftest", "naive_gemm.cu")) as f:
             self.assertIsNone(abi.check_prototype(f.read(), cases.KERNELS["gemm"]))
@@ -171,6 +186,93 @@ class CallThroughC(unittest.TestCase):
     def test_wrong_argument_counts_are_caught_in_python(self):
         with self.assertRaisesRegex(ValueError, "expected 2 views and 3 scalars"):
             self.entry.bind([TensorView()], [1.0, 2, False])
+
+
+# Two entry points that one operation calls in turn (KernelSpec.then): each logs its call and
+# returns the code probe_codes() set for it.
+CHAIN_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "tlc/runtime.h"
+static char log_[512];
+static int codes_[2];
+void probe_codes(int first, int second) { codes_[0] = first; codes_[1] = second; log_[0] = 0; }
+const char *probe_log(void) { return log_; }
+int tlc_first(const tlc_tensor_view *X, const tlc_tensor_view *T, float s, void *stream,
+              char *error, size_t error_size) {
+  size_t n = strlen(log_);
+  snprintf(log_ + n, sizeof log_ - n, "first(%lx,%lx,%g,%lx) ", (unsigned long)X->data,
+           (unsigned long)T->data, s, (unsigned long)stream);
+  snprintf(error, error_size, "first says %d", codes_[0]);
+  return codes_[0];
+}
+int tlc_second(const tlc_tensor_view *T, const tlc_tensor_view *Y, void *stream, char *error,
+               size_t error_size) {
+  size_t n = strlen(log_);
+  snprintf(log_ + n, sizeof log_ - n, "second(%lx,%lx,%lx)", (unsigned long)T->data,
+           (unsigned long)Y->data, (unsigned long)stream);
+  snprintf(error, error_size, "second says %d", codes_[1]);
+  return codes_[1];
+}
+"""
+
+CHAIN_SPEC = KernelSpec("chain", "", "first",
+                        (Param("X", "in"), Param("T", "out"), Param("s", "scalar", "f32")), (), (),
+                        then=(Launch("second", (Param("T", "in"), Param("Y", "out"))),))
+
+
+@unittest.skipUnless(CC, "no C compiler")
+class OperationThroughC(unittest.TestCase):
+    """A spec with `then` launches: one call runs the entry points in order, each with its own
+    arguments, and stops at the first that fails."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src, so = os.path.join(cls.tmp.name, "chain.c"), os.path.join(cls.tmp.name, "chain.so")
+        with open(src, "w") as f:
+            f.write(CHAIN_C)
+        subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I",
+                        os.path.join(ROOT, "runtime"), src, "-o", so], check=True)
+        cls.lib = ctypes.CDLL(so)
+        cls.lib.probe_log.restype = ctypes.c_char_p
+        cls.entry = abi.load_entry(so, CHAIN_SPEC)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_with(self, first, second):
+        # load_entry opens the library RTLD_LOCAL; the same file opened here shares its state.
+        self.lib.probe_codes(first, second)
+        views = [TensorView.make(0x100 * (i + 1), "f32", (2,), (1,)) for i in range(3)]
+        status = self.entry(views, [0.5], stream=0x77)
+        return status, self.lib.probe_log().decode()
+
+    def test_the_operation_takes_the_union_of_the_launches_tensors(self):
+        self.assertIsInstance(self.entry, abi.Operation)
+        self.assertEqual([(p.name, p.role) for p in CHAIN_SPEC.tensors],
+                         [("X", "in"), ("T", "out"), ("Y", "out")])
+        self.assertEqual(CHAIN_SPEC.result, "Y")
+
+    def test_both_run_in_order_with_their_own_arguments(self):
+        status, log = self.run_with(0, 0)
+        self.assertEqual((status.code, status.message), (0, ""))
+        self.assertEqual(log, "first(100,200,0.5,77) second(200,300,77)")
+
+    def test_a_failing_first_launch_stops_the_operation(self):
+        status, log = self.run_with(1, 0)
+        self.assertEqual((status.code, status.message), (1, "first says 1"))
+        self.assertEqual(log, "first(100,200,0.5,77) ")
+
+    def test_the_failing_launch_gives_the_message(self):
+        status, log = self.run_with(0, 2)
+        self.assertEqual((status.code, status.message), (2, "second says 2"))
+        self.assertTrue(log.endswith("second(200,300,77)"))
+
+    def test_wrong_argument_counts_are_caught_in_python(self):
+        with self.assertRaisesRegex(ValueError, "tlc_first\\+tlc_second: expected 3 views and 1 scalars"):
+            self.entry.bind([TensorView()], [1.0])
 
 
 @unittest.skipUnless(NVCC, "no nvcc")

@@ -249,6 +249,20 @@ class Report(unittest.TestCase):
         self.assertIn("% of floor = floor / our time", md)
 
 
+    def test_decode_table(self):
+        # Split-KV decoding (both kernels as one operation) in GB/s beside the copy bandwidth.
+        item = {"family": "flash_decoding", "dtype": "f16", "causal": False, "note": "",
+                "shape": {"batch": 64, "heads": 64, "kv_heads": 8, "seqlen": 32768, "dim": 128},
+                "impls": {"ours": _impl(2550.0, key="gbps"), "sdpa": _impl(1700.0, key="gbps"),
+                          "torch": _impl(status="error: out of memory")}}
+        md = report.markdown({**self.RUN, "items": [item]})
+        self.assertIn("### Decode attention with split KV and GQA", md)
+        self.assertIn("| shape | dtype | ours | SDPA (enable_gqa) | torch matmuls | "
+                      "ours/SDPA (enable_gqa) | ours/torch matmuls | ours/copy |", md)
+        self.assertIn("| 64×64×32768×128, 8 KV heads | f16 | 2550.0 | 1700.0 | error | 1.50 | — "
+                      "| 0.85 |", md)
+
+
 class RooflineFloor(unittest.TestCase):
     # MLA decode at batch 2, heads 4, seqlen_kv 8, kv_heads 2, dim 8, pe_dim 4, f16 (as
     # test_torch_cpu checks problems.py's counts): Q 64 + Q_pe 32 + KV 256 + K_pe 128 + O 64
@@ -323,6 +337,20 @@ class Scripts(unittest.TestCase):
         out = self.dry_run(os.path.join(ROOT, "bench", "bench.py"), "--skip-triton")
         self.assertIn("bench gemm_f16_8192x28672x8192: {'M': 8192, 'N': 28672, 'K': 8192} "
                       "ours vs cublas\n", out)
+
+    def test_bench_dry_run_times_every_launch_of_an_operation(self):
+        # The manifest alone is enough for the plan: split-KV decoding's items run both kernels.
+        bundle = os.path.join(self.tmp.name, "decode")
+        os.makedirs(bundle)
+        subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "manifest", "--out", bundle,
+                        "--only", "^decode_f16_d128$"], check=True)
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench.py"), bundle,
+                               "--dry-run"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("bench decode_f16_d128_b64h64kv8s32768: {'batch': 64, 'heads': 64, "
+                      "'kv_heads': 8, 'seqlen': 32768, 'dim': 128} ours (tlc_flash_decoding + "
+                      "tlc_flash_decoding_combine) vs sdpa, torch\n", proc.stdout)
+        self.assertIn("6 items, 1 builds", proc.stdout)
 
     @unittest.skipUnless(shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"),
                          "no nvcc")

@@ -78,22 +78,48 @@ class SamplesInSync(unittest.TestCase):
 
     def test_parameter_order_roles_and_shapes(self):
         for family, spec in cases.KERNELS.items():
-            with self.subTest(family=family):
-                compile_params, run_params = tl_signature(os.path.join(ROOT, spec.source),
-                                                          spec.kernel)
-                self.assertEqual([p.name for p in spec.params], [n for n, _, _ in run_params])
-                for param, (_, is_out, dims) in zip(spec.params, run_params):
-                    self.assertEqual(param.role == "out", is_out, param.name)
-                    self.assertEqual(param.is_tensor, dims is not None, param.name)
-                dims = {d for _, _, ds in run_params for d in ds or []}
-                self.assertLessEqual(set(spec.shape_keys), dims)
-                self.assertLessEqual(set(spec.knobs), set(compile_params))
+            dims, knobs = set(), set()
+            for launch in spec.launches:   # the kernel, then its `then` launches
+                with self.subTest(family=family, kernel=launch.kernel):
+                    compile_params, run_params = tl_signature(os.path.join(ROOT, spec.source),
+                                                              launch.kernel)
+                    self.assertEqual([p.name for p in launch.params],
+                                     [n for n, _, _ in run_params])
+                    for param, (_, is_out, ds) in zip(launch.params, run_params):
+                        self.assertEqual(param.role == "out", is_out, param.name)
+                        self.assertEqual(param.is_tensor, ds is not None, param.name)
+                    dims |= {d for _, _, ds in run_params for d in ds or []}
+                    knobs |= set(compile_params)
+            self.assertLessEqual(set(spec.shape_keys), dims, family)
+            self.assertLessEqual(set(spec.knobs), knobs, family)
+
+    def test_later_launches_read_what_earlier_ones_write(self):
+        # A `then` launch takes only the operation's inputs and what an earlier launch wrote
+        # (the operation's result is its last launch's output).
+        for family, spec in cases.KERNELS.items():
+            written = {p.name for p in spec.params if p.role == "out"}
+            inputs = {p.name for p in spec.params if p.role == "in"}
+            for launch in spec.then:
+                for p in launch.tensors:
+                    if p.role == "in":
+                        self.assertIn(p.name, written | inputs, f"{family}: {launch.kernel}")
+                written |= {p.name for p in launch.tensors if p.role == "out"}
+        spec = cases.KERNELS["flash_decoding"]
+        self.assertEqual([(p.name, p.role) for p in spec.tensors],
+                         [("Q", "in"), ("K", "in"), ("V", "in"), ("Partial", "out"),
+                          ("LSE", "out"), ("O", "out")])
+        self.assertEqual(spec.result, "O")
+        self.assertEqual(cases.KERNELS["gemm"].result, "C")
 
     def test_every_define_is_a_compile_time_parameter(self):
         builds, _, _ = cases.default_tables()
         for b in builds:
-            compile_params, _ = tl_signature(os.path.join(ROOT, b.spec.source), b.spec.kernel)
-            self.assertLessEqual(set(b.defines), set(compile_params), b.name)
+            # A -D applies to every kernel of the file that has the parameter.
+            compile_params = set()
+            for launch in b.spec.launches:
+                compile_params |= set(tl_signature(os.path.join(ROOT, b.spec.source),
+                                                   launch.kernel)[0])
+            self.assertLessEqual(set(b.defines), compile_params, b.name)
 
     def test_every_kernel_has_a_dtype_knob(self):
         # The runner records each case's dtype from its build's -D dtype=...
@@ -263,6 +289,36 @@ class OperatorCoverage(unittest.TestCase):
                                            "pe_dim")) for c in self.cases if c.build == "mla_f16"}
         self.assertIn((4, 64, 1000, 1, 512, 64), mla)
 
+    def test_decode_cases_and_bench_items(self):
+        """samples/flash_decoding.tl (issue 12): ragged key counts, groups 1, 4 and 8, both head
+        dims and dtypes, the sm_80 path, and splits that get no key."""
+        decode = [c for c in self.cases if self.by_name[c.build].family == "flash_decoding"]
+        seen = {(c.shape["seqlen"], c.shape["heads"] // c.shape["kv_heads"], c.shape["dim"],
+                 self.by_name[c.build].defines["dtype"]) for c in decode}
+        self.assertLessEqual({77, 1000, 4097, 32768 + 5}, {s for s, _, _, _ in seen})
+        self.assertLessEqual({1, 4, 8}, {g for _, g, _, _ in seen})
+        self.assertEqual({(d, t) for _, _, d, t in seen},
+                         {(d, t) for d in (64, 128) for t in ("f16", "bf16")})
+        self.assertTrue(any(self.by_name[c.build].target == "sm_80" for c in decode))
+        for c in decode:
+            b = self.by_name[c.build]
+            self.assertTrue(c.name.startswith("decode_") and b.name.startswith("decode_"))
+            self.assertEqual(c.shape["dim"], int(b.defines["dim"]), c.name)
+        # A split gets no key when there are fewer 64-key tiles than splits, or when dealing
+        # them out ceildiv(tiles, splits) at a time runs out before the last split.
+        def empty_splits(c):
+            tiles = -(-c.shape["seqlen"] // 64)
+            splits = int(self.by_name[c.build].defines["num_splits"])
+            return splits - -(-tiles // -(-tiles // splits))
+        self.assertGreaterEqual(sum(empty_splits(c) > 0 for c in decode), 5)
+        items = [i for i in cases.default_tables()[2]
+                 if self.by_name[i.build].family == "flash_decoding"]
+        self.assertEqual(sorted((i.shape["batch"], i.shape["seqlen"]) for i in items),
+                         sorted((b, s) for b in (1, 16, 64) for s in (4096, 32768)))
+        for i in items:
+            self.assertEqual((i.shape["kv_heads"], i.shape["heads"], i.shape["dim"]), (8, 64, 128))
+            self.assertTrue(i.name.startswith("decode_"))
+
     def test_atomic_and_reduction_cases_use_the_tight_tolerance(self):
         for c in self.cases:
             if self.by_name[c.build].family.startswith(("atomic", "reduce")):
@@ -277,7 +333,7 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in cs if c.build == name])
 
     def test_prefixes_select_the_operator_cases(self):
-        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink)_")
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode)_")
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
                          {b.name for b in self.builds
