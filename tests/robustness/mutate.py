@@ -3,7 +3,8 @@
 
 From every sample, generate mutants with a fixed seed (token deletions, duplications, swaps,
 replacements, truncation, random bytes, byte flips) and compile each to CUDA with `tlc` (or rank
-it with `tlc recommend`, --recommend). Every run must end within the CPU-time limit with exit 0
+it with `tlc recommend`, --recommend; a file of several kernels, once per kernel with --kernel).
+Every run must end within the CPU-time limit with exit 0
 or 1, never by a signal; every exit 1 must print at least one `file:line:col: error:` line;
 ANTLR's raw wording must never leak out.
 Failing mutants are written to --keep so they can be replayed by hand.
@@ -77,10 +78,16 @@ def limit_cpu(seconds: int):
     return apply
 
 
-def run_one(tlc: str, path: str, timeout: float, recommend: bool = False):
+# `tlc recommend` on a file of several kernels asks which one (samples/flash_decoding.tl).
+CHOOSE_KERNEL = re.compile(r"has \d+ kernels; choose one with --kernel \(([\w, ]+)\)")
+
+
+def run_one(tlc: str, path: str, timeout: float, recommend: bool = False, kernel: str = ""):
     # The whole pipeline: front end, FTG, inference and CUDA generation; or the recommender
     # (tlc recommend), which compiles every candidate of the kernel up to inference.
     cmd = [tlc, "recommend", path, "--top", "1"] if recommend else [tlc, path, "-o", os.devnull]
+    if kernel:
+        cmd += ["--kernel", kernel]
     cpu = max(1, math.ceil(timeout))
     try:
         # The wall-clock limit is only a backstop for a process that sleeps.
@@ -95,6 +102,14 @@ def run_one(tlc: str, path: str, timeout: float, recommend: bool = False):
         return "killed by signal %d" % -proc.returncode
     # A mutant without a kernel leaves `tlc recommend` nothing to rank: a usage error.
     if recommend and proc.returncode == 2 and "has no kernel to tune" in err:
+        return None
+    # One with several: the recommender runs on each of them in turn.
+    choose = CHOOSE_KERNEL.search(err) if recommend and not kernel else None
+    if proc.returncode == 2 and choose:
+        for name in choose.group(1).split(", "):
+            failure = run_one(tlc, path, timeout, recommend, name)
+            if failure:
+                return "--kernel %s: %s" % (name, failure)
         return None
     if proc.returncode not in (0, 1):
         return "exit code %d: %s" % (proc.returncode, err[-300:])
