@@ -549,6 +549,9 @@ def _add_attention_sink(t: _Tables) -> None:
 DECODE_SHAPES = [(1, 8, 8, 32768 + 5), (2, 8, 4, 4097), (3, 2, 8, 1000), (4, 4, 1, 77),
                  (2, 2, 8, 5), (1, 1, 80, 300)]
 DECODE_SPLITS = "16"   # the sample's default num_splits (a knob the tensor shapes depend on)
+# Other split counts the bench items time beside the default, to choose it from measurements:
+# half and twice the blocks (at batch 1, 8 x 16 = 128 blocks is one per SM of an H100).
+DECODE_SPLIT_SWEEP = (8, 32)
 
 
 def _decode_shape(batch, kv_heads, groups, seqlen, dim) -> dict:
@@ -570,7 +573,10 @@ def _add_flash_decoding(t: _Tables) -> None:
             ("decode_bf16_d64", {"dtype": "bf16", "dim": "64"}, "", DECODE_SHAPES[1:5]),
             ("decode_f16_d128_sm80", {"dtype": "f16", "dim": "128"}, "sm_80", DECODE_SHAPES[:5]),
             ("decode_f16_d128_s3", {"dtype": "f16", "dim": "128", "num_splits": "3"}, "",
-             DECODE_SHAPES[1:5])):
+             DECODE_SHAPES[1:5]),
+            # The split-count sweep of the bench items (checked at two shapes each).
+            *((f"decode_f16_d128_s{n}", {"dtype": "f16", "dim": "128", "num_splits": str(n)}, "",
+               [DECODE_SHAPES[1], DECODE_SHAPES[3]]) for n in DECODE_SPLIT_SWEEP)):
         defines = {"num_splits": DECODE_SPLITS, **defines}
         dim = int(defines["dim"])
         t.add(Build(name, "flash_decoding", defines, target=target),
@@ -579,11 +585,18 @@ def _add_flash_decoding(t: _Tables) -> None:
 
 def _flash_decoding_bench_items() -> list:
     """Issue 12's decoding shapes: batch 1, 16, 64, 8 KV heads of 8 query heads each, 4096 and
-    32768 keys, D128, on the sample's defaults; against SDPA (enable_gqa) and torch matmuls, in
-    GB/s on the bytes of Q, K, V and O beside the copy bandwidth."""
-    return [BenchItem(f"decode_f16_d128_{_decode_label(b, 8, 8, s)}", "decode_f16_d128",
-                      _decode_shape(b, 8, 8, s, 128))
-            for s in (4096, 32768) for b in (1, 16, 64)]
+    32768 keys, D128, on the sample's defaults and with the other split counts of the sweep;
+    against SDPA (enable_gqa) and torch matmuls, in GB/s on the bytes of Q, K, V and O beside
+    the copy bandwidth."""
+    shapes = [(b, s) for s in (4096, 32768) for b in (1, 16, 64)]
+    items = [BenchItem(f"decode_f16_d128_{_decode_label(b, 8, 8, s)}", "decode_f16_d128",
+                       _decode_shape(b, 8, 8, s, 128)) for b, s in shapes]
+    for n in DECODE_SPLIT_SWEEP:
+        items += [BenchItem(f"decode_f16_d128_s{n}_{_decode_label(b, 8, 8, s)}",
+                            f"decode_f16_d128_s{n}", _decode_shape(b, 8, 8, s, 128),
+                            f"-D num_splits={n} (the default is {DECODE_SPLITS})")
+                  for b, s in shapes]
+    return items
 
 
 # Builds that tlc refuses although docs/language.md says their kernel is valid, with the error

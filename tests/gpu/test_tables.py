@@ -313,8 +313,12 @@ class OperatorCoverage(unittest.TestCase):
         self.assertGreaterEqual(sum(empty_splits(c) > 0 for c in decode), 5)
         items = [i for i in cases.default_tables()[2]
                  if self.by_name[i.build].family == "flash_decoding"]
-        self.assertEqual(sorted((i.shape["batch"], i.shape["seqlen"]) for i in items),
-                         sorted((b, s) for b in (1, 16, 64) for s in (4096, 32768)))
+        for build in ["decode_f16_d128"] + [f"decode_f16_d128_s{n}" for n in cases.DECODE_SPLIT_SWEEP]:
+            self.assertEqual(sorted((i.shape["batch"], i.shape["seqlen"]) for i in items
+                                    if i.build == build),
+                             sorted((b, s) for b in (1, 16, 64) for s in (4096, 32768)), build)
+            if build != "decode_f16_d128":   # each split count is checked before it is timed
+                self.assertTrue([c for c in decode if c.build == build], build)
         for i in items:
             self.assertEqual((i.shape["kv_heads"], i.shape["heads"], i.shape["dim"]), (8, 64, 128))
             self.assertTrue(i.name.startswith("decode_"))
