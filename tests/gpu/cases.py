@@ -565,7 +565,7 @@ def _decode_label(batch, kv_heads, groups, seqlen) -> str:
 
 def _add_flash_decoding(t: _Tables) -> None:
     # The defaults at both head dims and dtypes (warp-specialized on sm_90a), the sm_80 path,
-    # and 3 splits (an LSE row of 12 bytes: the combine's unaligned variant).
+    # and 3 splits (not a power of two: the combine's [dim, 3] tile, LSE rows of 12 bytes).
     for name, defines, target, shapes in (
             ("decode_f16_d128", {"dtype": "f16", "dim": "128"}, "", DECODE_SHAPES),
             ("decode_bf16_d128", {"dtype": "bf16", "dim": "128"}, "", DECODE_SHAPES[:4]),
