@@ -770,15 +770,16 @@ def _bench_items() -> list:
         for m, n in ROWWISE_SHAPES + [(16384, 8192)]:
             items.append(BenchItem(f"{family}_f16_{m}x{n}", f"{family}_f16", {"M": m, "N": n}))
     # Issue 11's attention shapes (B, H, S) at D128, the samples' default schedule and the
-    # ping-pong one in the same run.
+    # ping-pong one in the same run, and at D64 (the default schedule).
     for causal in (False, True):
         for b, h, s in ISSUE11_ATTENTION_SHAPES:
-            for build in (_attention_build_name(128, causal),
-                          "layout_fa_pingpong_d128" + ("_causal" if causal else "")):
+            for build, dim in ((_attention_build_name(128, causal), 128),
+                               ("layout_fa_pingpong_d128" + ("_causal" if causal else ""), 128),
+                               (_attention_build_name(64, causal), 64)):
                 name = f"{build}_b{b}h{h}s{s}"
                 if any(i.name == name for i in items):
                     continue
-                items.append(BenchItem(name, build, _attention_shape(b, h, s, 128)))
+                items.append(BenchItem(name, build, _attention_shape(b, h, s, dim)))
     # Block-sparse attention (issue 12): the problem's random masks keep about half the
     # 128x128 blocks; against SDPA with the element mask and a Triton block-sparse kernel.
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
