@@ -152,6 +152,16 @@ PROBE_SPEC = KernelSpec("probe", "", "probe", (Param("A", "in"), Param("B", "out
                                                Param("flag", "scalar", "bool")), (), ())
 
 
+def _build_c_library(folder: str, stem: str, source: str) -> str:
+    """Compiles C `source` against runtime/ into folder/stem.so; returns its path."""
+    src, so = os.path.join(folder, stem + ".c"), os.path.join(folder, stem + ".so")
+    with open(src, "w") as f:
+        f.write(source)
+    subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I",
+                    os.path.join(ROOT, "runtime"), src, "-o", so], check=True)
+    return so
+
+
 @unittest.skipUnless(CC, "no C compiler")
 class CallThroughC(unittest.TestCase):
     """Arguments as the C side of the real header sees them."""
@@ -159,12 +169,7 @@ class CallThroughC(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        src, so = os.path.join(cls.tmp.name, "probe.c"), os.path.join(cls.tmp.name, "probe.so")
-        with open(src, "w") as f:
-            f.write(PROBE_C)
-        subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I",
-                        os.path.join(ROOT, "runtime"), src, "-o", so], check=True)
-        cls.entry = abi.load_entry(so, PROBE_SPEC)
+        cls.entry = abi.load_entry(_build_c_library(cls.tmp.name, "probe", PROBE_C), PROBE_SPEC)
 
     @classmethod
     def tearDownClass(cls):
@@ -229,11 +234,7 @@ class OperationThroughC(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        src, so = os.path.join(cls.tmp.name, "chain.c"), os.path.join(cls.tmp.name, "chain.so")
-        with open(src, "w") as f:
-            f.write(CHAIN_C)
-        subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I",
-                        os.path.join(ROOT, "runtime"), src, "-o", so], check=True)
+        so = _build_c_library(cls.tmp.name, "chain", CHAIN_C)
         cls.lib = ctypes.CDLL(so)
         cls.lib.probe_log.restype = ctypes.c_char_p
         cls.entry = abi.load_entry(so, CHAIN_SPEC)
