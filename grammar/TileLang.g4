@@ -141,7 +141,7 @@ primary
     ;
 
 // Calls: tile operators, builtins (`exp2(x)`), casts (`f16(x)`, `acc_t(x)` for a
-// dtype parameter), and `call_extern("fn", args...)`.
+// dtype parameter), `call_extern("fn", args...)` and `print("label", x, ...)`.
 callExpr : callee '(' argList? ')' ;
 callee   : tileOpName | builtinName | dtypeName | name ;
 
@@ -149,7 +149,7 @@ tileOpName
     : 'copy' | 'gemm' | 'fill' | 'clear' | 'atomic_add' | 'cumsum'
     | 'reduce_sum' | 'reduce_max' | 'reduce_min' | 'reduce_abssum' | 'reduce_absmax'
     | 'annotate_layout' | 'swizzle_blocks' | 'barrier_arrive' | 'barrier_wait' | 'warp_specialize'
-    | 'call_extern'
+    | 'call_extern' | 'print'
     ;
 
 builtinName

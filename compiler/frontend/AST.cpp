@@ -157,7 +157,7 @@ static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::ReduceAbsMax, "reduce_absmax"}, {Builtin::AnnotateLayout, "annotate_layout"},
     {Builtin::SwizzleBlocks, "swizzle_blocks"}, {Builtin::BarrierArrive, "barrier_arrive"},
     {Builtin::BarrierWait, "barrier_wait"}, {Builtin::WarpSpecialize, "warp_specialize"},
-    {Builtin::CallExtern, "call_extern"},
+    {Builtin::CallExtern, "call_extern"}, {Builtin::Print, "print"},
     {Builtin::Exp, "exp"}, {Builtin::Exp2, "exp2"}, {Builtin::Log, "log"},
     {Builtin::Log2, "log2"}, {Builtin::Sqrt, "sqrt"}, {Builtin::Rsqrt, "rsqrt"},
     {Builtin::Tanh, "tanh"}, {Builtin::Sigmoid, "sigmoid"}, {Builtin::Max, "max"},
@@ -179,7 +179,7 @@ llvm::StringRef builtinName(Builtin b) {
   return "?";
 }
 
-bool isTileOp(Builtin b) { return b <= Builtin::CallExtern; }
+bool isTileOp(Builtin b) { return b <= Builtin::Print; }
 
 bool isReduce(Builtin b) { return b >= Builtin::ReduceSum && b <= Builtin::ReduceAbsMax; }
 

@@ -304,6 +304,7 @@ enum class Builtin {
   Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum,
   ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax,
   AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, CallExtern,
+  Print, // printf for debugging: a per-thread statement like call_extern
   // Scalar functions.
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
   WarpgroupId, // the calling thread's warpgroup (128 threads) in the block: per-warpgroup, not folded

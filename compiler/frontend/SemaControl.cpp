@@ -92,7 +92,7 @@ void Sema::checkTileOpPlacement(CallExpr *call) {
   // Per-element code (a parallel loop body) is checked by the tile operator itself.
   if (llvm::any_of(loops, [](ForStmt *f) { return f->loopKind == LoopKind::Parallel; }))
     return;
-  if (call->builtin == Builtin::CallExtern)
+  if (call->builtin == Builtin::CallExtern || call->builtin == Builtin::Print)
     return; // a per-thread call, not a tile operator
   for (ForStmt *f : loops)
     if (f->loopKind == LoopKind::Vectorized) {

@@ -68,6 +68,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::BarrierWait: return {{"id"}, 1, {}};
   case Builtin::WarpSpecialize: return {{"enabled"}, 1, {}};
   case Builtin::CallExtern: return {{"name"}, 1, {"returns"}, true};
+  case Builtin::Print: return {{}, 0, {"thread", "all_threads"}, true};
   default: // reductions
     return {{"src", "dst"}, 2, {"dim", "clear"}};
   }
@@ -110,6 +111,7 @@ private:
   void checkFill();
   void checkAnnotateLayout();
   void checkSwizzleBlocks();
+  void checkPrint();
   void checkBarrier();
   void checkWarpSpecialize();
   void checkCallExtern();
@@ -121,7 +123,7 @@ private:
   DiagnosticEngine &diags;
   CallExpr *call;
   llvm::StringMap<Expr *> bound;
-  std::vector<Expr *> extraArgs; // call_extern's arguments after the name
+  std::vector<Expr *> extraArgs; // call_extern's arguments after the name, print's values
 };
 
 bool TileOpChecker::bind() {
@@ -698,9 +700,34 @@ void TileOpChecker::checkCallExtern() {
   }
 }
 
+// print(values..., thread = 0, all_threads = false): string literals (labels) and scalars of
+// any dtype; one thread of each block prints unless all_threads (in a parallel loop, every
+// thread that runs the element does).
+void TileOpChecker::checkPrint() {
+  for (Expr *e : extraArgs) {
+    if (isa<StringLitExpr>(e))
+      continue;
+    Type t = sema.checkExpr(e);
+    if (!t.isError() && !t.isNumeric() && !t.isBool())
+      diags.error(e->getRange(), "print takes scalars and string labels; got a " + t.str())
+          .hint(t.kind() == Type::Buffer ? "print one element, e.g. inside `for i, j in parallel(...)`"
+                                         : "print a scalar expression or a \"label\"");
+  }
+  auto all = option("all_threads", Type::Scalar, ConstValue{false});
+  if (Expr *t = arg("thread")) {
+    Type ty = sema.checkExpr(t);
+    if (!ty.isError() && (!t->constant || !t->constant->isInt() || t->constant->getInt() < 0))
+      diags.error(t->getRange(), "print's 'thread' must be a constant thread index >= 0");
+    else if (!ty.isError() && all && all->isBool() && all->getBool())
+      diags.error(t->getRange(), "print's 'thread' and 'all_threads = true' exclude each other");
+  }
+  call->type = Type::voidTy();
+}
+
 void TileOpChecker::run() {
   bool parallel = llvm::any_of(sema.loops, [](ForStmt *f) { return f->loopKind == LoopKind::Parallel; });
-  bool scalarLevel = call->builtin == Builtin::CallExtern || call->builtin == Builtin::AtomicAdd;
+  bool scalarLevel = call->builtin == Builtin::CallExtern || call->builtin == Builtin::AtomicAdd ||
+                     call->builtin == Builtin::Print;
   if (parallel && !scalarLevel) {
     diags.error(call->calleeRange, "tile operator '" + op() + "' cannot be used inside a parallel loop")
         .hint("a parallel loop body runs per element; move " + op().str() + " outside the loop");
@@ -727,6 +754,7 @@ void TileOpChecker::run() {
   case Builtin::BarrierWait: return checkBarrier();
   case Builtin::WarpSpecialize: return checkWarpSpecialize();
   case Builtin::CallExtern: return checkCallExtern();
+  case Builtin::Print: return checkPrint();
   default:
     if (isReduce(call->builtin))
       return checkReduce();

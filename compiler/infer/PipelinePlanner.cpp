@@ -220,7 +220,7 @@ private:
     if (!e)
       return false;
     if (auto *c = dyn_cast<CallExpr>(e))
-      return c->builtin == Builtin::CallExtern ||
+      return c->builtin == Builtin::CallExtern || c->builtin == Builtin::Print ||
              llvm::any_of(c->args, [](const CallArg &a) { return containsCall(a.value); });
     if (auto *u = dyn_cast<UnaryExpr>(e))
       return containsCall(u->operand);

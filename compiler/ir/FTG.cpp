@@ -169,7 +169,8 @@ private:
       g.warpSpecialize = !(e && e->constant && e->constant->isBool() && !e->constant->getBool());
       return;
     }
-    case Builtin::CallExtern: {
+    case Builtin::CallExtern:
+    case Builtin::Print: {
       Node *n = add(out, NodeKind::Extern, s);
       n->call = c;
       return;

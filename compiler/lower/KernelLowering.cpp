@@ -212,7 +212,15 @@ void KernelLowering::lowerNode(const ftg::Node &n) {
     tileOp(n, [&] {
       std::string call;
       auto reads = readsOf([&] { call = expr(n.call); });
-      accessing(add(makeEval(call)), reads, {});
+      // print: one thread of the block (thread = T, default 0) unless all_threads = true.
+      std::string only;
+      if (n.call->builtin == Builtin::Print) {
+        const CallArg *all = n.call->keywordArg("all_threads");
+        const CallArg *thread = n.call->keywordArg("thread");
+        if (!(all && all->value->constant && all->value->constant->isBool() && all->value->constant->getBool()))
+          only = kThreadIndex + " == " + (thread ? std::to_string(thread->value->constant->getInt()) : "0");
+      }
+      guarded(only, withAccess(makeEval(call), reads, {}));
     });
     return;
   default:

@@ -70,6 +70,8 @@ public:
   // ---- scalar expressions (ScalarExpr.cpp)
   std::string expr(const Expr *e);
   std::string exprAs(const Expr *e, DType t); // converted to t
+  // print(...) as a printf call (without the thread it is guarded to: lowerNode's Extern case).
+  std::string printCall(const CallExpr *c);
   std::string globalOffset(const ftg::Buffer &b, const std::vector<std::string> &idx) const;
   std::string sharedElement(const ftg::Buffer &b, const std::string &row, const std::string &col);
   std::string dimExpr(const ftg::Buffer &b, size_t d); // tensor extent as C++

@@ -145,6 +145,41 @@ std::string KernelLowering::exprAs(const Expr *e, DType t) {
   return "tl::convert<" + cppType(t) + ">(" + expr(e) + ")";
 }
 
+std::string KernelLowering::printCall(const CallExpr *c) {
+  // Device printf: the block's and thread's coordinates, then each value, space-separated.
+  // Labels are pasted into the format with C escapes (and % doubled); floating values print
+  // as %g of their f32 value, integers as %lld, bools as 0/1.
+  std::string format = "[block %d,%d,%d thread %d]", values = "(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, " + kThreadIndex;
+  for (const Expr *a : c->positional()) {
+    if (auto *lit = dyn_cast<StringLitExpr>(a)) {
+      format += " ";
+      for (unsigned char ch : lit->value) {
+        if (ch == '%')
+          format += "%%";
+        else if (ch == '"' || ch == '\\')
+          format += std::string("\\") + char(ch);
+        else if (ch >= 0x20 && ch < 0x7f)
+          format += char(ch);
+        else
+          format += {'\\', char('0' + (ch >> 6)), char('0' + ((ch >> 3) & 7)), char('0' + (ch & 7))}; // octal
+      }
+      continue;
+    }
+    DType t = materialize(a->type).dtype();
+    if (t == DType::Bool) {
+      format += " %d";
+      values += ", (int)(" + expr(a) + ")";
+    } else if (isInteger(t)) {
+      format += " %lld";
+      values += ", (long long)(" + expr(a) + ")";
+    } else {
+      format += " %g";
+      values += ", (double)tl::convert<float>(" + expr(a) + ")";
+    }
+  }
+  return "printf(\"" + format + "\\n\", " + values + ")";
+}
+
 std::string KernelLowering::expr(const Expr *e) {
   if (e->constant && (e->type.isNumeric() || e->type.isBool()))
     return constantAs(*e->constant, e->type);
@@ -193,6 +228,8 @@ std::string KernelLowering::expr(const Expr *e) {
     Type result = materialize(c->type);
     if (c->calleeKind == CalleeKind::Cast)
       return "tl::convert<" + cppType(c->castType) + ">(" + expr(args[0]) + ")";
+    if (c->builtin == Builtin::Print)
+      return printCall(c);
     if (c->builtin == Builtin::CallExtern) {
       std::string s = cast<StringLitExpr>(args[0])->value + "(";
       for (size_t i = 1; i < args.size(); ++i)
