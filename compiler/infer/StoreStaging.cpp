@@ -90,10 +90,48 @@ public:
         n->deps.clear();
       linkDependencies(g.body);
     }
+    panelUserStaging(g);
     return true;
   }
 
 private:
+  // A staging tile the kernel declares itself (attention's `copy(acc_o, O_s); copy(O_s,
+  // O[...])`): a shared buffer left row-major by layout inference (no operator constrains it)
+  // that only accumulator copies write and only copies to a bulk-storable global tile read
+  // gets wgmma's panels instead, as the tiles this pass makes: 4-byte pair writes without
+  // bank conflicts (row-major rows of 256 bytes put 8 rows on the same banks) and, in the
+  // warp-specialized variant, bulk tensor stores.
+  void panelUserStaging(Graph &g) {
+    for (auto &b : g.buffers) {
+      if (b->scope != Scope::Shared || !b->decl || b->layoutReason != "free: row-major" || b->shape.size() != 2 ||
+          !b->shape[0] || !b->shape[1] || *b->shape[0] > 256 || (b->dtype != DType::F16 && b->dtype != DType::BF16))
+        continue;
+      auto layout = SharedLayout::wgmmaOperand(*b->shape[0], *b->shape[1], int(bitWidth(b->dtype)));
+      bool onlyStaging = layout.has_value(), used = false;
+      g.walk([&](const Node &n) {
+        bool touches = llvm::is_contained(n.reads, b.get()) || llvm::is_contained(n.writes, b.get());
+        if (!touches || n.kind == NodeKind::Loop || n.kind == NodeKind::If)
+          return; // loops and branches list their bodies' accesses; the bodies are visited
+        used = true;
+        bool in = n.kind == NodeKind::Copy && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                  n.outputs[0].buffer == b.get() && n.outputs[0].region.originOnly == false &&
+                  n.inputs[0].buffer->scope == Scope::Fragment && n.inputs[0].buffer->fragment &&
+                  n.inputs[0].buffer->fragment->kind == FragmentLayout::MmaC;
+        Buffer probe;
+        probe.shape = b->shape;
+        bool out = n.kind == NodeKind::Copy && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                   n.inputs[0].buffer == b.get() && n.outputs[0].buffer->scope == Scope::Global &&
+                   n.outputs[0].buffer->dtype == b->dtype && n.outputs[0].buffer->shape.size() >= 2 &&
+                   n.outputs[0].buffer->shape.size() <= 5 && bulkTileDims(n.outputs[0], probe).first >= 0;
+        onlyStaging = onlyStaging && (in || out) && llvm::count(n.reads, b.get()) + llvm::count(n.writes, b.get()) == 1;
+      });
+      if (!onlyStaging || !used)
+        continue;
+      b->shared = *layout;
+      b->layoutReason = "free: wgmma panels, a staging tile for a bulk tensor store";
+    }
+  }
+
   // Replaces top-level node i (copy(frag, dst)) by copy(frag, staged) and copy(staged, dst).
   void stage(Graph &g, size_t i, const SharedLayout &layout) {
     Node &n = *g.body[i];
