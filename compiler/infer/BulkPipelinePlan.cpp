@@ -30,6 +30,18 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
   return {dims[0], dims[1]};
 }
 
+bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype) {
+  const ftg::Buffer &G = *global.buffer;
+  if (G.scope != Scope::Global || G.shape.size() < 2 || G.shape.size() > 5 || G.dtype != dtype ||
+      (dtype != DType::F16 && dtype != DType::BF16))
+    return false;
+  if (tileShape.size() != 2 || !tileShape[0] || !tileShape[1] || *tileShape[0] > 256)
+    return false;
+  ftg::Buffer tile;
+  tile.shape = tileShape;
+  return bulkTileDims(global, tile).first >= 0;
+}
+
 bool writesMemory(const ftg::Node &n) {
   return llvm::any_of(n.writes, [](const ftg::Buffer *b) {
     return b->scope == Scope::Global || b->scope == Scope::Shared;
@@ -93,14 +105,9 @@ bool onlyNamedBarriers(const ftg::Node &n) {
 bool bulkCopyable(const ftg::Node &c) {
   if (c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
     return false;
-  const ftg::Operand &src = c.inputs[0], &dst = c.outputs[0];
-  const ftg::Buffer &S = *src.buffer, &D = *dst.buffer;
-  if (S.scope != Scope::Global || D.scope != Scope::Shared || S.shape.size() < 2 || S.shape.size() > 5 ||
-      D.shape.size() != 2 || S.dtype != D.dtype || (S.dtype != DType::F16 && S.dtype != DType::BF16))
-    return false;
-  if (!D.shared || !D.shared->isPanelled() || !D.shape[0] || !D.shape[1] || *D.shape[0] > 256)
-    return false;
-  return bulkTileDims(src, D).first >= 0;
+  const ftg::Buffer &D = *c.outputs[0].buffer;
+  return D.scope == Scope::Shared && D.shared && D.shared->isPanelled() &&
+         bulkTensorTile(c.inputs[0], D.shape, D.dtype);
 }
 
 const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {

@@ -38,19 +38,9 @@ std::optional<SharedLayout> stagingLayout(const Node &n) {
     return std::nullopt;
   const Buffer &F = *n.inputs[0].buffer, &D = *n.outputs[0].buffer;
   if (F.scope != Scope::Fragment || !F.fragment || F.fragment->kind != FragmentLayout::MmaC ||
-      F.shape.size() != 2 || !F.shape[0] || !F.shape[1] || *F.shape[0] > 256)
+      !bulkTensorTile(n.outputs[0], F.shape, D.dtype))
     return std::nullopt;
-  if (D.scope != Scope::Global || D.shape.size() < 2 || D.shape.size() > 5 ||
-      (D.dtype != DType::F16 && D.dtype != DType::BF16))
-    return std::nullopt;
-  auto layout = SharedLayout::wgmmaOperand(*F.shape[0], *F.shape[1], int(bitWidth(D.dtype)));
-  if (!layout)
-    return std::nullopt;
-  Buffer probe;
-  probe.shape = F.shape;
-  if (bulkTileDims(n.outputs[0], probe).first < 0)
-    return std::nullopt;
-  return layout;
+  return SharedLayout::wgmmaOperand(*F.shape[0], *F.shape[1], int(bitWidth(D.dtype)));
 }
 
 class StoreStaging : public Pass {
@@ -117,12 +107,8 @@ private:
                   n.outputs[0].buffer == b.get() && n.outputs[0].region.originOnly == false &&
                   n.inputs[0].buffer->scope == Scope::Fragment && n.inputs[0].buffer->fragment &&
                   n.inputs[0].buffer->fragment->kind == FragmentLayout::MmaC;
-        Buffer probe;
-        probe.shape = b->shape;
         bool out = n.kind == NodeKind::Copy && n.inputs.size() == 1 && n.outputs.size() == 1 &&
-                   n.inputs[0].buffer == b.get() && n.outputs[0].buffer->scope == Scope::Global &&
-                   n.outputs[0].buffer->dtype == b->dtype && n.outputs[0].buffer->shape.size() >= 2 &&
-                   n.outputs[0].buffer->shape.size() <= 5 && bulkTileDims(n.outputs[0], probe).first >= 0;
+                   n.inputs[0].buffer == b.get() && bulkTensorTile(n.outputs[0], b->shape, b->dtype);
         onlyStaging = onlyStaging && (in || out) && llvm::count(n.reads, b.get()) + llvm::count(n.writes, b.get()) == 1;
       });
       if (!onlyStaging || !used)

@@ -77,10 +77,8 @@ bool KernelLowering::bulkStorable(const ftg::Node &c) const {
   if (!bulkPlan || c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
     return false;
   const ftg::Buffer &S = *c.inputs[0].buffer, &D = *c.outputs[0].buffer;
-  if (!(S.scope == Scope::Shared && D.scope == Scope::Global && S.dtype == D.dtype &&
-        (S.dtype == DType::F16 || S.dtype == DType::BF16) && S.shared && S.shared->isPanelled() &&
-        S.shape.size() == 2 && S.shape[0] && *S.shape[0] <= 256 && D.shape.size() >= 2 && D.shape.size() <= 5 &&
-        infer::bulkTileDims(c.outputs[0], S).first >= 0))
+  if (S.scope != Scope::Shared || !S.shared || !S.shared->isPanelled() ||
+      !infer::bulkTensorTile(c.outputs[0], S.shape, S.dtype))
     return false;
   // The store's global writes complete asynchronously (the issuing thread waits only until
   // they have read shared memory): nothing after it in the kernel may touch the tensor. So a
