@@ -73,14 +73,31 @@ public:
     }
     g.scratchOffset = total;
     // Operators that combine partial results across warps (reductions) use a scratch area
-    // after the buffers, one area reused by all of them.
+    // after the buffers, reused by all of them. Two slots when the second costs nothing that
+    // matters: consecutive reductions then alternate, so that one's writes need no barrier
+    // after the previous one's reads (lower/SyncInsertion places the barriers they do need).
     int64_t scratch = 0;
     g.walk([&](Node &n) {
       if (n.op)
         scratch = std::max(scratch, n.op->scratchBytes(n, g));
     });
-    g.sharedBytes = total + scratch;
+    g.scratchSlotBytes = scratch;
+    g.scratchSlots = scratch ? (secondSlotFits(g, total, scratch) ? 2 : 1) : 0;
+    g.sharedBytes = total + scratch * g.scratchSlots;
     return true;
+  }
+
+private:
+  // The second slot must leave the block within its shared-memory limit, with room for a
+  // warp-specialized variant's mbarrier rings (16 bytes a stage, at most 16 stages), and
+  // must not cost a block per SM.
+  static bool secondSlotFits(const Graph &g, int64_t buffers, int64_t slot) {
+    const target::Limits &limits = g.target->limits();
+    constexpr int64_t kRings = 16 * 16, kPerBlockReserve = 1024;
+    if (buffers + 2 * slot + kRings > limits.sharedBytesPerBlock)
+      return false;
+    auto blocksPerSM = [&](int64_t bytes) { return limits.sharedBytesPerSM / (bytes + kPerBlockReserve); };
+    return blocksPerSM(buffers + 2 * slot) == blocksPerSM(buffers + slot);
   }
 };
 

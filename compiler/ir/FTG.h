@@ -156,9 +156,12 @@ public:
   // after it. Declared here only: ir/ sits beside target/, not above it.
   const target::TargetInfo *target = nullptr;
   // Shared-memory plan (SharedMemoryPlanner): total bytes, and where the scratch area of
-  // cross-warp reductions starts.
+  // cross-warp reductions starts: `scratchSlots` slots of `scratchSlotBytes` each (two when
+  // they fit, so that consecutive reductions alternate and need one barrier each, not three).
   int64_t sharedBytes = 0;
   int64_t scratchOffset = 0;
+  int64_t scratchSlotBytes = 0;
+  int scratchSlots = 0;
   // Whether the kernel's gemms take the target's warpgroup MMA: decided once by ops/Gemm.cpp
   // from what graph building fixed (shapes, dtypes, scopes, threads), when the first gemm's
   // layout is inferred, and remembered so that the others do not decide again.

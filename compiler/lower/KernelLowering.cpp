@@ -21,6 +21,11 @@ Access KernelLowering::access(const ftg::Buffer *b) const {
   return a;
 }
 
+KernelLowering::ScratchSlot KernelLowering::nextScratchSlot() {
+  Buffer *slot = scratchSlots[scratchUses++ % scratchSlots.size()];
+  return {Access{slot, std::nullopt}, (slot->offset - g.scratchOffset) / 4};
+}
+
 void KernelLowering::noteVectorTensor(const ftg::Buffer *b) {
   if (!llvm::is_contained(out->vectorTensors, b->name))
     out->vectorTensors.push_back(b->name);
@@ -327,6 +332,19 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
       break;
     }
     bufferOf[b.get()] = lb.get();
+    K.buffers.push_back(std::move(lb));
+  }
+  for (int slot = 0; slot < g.scratchSlots; ++slot) {
+    auto lb = std::make_unique<Buffer>();
+    lb->name = "tl_reduce_scratch";
+    lb->sourceName = "reduction scratch";
+    lb->scope = MemScope::Shared;
+    lb->elemType = "float";
+    lb->dtype = "f32";
+    lb->offset = g.scratchOffset + slot * g.scratchSlotBytes;
+    lb->bytes = g.scratchSlotBytes;
+    lb->implicit = true;
+    scratchSlots.push_back(lb.get());
     K.buffers.push_back(std::move(lb));
   }
 

@@ -141,6 +141,13 @@ public:
   bool checkAtomicType(llvm::SMRange r, DType t);
   // The loop IR buffer of `b`, with the stage the current pipeline step accesses.
   Access access(const ftg::Buffer *b) const;
+  // The reduction scratch slot the next cross-warp combine uses (the slots alternate): its
+  // access and its first f32 element in `tl_reduce_scratch`.
+  struct ScratchSlot {
+    Access access;
+    int64_t firstElement = 0;
+  };
+  ScratchSlot nextScratchSlot();
   void noteVectorTensor(const ftg::Buffer *b);
 
   ftg::Graph &g;
@@ -169,6 +176,8 @@ public:
   std::string parallelReg;
   unsigned tempCounter = 0;
   unsigned pipelineCounter = 0; // numbers the stage slots of pipelined loops
+  std::vector<Buffer *> scratchSlots; // the reduction scratch's slots (implicit buffers)
+  unsigned scratchUses = 0;
   // Gemms of the pipelined loop being lowered whose wgmma group stays in flight into the next
   // iteration (lowerPipelined decides; ops/Gemm.cpp prints the deferred wait).
   llvm::SmallPtrSet<const ftg::Node *, 2> gemmsInFlight;

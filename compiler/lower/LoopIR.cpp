@@ -384,7 +384,7 @@ void print(const Kernel &k, llvm::raw_ostream &os) {
   os << "loops " << k.symbol << "  threads " << k.threads << "  shared " << k.sharedBytes
      << " bytes\n";
   for (const auto &b : k.buffers) {
-    if (b->scope == MemScope::Global || b->layout.empty())
+    if (b->scope == MemScope::Global || b->layout.empty() || b->implicit)
       continue;
     os << "  buffer " << b->sourceName << " : "
        << (b->scope == MemScope::Shared ? "shared" : b->scope == MemScope::Fragment ? "fragment" : "local")

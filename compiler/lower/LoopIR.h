@@ -43,6 +43,9 @@ struct Buffer {
   int64_t elements = 0;
   int align = 0;      // a fragment's alignas (0: its element type's)
   std::string layout; // layout description (declaration comment); empty: not declared
+  // Shared bytes the generated code addresses through a name of its own (a slot of the
+  // reduction scratch, `tl_reduce_scratch`): tracked for barrier placement, not declared.
+  bool implicit = false;
   bool overlaps(const Buffer &o) const;
 };
 

@@ -99,18 +99,19 @@ public:
       case StmtKind::For:
         if (s.role == ForRole::Tile) {
           State entry = state;
-          // Only a barrier the body starts with by construction (a pipeline's) is known
-          // before the walk. One this walk places at the top would serve as well, but would
-          // drop a back-edge barrier from the output of 6b76e3e: left for a GPU-checked change.
-          bool protocolBarrier = startsWithBarrier(s.body);
           walk(s.body);
           // The next iteration may overwrite what this one still reads (or read what it
-          // wrote): pending writes, or pending reads of a buffer the body writes anywhere
-          // (whatever the stage: the stage offsets shift across the back edge), get the
-          // barrier. Reads of buffers the loop never writes (a warp-specialized consumer's
-          // tiles, written by bulk copies under an mbarrier protocol) need none.
-          if (!state.empty() && !protocolBarrier && (!state.writes.empty() || readsRewritten(s.body))) {
-            s.body.push_back(makeBarrier("loop back-edge: shared buffers are reused by the next iteration"));
+          // wrote). It does so before its first barrier only through the accesses the body
+          // makes before that barrier (its head): a back-edge barrier where those conflict
+          // with what is pending at the end of the body. Stages are not compared (their
+          // offsets shift across the back edge); reads of buffers the loop never writes (a
+          // warp-specialized consumer's tiles, written by bulk copies under an mbarrier
+          // protocol) conflict with nothing.
+          std::vector<Access> headReads, headWrites;
+          headAccesses(s.body, headReads, headWrites);
+          std::string why = backEdgeConflict(headReads, headWrites);
+          if (!why.empty()) {
+            s.body.push_back(makeBarrier("loop back-edge: " + why + " in the next iteration"));
             state.clear();
           }
           state.merge(entry); // the loop may run no iteration
@@ -138,37 +139,92 @@ public:
   }
 
 private:
-  // Whether `s` touches shared memory or holds a barrier. Memoized: every enclosing loop's
-  // back-edge check asks it of the same statements (nested loops stay linear).
-  bool touchesShared(const Stmt &s) {
-    auto [it, inserted] = touches.try_emplace(&s, false);
-    if (!inserted)
-      return it->second;
-    bool result = s.kind == StmtKind::Barrier || llvm::any_of(s.reads, isShared) || llvm::any_of(s.writes, isShared);
-    for (const StmtList *l : {&s.body, &s.elseBody})
-      for (const StmtPtr &c : *l)
-        result = touchesShared(*c) || result; // every child, so that each is memoized
-    touches[&s] = result;
-    return result;
-  }
-
-  // True when the loop body's first statement that touches shared memory or holds a barrier
-  // is a barrier: the back edge needs none (a pipeline's steady state starts so).
-  bool startsWithBarrier(const StmtList &body) {
-    for (const StmtPtr &s : body)
-      if (touchesShared(*s))
-        return s->kind == StmtKind::Barrier;
+  // The accesses `body` may make before its first barrier, on any path; true when every path
+  // reaches a barrier. A unit's barriers are unconditional; a nested tile loop may run no
+  // iteration, so its barriers count for nothing and all its accesses are taken.
+  bool headAccesses(const StmtList &body, std::vector<Access> &reads, std::vector<Access> &writes) {
+    for (const StmtPtr &p : body) {
+      const Stmt &s = *p;
+      switch (s.kind) {
+      case StmtKind::Barrier:
+        return true;
+      case StmtKind::Seq:
+      case StmtKind::Scope:
+        if (headAccesses(s.body, reads, writes))
+          return true;
+        continue;
+      case StmtKind::If:
+        // Either branch may be the one that runs (constexpr ones too, conservatively).
+        if (s.uniform || s.isConstexpr) {
+          bool taken = headAccesses(s.body, reads, writes);
+          if (headAccesses(s.elseBody, reads, writes) && taken)
+            return true;
+          continue;
+        }
+        break;
+      case StmtKind::For:
+        if (s.role == ForRole::Tile) {
+          const Summary &all = summaryOf(s);
+          reads.insert(reads.end(), all.reads.begin(), all.reads.end());
+          writes.insert(writes.end(), all.writes.begin(), all.writes.end());
+          continue;
+        }
+        break;
+      default:
+        break;
+      }
+      Effect e;
+      gather(s, e);
+      reads.insert(reads.end(), e.headReads.begin(), e.headReads.end());
+      writes.insert(writes.end(), e.headWrites.begin(), e.headWrites.end());
+      if (e.barrier)
+        return true;
+    }
     return false;
   }
 
-  // Whether a statement of `body` writes a buffer with a pending read.
-  bool readsRewritten(const StmtList &body) const {
+  // The shared buffers a statement reads and writes anywhere in it, once each. Memoized: the
+  // back-edge check of every enclosing loop asks it of the same nested loops (nested loops
+  // stay linear in the statements, times the kernel's shared buffers).
+  struct Summary {
     std::vector<Access> reads, writes;
-    for (const StmtPtr &s : body)
-      collectAccesses(*s, reads, writes);
-    return llvm::any_of(state.reads, [&](const Access &r) {
-      return llvm::any_of(writes, [&](const Access &w) { return w.buffer == r.buffer; });
-    });
+  };
+  const Summary &summaryOf(const Stmt &s) {
+    if (auto it = summaries.find(&s); it != summaries.end())
+      return it->second;
+    Summary sum;
+    auto addTo = [](std::vector<Access> &set, const Access &a) {
+      if (isShared(a) && !llvm::any_of(set, [&](const Access &x) { return x.buffer == a.buffer; }))
+        set.push_back(Access{a.buffer, std::nullopt});
+    };
+    for (const Access &a : s.reads)
+      addTo(sum.reads, a);
+    for (const Access &a : s.writes)
+      addTo(sum.writes, a);
+    for (const StmtList *l : {&s.body, &s.elseBody})
+      for (const StmtPtr &c : *l) {
+        const Summary &child = summaryOf(*c);
+        for (const Access &a : child.reads)
+          addTo(sum.reads, a);
+        for (const Access &a : child.writes)
+          addTo(sum.writes, a);
+      }
+    return summaries[&s] = std::move(sum);
+  }
+
+  // Why the next iteration's head (`reads`, `writes`) needs a barrier after what is pending
+  // at the end of the body, or empty: shared bytes in common, whatever the stages.
+  std::string backEdgeConflict(const std::vector<Access> &reads, const std::vector<Access> &writes) const {
+    auto touching = [](const std::vector<Access> &set, const Access &a) {
+      return llvm::any_of(set, [&](const Access &x) { return isShared(x) && x.buffer->overlaps(*a.buffer); });
+    };
+    for (const Access &p : state.writes)
+      if (isShared(p) && (touching(reads, p) || touching(writes, p)))
+        return "'" + p.buffer->sourceName + "' is read or written again";
+    for (const Access &p : state.reads)
+      if (isShared(p) && touching(writes, p))
+        return "'" + p.buffer->sourceName + "' is written again";
+    return "";
   }
 
   const Access *pendingAlias(const std::vector<Access> &pending, const Access &a) const {
@@ -197,7 +253,7 @@ private:
   }
 
   State state;
-  llvm::DenseMap<const Stmt *, bool> touches;
+  llvm::DenseMap<const Stmt *, Summary> summaries;
 };
 
 } // namespace

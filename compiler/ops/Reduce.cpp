@@ -44,7 +44,8 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
   std::string red = KL.fresh("red");
   std::string q = red + "[tl_q]";
   auto perRow = [&](StmtPtr s) { return makeCompactFor("tl_q", "0", rowsStr, std::move(s)); };
-  KL.tileOp(n, [&] {
+  std::optional<Access> scratch; // the slot the warps combine through, if they do
+  Stmt &unit = KL.tileOp(n, [&] {
     KL.scope([&] {
       Stmt &acc = KL.add(std::make_unique<Stmt>(StmtKind::Decl));
       acc.type = T;
@@ -86,23 +87,26 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
         std::string lead = L.kind == FragmentLayout::MmaC ? "(" + kThreadIndex + " % 4) == 0"
                                                           : "(" + kThreadIndex + " % " + W + ") == 0";
         std::string rowLet = R.rowOf(kThreadIndex, "tl_q");
+        // A slot of the scratch, the other one than the previous reduction's: a barrier
+        // before the writes only where SyncInsertion finds the slot still being read.
+        KernelLowering::ScratchSlot slotOf = KL.nextScratchSlot();
+        scratch = slotOf.access;
+        std::string at = "tl_reduce_scratch[" +
+                         (slotOf.firstElement ? std::to_string(slotOf.firstElement) + " + " : std::string()) +
+                         "tl_row * " + wpr;
         KL.add(makeComment("and the " + wpr + " warps that share each row, through shared memory"));
-        KL.add(makeBarrier("the reduction scratch is reused"));
-        KL.nest(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), [&] {
+        KL.nest(withAccess(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), {}, {slotOf.access}), [&] {
           KL.add(makeLet("const int", "tl_row", rowLet, false));
           KL.add(makeIf(lead, IfStyle::SameLine, false))
-              .body.push_back(makeStore("tl_reduce_scratch[tl_row * " + wpr + " + " + slot + "]",
-                                        "tl::convert<float>(" + q + ")"));
+              .body.push_back(makeStore(at + " + " + slot + "]", "tl::convert<float>(" + q + ")"));
         });
         KL.add(makeBarrier("partial row results are visible"));
-        KL.nest(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), [&] {
+        KL.nest(withAccess(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), {slotOf.access}, {}), [&] {
           KL.add(makeLet("const int", "tl_row", rowLet, false));
-          KL.add(makeStore(q, "tl::convert<" + T + ">(tl_reduce_scratch[tl_row * " + wpr + "])"));
+          KL.add(makeStore(q, "tl::convert<" + T + ">(" + at + "])"));
           KL.add(makeCompactFor("tl_s", "1", wpr,
-                             makeStore(q, op + "::combine(" + q + ", tl::convert<" + T +
-                                              ">(tl_reduce_scratch[tl_row * " + wpr + " + tl_s]))")));
+                             makeStore(q, op + "::combine(" + q + ", tl::convert<" + T + ">(" + at + " + tl_s]))")));
         });
-        KL.add(makeBarrier("the reduction scratch may be reused"));
       }
       std::vector<Access> reads;
       if (!n.clear)
@@ -112,6 +116,8 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
                             reads, {KL.access(&dst)})));
     });
   });
+  if (scratch)
+    unit.writes.push_back(*scratch); // written, then read after the barrier
 }
 
 
