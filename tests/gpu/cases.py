@@ -765,6 +765,10 @@ def _add_conv2d(t: _Tables) -> None:
                 target="sm_80"), shapes)
     t.add(Build("conv_3x3s2_f16_sm80", "conv2d", {"dtype": "f16", **_conv_defines(3, 2, 1)},
                 target="sm_80"), shapes[:2])
+    # 64 output channels per block, for the layers with F = 64 (bench items beside the default).
+    for label, k, stride, pad in CONV_FILTERS[::2]:
+        t.add(Build(f"conv_{label}_f16_n64", "conv2d",
+                    {"dtype": "f16", "block_N": "64", **_conv_defines(k, stride, pad)}), shapes[:4])
 
 
 # ResNet-50's convolutions at batch 32: (build, N, H, W, C, F).
@@ -777,8 +781,12 @@ CONV_BENCH_SHAPES = [("conv_3x3s1_f16", 32, 56, 56, 64, 64), ("conv_3x3s1_f16", 
 def _conv2d_bench_items() -> list:
     """Against cuDNN (torch.nn.functional.conv2d on channels_last f16 tensors), TFLOP/s of
     2 * N * P * Q * F * kh * kw * C."""
-    return [BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f))
-            for build, n, h, w, c, f in CONV_BENCH_SHAPES]
+    items = [BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f))
+             for build, n, h, w, c, f in CONV_BENCH_SHAPES]
+    items += [BenchItem(f"{build}_n64_{_conv_label(n, h, w, c, f)}", f"{build}_n64", _conv_shape(n, h, w, c, f),
+                        "-D block_N=64")
+              for build, n, h, w, c, f in CONV_BENCH_SHAPES if f == 64]
+    return items
 
 
 def _op_tables() -> tuple:
