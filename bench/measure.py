@@ -200,6 +200,8 @@ class ItemBench:
                     Impl("sdpa_sink", attention_sink_sdpa(x, self.problem))]
         if family == "flash_decoding":
             return decode_peers(x)
+        if family == "conv2d":
+            return [conv2d_cudnn(x, self.problem)]
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -314,6 +316,19 @@ def decode_peers(inputs: dict) -> list:
         p = torch.softmax((qg @ k.transpose(-1, -2)).float() * scale, dim=-1).to(v.dtype)
         return (p @ v).view(batch, heads, dim)
     return [Impl("sdpa", sdpa), Impl("torch", matmuls)]
+
+
+def conv2d_cudnn(inputs: dict, problem) -> Impl:
+    """cuDNN through torch.nn.functional.conv2d on channels_last tensors: X and Wt permuted to
+    NCHW are exactly channels_last tensors over the same memory (no copy), and the NHWC output
+    comes back as a view. cudnn.benchmark lets cuDNN time its algorithms and keep the fastest
+    (during the warm-up); TF32 off, as for every reference."""
+    x, w = problem.nchw(inputs, inputs["X"].dtype)
+
+    def run():
+        return problem.conv(x, w)
+    return Impl("cudnn", run, lambda: torch.backends.cudnn.flags(enabled=True, benchmark=True,
+                                                                 deterministic=False, allow_tf32=False))
 
 
 def block_sparse_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:

@@ -29,6 +29,7 @@ PEERS = {
     "swiglu": [("torch", "F.silu(G) * U")],
     "gemv": [("cublas", "cuBLAS (torch.mv)")],
     "flash_decoding": [("sdpa", "SDPA (enable_gqa)"), ("torch", "torch matmuls")],
+    "conv2d": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
 }
 
 # Families timed in GB/s (each input read once, each output written once) against the copy
@@ -60,6 +61,8 @@ TITLES = {
     "flash_decoding": ("Decode attention with split KV and GQA (samples/flash_decoding.tl, both "
                        "kernels as one operation; GB/s: Q, K and V read once, O written once, "
                        "the split partials not counted)"),
+    "conv2d": ("2-d convolution, NHWC, as an implicit GEMM (samples/conv2d.tl; TFLOP/s, "
+               "2·N·P·Q·F·kh·kw·C; shape N×H×W×C→F, filter kh×kw/stride)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
@@ -110,6 +113,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
     if item["family"] == "gemv":
         return f"{s['M']}×{s['K']}"
+    if item["family"] == "conv2d":
+        return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
     if item["family"] == "mla":

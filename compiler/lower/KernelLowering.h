@@ -199,6 +199,7 @@ struct TileDims {
   std::vector<int64_t> extents;    // the tile, outermost first (unit dims dropped)
   std::vector<std::string> origin; // per buffer dim
   std::vector<int> tileDim;        // per buffer dim: index into extents, -1 for a point
+  std::vector<bool> mayBeNegative; // per buffer dim: the origin is not provably >= 0
   bool ok = true;
   std::vector<std::string> indices(const std::vector<std::string> &coords) const;
 };
@@ -206,7 +207,9 @@ TileDims tileDims(KernelLowering &L, const ftg::Operand &op,
                   const std::vector<std::optional<int64_t>> &tile);
 // Element access of a non-fragment operand at buffer indices `idx`.
 std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx);
-// Bounds predicate of a global access (empty when always in bounds).
-std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx);
+// Bounds predicate of a global access at `idx` = `t.indices(...)` (empty when always in
+// bounds): below each extent, and >= 0 where the origin may be negative (a halo, padding).
+std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx,
+                     const TileDims &t);
 
 } // namespace tlc::lower

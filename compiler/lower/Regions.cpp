@@ -44,6 +44,7 @@ TileDims tileDims(KernelLowering &L, const Operand &op, const std::vector<std::o
   size_t rank = op.buffer->shape.size();
   t.origin.assign(rank, "0");
   t.tileDim.assign(rank, -1);
+  t.mayBeNegative.assign(rank, false);
   // Buffer dims that carry tile extent, in order.
   std::vector<size_t> dims;
   if (r.originOnly) {
@@ -69,8 +70,10 @@ TileDims tileDims(KernelLowering &L, const Operand &op, const std::vector<std::o
     }
   }
   for (size_t d = 0; d < rank; ++d)
-    if (!r.origins.empty() && r.origins[d])
+    if (!r.origins.empty() && r.origins[d]) {
       t.origin[d] = L.expr(r.origins[d]);
+      t.mayBeNegative[d] = !L.provablyNonNegative(r.origins[d]);
+    }
   if (dims.size() != t.extents.size()) {
     t.ok = false;
     return t;
@@ -95,12 +98,17 @@ std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector
   return bufferName(b) + "[" + flat + "]";
 }
 
-std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
+std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx,
+                     const TileDims &t) {
   if (b.scope != Scope::Global)
     return "";
   std::string p;
-  for (size_t d = 0; d < idx.size(); ++d)
+  for (size_t d = 0; d < idx.size(); ++d) {
+    // Tile coordinates count from 0, so only an origin that may be negative needs the check.
+    if (d < t.mayBeNegative.size() && t.mayBeNegative[d])
+      p += (p.empty() ? "" : " && ") + std::string("(") + idx[d] + ") >= 0";
     p += (p.empty() ? "" : " && ") + std::string("(") + idx[d] + ") < " + L.dimExpr(b, d);
+  }
   return p;
 }
 

@@ -18,10 +18,21 @@ using llvm::cast;
 
 namespace {
 
-// True when `e` is provably a multiple of `m` for all values of its variables.
+// True when `e` is provably a multiple of `m` for all values of its variables: a linear form
+// whose coefficients are, or sums, differences and products of such values, looking through
+// lets (immutable), so that a channel offset `let c0 = k % blocks * 64;` counts as one.
 bool multipleOf(const Expr *e, int64_t m) {
   if (!e)
     return true;
+  if (auto *n = llvm::dyn_cast<NameExpr>(e))
+    if (auto *l = llvm::dyn_cast_or_null<LetDecl>(n->decl); l && l->init && n->type.isIntegral())
+      return multipleOf(l->init, m);
+  if (auto *b = llvm::dyn_cast<BinaryExpr>(e); b && b->type.isIntegral()) {
+    if (b->op == BinaryOp::Mul && (multipleOf(b->lhs, m) || multipleOf(b->rhs, m)))
+      return true;
+    if ((b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && multipleOf(b->lhs, m) && multipleOf(b->rhs, m))
+      return true;
+  }
   auto f = linearize(e);
   if (!f || f->constant % m != 0)
     return false;
@@ -136,7 +147,7 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         coords[i] = generatedName("t" + std::to_string(i));
       }
       auto si = s.indices(coords), di = d.indices(coords);
-      std::string ps = inBounds(L, *src.buffer, si), pd = inBounds(L, *dst.buffer, di);
+      std::string ps = inBounds(L, *src.buffer, si, s), pd = inBounds(L, *dst.buffer, di, d);
       std::string srcRef = elementAt(L, *src.buffer, si), dstRef = elementAt(L, *dst.buffer, di);
       if (v > 1 && cpAsync) {
         L.add(makeLet("const bool", "tl_valid", ps.empty() ? std::string("true") : ps, false));
@@ -240,7 +251,7 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         coords[i] = generatedName("t" + std::to_string(i));
       }
       auto idx = o.indices(coords);
-      std::string pred = inBounds(L, *other.buffer, idx);
+      std::string pred = inBounds(L, *other.buffer, idx, o);
       std::string ref = elementAt(L, *other.buffer, idx);
       std::string TO = cppType(other.buffer->dtype), TF = cppType(frag.dtype);
       std::string fragName = bufferName(frag);

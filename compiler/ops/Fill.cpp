@@ -74,7 +74,7 @@ void lowerFill(KernelLowering &L, const Node &n) {
         rest = "(" + rest + " / " + std::to_string(d.extents[i]) + ")";
       }
       auto idx = d.indices(coords);
-      std::string pred = inBounds(L, b, idx);
+      std::string pred = inBounds(L, b, idx, d);
       L.guarded(pred, withAccess(makeStore(elementAt(L, b, idx), value), valueReads, {L.access(&b)}));
     });
   });

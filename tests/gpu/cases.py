@@ -131,6 +131,10 @@ KERNELS = {
                                  _tensors("Q", "K", "V", "Sinks", "out:O"),
                                  ("batch", "heads", "kv_heads", "seq_len", "dim"),
                                  ("dtype", "dim", "causal", "window")),
+    # NHWC convolution: X [N, H, W, C], Wt [F, kh, kw, C], Y [N, P, Q, F]; the filter size,
+    # stride and padding are knobs the reference reads.
+    "conv2d": KernelSpec("conv2d", "samples/conv2d.tl", "conv2d", _tensors("X", "Wt", "out:Y"),
+                         ("N", "H", "W", "C", "F"), ("dtype", "kh", "kw", "stride", "pad")),
     "log_softmax": KernelSpec("log_softmax", "samples/log_softmax.tl", "log_softmax",
                               _tensors("X", "out:Y"), ("M", "N"), ("dtype",)),
     "layernorm": KernelSpec("layernorm", "samples/layernorm.tl", "layernorm",
@@ -314,8 +318,8 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_ or decode_ (samples), and every
-# case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode)_'` selects them all in
+# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_, decode_ or conv_ (samples), and
+# every case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv)_'` selects them all in
 # make_bundle.sh, run.py and gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
@@ -725,10 +729,70 @@ def _add_f16_accumulators(t: _Tables) -> None:
               F16_ACCUM_SHAPES, F16_ACCUM_TOLERANCE)
 
 
+# ---- samples/conv2d.tl: NHWC convolution as an implicit GEMM (issue 12) ------------------------
+# Build, case and bench item names start with conv_, so `--only '^conv_'` selects exactly these.
+
+# The filters of ResNet-like networks: (label, kh = kw, stride, pad).
+CONV_FILTERS = [("3x3s1", 3, 1, 1), ("3x3s2", 3, 2, 1), ("1x1s1", 1, 1, 0), ("1x1s2", 1, 2, 0)]
+# (N, H, W, C, F): a 7x7 map (one partial tile of rows), maps of 17 and 9x13 (output rows that
+# straddle tiles, odd sizes for stride 2), C of 3 and 20 (channel blocks past C, rows of the
+# filter that are not 16-byte aligned: the scalar copy path), F of 96, 200 and 40 (partial
+# tiles of output channels), and the 56x56x64 layer of ResNet-50 at batch 8.
+CONV_SHAPES = [(1, 7, 7, 64, 96), (2, 17, 17, 128, 200), (8, 56, 56, 64, 64), (3, 9, 13, 20, 40),
+               (2, 15, 15, 3, 64)]
+
+
+def _conv_shape(n, h, w, c, f) -> dict:
+    return {"N": n, "H": h, "W": w, "C": c, "F": f}
+
+
+def _conv_label(n, h, w, c, f) -> str:
+    return f"n{n}h{h}w{w}c{c}f{f}"
+
+
+def _conv_defines(k: int, stride: int, pad: int) -> dict:
+    return {"kh": str(k), "kw": str(k), "stride": str(stride), "pad": str(pad)}
+
+
+def _add_conv2d(t: _Tables) -> None:
+    shapes = [(_conv_label(*s), _conv_shape(*s)) for s in CONV_SHAPES]
+    for label, k, stride, pad in CONV_FILTERS:
+        t.add(Build(f"conv_{label}_f16", "conv2d", {"dtype": "f16", **_conv_defines(k, stride, pad)}),
+              shapes)
+    # bf16, and the sm_80 path (mma.sync, cp.async for the filters) on the same GPU.
+    t.add(Build("conv_3x3s1_bf16", "conv2d", {"dtype": "bf16", **_conv_defines(3, 1, 1)}), shapes[:3])
+    t.add(Build("conv_3x3s1_f16_sm80", "conv2d", {"dtype": "f16", **_conv_defines(3, 1, 1)},
+                target="sm_80"), shapes)
+    t.add(Build("conv_3x3s2_f16_sm80", "conv2d", {"dtype": "f16", **_conv_defines(3, 2, 1)},
+                target="sm_80"), shapes[:2])
+    # 64 output channels per block, for the layers with F = 64 (bench items beside the default).
+    for label, k, stride, pad in CONV_FILTERS[::2]:
+        t.add(Build(f"conv_{label}_f16_n64", "conv2d",
+                    {"dtype": "f16", "block_N": "64", **_conv_defines(k, stride, pad)}), shapes[:4])
+
+
+# ResNet-50's convolutions at batch 32: (build, N, H, W, C, F).
+CONV_BENCH_SHAPES = [("conv_3x3s1_f16", 32, 56, 56, 64, 64), ("conv_3x3s1_f16", 32, 28, 28, 128, 128),
+                     ("conv_3x3s1_f16", 32, 14, 14, 256, 256), ("conv_3x3s1_f16", 32, 7, 7, 512, 512),
+                     ("conv_1x1s1_f16", 32, 56, 56, 256, 64), ("conv_1x1s1_f16", 32, 56, 56, 64, 256),
+                     ("conv_3x3s2_f16", 32, 56, 56, 128, 128), ("conv_1x1s2_f16", 32, 56, 56, 256, 512)]
+
+
+def _conv2d_bench_items() -> list:
+    """Against cuDNN (torch.nn.functional.conv2d on channels_last f16 tensors), TFLOP/s of
+    2 * N * P * Q * F * kh * kw * C."""
+    items = [BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f))
+             for build, n, h, w, c, f in CONV_BENCH_SHAPES]
+    items += [BenchItem(f"{build}_n64_{_conv_label(n, h, w, c, f)}", f"{build}_n64", _conv_shape(n, h, w, c, f),
+                        "-D block_N=64")
+              for build, n, h, w, c, f in CONV_BENCH_SHAPES if f == 64]
+    return items
+
+
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch,
-                _add_layout_widths, _add_f16_accumulators, _add_flash_decoding):
+                _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d):
         add(t)
     return t.builds, t.cases
 
@@ -832,6 +896,7 @@ def _bench_items() -> list:
         if (m, n, k) not in gemm_shapes:
             items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", shape))
     items += _flash_decoding_bench_items()
+    items += _conv2d_bench_items()
     return items
 
 

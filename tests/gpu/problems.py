@@ -891,7 +891,44 @@ class GatherTableProblem(Problem):
         return 2.0 * shape["B"] * 64 * shape["L"] * shape["dim"]
 
 
-PROBLEMS = {"gemm": GemmProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
+class Conv2dProblem(Problem):
+    """samples/conv2d.tl: Y = conv2d(X, Wt) in NHWC, X [N, H, W, C], Wt [F, kh, kw, C] (a
+    PyTorch weight [F, C, kh, kw] in channels_last memory), Y [N, P, Q, F], zero padding `pad`
+    on every side, stride `stride` in both directions, no bias."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.kh, self.kw = int(build.defines["kh"]), int(build.defines["kw"])
+        self.stride, self.pad = int(build.defines["stride"]), int(build.defines["pad"])
+
+    def output_hw(self, shape) -> tuple:
+        return ((shape["H"] + 2 * self.pad - self.kh) // self.stride + 1,
+                (shape["W"] + 2 * self.pad - self.kw) // self.stride + 1)
+
+    def tensor_shapes(self, shape):
+        n, h, w, c, f = (shape[k] for k in ("N", "H", "W", "C", "F"))
+        p, q = self.output_hw(shape)
+        return {"X": (n, h, w, c), "Wt": (f, self.kh, self.kw, c), "Y": (n, p, q, f)}
+
+    def nchw(self, inputs: dict, dtype) -> tuple:
+        """X and Wt as torch's conv2d takes them (NCHW views of the NHWC memory)."""
+        return (inputs["X"].to(dtype).permute(0, 3, 1, 2), inputs["Wt"].to(dtype).permute(0, 3, 1, 2))
+
+    def conv(self, x, w):
+        """torch's conv2d with this build's stride and padding, NHWC out."""
+        y = torch.nn.functional.conv2d(x, w, stride=self.stride, padding=self.pad)
+        return y.permute(0, 2, 3, 1)
+
+    def reference(self, inputs, shape, precision):
+        return {"Y": self.conv(*self.nchw(inputs, REFERENCE_DTYPES[precision]))}
+
+    def flops(self, shape):
+        n, c, f = shape["N"], shape["C"], shape["F"]
+        p, q = self.output_hw(shape)
+        return 2.0 * n * p * q * f * self.kh * self.kw * c
+
+
+PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
             "block_sparse_attention": BlockSparseAttentionProblem,
             "attention_sink": AttentionSinkProblem,
             "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,

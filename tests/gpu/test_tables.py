@@ -289,6 +289,30 @@ class OperatorCoverage(unittest.TestCase):
                                            "pe_dim")) for c in self.cases if c.build == "mla_f16"}
         self.assertIn((4, 64, 1000, 1, 512, 64), mla)
 
+    def test_conv2d_cases_and_bench_items(self):
+        """samples/conv2d.tl (issue 12): 3x3 and 1x1 filters at stride 1 and 2 with their
+        padding, shapes off every tile (F, C, N * P * Q), C not a multiple of 8, the sm_80 path;
+        every bench item checked at its build and timed against cuDNN."""
+        conv = [c for c in self.cases if self.by_name[c.build].family == "conv2d"]
+        filters = {tuple(int(self.by_name[c.build].defines[k]) for k in ("kh", "stride", "pad"))
+                   for c in conv}
+        self.assertLessEqual({(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0)}, filters)
+        for c in conv:
+            b = self.by_name[c.build]
+            self.assertTrue(c.name.startswith("conv_") and b.name.startswith("conv_"))
+            self.assertEqual(b.defines["kh"], b.defines["kw"])
+            self.assertEqual(c.reference, "float64")
+        shapes = {tuple(c.shape[k] for k in ("N", "H", "W", "C", "F")) for c in conv}
+        self.assertLessEqual({(1, 7, 7, 64, 96), (2, 17, 17, 128, 200), (8, 56, 56, 64, 64)}, shapes)
+        self.assertTrue(any(s[3] % 8 for s in shapes))
+        self.assertTrue(any(self.by_name[c.build].target == "sm_80" for c in conv))
+        items = [i for i in cases.default_tables()[2] if self.by_name[i.build].family == "conv2d"]
+        self.assertGreaterEqual(len(items), 5)
+        for i in items:
+            self.assertTrue(i.name.startswith("conv_"))
+            self.assertTrue([c for c in conv if c.build == i.build], i.build)
+        self.assertTrue(any(self.by_name[i.build].defines["stride"] == "2" for i in items))
+
     def test_decode_cases_and_bench_items(self):
         """samples/flash_decoding.tl (issue 12): ragged key counts, groups 1, 4 and 8, both head
         dims and dtypes, the sm_80 path, and splits that get no key."""
@@ -337,7 +361,7 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in cs if c.build == name])
 
     def test_prefixes_select_the_operator_cases(self):
-        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode)_")
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv)_")
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
                          {b.name for b in self.builds
