@@ -72,18 +72,22 @@ public:
       total = std::max(total, offset + iv->bytes);
     }
     g.scratchOffset = total;
-    // Operators that combine partial results across warps (reductions) use a scratch area
-    // after the buffers, reused by all of them. Two slots when the second costs nothing that
-    // matters: consecutive reductions then alternate, so that one's writes need no barrier
-    // after the previous one's reads (lower/SyncInsertion places the barriers they do need).
-    int64_t scratch = 0;
+    // Operators that combine partial results across warps (reductions) use a slot of a
+    // scratch area after the buffers; two slots when the second costs nothing that matters:
+    // consecutive reductions then alternate, so that one's writes need no barrier after the
+    // previous one's reads (lower/SyncInsertion places the barriers they do need). Operators
+    // that stage whole tiles there (cumsum) use the area from its start, with barriers of
+    // their own around it.
+    int64_t slot = 0, whole = 0;
     g.walk([&](Node &n) {
-      if (n.op)
-        scratch = std::max(scratch, n.op->scratchBytes(n, g));
+      if (n.op) {
+        slot = std::max(slot, n.op->scratchSlotBytes(n, g));
+        whole = std::max(whole, n.op->scratchBytes(n, g));
+      }
     });
-    g.scratchSlotBytes = scratch;
-    g.scratchSlots = scratch ? (secondSlotFits(g, total, scratch) ? 2 : 1) : 0;
-    g.sharedBytes = total + scratch * g.scratchSlots;
+    g.scratchSlotBytes = slot;
+    g.scratchSlots = slot ? (secondSlotFits(g, total, slot, whole) ? 2 : 1) : 0;
+    g.sharedBytes = total + std::max(whole, slot * g.scratchSlots);
     return true;
   }
 
@@ -91,13 +95,14 @@ private:
   // The second slot must leave the block within its shared-memory limit, with room for a
   // warp-specialized variant's mbarrier rings (16 bytes a stage, at most 16 stages), and
   // must not cost a block per SM.
-  static bool secondSlotFits(const Graph &g, int64_t buffers, int64_t slot) {
+  static bool secondSlotFits(const Graph &g, int64_t buffers, int64_t slot, int64_t whole) {
     const target::Limits &limits = g.target->limits();
     constexpr int64_t kRings = 16 * 16, kPerBlockReserve = 1024;
-    if (buffers + 2 * slot + kRings > limits.sharedBytesPerBlock)
+    int64_t one = buffers + std::max(whole, slot), two = buffers + std::max(whole, 2 * slot);
+    if (two + kRings > limits.sharedBytesPerBlock)
       return false;
     auto blocksPerSM = [&](int64_t bytes) { return limits.sharedBytesPerSM / (bytes + kPerBlockReserve); };
-    return blocksPerSM(buffers + 2 * slot) == blocksPerSM(buffers + slot);
+    return blocksPerSM(two) == blocksPerSM(one);
   }
 };
 

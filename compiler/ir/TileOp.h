@@ -64,8 +64,11 @@ public:
   virtual void inferLayout(Node &n, InferLevel level, LayoutRules &rules) const {}
   // Instruction selection (after layouts and pipelines are known).
   virtual void selectInstruction(Node &n, const Graph &g) const {}
-  // Bytes of shared scratch its lowering uses beyond every buffer (0: none).
+  // Bytes of shared scratch its lowering uses beyond every buffer (0: none): the whole area
+  // from its start, under barriers of its own (scratchBytes), or one slot of it, under barriers
+  // SyncInsertion places from the slot's access set (scratchSlotBytes: the slots alternate).
   virtual int64_t scratchBytes(const Node &n, const Graph &g) const { return 0; }
+  virtual int64_t scratchSlotBytes(const Node &n, const Graph &g) const { return 0; }
   // What the comment above its lowered code says, e.g. "copy: A[...] -> A_s".
   virtual std::string describe(const Node &n) const;
   // The node's loop IR.

@@ -154,7 +154,7 @@ public:
                    n.call->getRange());
   }
 
-  int64_t scratchBytes(const Node &n, const ftg::Graph &g) const override {
+  int64_t scratchSlotBytes(const Node &n, const ftg::Graph &g) const override {
     if (!n.inputs[0].buffer->fragment)
       return 0;
     const FragmentLayout &l = *n.inputs[0].buffer->fragment;
