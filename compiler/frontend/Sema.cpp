@@ -739,12 +739,19 @@ void Sema::checkIf(IfStmt *s) {
   s->blockUniform = !firstNonUniform(s->cond);
   ++conditionalDepth;
   conditions.push_back(s);
+  std::optional<bool> known;
+  if (s->cond->constant && s->cond->constant->isBool())
+    known = s->cond->constant->getBool();
   pushScope();
+  deadBranchDepth += known == false;
   checkBlock(s->thenBody);
+  deadBranchDepth -= known == false;
   popScope();
   if (s->elseBody) {
     pushScope();
+    deadBranchDepth += known == true;
     checkStmt(s->elseBody);
+    deadBranchDepth -= known == true;
     popScope();
   }
   conditions.pop_back();

@@ -162,6 +162,10 @@ private:
   KernelDecl *kernel = nullptr;
   std::vector<ForStmt *> loops;     // enclosing loops, innermost last
   unsigned conditionalDepth = 0;    // enclosing if statements
+  // Enclosing branches whose condition is a constant that rules them out (`if ping_pong`
+  // with ping_pong = false): checked like any code, but checks of values that only matter
+  // in code that runs (a barrier id per warpgroup) are skipped there.
+  unsigned deadBranchDepth = 0;
   std::vector<IfStmt *> conditions; // enclosing if statements, outermost first
   // Lets whose value can differ between threads, per mode of firstNonUniform: bit
   // 2 * withinWarp + sharedUniform set when it differs in that mode.

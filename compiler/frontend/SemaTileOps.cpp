@@ -648,7 +648,9 @@ void TileOpChecker::checkBarrier() {
     sema.explainNotConstant(diag, e, "write a constant from 1 to 15, or e.g. `1 + warpgroup_id()`");
     return;
   }
-  for (size_t w = 0; w < ids->size(); ++w) {
+  // In a branch a constant condition rules out, the ids never reach the hardware (a
+  // ping-pong branch of a kernel built with three warpgroups and ping_pong = false).
+  for (size_t w = 0; w < ids->size() && !sema.deadBranchDepth; ++w) {
     int64_t id = (*ids)[w];
     if (id >= 1 && id < kNamedBarriers)
       continue;
