@@ -26,10 +26,10 @@ void KernelLowering::noteVectorTensor(const ftg::Buffer *b) {
     out->vectorTensors.push_back(b->name);
 }
 
-void KernelLowering::atLineOf(const ftg::Node &n, const std::function<void()> &f) {
+void KernelLowering::atLine(llvm::SMLoc loc, const std::function<void()> &f) {
   unsigned saved = currentLine;
-  if (n.stmt)
-    currentLine = diags.sourceManager().getLineAndColumn(n.stmt->getRange().Start).first;
+  if (loc.isValid())
+    currentLine = diags.sourceManager().getLineAndColumn(loc).first;
   f();
   currentLine = saved;
 }

@@ -36,8 +36,12 @@ public:
     cur->push_back(std::move(s));
     return *cur->back();
   }
-  // Runs `f` with node `n`'s source line as the line of the statements it adds.
-  void atLineOf(const ftg::Node &n, const std::function<void()> &f);
+  // Runs `f` with the source line of `loc` (node `n`'s statement) as the line of the
+  // statements it adds.
+  void atLine(llvm::SMLoc loc, const std::function<void()> &f);
+  void atLineOf(const ftg::Node &n, const std::function<void()> &f) {
+    atLine(n.stmt ? n.stmt->getRange().Start : llvm::SMLoc(), f);
+  }
   // Runs `f` with `list` as the current list.
   void within(StmtList &list, const std::function<void()> &f) {
     StmtList *saved = cur;
@@ -88,7 +92,8 @@ public:
   // variables from a non-negative start, and what +, *, /, %, >>, &, max, ... make of them.
   // Memoized, so that chains of lets stay linear.
   bool provablyNonNegative(const Expr *e);
-  void scalarStmt(const tlc::Stmt *s);
+  void scalarStmt(const tlc::Stmt *s); // at s's source line:
+  void scalarStmtHere(const tlc::Stmt *s);
 
   // ---- structure
   void lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes);

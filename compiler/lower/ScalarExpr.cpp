@@ -415,6 +415,10 @@ std::vector<Access> KernelLowering::readsOf(const std::function<void()> &f) {
 }
 
 void KernelLowering::scalarStmt(const tlc::Stmt *s) {
+  atLine(s->getRange().Start, [&] { scalarStmtHere(s); });
+}
+
+void KernelLowering::scalarStmtHere(const tlc::Stmt *s) {
   switch (s->getKind()) {
   case tlc::Stmt::SK_Let: {
     auto *l = cast<LetStmt>(s)->decl;
@@ -475,7 +479,7 @@ void KernelLowering::scalarStmt(const tlc::Stmt *s) {
         break;
       if (auto *next = dyn_cast<IfStmt>(i->elseBody)) {
         branch->elseIf = true;
-        branch->elseBody.push_back(branchOn(next->cond));
+        atLine(next->getRange().Start, [&] { within(branch->elseBody, [&] { add(branchOn(next->cond)); }); });
         branch = branch->elseBody.back().get();
         i = next;
         continue;
