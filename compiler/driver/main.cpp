@@ -160,11 +160,10 @@ int run(int argc, char **argv) {
   app.add_flag("--save-temps", saveTemps,
                "with -c: keep the generated CUDA next to the object (gemm.o -> gemm.cu) and "
                "compile it from there, so that nvcc's messages point at a file that exists");
-  bool lineDirectives = true;
-  app.add_flag("!--no-line-directives", lineDirectives,
-               "no #line directives: by default the kernels' statements name the .tl line they "
-               "come from (in nvcc's errors, cuda-gdb and compute-sanitizer), the rest of the code "
-               "its line in the generated file");
+  bool noLineDirectives = false;
+  app.add_flag("--no-line-directives", noLineDirectives,
+               "write no #line directives (by default the code of a kernel's statements names the "
+               ".tl line it comes from, for nvcc's errors, cuda-gdb and compute-sanitizer)");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG and the loop IR after every pass (stderr)");
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", color, "colored diagnostics")
@@ -314,7 +313,7 @@ int run(int argc, char **argv) {
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
   // Declarations hold no code from the .tl files: no directives.
-  emit.lineDirectives = lineDirectives && opts.emit != "decl";
+  emit.lineDirectives = !noLineDirectives && opts.emit != "decl";
   // The generated text, for the file its #line directives name.
   auto generate = [&](const std::string &generatedFile) {
     emit.outputName = generatedFile;
