@@ -29,12 +29,16 @@ void writeBanner(const std::vector<KernelInput> &kernels, const EmitOptions &opt
 }
 
 void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
-              const EmitOptions &options, llvm::raw_ostream &os) {
+              const EmitOptions &options, llvm::raw_ostream &out) {
+  // The whole file goes to a buffer: directives back to the generated file name its lines.
+  std::string file;
+  llvm::raw_string_ostream os(file);
   // Kernels and launchers go to a buffer first: the self-contained form inlines exactly the
   // library parts this code calls.
   std::string code;
   llvm::raw_string_ostream codeStream(code);
   CodeWriter w(codeStream);
+  w.lineDirectives = options.lineDirectives;
   std::string ns = launcherNamespace(options);
   w.line("namespace " + ns + " {");
   w.line();
@@ -69,6 +73,8 @@ void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
     os << "#include \"tl/tl.h\"\n#include \"tlc/runtime.h\"\n"
        << (code.find("tlc::tma::") != std::string::npos ? "#include \"tlc/tma.h\"\n" : "") << "\n";
   os << code;
+  os.flush();
+  out << resolveGeneratedLines(file, options.outputName);
 }
 
 } // namespace tlc::codegen

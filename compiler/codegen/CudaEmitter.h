@@ -21,6 +21,10 @@ struct EmitOptions {
   bool selfContained = false;
   // A header-only library: #pragma once, inline C entry points named tlc_<namespace>_<kernel>.
   bool header = false;
+  // #line directives: a kernel's statements name the .tl line they come from, the rest of
+  // the code its own line in `outputName` (the generated file as the compiler will see it).
+  bool lineDirectives = false;
+  std::string outputName;
 };
 
 // One lowered kernel to emit (lower/Lower.h).

@@ -70,8 +70,18 @@ std::string inlineText(const Stmt &s) {
 }
 
 void printStmts(const StmtList &list, CodeWriter &w);
+void printStmtHere(const Stmt &s, CodeWriter &w);
 
+// The lines of `s` come from its source line, or from that of the statement around it.
 void printStmt(const Stmt &s, CodeWriter &w) {
+  unsigned around = w.origin;
+  if (s.line)
+    w.origin = s.line;
+  printStmtHere(s, w);
+  w.origin = around;
+}
+
+void printStmtHere(const Stmt &s, CodeWriter &w) {
   switch (s.kind) {
   case StmtKind::Seq:
   case StmtKind::TileOp:
@@ -110,6 +120,8 @@ void printStmt(const Stmt &s, CodeWriter &w) {
       w.indent--;
       if (branch->elseIf) {
         branch = branch->elseBody.front().get();
+        if (branch->line)
+          w.origin = branch->line;
         w.line("} else if (" + branch->cond + ") {");
         w.indent++;
         continue;
@@ -179,6 +191,9 @@ void printKernel(const Kernel &k, CodeWriter &w) {
   if (k.sharedBytes > k.scratchOffset)
     w.line("float* tl_reduce_scratch = reinterpret_cast<float*>(tl_smem + " + std::to_string(k.scratchOffset) + ");");
   w.line();
+  // The signature and declarations above are the generated file's; statements name their
+  // .tl line.
+  w.sourceFile = k.sourceName;
   if (k.hasBulk()) {
     w.open("if constexpr (kAligned)");
     printStmts(k.bulkBody, w);

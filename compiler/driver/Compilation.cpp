@@ -99,8 +99,10 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   if (needsCodegen() || opts.emit == "loops") {
     // Every kernel reports what it cannot lower, not only the first.
     bool lowered = true;
+    // The file as diagnostics name it ("<stdin>" for `-`), in comments and #line directives.
+    std::string sourceName = u.sourceMgr.getMemoryBuffer(u.sourceMgr.getMainFileID())->getBufferIdentifier().str();
     for (auto &g : u.graphs) {
-      u.loops.push_back(lower::lowerKernel(*g, diags, u.path, opts.printAfterAll ? &llvm::errs() : nullptr));
+      u.loops.push_back(lower::lowerKernel(*g, diags, sourceName, opts.printAfterAll ? &llvm::errs() : nullptr));
       lowered &= u.loops.back() != nullptr;
     }
     if (!lowered)

@@ -46,8 +46,8 @@ struct TempFile {
 
 } // namespace
 
-int compileWithNvcc(const std::string &source, const std::string &target,
-                    const std::string &output, const NvccOptions &options) {
+int compileWithNvcc(const std::function<std::string(const std::string &sourcePath)> &generate,
+                    const std::string &target, const std::string &output, const NvccOptions &options) {
   const std::string &requested = options.nvcc;
   auto error = [](const llvm::Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "tlc") << msg << "\n";
@@ -70,10 +70,10 @@ int compileWithNvcc(const std::string &source, const std::string &target,
       error("cannot create a temporary file for nvcc");
       return kUsageError;
     }
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << source;
     sourcePath = std::string(cu.path);
-  } else if (!writeOutput(sourcePath, source, "tlc")) {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << generate(sourcePath);
+  } else if (!writeOutput(sourcePath, generate(sourcePath), "tlc")) {
     return kInputError; // writeOutput said why
   }
   std::string arch = "-arch=" + target;

@@ -1,6 +1,7 @@
 // `tlc -c`: hands the self-contained CUDA to nvcc and reports what nvcc says.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,10 @@ struct NvccOptions {
   std::string savedSource;
 };
 
-// Compiles `source` for `target` into the object `output`. Returns an exit code (0, 1 when
-// nvcc fails, 2 when it cannot be found or run).
-int compileWithNvcc(const std::string &source, const std::string &target,
-                    const std::string &output, const NvccOptions &options);
+// Compiles the CUDA that `generate` returns, given the path nvcc reads it from (which its
+// #line directives name), for `target` into the object `output`. Returns an exit code (0, 1
+// when nvcc fails, 2 when it cannot be found or run).
+int compileWithNvcc(const std::function<std::string(const std::string &sourcePath)> &generate,
+                    const std::string &target, const std::string &output, const NvccOptions &options);
 
 } // namespace tlc::driver

@@ -160,6 +160,10 @@ int run(int argc, char **argv) {
   app.add_flag("--save-temps", saveTemps,
                "with -c: keep the generated CUDA next to the object (gemm.o -> gemm.cu) and "
                "compile it from there, so that nvcc's messages point at a file that exists");
+  bool noLineDirectives = false;
+  app.add_flag("--no-line-directives", noLineDirectives,
+               "write no #line directives (by default the code of a kernel's statements names the "
+               ".tl line it comes from, for nvcc's errors, cuda-gdb and compute-sanitizer)");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the FTG and the loop IR after every pass (stderr)");
   app.add_flag("--time-passes", opts.timePasses, "time every pass (stderr)");
   app.add_option("--color", color, "colored diagnostics")
@@ -308,14 +312,27 @@ int run(int argc, char **argv) {
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
   emit.selfContained = emit.header || compileOnly;
-  if (opts.emit == "decl")
-    tlc::codegen::emitDeclarations(compilation.kernels(), compilation.dispatches(), emit, textStream);
-  else
-    tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, textStream);
-  if (!compileOnly)
+  // Declarations hold no code from the .tl files: no directives.
+  emit.lineDirectives = !noLineDirectives && opts.emit != "decl";
+  // The generated text, for the file its #line directives name.
+  auto generate = [&](const std::string &generatedFile) {
+    emit.outputName = generatedFile;
+    std::string cuda;
+    llvm::raw_string_ostream cudaStream(cuda);
+    if (opts.emit == "decl")
+      tlc::codegen::emitDeclarations(compilation.kernels(), compilation.dispatches(), emit, cudaStream);
+    else
+      tlc::codegen::emitCuda(compilation.kernels(), compilation.dispatches(), emit, cudaStream);
+    return cudaStream.str();
+  };
+  if (!compileOnly) {
+    // On stdout the name is bison's and flex's, "<stdout>": the file it will be saved in is
+    // not known.
+    textStream << generate(output == "-" ? "<stdout>" : output);
     return writeText(kSuccess);
+  }
   return tlc::driver::produceAtomically(output, "tlc", [&](const std::string &objectPath) {
-    return tlc::driver::compileWithNvcc(textStream.str(), opts.target, objectPath, nvccOptions);
+    return tlc::driver::compileWithNvcc(generate, opts.target, objectPath, nvccOptions);
   });
 }
 

@@ -114,8 +114,10 @@ void KernelLowering::lowerBulkBody() {
   for (const auto &n : g.body) {
     beforeLoop = beforeLoop && n.get() != bulkPlan.loop;
     if (beforeLoop && (infer::writesMemory(*n) || infer::holdsNamedBarrier(*n)))
-      nest(makeIf(kThreadIndex + " < " + std::to_string(g.threads), IfStyle::Braced, /*uniform=*/false),
-           [&] { lowerNode(*n); });
+      atLineOf(*n, [&] {
+        nest(makeIf(kThreadIndex + " < " + std::to_string(g.threads), IfStyle::Braced, /*uniform=*/false),
+             [&] { lowerNode(*n); });
+      });
     else
       lowerNode(*n);
   }

@@ -31,6 +31,14 @@ void KernelLowering::noteVectorTensor(const ftg::Buffer *b) {
     out->vectorTensors.push_back(b->name);
 }
 
+void KernelLowering::atLine(llvm::SMLoc loc, const std::function<void()> &f) {
+  unsigned saved = currentLine;
+  if (loc.isValid())
+    currentLine = diags.sourceManager().getLineAndColumn(loc).first;
+  f();
+  currentLine = saved;
+}
+
 Stmt &KernelLowering::tileOp(const ftg::Node &n, const std::function<void()> &f) {
   auto op = std::make_unique<Stmt>(StmtKind::TileOp);
   op->text = nodeKindName(n.kind).str();
@@ -38,7 +46,9 @@ Stmt &KernelLowering::tileOp(const ftg::Node &n, const std::function<void()> &f)
     op->reads.push_back(access(b));
   for (const ftg::Buffer *b : n.writes)
     op->writes.push_back(access(b));
-  return nest(std::move(op), f);
+  Stmt *r = nullptr;
+  atLineOf(n, [&] { r = &nest(std::move(op), f); });
+  return *r;
 }
 
 void KernelLowering::sourceComment(const ftg::Node &n, const std::string &what) {
@@ -60,11 +70,12 @@ void KernelLowering::lowerLoop(const ftg::Node &n) {
 // reads their accumulators.
 void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight) {
   within(pipeline.body[3]->body, [&] {
-    for (const ftg::Node *c : inFlight) {
-      const ftg::Buffer &acc = *c->outputs[0].buffer;
-      sourceComment(*c, "drain: the wgmma groups of the gemm into " + acc.name + " complete before it is read");
-      accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
-    }
+    for (const ftg::Node *c : inFlight)
+      atLineOf(*c, [&] {
+        const ftg::Buffer &acc = *c->outputs[0].buffer;
+        sourceComment(*c, "drain: the wgmma groups of the gemm into " + acc.name + " complete before it is read");
+        accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
+      });
   });
 }
 
@@ -164,7 +175,7 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
     const ftg::Node &next = *node->elseBody.front();
     if (node->elseBody.size() == 1 && next.kind == ftg::NodeKind::If) {
       branch->elseIf = true;
-      branch->elseBody.push_back(branchOn(next));
+      atLineOf(next, [&] { within(branch->elseBody, [&] { add(branchOn(next)); }); });
       branch = branch->elseBody.back().get();
       node = &next;
       continue;
@@ -180,13 +191,19 @@ std::string KernelLowering::prefetchCondition(const ftg::Node &c) {
 }
 
 void KernelLowering::guardedPrefetch(const ftg::Node &c, const std::function<void()> &issue) {
-  if (!c.prefetchGuard)
-    return issue();
-  // Uniform: Sema checked the condition for the tile operator.
-  nest(makeIf(prefetchCondition(c)), issue);
+  atLineOf(c, [&] {
+    if (!c.prefetchGuard)
+      return issue();
+    // Uniform: Sema checked the condition for the tile operator.
+    nest(makeIf(prefetchCondition(c)), issue);
+  });
 }
 
 void KernelLowering::lowerNode(const ftg::Node &n) {
+  atLineOf(n, [&] { lowerNodeHere(n); });
+}
+
+void KernelLowering::lowerNodeHere(const ftg::Node &n) {
   using ftg::NodeKind;
   if (n.prefetchGuard)
     return; // a copy under an `if` of a pipelined loop: its pipeline's prefetch issues it
@@ -251,9 +268,11 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
       if (until == i) {
         gemmsInFlight.erase(gemm);
         const ftg::Buffer &acc = *gemm->outputs[0].buffer;
-        sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
-                                 "follows it, completes");
-        accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
+        atLineOf(*gemm, [&] {
+          sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
+                                   "follows it, completes");
+          accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
+        });
       }
     if (i == siblings.size())
       break;
@@ -267,6 +286,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   out = std::make_unique<Kernel>();
   Kernel &K = *out;
   K.symbol = g.symbolName();
+  K.sourceName = sourceName;
   K.name = generatedName(g.symbolName() + "_kernel");
   K.threadIndex = kThreadIndex;
   K.launch = describeLaunch(g);

@@ -29,10 +29,18 @@ public:
   KernelLowering(ftg::Graph &g, DiagnosticEngine &diags, std::string sourceName);
   std::unique_ptr<Kernel> run(llvm::raw_ostream *printAfterAll);
 
-  // ---- building (statements go to the current list)
+  // ---- building (statements go to the current list, from the current source line)
   Stmt &add(StmtPtr s) {
+    if (!s->line)
+      s->line = currentLine;
     cur->push_back(std::move(s));
     return *cur->back();
+  }
+  // Runs `f` with the source line of `loc` (node `n`'s statement) as the line of the
+  // statements it adds.
+  void atLine(llvm::SMLoc loc, const std::function<void()> &f);
+  void atLineOf(const ftg::Node &n, const std::function<void()> &f) {
+    atLine(n.stmt ? n.stmt->getRange().Start : llvm::SMLoc(), f);
   }
   // Runs `f` with `list` as the current list.
   void within(StmtList &list, const std::function<void()> &f) {
@@ -84,7 +92,8 @@ public:
   // variables from a non-negative start, and what +, *, /, %, >>, &, max, ... make of them.
   // Memoized, so that chains of lets stay linear.
   bool provablyNonNegative(const Expr *e);
-  void scalarStmt(const tlc::Stmt *s);
+  void scalarStmt(const tlc::Stmt *s); // at s's source line:
+  void scalarStmtHere(const tlc::Stmt *s);
 
   // ---- structure
   void lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes);
@@ -96,7 +105,8 @@ public:
   std::string prefetchCondition(const ftg::Node &c);
   // Runs `issue` (a producer's prefetch) under the producer's prefetch guard, if it has one.
   void guardedPrefetch(const ftg::Node &c, const std::function<void()> &issue);
-  void lowerNode(const ftg::Node &n);
+  void lowerNode(const ftg::Node &n); // at n's source line:
+  void lowerNodeHere(const ftg::Node &n);
   void lowerLoop(const ftg::Node &n);
   void lowerIf(const ftg::Node &n);
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
@@ -154,6 +164,7 @@ public:
   const KernelDecl &k;
   DiagnosticEngine &diags;
   std::string sourceName;
+  unsigned currentLine = 0; // the .tl line of the node being lowered (Stmt::line)
   bool ok = true;
   std::unique_ptr<Kernel> out;
   StmtList *cur = nullptr;

@@ -113,6 +113,10 @@ struct Stmt {
   StmtKind kind;
   StmtList body, elseBody;
   std::vector<Access> reads, writes;
+  // The line of the kernel's .tl file this statement comes from, for the CUDA printer's
+  // #line directives; 0: that of the statement around it (none at the top of a kernel body:
+  // code no source line stands for, such as a barrier between two loops).
+  unsigned line = 0;
 
   std::string text; // Comment, Eval, Barrier (its reason), TileOp (the operator's name)
   bool proxyFence = false; // Barrier: preceded by fence.proxy.async (ProxyFences)
@@ -191,6 +195,7 @@ struct Param {
 
 struct Kernel {
   std::string symbol;      // the compiled instance (`gemm`, `gemm_v1`)
+  std::string sourceName;  // its .tl file, as named on the command line (Stmt::line's file)
   std::string name;        // the __global__ function
   std::string threadIndex; // the local holding threadIdx.x
   int threads = 128;

@@ -41,4 +41,18 @@ std::string flatNamespace(llvm::StringRef ns) {
   return flat;
 }
 
+std::string cEscaped(llvm::StringRef text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char ch = text[i];
+    if (ch == '"' || ch == '\\' || (ch == '?' && i > 0 && text[i - 1] == '?'))
+      out += {'\\', char(ch)};
+    else if (ch >= 0x20 && ch < 0x7f)
+      out += char(ch);
+    else
+      out += {'\\', char('0' + (ch >> 6)), char('0' + ((ch >> 3) & 7)), char('0' + (ch & 7))};
+  }
+  return out;
+}
+
 } // namespace tlc::lower

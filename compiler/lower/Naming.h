@@ -55,4 +55,9 @@ std::string checkNamespace(llvm::StringRef ns);
 // `ns` with `::` replaced by `_`, for the C entry points' prefix.
 std::string flatNamespace(llvm::StringRef ns);
 
+// `text` as the characters of a C/C++ string literal (without the quotes): `"` and `\`
+// escaped, bytes outside printable ASCII as octal escapes, and the `?` of `??` escaped (a
+// trigraph in strict C++14 modes).
+std::string cEscaped(llvm::StringRef text);
+
 } // namespace tlc::lower

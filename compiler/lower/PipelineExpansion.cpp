@@ -216,6 +216,10 @@ void expandIn(StmtList &list, const std::string &tid) {
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i]->kind == StmtKind::Pipeline) {
       StmtList expanded = list[i]->bulk ? expandBulk(*list[i], tid) : expand(*list[i]);
+      // The pipeline's machinery (waits, commits, rings) comes from the pipelined loop's line.
+      for (StmtPtr &s : expanded)
+        if (!s->line)
+          s->line = list[i]->line;
       list.erase(list.begin() + i);
       list.insert(list.begin() + i, std::make_move_iterator(expanded.begin()),
                   std::make_move_iterator(expanded.end()));

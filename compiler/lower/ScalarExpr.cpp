@@ -153,16 +153,8 @@ std::string KernelLowering::printCall(const CallExpr *c) {
   for (const Expr *a : c->positional()) {
     if (auto *lit = dyn_cast<StringLitExpr>(a)) {
       format += " ";
-      for (unsigned char ch : lit->value) {
-        if (ch == '%')
-          format += "%%";
-        else if (ch == '"' || ch == '\\')
-          format += std::string("\\") + char(ch);
-        else if (ch >= 0x20 && ch < 0x7f)
-          format += char(ch);
-        else
-          format += {'\\', char('0' + (ch >> 6)), char('0' + ((ch >> 3) & 7)), char('0' + (ch & 7))}; // octal
-      }
+      for (char ch : cEscaped(lit->value))
+        format += ch == '%' ? std::string("%%") : std::string(1, ch);
       continue;
     }
     DType t = materialize(a->type).dtype();
@@ -423,6 +415,10 @@ std::vector<Access> KernelLowering::readsOf(const std::function<void()> &f) {
 }
 
 void KernelLowering::scalarStmt(const tlc::Stmt *s) {
+  atLine(s->getRange().Start, [&] { scalarStmtHere(s); });
+}
+
+void KernelLowering::scalarStmtHere(const tlc::Stmt *s) {
   switch (s->getKind()) {
   case tlc::Stmt::SK_Let: {
     auto *l = cast<LetStmt>(s)->decl;
@@ -483,7 +479,7 @@ void KernelLowering::scalarStmt(const tlc::Stmt *s) {
         break;
       if (auto *next = dyn_cast<IfStmt>(i->elseBody)) {
         branch->elseIf = true;
-        branch->elseBody.push_back(branchOn(next->cond));
+        atLine(next->getRange().Start, [&] { within(branch->elseBody, [&] { add(branchOn(next->cond)); }); });
         branch = branch->elseBody.back().get();
         i = next;
         continue;

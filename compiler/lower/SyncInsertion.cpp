@@ -126,7 +126,10 @@ public:
       gather(s, e);
       std::string why = conflict(e.headReads, e.headWrites);
       if (!why.empty()) {
-        list.insert(list.begin() + i, makeBarrier(why));
+        // From the line of the statement that needs it.
+        StmtPtr barrier = makeBarrier(why);
+        barrier->line = s.line;
+        list.insert(list.begin() + i, std::move(barrier));
         ++i;
         state.clear();
       }
