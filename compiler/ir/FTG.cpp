@@ -214,7 +214,8 @@ private:
                   "move it next to the allocation of '" + b->name + "'");
     if (auto it = annotatedAt.find(b); it != annotatedAt.end()) {
       diags.error(c.calleeRange, "'" + b->name + "' already has an annotated layout")
-          .note(it->second->calleeRange, "annotated here");
+          .note(it->second->calleeRange, "annotated here")
+          .hint("a buffer has one layout: keep one of the annotations");
       failed = true;
       return;
     }
