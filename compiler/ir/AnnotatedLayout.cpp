@@ -251,7 +251,7 @@ std::optional<SharedLayout> buildAnnotatedLayout(const LambdaExpr &layout, llvm:
     return std::nullopt;
   }
   auto annotated = std::make_shared<AnnotatedLayout>(AnnotatedLayout{
-      indexMap, address, offsets.empty() ? 1 : vectorRunOf(offsets, cols), line});
+      indexMap, address, offsets.empty() ? 1 : vectorRunOf(offsets, cols), line, {}});
   return SharedLayout::fromAnnotation(rows, cols, elemBits, std::move(annotated));
 }
 

@@ -133,11 +133,22 @@ bool SharedLayout::sameOffsets(const SharedLayout &o) const {
     return true;
   if (rows * cols > kMaxOffsetCompare)
     return false;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      if (offset(i, j) != o.offset(i, j))
-        return false;
-  return true;
+  // An annotated layout remembers its answer for each inferred layout (str() names one).
+  const AnnotatedLayout *memo = annotated && !o.annotated ? annotated.get()
+                                : o.annotated && !annotated ? o.annotated.get()
+                                                            : nullptr;
+  std::string key = memo ? (annotated ? o : *this).str() + " " + std::to_string(elemBits) : "";
+  if (memo)
+    for (const auto &[k, same] : memo->sameOffsetsAs)
+      if (k == key)
+        return same;
+  bool same = true;
+  for (int64_t i = 0; i < rows && same; ++i)
+    for (int64_t j = 0; j < cols && same; ++j)
+      same = offset(i, j) == o.offset(i, j);
+  if (memo)
+    memo->sameOffsetsAs.push_back({key, same});
+  return same;
 }
 
 std::string SharedLayout::str() const {

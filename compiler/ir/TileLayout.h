@@ -41,6 +41,9 @@ struct AnnotatedLayout {
   // elements one vector access or cp.async may move (1: element by element).
   int64_t vectorRun = 1;
   unsigned line = 0; // of the annotate_layout statement, for --emit=inferred
+  // SharedLayout::sameOffsets's answers for the inferred layouts compared with this one (a
+  // few: every gemm of a kernel asks again), so that each comparison enumerates once.
+  mutable std::vector<std::pair<std::string, bool>> sameOffsetsAs;
 };
 
 struct SharedLayout {
