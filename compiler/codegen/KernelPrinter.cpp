@@ -41,10 +41,16 @@ std::string inlineText(const Stmt &s) {
              (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
              (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
     }
+    // Operands in annotated layouts pass their offset functors (tl::SwizzledOperand{} for
+    // the other one).
+    auto offset = [](const std::string &f) { return f.empty() ? std::string("tl::SwizzledOperand{}") : f; };
+    std::string offsets = s.aOffset.empty() && s.bOffset.empty() ? ""
+                          : s.aInRegisters ? ", " + offset(s.bOffset)
+                                           : ", " + offset(s.aOffset) + ", " + offset(s.bOffset);
     if (s.aInRegisters)
-      return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
+      return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + offsets + ");";
     return "tl::gemm_ss<" + dims + ", " + flag(s.transA) + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b +
-           ", " + s.c + ");";
+           ", " + s.c + offsets + ");";
   }
   case StmtKind::Shuffle:
     return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", 1>(" +

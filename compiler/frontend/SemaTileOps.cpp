@@ -600,6 +600,12 @@ void TileOpChecker::checkAnnotateLayout() {
                                         std::to_string(buf->shape.rank()) + " dimensions");
     return;
   }
+  if (lambda->results.size() != buf->shape.rank())
+    diags.error(lambda->getRange(), "the layout function returns " + std::to_string(lambda->results.size()) +
+                                        (lambda->results.size() == 1 ? " index" : " indices") + " but '" +
+                                        buf->getName() + "' has " + std::to_string(buf->shape.rank()) +
+                                        " dimensions")
+        .hint("it maps each element [i, j] to the place [p, q] of the row-major buffer it takes");
   sema.pushScope();
   for (SimpleDecl *p : lambda->params) {
     p->type = Type::index();

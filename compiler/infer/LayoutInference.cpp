@@ -177,6 +177,20 @@ public:
 
   bool assignShared(ftg::Buffer &b, const SharedLayout &l, const std::string &reason,
                     llvm::SMRange at) override {
+    // An annotated layout is the kernel's decision. One that gives every element the offset
+    // the rule needs takes the rule's form (its alignment, its instructions: ldmatrix, wgmma
+    // descriptors, bulk copies); any other conflicts.
+    if (b.shared && b.shared->isAnnotated() && !(*b.shared == l)) {
+      if (!b.shared->sameOffsets(l)) {
+        error(at, "shared buffer '" + b.name + "' has an annotated layout (" + b.layoutReason + "), but " + reason +
+                      " needs " + l.str(),
+              "annotate the layout it needs, or remove the annotation");
+        return false;
+      }
+      b.shared = l;
+      b.layoutReason += ", the same offsets as " + reason;
+      return true;
+    }
     if (b.shared && !(*b.shared == l)) {
       error(at, "shared buffer '" + b.name + "' needs two layouts: " + reason + " needs " + l.str() +
                     " but it already has " + b.shared->str() + " (" + b.layoutReason + ")");

@@ -2,6 +2,7 @@
 #include "ir/TileOp.h"
 
 #include "ir/AccessAnalysis.h"
+#include "ir/AnnotatedLayout.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -10,6 +11,7 @@ namespace tlc::ftg {
 using llvm::cast;
 using llvm::dyn_cast;
 using llvm::isa;
+using llvm::dyn_cast_or_null;
 
 llvm::StringRef nodeKindName(NodeKind k) {
   switch (k) {
@@ -176,14 +178,67 @@ private:
       return;
     }
     case Builtin::AnnotateLayout:
-      return notSupported(c->calleeRange, "annotate_layout in code generation",
-                         "layouts are inferred; remove the annotation");
+      return annotateLayout(*c, out);
     default:
       // A tile operator compiler/ops/ does not implement.
       if (isTileOp(c->builtin))
         notSupported(c->calleeRange, c->callee + " in code generation");
       return;
     }
+  }
+
+  // annotate_layout(buf, layout): fixes buf's shared layout before inference runs (no node:
+  // it generates no code). The language's rules for the statement (docs/language.md 9.7):
+  // a shared buffer, at the top level, before any use, once.
+  void annotateLayout(const CallExpr &c, const std::vector<std::unique_ptr<Node>> &out) {
+    auto arg = [&](size_t pos, llvm::StringRef keyword) -> const Expr * {
+      if (const CallArg *a = c.keywordArg(keyword))
+        return a->value;
+      auto p = c.positional();
+      return pos < p.size() ? p[pos] : nullptr;
+    };
+    auto *name = dyn_cast_or_null<NameExpr>(arg(0, "buffer"));
+    auto *lambda = dyn_cast_or_null<LambdaExpr>(arg(1, "layout"));
+    Buffer *b = name ? g.bufferOf(name->decl) : nullptr;
+    if (!b || !lambda)
+      return; // Sema reported it
+    auto fail = [&](const std::string &msg, const std::string &hint) {
+      diags.error(c.calleeRange, msg).hint(hint);
+      failed = true;
+    };
+    if (b->scope != Scope::Shared)
+      return notSupported(c.calleeRange, "annotate_layout of " + scopeName(b->scope) + " buffer '" + b->name + "'",
+                          "fragment layouts are inferred from the operators that use them; annotate shared buffers");
+    if (&out != &g.body)
+      return fail("annotate_layout must be at the top level of the kernel body",
+                  "move it next to the allocation of '" + b->name + "'");
+    if (auto it = annotatedAt.find(b); it != annotatedAt.end()) {
+      diags.error(c.calleeRange, "'" + b->name + "' already has an annotated layout")
+          .note(it->second->calleeRange, "annotated here")
+          .hint("a buffer has one layout: keep one of the annotations");
+      failed = true;
+      return;
+    }
+    for (const auto &n : out)
+      if (llvm::is_contained(n->reads, b) || llvm::is_contained(n->writes, b)) {
+        diags.error(c.calleeRange, "annotate_layout of '" + b->name + "' after its first use")
+            .note(n->stmt->getRange(), "'" + b->name + "' is used here")
+            .hint("annotate the buffer before the statements that use it");
+        failed = true;
+        return;
+      }
+    annotatedAt[b] = &c;
+    Shape shape;
+    for (const auto &d : b->shape)
+      shape.push_back(d.value_or(1));
+    unsigned line = diags.sourceManager().getLineAndColumn(c.calleeRange.Start).first;
+    auto layout = buildAnnotatedLayout(*lambda, b->name, shape, int(bitWidth(b->dtype)), line, diags);
+    if (!layout) {
+      failed = true;
+      return;
+    }
+    b->shared = *layout;
+    b->layoutReason = "annotate_layout, line " + std::to_string(line);
   }
 
   // Builds the nodes of `s`, then their access sets (children are complete by then).
@@ -277,6 +332,7 @@ private:
   Graph &g;
   DiagnosticEngine &diags;
   unsigned nextId = 0;
+  llvm::DenseMap<const Buffer *, const CallExpr *> annotatedAt;
 };
 
 } // namespace
@@ -396,9 +452,17 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
         os << "  {warpgroups " << n.warpsM << "x" << n.warpsN << ", wgmma.m64n" << n.instrN << "k16, "
            << (n.inputs[0].buffer->scope == Scope::Fragment ? "A in registers" : n.transA ? "A MN-major" : "A K-major")
            << ", B " << (n.transB ? "K-major" : "MN-major") << "}";
-      else if (n.kind == NodeKind::Gemm && n.warpsM)
-        os << "  {warps " << n.warpsM << "x" << n.warpsN << ", mma.m16n8k16, ldmatrix"
-           << (n.transB ? "" : ".trans for B") << "}";
+      else if (n.kind == NodeKind::Gemm && n.warpsM) {
+        os << "  {warps " << n.warpsM << "x" << n.warpsN << ", mma.m16n8k16";
+        // Operands in annotated layouts other than the swizzle are read element by element.
+        if (n.elementwiseA)
+          os << ", " << n.inputs[0].buffer->name << " element by element";
+        if (n.elementwiseB)
+          os << ", " << n.inputs[1].buffer->name << " element by element";
+        if (!n.elementwiseA || !n.elementwiseB)
+          os << ", ldmatrix" << (n.transB || n.elementwiseB ? "" : ".trans for B");
+        os << "}";
+      }
       if (n.kind == NodeKind::Copy && n.instr != CopyInstr::None)
         os << "  {" << copyInstrName(n.instr) << ", " << n.copyVector << " elements/access"
            << (n.producer ? ", prefetched" : "") << "}";

@@ -99,6 +99,9 @@ struct Node {
   // atom, mma.sync), and for wgmma the N of one instruction.
   bool warpgroupMma = false;
   int instrN = 0;
+  // mma.sync: a shared operand whose annotated layout (annotate_layout) is not the swizzle
+  // ldmatrix reads, so the gemm reads it element by element through that layout.
+  bool elementwiseA = false, elementwiseB = false;
   // Reduce / cumsum.
   Builtin reduceOp = Builtin::None;
   int dim = 0;

@@ -2,6 +2,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cassert>
@@ -79,8 +80,17 @@ std::optional<SharedLayout> SharedLayout::wgmmaOperand(int64_t rows, int64_t col
   return l;
 }
 
+SharedLayout SharedLayout::fromAnnotation(int64_t rows, int64_t cols, int elemBits,
+                                          std::shared_ptr<const AnnotatedLayout> annotated) {
+  SharedLayout l = rowMajor(rows, cols, elemBits);
+  l.annotated = std::move(annotated);
+  return l;
+}
+
 std::string SharedLayout::offsetExpr(const std::string &row, const std::string &col) const {
   std::string r = paren(row), c = paren(col);
+  if (annotated)
+    return annotated->address.toCpp({r, c})[0];
   if (isPanelled() && panelCols != cols) {
     SharedLayout panel = *this;
     panel.cols = panelCols;
@@ -101,6 +111,8 @@ std::string SharedLayout::offsetExpr(const std::string &row, const std::string &
 }
 
 int64_t SharedLayout::offset(int64_t row, int64_t col) const {
+  if (annotated)
+    return annotated->address.evaluate({row, col})[0];
   if (isPanelled() && panelCols != cols) {
     SharedLayout panel = *this;
     panel.cols = panelCols;
@@ -114,8 +126,47 @@ int64_t SharedLayout::offset(int64_t row, int64_t col) const {
   return row * cols + chunk * perChunk + col % perChunk;
 }
 
+bool SharedLayout::sameOffsets(const SharedLayout &o) const {
+  if (rows != o.rows || cols != o.cols)
+    return false;
+  if (*this == o)
+    return true;
+  if (rows * cols > kMaxOffsetCompare)
+    return false;
+  // An annotated layout remembers its answer for each inferred layout (str() names one).
+  const AnnotatedLayout *memo = annotated && !o.annotated ? annotated.get()
+                                : o.annotated && !annotated ? o.annotated.get()
+                                                            : nullptr;
+  std::string key = memo ? (annotated ? o : *this).str() + " " + std::to_string(elemBits) : "";
+  if (memo)
+    for (const auto &[k, same] : memo->sameOffsetsAs)
+      if (k == key)
+        return same;
+  bool same = true;
+  for (int64_t i = 0; i < rows && same; ++i)
+    for (int64_t j = 0; j < cols && same; ++j)
+      same = offset(i, j) == o.offset(i, j);
+  if (memo)
+    memo->sameOffsetsAs.push_back({key, same});
+  return same;
+}
+
 std::string SharedLayout::str() const {
   std::string s = "[" + std::to_string(rows) + ", " + std::to_string(cols) + "] ";
+  if (annotated) {
+    // The user's map as written (simplified), then the offset it gives the [rows, cols] view.
+    // Layout::str() is `layout[shape] (i, j) => [...]`; the shape is printed already.
+    auto body = [](const Layout &l) {
+      std::string t = l.str();
+      return t.substr(t.find("] ") + 2);
+    };
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "annotated " << body(annotated->indexMap) << ", offset " << body(annotated->address);
+    if (annotated->vectorRun > 1)
+      os << ", " << annotated->vectorRun << "-element vectors";
+    return s + os.str();
+  }
   if (isPanelled())
     s += "wgmma " + std::to_string(panelCols * elemBits / 8) + "-byte swizzle" +
          (panelCols != cols ? " in panels of " + std::to_string(panelCols) + " columns" : "") + ", ";

@@ -2,7 +2,8 @@
 // back end lowers:
 //
 //   SharedLayout    row-major, or XOR-swizzled at 16-byte granularity (bank-conflict-free
-//                   ldmatrix and cp.async for gemm operands)
+//                   ldmatrix and cp.async for gemm operands), or the layout the kernel fixed
+//                   with annotate_layout (any bijection, ir/AnnotatedLayout.h)
 //   FragmentLayout  how a register tile is spread over the threads of a block:
 //     MmaC     the accumulator layout of mma.m16n8k16 tiled over a wm x wn grid of warps
 //              (also the A-operand layout of a following register-sourced gemm)
@@ -29,6 +30,22 @@
 
 namespace tlc {
 
+// A shared layout the kernel fixed itself: `annotate_layout(buf, (i, j) => [p, q])` stores
+// element [i, j] where element [p, q] of the row-major buffer would be (ir/AnnotatedLayout.h
+// builds it and proves it a bijection).
+struct AnnotatedLayout {
+  Layout indexMap; // over the buffer's shape: the user's (i, j) => [p, q], simplified
+  Layout address;  // over the [rows, cols] view: the element offset code generation prints
+  // The widest run of columns (a power of two, at most 16) that every aligned group of
+  // columns keeps at consecutive offsets starting at a multiple of the run: how many
+  // elements one vector access or cp.async may move (1: element by element).
+  int64_t vectorRun = 1;
+  unsigned line = 0; // of the annotate_layout statement, for --emit=inferred
+  // SharedLayout::sameOffsets's answers for the inferred layouts compared with this one (a
+  // few: every gemm of a kernel asks again), so that each comparison enumerates once.
+  mutable std::vector<std::pair<std::string, bool>> sameOffsetsAs;
+};
+
 struct SharedLayout {
   int64_t rows = 1, cols = 1; // leading dimensions are folded into rows
   int elemBits = 16;
@@ -39,6 +56,9 @@ struct SharedLayout {
   // span), each a [rows, panelCols] tile swizzled as above, stored one after another; 0: the
   // row is not cut. Such a tile starts 1024-byte aligned (the hardware swizzle's period).
   int64_t panelCols = 0;
+  // annotate_layout: the user's layout, which replaces everything above but rows, cols and
+  // elemBits (mask and panelCols stay 0); null for the inferred families.
+  std::shared_ptr<const AnnotatedLayout> annotated;
 
   // Row-major, or the swizzle that makes 8 consecutive rows of one chunk column hit 8
   // distinct 16-byte bank groups (what ldmatrix reads).
@@ -49,6 +69,10 @@ struct SharedLayout {
   // (rows not a multiple of 32 bytes, or not a multiple of 8 rows).
   static std::optional<SharedLayout> wgmmaOperand(int64_t rows, int64_t cols, int elemBits);
 
+  static SharedLayout fromAnnotation(int64_t rows, int64_t cols, int elemBits,
+                                     std::shared_ptr<const AnnotatedLayout> annotated);
+
+  bool isAnnotated() const { return annotated != nullptr; }
   bool isSwizzled() const { return mask != 0; }
   bool isPanelled() const { return panelCols != 0; }
   // The alignment the tile's first byte needs in shared memory.
@@ -57,10 +81,19 @@ struct SharedLayout {
   std::string offsetExpr(const std::string &row, const std::string &col) const;
   // The same computed on integers (tests).
   int64_t offset(int64_t row, int64_t col) const;
+  // Whether `v` consecutive columns starting at a multiple of v sit at v consecutive offsets
+  // starting at a multiple of v, as vector accesses need. The inferred families keep 16-byte
+  // chunks whole (their callers check the row width); an annotated layout says so itself.
+  bool keepsVectors(int64_t v) const { return !annotated || v <= annotated->vectorRun; }
+  // Whether every element has the same offset in both (an annotation that spells out the
+  // layout an instruction needs). Exact: compares the structure, then every element (tiles
+  // are small; beyond kMaxOffsetCompare elements it answers false).
+  bool sameOffsets(const SharedLayout &o) const;
+  static constexpr int64_t kMaxOffsetCompare = int64_t(1) << 22;
   std::string str() const;
   bool operator==(const SharedLayout &o) const {
     return rows == o.rows && cols == o.cols && elemBits == o.elemBits && mask == o.mask &&
-           rowShift == o.rowShift && panelCols == o.panelCols;
+           rowShift == o.rowShift && panelCols == o.panelCols && annotated == o.annotated;
   }
 };
 

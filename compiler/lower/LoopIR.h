@@ -156,6 +156,9 @@ struct Stmt {
   bool warpgroup = false; // wgmma over warpsM x warpsN warpgroups, instrN columns per instruction
   int instrN = 0;
   std::string a, b, c;
+  // mma.sync operands read through an offset functor (a C++ name; "" for the default,
+  // tl::SwizzledLayout read by ldmatrix): annotated shared layouts.
+  std::string aOffset, bOffset;
 
   // Shuffle
   std::string op;

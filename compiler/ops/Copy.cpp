@@ -230,14 +230,16 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
                       o.tileDim.back() == int(o.extents.size()) - 1 && V * elemBytes <= 16 &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   // A shared tile's V consecutive columns lie in one 16-byte chunk, contiguous and aligned in
-  // every shared layout when its rows (or panels) are whole multiples of V (swizzles permute
-  // whole chunks): one access on every path, no kAligned instantiation needed. What an
+  // every inferred shared layout when its rows (or panels) are whole multiples of V (swizzles
+  // permute whole chunks; an annotated layout says whether it keeps them, keepsVectors): one
+  // access on every path, no kAligned instantiation needed. What an
   // accumulator staged for a bulk store (infer/StoreStaging) is written with.
   const ftg::Buffer &ob = *other.buffer;
   bool sharedVector = ob.scope == Scope::Shared && ob.shared && !atomic && V > 1 &&
                       o.extents.size() == frag.shape.size() && o.tileDim.back() == int(o.extents.size()) - 1 &&
                       16 % (V * elemBytes) == 0 &&
                       (ob.shared->isPanelled() ? ob.shared->panelCols : ob.shared->cols) % V == 0 &&
+                      ob.shared->keepsVectors(V) &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   auto body = [&](int v) {
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(F.registers()), v > 1 ? std::to_string(v) : "", 0), [&] {
@@ -392,7 +394,8 @@ public:
       const ftg::Buffer *tile = to == Scope::Shared ? n.outputs[0].buffer : n.inputs[0].buffer;
       int64_t cols = tile->shared ? tile->shared->cols : 0;
       int perAccess = g.target->maxVectorBytes() * 8 / bits;
-      bool whole = cols % perAccess == 0;
+      // An annotated layout may scatter a chunk's elements: then element by element.
+      bool whole = cols % perAccess == 0 && tile->shared && tile->shared->keepsVectors(perAccess);
       n.copyVector = whole ? perAccess : 1;
       n.instr = !whole ? ftg::CopyInstr::Scalar
                : to == Scope::Shared ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Vector;

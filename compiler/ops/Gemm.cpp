@@ -93,6 +93,13 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
     p.whyNot = "B's rows are not a multiple of 32 bytes";
     return p;
   }
+  // wgmma reads shared operands through its own swizzle: an annotation must spell it out.
+  for (auto [buf, layout] : {std::pair{&A, &p.a}, std::pair{&B, &p.b}})
+    if (buf->scope == Scope::Shared && buf->shared && buf->shared->isAnnotated() &&
+        !buf->shared->sameOffsets(**layout)) {
+      p.whyNot = "'" + buf->name + "' has an annotated layout that wgmma cannot read";
+      return p;
+    }
   // The widest instruction (N up to 256) that divides a warpgroup's columns and, for an
   // MN-major B, respects its panels; n = 8 always does.
   int64_t wtn = N / p.split.n;
@@ -184,12 +191,19 @@ public:
       else
         rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, wm, 1, *atom.c), "gemm A operand in registers", at);
     }
-    for (auto [buf, rows, cols] : {std::tuple{A, n.transA ? K : M, n.transA ? M : K},
-                                   std::tuple{B, n.transB ? N : K, n.transB ? K : N}}) {
+    for (auto [buf, rows, cols, elementwise] :
+         {std::tuple{A, n.transA ? K : M, n.transA ? M : K, &n.elementwiseA},
+          std::tuple{B, n.transB ? N : K, n.transB ? K : N, &n.elementwiseB}}) {
       if (buf->scope != Scope::Shared)
         continue;
-      rules.assignShared(*buf, SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype))),
-                         "strict: gemm operand, bank-conflict-free for ldmatrix", at);
+      SharedLayout swizzled = SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype)));
+      // An annotated operand in another layout keeps it: the gemm reads it element by
+      // element instead of with ldmatrix, which needs the swizzle.
+      if (buf->shared && buf->shared->isAnnotated() && !buf->shared->sameOffsets(swizzled)) {
+        *elementwise = true;
+        continue;
+      }
+      rules.assignShared(*buf, swizzled, "strict: gemm operand, bank-conflict-free for ldmatrix", at);
     }
   }
 
@@ -250,6 +264,18 @@ public:
                  : bufferName(b) + " + " + staged->second.index + " * " + std::to_string(b.numElements());
     };
     L.tileOp(n, [&] {
+      // An operand in an annotated layout: its offset functor, named after the buffer.
+      auto offsetFunctor = [&](const ftg::Buffer &b) {
+        std::string name = L.fresh(b.name + "_offset");
+        L.add(makeComment(b.name + " is read element by element through its annotated layout (" +
+                          b.layoutReason + "), not by ldmatrix"));
+        L.add(makeLet("const auto", name,
+                      "[](int tl_row, int tl_col) { return " + b.shared->offsetExpr("tl_row", "tl_col") + "; }",
+                      false));
+        return name;
+      };
+      std::string aOffset = n.elementwiseA ? offsetFunctor(A) : "";
+      std::string bOffset = n.elementwiseB ? offsetFunctor(B) : "";
       if (n.clearAccum) {
         std::string zero = C.dtype == DType::F32 ? "0.0f" : "tl::convert<" + cppType(C.dtype) + ">(0.0f)";
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
@@ -272,6 +298,8 @@ public:
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);
       mma.b = ptr(B);
       mma.c = bufferName(C);
+      mma.aOffset = aOffset;
+      mma.bOffset = bOffset;
     });
   }
 };

@@ -10,7 +10,8 @@
 // wc*WTN + ni*8 + 2*(lane%4) + e%2], NT = N / WN / 8 (compiler/ir/TileLayout.h).
 // The accumulator is f32, or f16 for f16 inputs (4-byte aligned: tl::detail::accum_registers).
 // Shared tiles: A is [M][K] ([K][M] when TransA), B is [K][N] ([N][K] when TransB), each
-// laid out by tl::SwizzledLayout.
+// laid out by tl::SwizzledLayout, or (annotate_layout) by any layout whose offset functor
+// the call passes: that operand is then read element by element instead of by ldmatrix.
 //
 // Addressing is the hot path at mma.sync rates: each operand computes its lane's row base and
 // swizzle key once, and a k16 step then costs one add and one xor per ldmatrix. This works
@@ -24,6 +25,10 @@
 
 #if TL_CUDA
 namespace tl {
+
+// A gemm operand in its default layout, tl::SwizzledLayout (read with ldmatrix); the other
+// choice is a functor (int row, int col) -> element offset, for annotated layouts.
+struct SwizzledOperand {};
 
 namespace detail {
 
@@ -115,6 +120,70 @@ struct OperandB {
   }
 };
 
+// Operands in any shared layout (annotate_layout): each thread reads the elements of its
+// mma.m16n8k16 fragments one by one through `off(row, col)`, the element offset of the
+// operand's stored [rows][cols] tile. No ldmatrix, so no constraint on the layout; slower
+// than the swizzled path. Fragment of lane (g = lane / 4, t = lane % 4), PTX ISA "Matrix
+// Fragments for mma.m16n8k16": A regs {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)},
+// each with the next column; B regs {(2t, g), (2t + 8, g)}, each with the next row.
+template <int MT, bool TransA, class T, class Off>
+struct OperandAAt {
+  Off off;
+  int row, col;  // this lane's first element of the warp's first tile
+
+  TL_DEVICE OperandAAt(int lane, int row0, Off off) : off(off), row(row0 + lane / 4), col(2 * (lane % 4)) {}
+
+  TL_DEVICE T at(const T* A, int m, int k) const { return TransA ? A[off(k, m)] : A[off(m, k)]; }
+
+  TL_DEVICE void load(const T* A, int kk, int mi, std::uint32_t (&a)[4]) const {
+    int m = row + mi * 16, k = col + kk * 16;
+    a[0] = pack2(at(A, m, k), at(A, m, k + 1));
+    a[1] = pack2(at(A, m + 8, k), at(A, m + 8, k + 1));
+    a[2] = pack2(at(A, m, k + 8), at(A, m, k + 9));
+    a[3] = pack2(at(A, m + 8, k + 8), at(A, m + 8, k + 9));
+  }
+};
+
+template <int NT, bool TransB, class T, class Off>
+struct OperandBAt {
+  Off off;
+  int row, col;  // this lane's first k and n of the warp's first tile
+
+  TL_DEVICE OperandBAt(int lane, int col0, Off off) : off(off), row(2 * (lane % 4)), col(col0 + lane / 4) {}
+
+  TL_DEVICE T at(const T* B, int k, int n) const { return TransB ? B[off(n, k)] : B[off(k, n)]; }
+
+  TL_DEVICE void tile(const T* B, int k, int n, std::uint32_t (&b)[2]) const {
+    b[0] = pack2(at(B, k, n), at(B, k + 1, n));
+    b[1] = pack2(at(B, k + 8, n), at(B, k + 9, n));
+  }
+
+  // B fragments of n8 tiles 2p and 2p + 1 (b1 untouched when 2p + 1 == NT), as OperandB.
+  TL_DEVICE void load(const T* B, int kk, int p, std::uint32_t (&b0)[2], std::uint32_t (&b1)[2]) const {
+    int k = row + kk * 16;
+    tile(B, k, col + 16 * p, b0);
+    if (2 * p + 1 < NT) tile(B, k, col + 16 * p + 8, b1);
+  }
+};
+
+// The loaders of an operand: ldmatrix when it is in tl::SwizzledLayout, else through the
+// offset functor.
+template <int M, int K, int MT, bool TransA, class T, class Off>
+TL_DEVICE auto operand_a(int lane, int row0, Off off) {
+  if constexpr (std::is_same_v<Off, SwizzledOperand>)
+    return OperandA<M, K, MT, TransA, T>(lane, row0);
+  else
+    return OperandAAt<MT, TransA, T, Off>(lane, row0, off);
+}
+
+template <int N, int K, int NT, bool TransB, class T, class Off>
+TL_DEVICE auto operand_b(int lane, int col0, Off off) {
+  if constexpr (std::is_same_v<Off, SwizzledOperand>)
+    return OperandB<N, K, NT, TransB, T>(lane, col0);
+  else
+    return OperandBAt<NT, TransB, T, Off>(lane, col0, off);
+}
+
 // C tiles of one k16 step: every (mi, ni) pair.
 template <int MT, int NT, class T, class Acc, class LoadB>
 TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc* C) {
@@ -132,16 +201,17 @@ TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc
 
 }  // namespace detail
 
+// offA / offB: SwizzledOperand, or the offset functor of an operand in any other layout.
 template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, class T, class Acc,
-          int R>
-TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
+          int R, class OffA = SwizzledOperand, class OffB = SwizzledOperand>
+TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB offB = {}) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_ss: inputs must be f16 or bf16");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8;
   static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % 16 == 0, "tl::gemm_ss: tile shape");
   static_assert(R == MT * NT * 4, "tl::gemm_ss: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const detail::OperandA<M, K, MT, TransA, T> opA(lane, (warp / WN) * WTM);
-  const detail::OperandB<N, K, NT, TransB, T> opB(lane, (warp % WN) * WTN);
+  const auto opA = detail::operand_a<M, K, MT, TransA, T>(lane, (warp / WN) * WTM, offA);
+  const auto opB = detail::operand_b<N, K, NT, TransB, T>(lane, (warp % WN) * WTN, offB);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     std::uint32_t a[MT][4];
@@ -155,15 +225,16 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
 
 // A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile with
 // every warp owning whole rows (WN == 1 for A).
-template <int M, int N, int K, int WM, int WN, bool TransB, class T, class Acc, int RA, int R>
-TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
+template <int M, int N, int K, int WM, int WN, bool TransB, class T, class Acc, int RA, int R,
+          class OffB = SwizzledOperand>
+TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_rs: inputs must be f16 or bf16");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8, KT8 = K / 8;
   static_assert(WTN % 8 == 0 && K % 16 == 0, "tl::gemm_rs: tile shape");
   static_assert(RA == MT * KT8 * 4, "tl::gemm_rs: A fragment size does not match");
   static_assert(R == MT * NT * 4, "tl::gemm_rs: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const detail::OperandB<N, K, NT, TransB, T> opB(lane, (warp % WN) * WTN);
+  const auto opB = detail::operand_b<N, K, NT, TransB, T>(lane, (warp % WN) * WTN, offB);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     std::uint32_t a[MT][4];

@@ -205,6 +205,10 @@ KERNELS.update({
                              ("dtype",)),
     "gather_table": _op_kernel("gather_table", _tensors("KV", "Table", "Q", "out:O", "out:S"),
                                ("B", "R", "L", "dim"), ("dtype", "page", "npages", "dim")),
+    "annotated_copy": _op_kernel("annotated_copy", _tensors("X", "out:Y", "out:Z", "out:W"), ("M", "N"),
+                                 ("dtype",)),
+    "gemm_annotated": _op_kernel("gemm_annotated", _tensors("A", "B", "out:C"), ("M", "N", "K"),
+                                 ("dtype",)),
     "fill_regions": _op_kernel("fill_regions",
                                _tensors("X", "out:Y", "out:Z") + (Param("value", "scalar", "f32"),),
                                ("M", "N"), ("dtype", "block_M", "block_N", "strip")),
@@ -447,6 +451,27 @@ def _add_reductions(t: _Tables) -> None:
                   [(f"{REDUCE_M}x{n}", {"M": REDUCE_M, "N": n, "dim_k": 64})], F32_TOLERANCE)
 
 
+def _add_annotated_layouts(t: _Tables, plain: list) -> None:
+    """annotate_layout: tiles through annotated shared buffers (element and chunk swizzles,
+    permutations, a transpose; f32 moves 4-element vectors), and a gemm whose A tile is
+    annotated, read element by element (elem, rot) or, when the annotation is the swizzle the
+    instruction reads (same), by ldmatrix on sm_80 and wgmma (warp-specialized) on sm_90a;
+    partial tiles everywhere, K = 48 tiles."""
+    for dt, target in (("f16", ""), ("f32", ""), ("f16", "sm_80")):
+        t.add(Build(f"ops_annotated_copy_{dt}" + ("_sm80" if target else ""), "annotated_copy",
+                    {"dtype": dt}, target=target), plain + [("77x250", {"M": 77, "N": 250})])
+    shapes = [("257x1000x999", {"M": 257, "N": 1000, "K": 999}),
+              ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+              ("512x256x512", {"M": 512, "N": 256, "K": 512})]
+    for variant, target, extra in (("elem", "", {}), ("rot", "", {}), ("same", "", {}),
+                                   ("elem", "sm_80", {}), ("same", "sm_80", {}),
+                                   ("elem", "", {"block_M": "64", "block_K": "48"}),
+                                   ("rot", "sm_80", {"block_M": "64", "block_K": "48"})):
+        for dt in ("f16", "bf16") if variant == "elem" and not target and not extra else ("f16",):
+            name = f"ops_gemm_annotated_{dt}_{variant}" + ("_k48" if extra else "") + ("_sm80" if target else "")
+            t.add(Build(name, "gemm_annotated", {"dtype": dt, variant: "1", **extra}, target=target), shapes)
+
+
 def _add_memory_ops(t: _Tables) -> None:
     """atomic_add, copy and fill."""
     t.add(Build("ops_atomic_splitk_f16", "atomic_splitk",
@@ -470,6 +495,7 @@ def _add_memory_ops(t: _Tables) -> None:
           plain + [("77x250", {"M": 77, "N": 250})])
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
+    _add_annotated_layouts(t, plain)
     for dt in ("f32", "f16"):
         t.add(Build(f"ops_fill_regions_{dt}", "fill_regions",
                     {"dtype": dt, "block_M": "64", "block_N": "64", "strip": "8"}), plain)

@@ -849,6 +849,23 @@ class FillRegionsProblem(Problem):
         return 0.0
 
 
+class AnnotatedCopyProblem(Problem):
+    """tests/gpu/ops/annotated_copy.tl: Y = X, Z = 2 X + 1 (computed in f32), W = X^T, each
+    through shared buffers in annotated layouts."""
+    bound = "memory"
+
+    def tensor_shapes(self, shape):
+        m, n = shape["M"], shape["N"]
+        return {"X": (m, n), "Y": (m, n), "Z": (m, n), "W": (n, m)}
+
+    def reference(self, inputs, shape, precision):
+        x = inputs["X"].to(REFERENCE_DTYPES[precision])
+        return {"Y": x, "Z": 2 * x + 1, "W": x.T}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"]
+
+
 class GatherTableProblem(Problem):
     """tests/gpu/ops/gather_table.tl: O[b] = the pages Table[b, :] of KV, one after another
     (rows past R read as 0); S[b] = Q[b] @ O[b]^T."""
@@ -942,6 +959,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
+            "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem,
             "flash_decoding": FlashDecodingProblem}
 

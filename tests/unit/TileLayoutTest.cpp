@@ -374,3 +374,37 @@ TEST_CASE("wgmma operand layouts match the device library and the hardware swizz
   checkWgmmaLayout<12, 64>();   // rows not a multiple of 8: none
   CHECK(!SharedLayout::wgmmaOperand(64, 8, 16));
 }
+
+TEST_CASE("an annotated shared layout is compared with the inferred ones by offsets", "[tilelayout][annotate]") {
+  // The swizzle ldmatrix reads on a [64, 32] f16 tile, written as annotate_layout takes it.
+  auto annotate = [](auto map) {
+    Layout index = Layout::make({64, 32}, map);
+    Layout address = Layout::make({64, 32}, [&](llvm::ArrayRef<IntExpr> idx) {
+      IndexList place = index.apply(idx);
+      return IndexList{place[0] * 32 + place[1]};
+    });
+    return SharedLayout::fromAnnotation(64, 32, 16,
+                                        std::make_shared<AnnotatedLayout>(AnnotatedLayout{index, address, 8, 1, {}}));
+  };
+  SharedLayout spelled = annotate([](llvm::ArrayRef<IntExpr> idx) {
+    return IndexList{idx[0], ((idx[1] / 8) ^ ((idx[0] / 2) % 4)) * 8 + idx[1] % 8};
+  });
+  SharedLayout swizzled = SharedLayout::swizzled(64, 32, 16);
+  for (int64_t i = 0; i < 64; ++i)
+    for (int64_t j = 0; j < 32; ++j)
+      REQUIRE(spelled.offset(i, j) == swizzled.offset(i, j));
+  CHECK(spelled.sameOffsets(swizzled));
+  CHECK(swizzled.sameOffsets(spelled));
+  CHECK(spelled.sameOffsets(swizzled)); // the remembered answer
+  CHECK_FALSE(spelled.sameOffsets(SharedLayout::rowMajor(64, 32, 16)));
+  CHECK_FALSE(spelled == swizzled); // a different layout object all the same
+  CHECK(spelled.offsetExpr("r", "c") == "r * 32 + ((c / 8) ^ ((r / 2) % 4)) * 8 + c % 8");
+  // Vectors only as wide as the annotation keeps runs together.
+  CHECK(spelled.keepsVectors(8));
+  CHECK_FALSE(spelled.keepsVectors(16));
+  CHECK(swizzled.keepsVectors(16));
+  SharedLayout elements = annotate([](llvm::ArrayRef<IntExpr> idx) {
+    return IndexList{idx[0], idx[1] ^ (idx[0] % 8)};
+  });
+  CHECK_FALSE(elements.sameOffsets(swizzled));
+}
