@@ -264,8 +264,10 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
     if (!gemmsInFlight.count(d.first))
       deferred.push_back(d);
   for (size_t i = 0; i <= siblings.size(); ++i) {
-    for (auto &[gemm, until] : deferred)
-      if (until == i) {
+    for (auto &d : deferred)
+      if (d.second == i) {
+        // Not a structured binding: lambdas may not capture those before C++20 (clang).
+        const ftg::Node *gemm = d.first;
         gemmsInFlight.erase(gemm);
         const ftg::Buffer &acc = *gemm->outputs[0].buffer;
         atLineOf(*gemm, [&] {
