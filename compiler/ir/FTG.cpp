@@ -392,13 +392,8 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
         os << " %" << d->id;
     }
     if (inferred) {
-      if (n.kind == NodeKind::Gemm && n.warpsM && n.warpgroupMma)
-        os << "  {warpgroups " << n.warpsM << "x" << n.warpsN << ", wgmma.m64n" << n.instrN << "k16, "
-           << (n.inputs[0].buffer->scope == Scope::Fragment ? "A in registers" : n.transA ? "A MN-major" : "A K-major")
-           << ", B " << (n.transB ? "K-major" : "MN-major") << "}";
-      else if (n.kind == NodeKind::Gemm && n.warpsM)
-        os << "  {warps " << n.warpsM << "x" << n.warpsN << ", mma.m16n8k16, ldmatrix"
-           << (n.transB ? "" : ".trans for B") << "}";
+      if (n.kind == NodeKind::Gemm && !n.mmaText.empty())
+        os << "  {" << n.mmaText << "}";
       if (n.kind == NodeKind::Copy && n.instr != CopyInstr::None)
         os << "  {" << copyInstrName(n.instr) << ", " << n.copyVector << " elements/access"
            << (n.producer ? ", prefetched" : "") << "}";

@@ -99,6 +99,9 @@ struct Node {
   // atom, mma.sync), and for wgmma the N of one instruction.
   bool warpgroupMma = false;
   int instrN = 0;
+  // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
+  // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
+  std::string mmaText;
   // Reduce / cumsum.
   Builtin reduceOp = Builtin::None;
   int dim = 0;

@@ -55,15 +55,15 @@ bool panelsFit(int64_t wtn, int wgn, int64_t ni, int64_t panel) {
 
 WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
   WarpgroupPlan p;
-  const target::MmaAtom *atom = g.target->warpgroupMma();
-  if (!atom || n.inputs.size() != 3) {
+  if (!g.target->warpgroupMma() || n.inputs.size() != 3) {
     p.whyNot = "the target has no warpgroup MMA";
     return p;
   }
   const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.inputs[2].buffer;
   auto [M, N, K] = shapeOf(n);
-  if (A.dtype != B.dtype || !atom->supports(A.dtype, C.dtype)) {
-    p.whyNot = "wgmma takes (input -> accumulator) " + atom->dtypesText();
+  const target::MmaAtom *atom = g.target->warpgroupMma(A.dtype);
+  if (!atom || A.dtype != B.dtype || !atom->supports(A.dtype, C.dtype)) {
+    p.whyNot = "wgmma has no " + dtypeName(A.dtype).str() + " -> " + dtypeName(C.dtype).str() + " form here";
     return p;
   }
   if (g.threads % atom->threads != 0) {
@@ -77,10 +77,16 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
   }
   p.split = infer::splitWarpgroups(M, N, g.threads / atom->threads, n.policy, *atom);
   if (!p.split.fits || K % atom->k != 0 || (A.scope == Scope::Fragment && p.split.n != 1)) {
-    p.whyNot = "the tile does not split into m64 x n8 x k16 pieces per warpgroup";
+    p.whyNot = "the tile does not split into m64 x n8 x k" + std::to_string(atom->k) + " pieces per warpgroup";
     return p;
   }
   int bits = int(bitWidth(A.dtype));
+  // PTX ISA: wgmma reads operands of other than 16 bits only K-major (no imm-trans).
+  if (bits != 16 && (A.scope != Scope::Shared || n.transA || !n.transB)) {
+    p.whyNot = "wgmma reads " + dtypeName(A.dtype).str() +
+               " operands only K-major from shared memory (A [M, K], B [N, K] with transpose_B = true)";
+    return p;
+  }
   if (A.scope == Scope::Shared) {
     p.a = n.transA ? SharedLayout::wgmmaOperand(K, M, bits) : SharedLayout::wgmmaOperand(M, K, bits);
     if (!p.a) {
@@ -122,6 +128,45 @@ bool kernelUsesWarpgroupMma(const ftg::Graph &g) {
   return *g.gemmsOnWarpgroupMma;
 }
 
+// The back-end targets whose warp atom takes `input` ("sm_89 or sm_90a"), for the error on a
+// target that has none.
+std::string targetsWithWarpMma(DType input) {
+  std::vector<std::string> names;
+  for (const target::TargetInfo *t : target::allTargets())
+    if (t->hasBackEnd() && t->warpMma(input))
+      names.push_back(t->name().str());
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return list;
+}
+
+// The instruction's input-type suffix as --emit=inferred shows it: none for the 16-bit types
+// (m16n8k16 takes both), PTX's spelling for the others.
+std::string inputSuffix(DType t) {
+  switch (t) {
+  case DType::I8: return ".s8";
+  case DType::F8E4M3: return ".e4m3";
+  case DType::F8E5M2: return ".e5m2";
+  case DType::F32: return ".tf32";
+  default: return "";
+  }
+}
+
+// How tl::gemm reads the operands of a warp atom (stdlib/tl/gemm.h): ldmatrix, transposing
+// 16-bit elements where K is not contiguous; other element sizes cannot be transposed by
+// ldmatrix, so such an operand is gathered with one shared load per element.
+std::string operandLoads(const Node &n, DType input) {
+  if (bitWidth(input) == 16)
+    return n.transB ? "ldmatrix" : "ldmatrix.trans for B";
+  bool gatherA = n.transA, gatherB = !n.transB;
+  if (!gatherA && !gatherB)
+    return "ldmatrix";
+  if (gatherA && gatherB)
+    return "A and B gathered";
+  return gatherA ? "A gathered, ldmatrix for B" : "ldmatrix for A, B gathered";
+}
+
 class GemmOp : public ftg::TileOp {
 public:
   ftg::NodeKind kind() const override { return ftg::NodeKind::Gemm; }
@@ -153,9 +198,22 @@ public:
     auto [M, N, K] = shapeOf(n);
     if (kernelUsesWarpgroupMma(g))
       return inferWarpgroup(n, planWarpgroupMma(n, g), rules);
-    const target::MmaAtom &atom = g.target->gemmAtom();
-    int warps = g.threads / g.target->warpSize();
     llvm::SMRange at = n.call->getRange();
+    const target::MmaAtom *warpAtom = g.target->warpMma(A->dtype);
+    if (!warpAtom) {
+      std::string others = targetsWithWarpMma(A->dtype);
+      std::string in = dtypeName(A->dtype).str();
+      if (others.empty())
+        rules.error(at, "gemm on " + in + " inputs has no tensor-core instruction on " + g.target->name().str(),
+                    "use f16 or bf16 inputs");
+      else
+        rules.error(at, "gemm on " + in + " inputs needs " + others + ": " + g.target->name().str() +
+                            " has no tensor-core instruction for them",
+                    "compile with --target " + others + ", or convert the tiles to f16 or bf16");
+      return;
+    }
+    const target::MmaAtom &atom = *warpAtom;
+    int warps = g.threads / g.target->warpSize();
     infer::WarpSplit split = infer::splitWarps(M, N, warps, n.policy, atom);
     int wm = split.m, wn = split.n;
     if (!split.fits) {
@@ -166,30 +224,47 @@ public:
                   "change the tile size, the thread count or the policy");
       return;
     }
+    std::string shape = "m" + std::to_string(atom.m) + "n" + std::to_string(atom.n) + "k" + std::to_string(atom.k);
     if (K % atom.k != 0) {
       rules.error(at, "gemm K = " + std::to_string(K) + " is not a multiple of " + std::to_string(atom.k) +
-                          " (the mma.m16n8k16 K)");
+                          " (the K of mma." + shape + " for " + dtypeName(A->dtype).str() + " inputs)",
+                  "make the K extent of the tiles a multiple of " + std::to_string(atom.k));
       return;
     }
     n.warpsM = wm;
     n.warpsN = wn;
+    n.mmaText = "warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", mma." + shape +
+                inputSuffix(A->dtype) + ", " + operandLoads(n, A->dtype);
+    // Where the target has a warpgroup atom, say why this kernel's gemms do not take it.
+    if (g.target->warpgroupMma()) {
+      WarpgroupPlan wg = planWarpgroupMma(n, g);
+      n.mmaText += "; not wgmma: " + (wg.ok ? std::string("another gemm of the kernel does not fit it") : wg.whyNot);
+    }
     rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, wm, wn, *atom.c),
                  "gemm accumulator, policy " + policyName(n.policy).str(), at);
     if (A->scope == Scope::Fragment) {
       if (n.transA)
         rules.error(at, "not supported yet: a transposed A operand in registers");
+      else if (bitWidth(A->dtype) != 16)
+        rules.error(at, "not supported yet: gemm with A in registers on " + dtypeName(A->dtype).str() + " inputs",
+                    "keep A in shared memory (A in registers takes f16 or bf16)");
       else if (wn != 1)
         rules.error(at, "gemm with A in registers needs every warp to own whole rows",
                     "pass policy = full_row to this gemm (and to the gemm that produced A)");
       else
         rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, wm, 1, *atom.c), "gemm A operand in registers", at);
     }
-    for (auto [buf, rows, cols] : {std::tuple{A, n.transA ? K : M, n.transA ? M : K},
-                                   std::tuple{B, n.transB ? N : K, n.transB ? K : N}}) {
+    // An operand the stdlib gathers element-wise (see operandLoads) keeps the same swizzle:
+    // one layout per operand order, whatever reads it.
+    bool wide = bitWidth(A->dtype) == 16;
+    for (auto [buf, rows, cols, kMajor] : {std::tuple{A, n.transA ? K : M, n.transA ? M : K, !n.transA},
+                                           std::tuple{B, n.transB ? N : K, n.transB ? K : N, n.transB}}) {
       if (buf->scope != Scope::Shared)
         continue;
       rules.assignShared(*buf, SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype))),
-                         "strict: gemm operand, bank-conflict-free for ldmatrix", at);
+                         wide || kMajor ? "strict: gemm operand, bank-conflict-free for ldmatrix"
+                                        : "strict: gemm operand, gathered element-wise",
+                         at);
     }
   }
 
@@ -200,12 +275,16 @@ public:
     const ftg::Graph &g = rules.graph();
     ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
     auto [M, N, K] = shapeOf(n);
-    const target::MmaAtom &atom = *g.target->warpgroupMma();
+    const target::MmaAtom &atom = *g.target->warpgroupMma(A->dtype);
     llvm::SMRange at = n.call->getRange();
     n.warpgroupMma = true;
     n.warpsM = p.split.m;
     n.warpsN = p.split.n;
     n.instrN = p.instrN;
+    n.mmaText = "warpgroups " + std::to_string(p.split.m) + "x" + std::to_string(p.split.n) + ", wgmma.m64n" +
+                std::to_string(p.instrN) + "k" + std::to_string(atom.k) + inputSuffix(A->dtype) + ", " +
+                (A->scope == Scope::Fragment ? "A in registers" : n.transA ? "A MN-major" : "A K-major") +
+                ", B " + (n.transB ? "K-major" : "MN-major");
     rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, p.split.m, p.split.n, *atom.c),
                  "gemm accumulator (wgmma), policy " + policyName(n.policy).str(), at);
     if (A->scope == Scope::Fragment)
@@ -224,12 +303,14 @@ public:
   void lower(const Node &n, KernelLowering &L) const override {
     const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.outputs[0].buffer;
     const target::TargetInfo &t = *L.g.target;
-    const target::MmaAtom &atom = n.warpgroupMma ? *t.warpgroupMma() : t.gemmAtom();
-    if (!atom.takesInput(A.dtype)) {
-      L.unsupported(n.call->getRange(), "gemm on " + dtypeName(A.dtype).str() +
-                                            " inputs (this back end has f16 and bf16 tensor-core paths)");
+    const target::MmaAtom *chosen = n.warpgroupMma ? t.warpgroupMma(A.dtype) : t.warpMma(A.dtype);
+    if (!chosen) { // layout inference rejects this first; kept so that lowering never guesses
+      L.diags.error(n.call->getRange(), "gemm on " + dtypeName(A.dtype).str() +
+                                            " inputs has no tensor-core instruction on " + t.name().str());
+      L.ok = false;
       return;
     }
+    const target::MmaAtom &atom = *chosen;
     if (!atom.supports(A.dtype, C.dtype)) {
       L.diags.error(n.call->getRange(), "gemm of " + dtypeName(A.dtype).str() + " inputs cannot accumulate in " +
                                             dtypeName(C.dtype).str() + " on " + t.name().str() + "'s " +

@@ -1,4 +1,5 @@
-// tl/gemm.h - block-level tile GEMM on the sm_80+ tensor cores (ldmatrix + mma.m16n8k16).
+// tl/gemm.h - block-level tile GEMM on the sm_80+ tensor cores (ldmatrix + mma.sync: m16n8k16
+// for f16/bf16, m16n8k32 for i8 and fp8, m16n8k8 for f32 as tf32; tl/mma.h).
 //
 //   gemm_ss: C[M, N] += A[M, K] * B[K, N] with A and B tiles in swizzled shared memory
 //   gemm_rs: the same with A in registers (the accumulator layout of an earlier gemm, as in
@@ -8,13 +9,18 @@
 // (w % WN) * N/WN..). Each thread's accumulator registers follow tlc's MmaC fragment layout:
 // register r = (mi * NT + ni) * 4 + e holds C[wr*WTM + mi*16 + lane/4 + 8*(e/2),
 // wc*WTN + ni*8 + 2*(lane%4) + e%2], NT = N / WN / 8 (compiler/ir/TileLayout.h).
-// The accumulator is f32, or f16 for f16 inputs (4-byte aligned: tl::detail::accum_registers).
+// The accumulator is f32, or f16 for f16 inputs (4-byte aligned: tl::detail::accum_registers),
+// or i32 for i8 inputs.
 // Shared tiles: A is [M][K] ([K][M] when TransA), B is [K][N] ([N][K] when TransB), each
 // laid out by tl::SwizzledLayout.
 //
 // Addressing is the hot path at mma.sync rates: each operand computes its lane's row base and
-// swizzle key once, and a k16 step then costs one add and one xor per ldmatrix. This works
-// because the key depends only on row % 8 and a k16 step moves by two 16-byte chunks.
+// swizzle key once, and a k step then costs one add and one xor per ldmatrix. This works
+// because the key depends only on row % 8 and a k step moves by two 16-byte chunks (32 bytes
+// of K: 16 f16, 32 i8/fp8 or 8 f32 elements). An operand whose K is not contiguous ([K][M]
+// A, [K][N] B) goes through ldmatrix.trans for 16-bit types; 8- and 32-bit elements cannot be
+// transposed by ldmatrix, so those registers are gathered with one shared load per element
+// (correct, not fast: store such B as [N][K] with transpose_B).
 #pragma once
 
 #include "common.h"
@@ -27,70 +33,145 @@ namespace tl {
 
 namespace detail {
 
-// One m16n8k16 on the 4 accumulator elements at c (tl::detail::accum_registers).
-template <class T, class Acc>
-TL_DEVICE void mma_16816(Acc* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-  static_assert(is_one_of_v<Acc, float, f16>, "tl::gemm accumulates in f32 or f16");
-  auto& d = accum_registers(*reinterpret_cast<Acc (*)[4]>(c));
-  m16n8k16::mma_raw<T>(d, a, b, d);
+// The mma.sync instruction of input type T (tl/mma.h): m16n8k16 for f16/bf16, m16n8k32 for
+// i8 and fp8, m16n8k8 for f32 read as tf32. Each reads 32 bytes of K per step (kStep
+// elements: two 16-byte chunks of a K-major row) from a[4] and b[2], and accumulates into 4
+// elements of C in the m16n8k16 layout, so the operand addressing below is the same in bytes
+// for every type.
+template <class T>
+struct WarpMma {
+  static_assert(is_one_of_v<T, f16, bf16, i8, f8e4m3, f8e5m2, float>,
+                "tl::gemm: inputs must be f16, bf16, i8, f8e4m3, f8e5m2 or f32 (as tf32)");
+  static constexpr int kStep = 32 / static_cast<int>(sizeof(T));   // K per instruction
+  static constexpr int kChunk = 16 / static_cast<int>(sizeof(T));  // elements of 16 bytes
+  static constexpr int kPerRegister = 4 / static_cast<int>(sizeof(T));
+  static constexpr int kBits = 8 * static_cast<int>(sizeof(T));
+  // ldmatrix.trans transposes 16-bit elements only: an MN-major operand of another type is
+  // gathered element by element (gather_register).
+  static constexpr bool kLdmatrixTrans = sizeof(T) == 2;
+
+  // An operand register as the instruction reads it: f32 bits are rounded to tf32.
+  TL_DEVICE static std::uint32_t operand(std::uint32_t r) {
+    if constexpr (std::is_same_v<T, float>)
+      return m16n8k8::to_tf32(r);
+    else
+      return r;
+  }
+
+  // One instruction on the 4 accumulator elements at c (tl::detail::accum_registers).
+  template <class Acc>
+  TL_DEVICE static void run(Acc* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+    if constexpr (sizeof(T) == 2) {
+      static_assert(is_one_of_v<Acc, float, f16>, "tl::gemm: f16/bf16 inputs accumulate in f32 or f16");
+      auto& d = accum_registers(*reinterpret_cast<Acc(*)[4]>(c));
+      m16n8k16::mma_raw<T>(d, a, b, d);
+    } else if constexpr (std::is_same_v<T, i8>) {
+      static_assert(std::is_same_v<Acc, i32>, "tl::gemm: i8 inputs accumulate in i32");
+      auto& d = *reinterpret_cast<i32(*)[4]>(c);
+      m16n8k32::mma_s8(d, a, b, d);
+    } else {
+      static_assert(std::is_same_v<Acc, float>, "tl::gemm: fp8 and tf32 inputs accumulate in f32");
+      auto& d = *reinterpret_cast<float(*)[4]>(c);
+      if constexpr (std::is_same_v<T, float>)
+        m16n8k8::mma_tf32(d, a, b, d);
+      else
+        m16n8k32::mma_f8<std::is_same_v<T, f8e5m2>>(d, a, b, d);
+    }
+  }
+};
+
+// One operand register gathered from a shared tile: its kPerRegister elements at element
+// offsets offset(0), offset(1), ..., element i in bits [i * kBits, (i + 1) * kBits).
+template <class T, class Offset>
+TL_DEVICE std::uint32_t gather_register(const T* tile, Offset offset) {
+  using Bits = std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                                  std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>>;
+  const Bits* bits = reinterpret_cast<const Bits*>(tile);
+  std::uint32_t r = 0;
+#pragma unroll
+  for (int i = 0; i < WarpMma<T>::kPerRegister; ++i)
+    r |= static_cast<std::uint32_t>(bits[offset(i)]) << (WarpMma<T>::kBits * i);
+  return r;
 }
 
-// The A operand of one warp: MT m16 tiles, ldmatrix.x4 per (mi, k16 step).
+// The A operand of one warp: MT m16 tiles, ldmatrix.x4 per (mi, k step) when A is K-major
+// (or 16-bit), else gathered.
 template <int M, int K, int MT, bool TransA, class T>
 struct OperandA {
+  using Mma = WarpMma<T>;
+  static constexpr int kChunk = Mma::kChunk;
+  static constexpr bool kGather = TransA && !Mma::kLdmatrixTrans;
   int base;     // element offset of this lane's row for mi = 0, kk = 0
   int xorKey;   // chunk xor term (see below)
   int colOff[MT];
+  int lane, row0;
 
-  TL_DEVICE OperandA(int lane, int row0) {
+  TL_DEVICE OperandA(int lane_, int row0_) : lane(lane_), row0(row0_) {
     int q = lane / 8;
     if constexpr (!TransA) {  // [M][K]: rows fixed, chunk = 2*kk + q/2
-      using L = SwizzledLayout<M, K, 16>;
+      using L = SwizzledLayout<M, K, Mma::kBits>;
       int row = row0 + (q % 2) * 8 + lane % 8;
       base = row * K;
       xorKey = (q / 2) ^ L::key(row);
-    } else {  // [K][M]: rows advance with kk, chunk = row0/8 + 2*mi + q%2
-      using L = SwizzledLayout<K, M, 16>;
+    } else if constexpr (!kGather) {  // [K][M]: rows advance with kk, chunk = row0/8 + 2*mi + q%2
+      using L = SwizzledLayout<K, M, Mma::kBits>;
       int krow = (q / 2) * 8 + lane % 8;
       base = krow * M;
       xorKey = (q % 2) ^ L::key(krow);
 #pragma unroll
-      for (int mi = 0; mi < MT; ++mi) colOff[mi] = ((row0 / 8 + 2 * mi) ^ xorKey) * 8;
+      for (int mi = 0; mi < MT; ++mi) colOff[mi] = ((row0 / 8 + 2 * mi) ^ xorKey) * kChunk;
     }
   }
 
   TL_DEVICE void load(const T* A, int kk, int mi, std::uint32_t (&a)[4]) const {
-    if constexpr (!TransA)
-      ldmatrix<4, false>(a, A + base + mi * 16 * K + (((2 * kk) ^ xorKey) * 8));
-    else
-      ldmatrix<4, true>(a, A + base + kk * 16 * M + colOff[mi]);
+    if constexpr (!TransA) {
+      ldmatrix<4, false>(a, A + base + mi * 16 * K + (((2 * kk) ^ xorKey) * kChunk));
+    } else if constexpr (!kGather) {
+      ldmatrix<4, true>(a, A + base + kk * Mma::kStep * M + colOff[mi]);
+    } else {  // [K][M]: register r holds row g + 8 (r % 2), K columns (r / 2) * kChunk + t * E + i
+      using L = SwizzledLayout<K, M, Mma::kBits>;
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        int m = row0 + mi * 16 + lane / 4 + 8 * (r % 2);
+        int k = kk * Mma::kStep + (r / 2) * kChunk + (lane % 4) * Mma::kPerRegister;
+        a[r] = gather_register(A, [&](int i) { return L::offset(k + i, m); });
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[r] = Mma::operand(a[r]);
   }
 };
 
 // The B operand of one warp: NT n8 tiles loaded in pairs by ldmatrix.x4 (x2 for a lone last
-// tile when NT is odd).
+// tile when NT is odd), or gathered when B is [K][N] of a type ldmatrix cannot transpose.
 template <int N, int K, int NT, bool TransB, class T>
 struct OperandB {
+  using Mma = WarpMma<T>;
+  static constexpr int kChunk = Mma::kChunk;
+  static constexpr bool kGather = !TransB && !Mma::kLdmatrixTrans;
   static constexpr int kPairs = (NT + 1) / 2;
   int base[kPairs];
   int xorKey;
   int colOff[kPairs];
+  int lane, col0;
 
-  TL_DEVICE OperandB(int lane, int col0) {
+  TL_DEVICE OperandB(int lane_, int col0_) : lane(lane_), col0(col0_) {
     int q = lane / 8;
-    if constexpr (!TransB) {  // [K][N], ldmatrix.trans: rows = k, chunk = col0/8 + 2p + q/2
-      using L = SwizzledLayout<K, N, 16>;
+    if constexpr (kGather) {
+      xorKey = 0;
+    } else if constexpr (!TransB) {  // [K][N], ldmatrix.trans: rows = k, chunk = col0/8 + 2p + q/2
+      using L = SwizzledLayout<K, N, Mma::kBits>;
       int krow = (q % 2) * 8 + lane % 8;
       int key = L::key(krow);
 #pragma unroll
       for (int p = 0; p < kPairs; ++p) {
         base[p] = krow * N;
         int chunk = col0 / 8 + 2 * p + (2 * p + 1 < NT ? q / 2 : 0);
-        colOff[p] = (chunk ^ key) * 8;
+        colOff[p] = (chunk ^ key) * kChunk;
       }
       xorKey = 0;
     } else {  // [N][K]: rows = n, chunk = 2*kk + q%2
-      using L = SwizzledLayout<N, K, 16>;
+      using L = SwizzledLayout<N, K, Mma::kBits>;
 #pragma unroll
       for (int p = 0; p < kPairs; ++p) {
         int nrow = col0 + 16 * p + (2 * p + 1 < NT ? (q / 2) * 8 : 0) + lane % 8;
@@ -103,19 +184,35 @@ struct OperandB {
 
   // B fragments of n8 tiles 2p and 2p + 1 (b1 untouched when 2p + 1 == NT).
   TL_DEVICE void load(const T* B, int kk, int p, std::uint32_t (&b0)[2], std::uint32_t (&b1)[2]) const {
-    const T* addr = !TransB ? B + base[p] + kk * 16 * N + colOff[p]
-                            : B + base[p] + (((2 * kk) ^ xorKey) * 8);
-    if (2 * p + 1 < NT) {
-      std::uint32_t r[4];
-      ldmatrix<4, !TransB>(r, addr);
-      b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
+    if constexpr (kGather) {  // register j of tile ni: K rows j * kChunk + t * E + i, column g
+      using L = SwizzledLayout<K, N, Mma::kBits>;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        int k = kk * Mma::kStep + j * kChunk + (lane % 4) * Mma::kPerRegister;
+        int n = col0 + 16 * p + lane / 4;
+        b0[j] = gather_register(B, [&](int i) { return L::offset(k + i, n); });
+        if (2 * p + 1 < NT) b1[j] = gather_register(B, [&](int i) { return L::offset(k + i, n + 8); });
+      }
     } else {
-      ldmatrix<2, !TransB>(b0, addr);
+      const T* addr = !TransB ? B + base[p] + kk * Mma::kStep * N + colOff[p]
+                              : B + base[p] + (((2 * kk) ^ xorKey) * kChunk);
+      if (2 * p + 1 < NT) {
+        std::uint32_t r[4];
+        ldmatrix<4, !TransB>(r, addr);
+        b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
+      } else {
+        ldmatrix<2, !TransB>(b0, addr);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      b0[j] = Mma::operand(b0[j]);
+      if (2 * p + 1 < NT) b1[j] = Mma::operand(b1[j]);
     }
   }
 };
 
-// C tiles of one k16 step: every (mi, ni) pair.
+// C tiles of one k step: every (mi, ni) pair.
 template <int MT, int NT, class T, class Acc, class LoadB>
 TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc* C) {
 #pragma unroll
@@ -124,8 +221,8 @@ TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc
     loadB(p, b0, b1);
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) {
-      mma_16816<T>(&C[(mi * NT + 2 * p) * 4], a[mi], b0);
-      if (2 * p + 1 < NT) mma_16816<T>(&C[(mi * NT + 2 * p + 1) * 4], a[mi], b1);
+      WarpMma<T>::run(&C[(mi * NT + 2 * p) * 4], a[mi], b0);
+      if (2 * p + 1 < NT) WarpMma<T>::run(&C[(mi * NT + 2 * p + 1) * 4], a[mi], b1);
     }
   }
 }
@@ -135,15 +232,15 @@ TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc
 template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, class T, class Acc,
           int R>
 TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
-  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_ss: inputs must be f16 or bf16");
+  using Mma = detail::WarpMma<T>;
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8;
-  static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % 16 == 0, "tl::gemm_ss: tile shape");
+  static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % Mma::kStep == 0, "tl::gemm_ss: tile shape");
   static_assert(R == MT * NT * 4, "tl::gemm_ss: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const detail::OperandA<M, K, MT, TransA, T> opA(lane, (warp / WN) * WTM);
   const detail::OperandB<N, K, NT, TransB, T> opB(lane, (warp % WN) * WTN);
 #pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
+  for (int kk = 0; kk < K / Mma::kStep; ++kk) {
     std::uint32_t a[MT][4];
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) opA.load(A, kk, mi, a[mi]);
@@ -154,7 +251,8 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
 }
 
 // A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile with
-// every warp owning whole rows (WN == 1 for A).
+// every warp owning whole rows (WN == 1 for A). 16-bit inputs only: there the accumulator
+// layout of two n8 tiles is m16n8k16's A layout.
 template <int M, int N, int K, int WM, int WN, bool TransB, class T, class Acc, int RA, int R>
 TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_rs: inputs must be f16 or bf16");
