@@ -150,7 +150,7 @@ TEST_CASE("SyncInsertion: loop back edge", "[lower]") {
   const StmtList &body = t.k.body[0]->body;
   CHECK(barriers(body) == std::vector<std::string>{
                               "'A_s' was written by other threads",
-                              "loop back-edge: shared buffers are reused by the next iteration"});
+                              "loop back-edge: 'A_s' is written again in the next iteration"});
   CHECK(body.back()->kind == StmtKind::Barrier);
 }
 
