@@ -832,8 +832,9 @@ DTYPE_GEMMS = {"i8": ({"dtype": "i8", "accum": "i32", "out_dtype": "i32"}, 0.0, 
 
 def _add_gemm_dtypes(t: _Tables) -> None:
     """Build names dtypes_gemm_<dt>[_<target>] (the NN sample: B [K, N], read element-wise
-    for these types) and dtypes_gemm_nt_<dt>[_<target>] (tests/gpu/ops/gemm_nt.tl, B [N, K]:
-    both operands through ldmatrix); `--only '^dtypes_'` selects them."""
+    for these types), dtypes_gemm_nt_<dt>[_<target>] (tests/gpu/ops/gemm_nt.tl, B [N, K]:
+    both operands through ldmatrix) and dtypes_gemm_annotated_<dt>_<variant>[_<target>] (an
+    annotated A); `--only '^dtypes_'` selects them."""
     shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in DTYPE_GEMM_SHAPES]
     for dt, (defines, tolerance, warp_target) in DTYPE_GEMMS.items():
         for prefix, family in (("dtypes_gemm", "gemm"), ("dtypes_gemm_nt", "gemm_nt")):
@@ -842,6 +843,18 @@ def _add_gemm_dtypes(t: _Tables) -> None:
                 t.add(Build(f"{prefix}_{dt}", family, knobs), shapes, tolerance)
             t.add(Build(f"{prefix}_{dt}_{warp_target.replace('_', '')}", family, knobs,
                         target=warp_target), shapes, tolerance)
+    # An annotated A (tests/gpu/ops/gemm_annotated.tl: elem, rot) read element by element through
+    # its layout, beside a [K, N] B gathered from its swizzle: both element paths of tl::gemm on
+    # every input type; partial tiles in M, N and K (the annotated shapes).
+    annotated_shapes = [("257x1000x999", {"M": 257, "N": 1000, "K": 999}),
+                        ("130x70x40", {"M": 130, "N": 70, "K": 40})]
+    for dt, (defines, tolerance, warp_target) in DTYPE_GEMMS.items():
+        for variant, target in (("elem", ""), ("rot", ""), ("elem", warp_target)):
+            if dt == "e5m2" and not target:
+                continue
+            name = f"dtypes_gemm_annotated_{dt}_{variant}" + (f"_{target.replace('_', '')}" if target else "")
+            t.add(Build(name, "gemm_annotated", {**defines, variant: "1"}, target=target), annotated_shapes,
+                  tolerance)
 
 
 def _op_tables() -> tuple:

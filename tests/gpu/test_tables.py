@@ -274,7 +274,25 @@ class OperatorCoverage(unittest.TestCase):
                     self.assertIn({"M": m, "N": n, "K": k}, shapes, name)
         self.assertEqual(names["dtypes_gemm_i8_sm80"].defines["accum"], "i32")
         self.assertTrue(all(c.tolerance == 0 for c in self.cases if "_i8" in c.build))
-        self.assertEqual(sum(1 for b in self.builds if b.name.startswith("dtypes_")), 14)
+        self.assertEqual(sum(1 for b in self.builds if b.name.startswith("dtypes_gemm_") and
+                             not b.name.startswith("dtypes_gemm_annotated_")), 14)
+
+    def test_gemm_on_i8_tf32_and_fp8_with_an_annotated_operand(self):
+        # annotate_layout on the other input types: A through its annotation (elem and rot),
+        # B [K, N] gathered from its swizzle, on the sm_90a bundle's path and on mma.sync's
+        # oldest target; partial tiles in every dimension, i8 exact.
+        builds = [b for b in self.builds if b.name.startswith("dtypes_gemm_annotated_")]
+        self.assertTrue(all(b.family == "gemm_annotated" for b in builds))
+        got = {(b.defines["dtype"], v, b.target) for b in builds for v in ("elem", "rot")
+               if b.defines.get(v) == "1"}
+        for dt, warp_target in (("i8", "sm_80"), ("f32", "sm_80"), ("f8e4m3", "sm_89")):
+            self.assertLessEqual({(dt, "elem", ""), (dt, "rot", ""), (dt, "elem", warp_target)}, got)
+        self.assertIn(("f8e5m2", "elem", "sm_89"), got)
+        for b in builds:
+            self.assertTrue(any(s["M"] % 128 and s["N"] % 128 and s["K"] % 32 for s in self.shapes_of(b)),
+                            b.name)
+        self.assertEqual({b.defines["out_dtype"] for b in builds if b.defines["dtype"] == "i8"}, {"i32"})
+        self.assertTrue(all(c.tolerance == 0 for c in self.cases if c.build.startswith("dtypes_gemm_annotated_i8")))
 
     def test_gemm_with_a_in_registers(self):
         self.assertEqual({b.defines["policy"] for b in self.builds_of("gemm_rs")}, {"full_row"})
