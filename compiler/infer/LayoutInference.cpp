@@ -196,6 +196,10 @@ public:
                     " but it already has " + b.shared->str() + " (" + b.layoutReason + ")");
       return false;
     }
+    // A rule that agrees keeps the reason of the first (an annotation's, say, when a second
+    // gemm reads the buffer), as fragments do.
+    if (b.shared)
+      return true;
     b.shared = l;
     b.layoutReason = reason;
     return true;

@@ -448,21 +448,8 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
         os << " %" << d->id;
     }
     if (inferred) {
-      if (n.kind == NodeKind::Gemm && n.warpsM && n.warpgroupMma)
-        os << "  {warpgroups " << n.warpsM << "x" << n.warpsN << ", wgmma.m64n" << n.instrN << "k16, "
-           << (n.inputs[0].buffer->scope == Scope::Fragment ? "A in registers" : n.transA ? "A MN-major" : "A K-major")
-           << ", B " << (n.transB ? "K-major" : "MN-major") << "}";
-      else if (n.kind == NodeKind::Gemm && n.warpsM) {
-        os << "  {warps " << n.warpsM << "x" << n.warpsN << ", mma.m16n8k16";
-        // Operands in annotated layouts other than the swizzle are read element by element.
-        if (n.elementwiseA)
-          os << ", " << n.inputs[0].buffer->name << " element by element";
-        if (n.elementwiseB)
-          os << ", " << n.inputs[1].buffer->name << " element by element";
-        if (!n.elementwiseA || !n.elementwiseB)
-          os << ", ldmatrix" << (n.transB || n.elementwiseB ? "" : ".trans for B");
-        os << "}";
-      }
+      if (n.kind == NodeKind::Gemm && !n.mmaText.empty())
+        os << "  {" << n.mmaText << "}";
       if (n.kind == NodeKind::Copy && n.instr != CopyInstr::None)
         os << "  {" << copyInstrName(n.instr) << ", " << n.copyVector << " elements/access"
            << (n.producer ? ", prefetched" : "") << "}";

@@ -102,6 +102,9 @@ struct Node {
   // mma.sync: a shared operand whose annotated layout (annotate_layout) is not the swizzle
   // ldmatrix reads, so the gemm reads it element by element through that layout.
   bool elementwiseA = false, elementwiseB = false;
+  // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
+  // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
+  std::string mmaText;
   // Reduce / cumsum.
   Builtin reduceOp = Builtin::None;
   int dim = 0;

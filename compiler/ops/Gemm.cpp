@@ -55,15 +55,15 @@ bool panelsFit(int64_t wtn, int wgn, int64_t ni, int64_t panel) {
 
 WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
   WarpgroupPlan p;
-  const target::MmaAtom *atom = g.target->warpgroupMma();
-  if (!atom || n.inputs.size() != 3) {
+  if (!g.target->warpgroupMma() || n.inputs.size() != 3) {
     p.whyNot = "the target has no warpgroup MMA";
     return p;
   }
   const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.inputs[2].buffer;
   auto [M, N, K] = shapeOf(n);
-  if (A.dtype != B.dtype || !atom->supports(A.dtype, C.dtype)) {
-    p.whyNot = "wgmma takes (input -> accumulator) " + atom->dtypesText();
+  const target::MmaAtom *atom = g.target->warpgroupMma(A.dtype);
+  if (!atom || A.dtype != B.dtype || !atom->supports(A.dtype, C.dtype)) {
+    p.whyNot = "wgmma has no " + dtypeName(A.dtype).str() + " -> " + dtypeName(C.dtype).str() + " form here";
     return p;
   }
   if (g.threads % atom->threads != 0) {
@@ -77,10 +77,16 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
   }
   p.split = infer::splitWarpgroups(M, N, g.threads / atom->threads, n.policy, *atom);
   if (!p.split.fits || K % atom->k != 0 || (A.scope == Scope::Fragment && p.split.n != 1)) {
-    p.whyNot = "the tile does not split into m64 x n8 x k16 pieces per warpgroup";
+    p.whyNot = "the tile does not split into m64 x n8 x k" + std::to_string(atom->k) + " pieces per warpgroup";
     return p;
   }
   int bits = int(bitWidth(A.dtype));
+  // PTX ISA: wgmma reads operands of other than 16 bits only K-major (no imm-trans).
+  if (bits != 16 && (A.scope != Scope::Shared || n.transA || !n.transB)) {
+    p.whyNot = "wgmma reads " + dtypeName(A.dtype).str() +
+               " operands only K-major from shared memory (A [M, K], B [N, K] with transpose_B = true)";
+    return p;
+  }
   if (A.scope == Scope::Shared) {
     p.a = n.transA ? SharedLayout::wgmmaOperand(K, M, bits) : SharedLayout::wgmmaOperand(M, K, bits);
     if (!p.a) {
@@ -129,6 +135,58 @@ bool kernelUsesWarpgroupMma(const ftg::Graph &g) {
   return *g.gemmsOnWarpgroupMma;
 }
 
+// The back-end targets whose warp atom takes `input` ("sm_89 or sm_90a"), for the error on a
+// target that has none.
+std::string targetsWithWarpMma(DType input) {
+  std::vector<std::string> names;
+  for (const target::TargetInfo *t : target::allTargets())
+    if (t->hasBackEnd() && t->warpMma(input))
+      names.push_back(t->name().str());
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return list;
+}
+
+// The instruction's input-type suffix as --emit=inferred shows it: none for the 16-bit types
+// (m16n8k16 takes both), PTX's spelling for the others.
+std::string inputSuffix(DType t) {
+  switch (t) {
+  case DType::I8: return ".s8";
+  case DType::F8E4M3: return ".e4m3";
+  case DType::F8E5M2: return ".e5m2";
+  case DType::F32: return ".tf32";
+  default: return "";
+  }
+}
+
+// How tl::gemm reads the shared operands of a warp atom (stdlib/tl/gemm.h): one in an
+// annotated layout other than the swizzle element by element through that layout (named);
+// the others with ldmatrix, transposing 16-bit elements where K is not contiguous. Other
+// element sizes cannot be transposed by ldmatrix, so such an operand is gathered from the
+// swizzle element by element. The text keeps the short forms of the common cases
+// ("ldmatrix.trans for B", "ldmatrix for A, B gathered").
+std::string operandLoads(const Node &n, DType input) {
+  std::string text;
+  auto add = [&](const std::string &part) { text += (text.empty() ? "" : ", ") + part; };
+  if (n.elementwiseA)
+    add(n.inputs[0].buffer->name + " element by element");
+  if (n.elementwiseB)
+    add(n.inputs[1].buffer->name + " element by element");
+  bool wide = bitWidth(input) == 16;
+  bool gatherA = !n.elementwiseA && !wide && n.transA, gatherB = !n.elementwiseB && !wide && !n.transB;
+  bool ldmatrixA = !n.elementwiseA && !gatherA, ldmatrixB = !n.elementwiseB && !gatherB;
+  if (gatherA && gatherB)
+    add("A and B gathered");
+  else if (gatherA)
+    add(ldmatrixB ? "A gathered, ldmatrix for B" : "A gathered");
+  else if (gatherB)
+    add(ldmatrixA ? "ldmatrix for A, B gathered" : "B gathered");
+  else if (ldmatrixA || ldmatrixB)
+    add(ldmatrixB && !n.transB ? "ldmatrix.trans for B" : "ldmatrix");
+  return text;
+}
+
 class GemmOp : public ftg::TileOp {
 public:
   ftg::NodeKind kind() const override { return ftg::NodeKind::Gemm; }
@@ -160,9 +218,22 @@ public:
     auto [M, N, K] = shapeOf(n);
     if (kernelUsesWarpgroupMma(g))
       return inferWarpgroup(n, planWarpgroupMma(n, g), rules);
-    const target::MmaAtom &atom = g.target->gemmAtom();
-    int warps = g.threads / g.target->warpSize();
     llvm::SMRange at = n.call->getRange();
+    const target::MmaAtom *warpAtom = g.target->warpMma(A->dtype);
+    if (!warpAtom) {
+      std::string others = targetsWithWarpMma(A->dtype);
+      std::string in = dtypeName(A->dtype).str();
+      if (others.empty())
+        rules.error(at, "gemm on " + in + " inputs has no tensor-core instruction on " + g.target->name().str(),
+                    "use f16 or bf16 inputs");
+      else
+        rules.error(at, "gemm on " + in + " inputs needs " + others + ": " + g.target->name().str() +
+                            " has no tensor-core instruction for them",
+                    "compile with --target " + others + ", or convert the tiles to f16 or bf16");
+      return;
+    }
+    const target::MmaAtom &atom = *warpAtom;
+    int warps = g.threads / g.target->warpSize();
     infer::WarpSplit split = infer::splitWarps(M, N, warps, n.policy, atom);
     int wm = split.m, wn = split.n;
     if (!split.fits) {
@@ -173,9 +244,11 @@ public:
                   "change the tile size, the thread count or the policy");
       return;
     }
+    std::string shape = "m" + std::to_string(atom.m) + "n" + std::to_string(atom.n) + "k" + std::to_string(atom.k);
     if (K % atom.k != 0) {
       rules.error(at, "gemm K = " + std::to_string(K) + " is not a multiple of " + std::to_string(atom.k) +
-                          " (the mma.m16n8k16 K)");
+                          " (the K of mma." + shape + " for " + dtypeName(A->dtype).str() + " inputs)",
+                  "make the K extent of the tiles a multiple of " + std::to_string(atom.k));
       return;
     }
     n.warpsM = wm;
@@ -185,25 +258,42 @@ public:
     if (A->scope == Scope::Fragment) {
       if (n.transA)
         rules.error(at, "not supported yet: a transposed A operand in registers");
+      else if (bitWidth(A->dtype) != 16)
+        rules.error(at, "not supported yet: gemm with A in registers on " + dtypeName(A->dtype).str() + " inputs",
+                    "keep A in shared memory (A in registers takes f16 or bf16)");
       else if (wn != 1)
         rules.error(at, "gemm with A in registers needs every warp to own whole rows",
                     "pass policy = full_row to this gemm (and to the gemm that produced A)");
       else
         rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, wm, 1, *atom.c), "gemm A operand in registers", at);
     }
-    for (auto [buf, rows, cols, elementwise] :
-         {std::tuple{A, n.transA ? K : M, n.transA ? M : K, &n.elementwiseA},
-          std::tuple{B, n.transB ? N : K, n.transB ? K : N, &n.elementwiseB}}) {
+    // A shared operand whose annotated layout (annotate_layout) is not the swizzle keeps it and
+    // is read element by element through it; the others take the swizzle, which every other
+    // path reads: ldmatrix, and the gathers of operands whose K is not contiguous where
+    // ldmatrix cannot transpose (see operandLoads): one layout per operand order.
+    bool wide = bitWidth(A->dtype) == 16;
+    for (auto [buf, rows, cols, kMajor, elementwise] :
+         {std::tuple{A, n.transA ? K : M, n.transA ? M : K, !n.transA, &n.elementwiseA},
+          std::tuple{B, n.transB ? N : K, n.transB ? K : N, n.transB, &n.elementwiseB}}) {
       if (buf->scope != Scope::Shared)
         continue;
       SharedLayout swizzled = SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype)));
-      // An annotated operand in another layout keeps it: the gemm reads it element by
-      // element instead of with ldmatrix, which needs the swizzle.
       if (buf->shared && buf->shared->isAnnotated() && !buf->shared->sameOffsets(swizzled)) {
         *elementwise = true;
         continue;
       }
-      rules.assignShared(*buf, swizzled, "strict: gemm operand, bank-conflict-free for ldmatrix", at);
+      rules.assignShared(*buf, swizzled,
+                         wide || kMajor ? "strict: gemm operand, bank-conflict-free for ldmatrix"
+                                        : "strict: gemm operand, gathered element-wise",
+                         at);
+    }
+    // After the operands: the text says which of them are read element by element.
+    n.mmaText = "warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", mma." + shape +
+                inputSuffix(A->dtype) + ", " + operandLoads(n, A->dtype);
+    // Where the target has a warpgroup atom, say why this kernel's gemms do not take it.
+    if (g.target->warpgroupMma()) {
+      WarpgroupPlan wg = planWarpgroupMma(n, g);
+      n.mmaText += "; not wgmma: " + (wg.ok ? std::string("another gemm of the kernel does not fit it") : wg.whyNot);
     }
   }
 
@@ -214,12 +304,16 @@ public:
     const ftg::Graph &g = rules.graph();
     ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
     auto [M, N, K] = shapeOf(n);
-    const target::MmaAtom &atom = *g.target->warpgroupMma();
+    const target::MmaAtom &atom = *g.target->warpgroupMma(A->dtype);
     llvm::SMRange at = n.call->getRange();
     n.warpgroupMma = true;
     n.warpsM = p.split.m;
     n.warpsN = p.split.n;
     n.instrN = p.instrN;
+    n.mmaText = "warpgroups " + std::to_string(p.split.m) + "x" + std::to_string(p.split.n) + ", wgmma.m64n" +
+                std::to_string(p.instrN) + "k" + std::to_string(atom.k) + inputSuffix(A->dtype) + ", " +
+                (A->scope == Scope::Fragment ? "A in registers" : n.transA ? "A MN-major" : "A K-major") +
+                ", B " + (n.transB ? "K-major" : "MN-major");
     rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, p.split.m, p.split.n, *atom.c),
                  "gemm accumulator (wgmma), policy " + policyName(n.policy).str(), at);
     if (A->scope == Scope::Fragment)
@@ -238,12 +332,14 @@ public:
   void lower(const Node &n, KernelLowering &L) const override {
     const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.outputs[0].buffer;
     const target::TargetInfo &t = *L.g.target;
-    const target::MmaAtom &atom = n.warpgroupMma ? *t.warpgroupMma() : t.gemmAtom();
-    if (!atom.takesInput(A.dtype)) {
-      L.unsupported(n.call->getRange(), "gemm on " + dtypeName(A.dtype).str() +
-                                            " inputs (this back end has f16 and bf16 tensor-core paths)");
+    const target::MmaAtom *chosen = n.warpgroupMma ? t.warpgroupMma(A.dtype) : t.warpMma(A.dtype);
+    if (!chosen) { // layout inference rejects this first; kept so that lowering never guesses
+      L.diags.error(n.call->getRange(), "gemm on " + dtypeName(A.dtype).str() +
+                                            " inputs has no tensor-core instruction on " + t.name().str());
+      L.ok = false;
       return;
     }
+    const target::MmaAtom &atom = *chosen;
     if (!atom.supports(A.dtype, C.dtype)) {
       L.diags.error(n.call->getRange(), "gemm of " + dtypeName(A.dtype).str() + " inputs cannot accumulate in " +
                                             dtypeName(C.dtype).str() + " on " + t.name().str() + "'s " +

@@ -35,6 +35,44 @@ MmaAtom makeMmaSyncM16N8K16() {
   return atom;
 }
 
+// CuTe's SM80_16x8x32_S32S8S8S32_TN traits (and SM89_16x8x32_F32E4M3E4M3F32_TN, the same
+// layouts with fp8 elements): a register holds 4 consecutive K elements.
+//   ALayout ((4,8),(4,2,2)):((64,1),(16,8,256))  on (M=16, K=32)
+//   BLayout ((4,8),(4,2))  :((32,1),(8,128))     on (N=8,  K=32)
+//   CLayout                                      as m16n8k16's
+MmaAtom makeMmaSyncM16N8K32(bool fp8) {
+  MmaAtom atom;
+  atom.name = "mma.sync.aligned.m16n8k32.row.col";
+  atom.m = 16, atom.n = 8, atom.k = 32;
+  atom.threads = 32;
+  // PTX ISA: s8 accumulates in s32; e4m3 and e5m2 (sm_89+) in f32.
+  atom.dtypes = {{DType::I8, DType::I32}};
+  if (fp8)
+    atom.dtypes.push_back({DType::F8E4M3, DType::F32}), atom.dtypes.push_back({DType::F8E5M2, DType::F32});
+  atom.a = fragmentFromCute(makeCuteLayout({{{4, 64}, {8, 1}}, {{4, 16}, {2, 8}, {2, 256}}}), 16, 32);
+  atom.b = fragmentFromCute(makeCuteLayout({{{4, 32}, {8, 1}}, {{4, 8}, {2, 128}}}), 32, 8,
+                            /*transposed=*/true);
+  atom.c = makeMmaSyncM16N8K16().c;
+  return atom;
+}
+
+// CuTe's SM80_16x8x8_F32TF32TF32F32_TN traits: one 32-bit element per register.
+//   ALayout ((4,8),(2,2)):((16,1),(8,64))  on (M=16, K=8)
+//   BLayout ((4,8),2)    :((8,1),32)       on (N=8,  K=8)
+//   CLayout                                as m16n8k16's
+MmaAtom makeMmaSyncM16N8K8Tf32() {
+  MmaAtom atom;
+  atom.name = "mma.sync.aligned.m16n8k8.row.col";
+  atom.m = 16, atom.n = 8, atom.k = 8;
+  atom.threads = 32;
+  // f32 operands are rounded to tf32 (cvt.rna.tf32.f32) and accumulate in f32.
+  atom.dtypes = {{DType::F32, DType::F32}};
+  atom.a = fragmentFromCute(makeCuteLayout({{{4, 16}, {8, 1}}, {{2, 8}, {2, 64}}}), 16, 8);
+  atom.b = fragmentFromCute(makeCuteLayout({{{4, 8}, {8, 1}}, {{2, 32}}}), 8, 8, /*transposed=*/true);
+  atom.c = makeMmaSyncM16N8K16().c;
+  return atom;
+}
+
 // PTX ISA "Register fragments for wgmma .m64nNk16": warp w of the warpgroup holds rows
 // 16w..16w+15 of A and D, each warp laid out as mma.m16n8k16's A and C. CuTe's
 // CLayout_64xN<8> is ((4,8,4),(2,2)):((128,1,16),(64,8)) on (M=64, N=8); A in registers is

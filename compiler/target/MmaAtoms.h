@@ -19,6 +19,11 @@ Fragment fragmentFromCute(const Layout &tv, int64_t rows, int64_t cols, bool tra
 // mma.sync.aligned.m16n8k16.row.col (sm_80+): f16 inputs accumulating in f32 or f16, bf16 in
 // f32; one warp.
 MmaAtom makeMmaSyncM16N8K16();
+// mma.sync.aligned.m16n8k32.row.col: s8 inputs accumulating in s32 (sm_80+) and, with
+// `fp8`, e4m3/e5m2 in f32 (sm_89+); one warp, 4 K elements per operand register.
+MmaAtom makeMmaSyncM16N8K32(bool fp8);
+// mma.sync.aligned.m16n8k8.row.col on tf32: f32 inputs rounded to tf32, f32 accumulator.
+MmaAtom makeMmaSyncM16N8K8Tf32();
 // wgmma.mma_async.sync.aligned.m64n8k16 (sm_90a): one warpgroup of 128 threads; A from
 // registers (or shared memory), B from shared memory through a matrix descriptor. N grows in
 // steps of 8 up to 256 by repeating the 64x8 accumulator on further registers.

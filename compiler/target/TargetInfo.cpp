@@ -41,6 +41,20 @@ const MmaAtom *TargetInfo::warpgroupMma() const {
   return nullptr;
 }
 
+const MmaAtom *TargetInfo::warpgroupMma(DType input) const {
+  for (const MmaAtom &a : mmaAtoms_)
+    if (a.threads > warpSize_ && hasBackEnd() && a.takesInput(input))
+      return &a;
+  return nullptr;
+}
+
+const MmaAtom *TargetInfo::warpMma(DType input) const {
+  for (const MmaAtom &a : mmaAtoms_)
+    if (a.threads == warpSize_ && a.takesInput(input))
+      return &a;
+  return nullptr;
+}
+
 const CopyAtom *TargetInfo::copyAtom(CopyKind kind) const {
   for (const CopyAtom &a : copyAtoms_)
     if (a.kind == kind)
@@ -77,7 +91,10 @@ public:
     limits_.threadsPerBlock = 1024;
     limits_.threadsPerSM = threadsPerSM;
     limits_.blocksPerSM = blocksPerSM;
+    // The f16/bf16 atom first (gemmAtom()); s8 (and from sm_89 on fp8) and tf32 after it.
     mmaAtoms_.push_back(makeMmaSyncM16N8K16());
+    mmaAtoms_.push_back(makeMmaSyncM16N8K32(/*fp8=*/capability >= 89));
+    mmaAtoms_.push_back(makeMmaSyncM16N8K8Tf32());
     copyAtoms_ = {
         {CopyKind::CpAsync, "cp.async.cg.shared.global", 16, /*globalToShared=*/true, /*async=*/true},
         {CopyKind::Vector, "ld.global.v4.u32 / st.global.v4.u32", 16, false, false},

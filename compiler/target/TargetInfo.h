@@ -123,6 +123,12 @@ public:
   // The warpgroup atom (wgmma on sm_90a: operands from shared memory through descriptors,
   // asynchronous) that gemms use when they fit it, or null: ops/Gemm.cpp decides per kernel.
   const MmaAtom *warpgroupMma() const;
+  // The warpgroup atom that takes `input` operands, or null.
+  const MmaAtom *warpgroupMma(DType input) const;
+  // The warp-level atom (mma.sync) that takes `input` operands (m16n8k16 for f16/bf16,
+  // m16n8k32 for i8 and fp8, m16n8k8 for f32 as tf32), or null where the target has none
+  // (fp8 before sm_89).
+  const MmaAtom *warpMma(DType input) const;
 
   llvm::ArrayRef<CopyAtom> copyAtoms() const { return copyAtoms_; }
   const CopyAtom *copyAtom(CopyKind kind) const;

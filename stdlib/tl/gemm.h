@@ -1,4 +1,5 @@
-// tl/gemm.h - block-level tile GEMM on the sm_80+ tensor cores (ldmatrix + mma.m16n8k16).
+// tl/gemm.h - block-level tile GEMM on the sm_80+ tensor cores (ldmatrix + mma.sync: m16n8k16
+// for f16/bf16, m16n8k32 for i8 and fp8, m16n8k8 for f32 as tf32; tl/mma.h).
 //
 //   gemm_ss: C[M, N] += A[M, K] * B[K, N] with A and B tiles in swizzled shared memory
 //   gemm_rs: the same with A in registers (the accumulator layout of an earlier gemm, as in
@@ -8,14 +9,20 @@
 // (w % WN) * N/WN..). Each thread's accumulator registers follow tlc's MmaC fragment layout:
 // register r = (mi * NT + ni) * 4 + e holds C[wr*WTM + mi*16 + lane/4 + 8*(e/2),
 // wc*WTN + ni*8 + 2*(lane%4) + e%2], NT = N / WN / 8 (compiler/ir/TileLayout.h).
-// The accumulator is f32, or f16 for f16 inputs (4-byte aligned: tl::detail::accum_registers).
+// The accumulator is f32, or f16 for f16 inputs (4-byte aligned: tl::detail::accum_registers),
+// or i32 for i8 inputs.
 // Shared tiles: A is [M][K] ([K][M] when TransA), B is [K][N] ([N][K] when TransB), each
 // laid out by tl::SwizzledLayout, or (annotate_layout) by any layout whose offset functor
 // the call passes: that operand is then read element by element instead of by ldmatrix.
 //
 // Addressing is the hot path at mma.sync rates: each operand computes its lane's row base and
-// swizzle key once, and a k16 step then costs one add and one xor per ldmatrix. This works
-// because the key depends only on row % 8 and a k16 step moves by two 16-byte chunks.
+// swizzle key once, and a k step then costs one add and one xor per ldmatrix. This works
+// because the key depends only on row % 8 and a k step moves by two 16-byte chunks (32 bytes
+// of K: 16 f16, 32 i8/fp8 or 8 f32 elements). An operand whose K is not contiguous ([K][M]
+// A, [K][N] B) goes through ldmatrix.trans for 16-bit types; 8- and 32-bit elements cannot be
+// transposed by ldmatrix, so those registers are gathered with one shared load per element
+// (correct, not fast: store such B as [N][K] with transpose_B), by the same element reader
+// as operands in annotated layouts (operand_a / operand_b).
 #pragma once
 
 #include "common.h"
@@ -26,23 +33,88 @@
 #if TL_CUDA
 namespace tl {
 
-// A gemm operand in its default layout, tl::SwizzledLayout (read with ldmatrix); the other
-// choice is a functor (int row, int col) -> element offset, for annotated layouts.
+// A gemm operand in its default layout, tl::SwizzledLayout (read with ldmatrix where it can);
+// the other choice is a functor (int row, int col) -> element offset, for annotated layouts.
 struct SwizzledOperand {};
 
 namespace detail {
 
-// One m16n8k16 on the 4 accumulator elements at c (tl::detail::accum_registers).
-template <class T, class Acc>
-TL_DEVICE void mma_16816(Acc* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-  static_assert(is_one_of_v<Acc, float, f16>, "tl::gemm accumulates in f32 or f16");
-  auto& d = accum_registers(*reinterpret_cast<Acc (*)[4]>(c));
-  m16n8k16::mma_raw<T>(d, a, b, d);
+// The mma.sync instruction of input type T (tl/mma.h): m16n8k16 for f16/bf16, m16n8k32 for
+// i8 and fp8, m16n8k8 for f32 read as tf32. Each reads 32 bytes of K per step (kStep
+// elements: two 16-byte chunks of a K-major row) from a[4] and b[2], and accumulates into 4
+// elements of C in the m16n8k16 layout, so the operand addressing below is the same in bytes
+// for every type.
+template <class T>
+struct WarpMma {
+  static_assert(is_one_of_v<T, f16, bf16, i8, f8e4m3, f8e5m2, float>,
+                "tl::gemm: inputs must be f16, bf16, i8, f8e4m3, f8e5m2 or f32 (as tf32)");
+  static constexpr int kStep = 32 / static_cast<int>(sizeof(T));   // K per instruction
+  static constexpr int kChunk = 16 / static_cast<int>(sizeof(T));  // elements of 16 bytes
+  static constexpr int kPerRegister = 4 / static_cast<int>(sizeof(T));
+  static constexpr int kBits = 8 * static_cast<int>(sizeof(T));
+  // ldmatrix.trans transposes 16-bit elements only: an MN-major operand of another type is
+  // gathered element by element (gather_register).
+  static constexpr bool kLdmatrixTrans = sizeof(T) == 2;
+
+  // An operand register as the instruction reads it: f32 bits are rounded to tf32.
+  TL_DEVICE static std::uint32_t operand(std::uint32_t r) {
+    if constexpr (std::is_same_v<T, float>)
+      return m16n8k8::to_tf32(r);
+    else
+      return r;
+  }
+
+  // One instruction on the 4 accumulator elements at c (tl::detail::accum_registers).
+  template <class Acc>
+  TL_DEVICE static void run(Acc* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+    if constexpr (sizeof(T) == 2) {
+      static_assert(is_one_of_v<Acc, float, f16>, "tl::gemm: f16/bf16 inputs accumulate in f32 or f16");
+      auto& d = accum_registers(*reinterpret_cast<Acc(*)[4]>(c));
+      m16n8k16::mma_raw<T>(d, a, b, d);
+    } else if constexpr (std::is_same_v<T, i8>) {
+      static_assert(std::is_same_v<Acc, i32>, "tl::gemm: i8 inputs accumulate in i32");
+      auto& d = *reinterpret_cast<i32(*)[4]>(c);
+      m16n8k32::mma_s8(d, a, b, d);
+    } else {
+      static_assert(std::is_same_v<Acc, float>, "tl::gemm: fp8 and tf32 inputs accumulate in f32");
+      auto& d = *reinterpret_cast<float(*)[4]>(c);
+      if constexpr (std::is_same_v<T, float>)
+        m16n8k8::mma_tf32(d, a, b, d);
+      else
+        m16n8k32::mma_f8<std::is_same_v<T, f8e5m2>>(d, a, b, d);
+    }
+  }
+};
+
+// One operand register gathered from a shared tile: its kPerRegister elements at element
+// offsets offset(0), offset(1), ..., element i in bits [i * kBits, (i + 1) * kBits) (for
+// 16-bit types what tl::detail::pack2 builds).
+template <class T, class Offset>
+TL_DEVICE std::uint32_t gather_register(const T* tile, Offset offset) {
+  using Bits = std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                                  std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>>;
+  const Bits* bits = reinterpret_cast<const Bits*>(tile);
+  std::uint32_t r = 0;
+#pragma unroll
+  for (int i = 0; i < WarpMma<T>::kPerRegister; ++i)
+    r |= static_cast<std::uint32_t>(bits[offset(i)]) << (WarpMma<T>::kBits * i);
+  return r;
 }
 
-// The A operand of one warp: MT m16 tiles, ldmatrix.x4 per (mi, k16 step).
+// The operands of one warp come in two kinds, chosen by operand_a / operand_b below:
+//   OperandA / OperandB: ldmatrix from tl::SwizzledLayout, where ldmatrix can read the operand
+//     (K contiguous, or 16-bit elements that ldmatrix.trans transposes);
+//   OperandAAt / OperandBAt: every element through an offset functor (row, col) -> element
+//     offset of the stored tile: the functor of an annotated layout (annotate_layout), or
+//     SwizzledOffset for an 8- or 32-bit operand whose K is not contiguous.
+// Both fill the same registers of the instruction's fragments (WarpMma).
+
+// The A operand of one warp read by ldmatrix: MT m16 tiles, ldmatrix.x4 per (mi, k step).
 template <int M, int K, int MT, bool TransA, class T>
 struct OperandA {
+  using Mma = WarpMma<T>;
+  static constexpr int kChunk = Mma::kChunk;
+  static_assert(!TransA || Mma::kLdmatrixTrans, "tl::gemm: ldmatrix transposes 16-bit elements only");
   int base;     // element offset of this lane's row for mi = 0, kk = 0
   int xorKey;   // chunk xor term (see below)
   int colOff[MT];
@@ -50,32 +122,37 @@ struct OperandA {
   TL_DEVICE OperandA(int lane, int row0) {
     int q = lane / 8;
     if constexpr (!TransA) {  // [M][K]: rows fixed, chunk = 2*kk + q/2
-      using L = SwizzledLayout<M, K, 16>;
+      using L = SwizzledLayout<M, K, Mma::kBits>;
       int row = row0 + (q % 2) * 8 + lane % 8;
       base = row * K;
       xorKey = (q / 2) ^ L::key(row);
     } else {  // [K][M]: rows advance with kk, chunk = row0/8 + 2*mi + q%2
-      using L = SwizzledLayout<K, M, 16>;
+      using L = SwizzledLayout<K, M, Mma::kBits>;
       int krow = (q / 2) * 8 + lane % 8;
       base = krow * M;
       xorKey = (q % 2) ^ L::key(krow);
 #pragma unroll
-      for (int mi = 0; mi < MT; ++mi) colOff[mi] = ((row0 / 8 + 2 * mi) ^ xorKey) * 8;
+      for (int mi = 0; mi < MT; ++mi) colOff[mi] = ((row0 / 8 + 2 * mi) ^ xorKey) * kChunk;
     }
   }
 
   TL_DEVICE void load(const T* A, int kk, int mi, std::uint32_t (&a)[4]) const {
     if constexpr (!TransA)
-      ldmatrix<4, false>(a, A + base + mi * 16 * K + (((2 * kk) ^ xorKey) * 8));
+      ldmatrix<4, false>(a, A + base + mi * 16 * K + (((2 * kk) ^ xorKey) * kChunk));
     else
-      ldmatrix<4, true>(a, A + base + kk * 16 * M + colOff[mi]);
+      ldmatrix<4, true>(a, A + base + kk * Mma::kStep * M + colOff[mi]);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[r] = Mma::operand(a[r]);
   }
 };
 
-// The B operand of one warp: NT n8 tiles loaded in pairs by ldmatrix.x4 (x2 for a lone last
-// tile when NT is odd).
+// The B operand of one warp read by ldmatrix: NT n8 tiles loaded in pairs by ldmatrix.x4
+// (x2 for a lone last tile when NT is odd).
 template <int N, int K, int NT, bool TransB, class T>
 struct OperandB {
+  using Mma = WarpMma<T>;
+  static constexpr int kChunk = Mma::kChunk;
+  static_assert(TransB || Mma::kLdmatrixTrans, "tl::gemm: ldmatrix transposes 16-bit elements only");
   static constexpr int kPairs = (NT + 1) / 2;
   int base[kPairs];
   int xorKey;
@@ -84,18 +161,18 @@ struct OperandB {
   TL_DEVICE OperandB(int lane, int col0) {
     int q = lane / 8;
     if constexpr (!TransB) {  // [K][N], ldmatrix.trans: rows = k, chunk = col0/8 + 2p + q/2
-      using L = SwizzledLayout<K, N, 16>;
+      using L = SwizzledLayout<K, N, Mma::kBits>;
       int krow = (q % 2) * 8 + lane % 8;
       int key = L::key(krow);
 #pragma unroll
       for (int p = 0; p < kPairs; ++p) {
         base[p] = krow * N;
         int chunk = col0 / 8 + 2 * p + (2 * p + 1 < NT ? q / 2 : 0);
-        colOff[p] = (chunk ^ key) * 8;
+        colOff[p] = (chunk ^ key) * kChunk;
       }
       xorKey = 0;
     } else {  // [N][K]: rows = n, chunk = 2*kk + q%2
-      using L = SwizzledLayout<N, K, 16>;
+      using L = SwizzledLayout<N, K, Mma::kBits>;
 #pragma unroll
       for (int p = 0; p < kPairs; ++p) {
         int nrow = col0 + 16 * p + (2 * p + 1 < NT ? (q / 2) * 8 : 0) + lane % 8;
@@ -108,8 +185,8 @@ struct OperandB {
 
   // B fragments of n8 tiles 2p and 2p + 1 (b1 untouched when 2p + 1 == NT).
   TL_DEVICE void load(const T* B, int kk, int p, std::uint32_t (&b0)[2], std::uint32_t (&b1)[2]) const {
-    const T* addr = !TransB ? B + base[p] + kk * 16 * N + colOff[p]
-                            : B + base[p] + (((2 * kk) ^ xorKey) * 8);
+    const T* addr = !TransB ? B + base[p] + kk * Mma::kStep * N + colOff[p]
+                            : B + base[p] + (((2 * kk) ^ xorKey) * kChunk);
     if (2 * p + 1 < NT) {
       std::uint32_t r[4];
       ldmatrix<4, !TransB>(r, addr);
@@ -117,74 +194,96 @@ struct OperandB {
     } else {
       ldmatrix<2, !TransB>(b0, addr);
     }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      b0[j] = Mma::operand(b0[j]);
+      if (2 * p + 1 < NT) b1[j] = Mma::operand(b1[j]);
+    }
   }
 };
 
-// Operands in any shared layout (annotate_layout): each thread reads the elements of its
-// mma.m16n8k16 fragments one by one through `off(row, col)`, the element offset of the
-// operand's stored [rows][cols] tile. No ldmatrix, so no constraint on the layout; slower
-// than the swizzled path. Fragment of lane (g = lane / 4, t = lane % 4), PTX ISA "Matrix
-// Fragments for mma.m16n8k16": A regs {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)},
-// each with the next column; B regs {(2t, g), (2t + 8, g)}, each with the next row.
+// Operands read element by element through `off(row, col)`, the element offset in the
+// operand's stored [rows][cols] tile: no ldmatrix, so no constraint on the layout; slower
+// than ldmatrix (one shared load per element). Fragments of lane (g = lane / 4, t = lane % 4),
+// PTX ISA "Matrix Fragments for mma.m16n8k*", with E = kPerRegister elements per register and
+// kChunk = 16 bytes of K: A register r holds row g + 8 * (r % 2), K columns (r / 2) * kChunk
+// + t * E + i; B register j holds K rows j * kChunk + t * E + i, column g (i < E).
 template <int MT, bool TransA, class T, class Off>
 struct OperandAAt {
+  using Mma = WarpMma<T>;
   Off off;
-  int row, col;  // this lane's first element of the warp's first tile
+  int row, col;  // this lane's first row and K column of the warp's first tile
 
-  TL_DEVICE OperandAAt(int lane, int row0, Off off) : off(off), row(row0 + lane / 4), col(2 * (lane % 4)) {}
+  TL_DEVICE OperandAAt(int lane, int row0, Off off)
+      : off(off), row(row0 + lane / 4), col((lane % 4) * Mma::kPerRegister) {}
 
-  TL_DEVICE T at(const T* A, int m, int k) const { return TransA ? A[off(k, m)] : A[off(m, k)]; }
+  TL_DEVICE int offset(int m, int k) const { return TransA ? off(k, m) : off(m, k); }
 
   TL_DEVICE void load(const T* A, int kk, int mi, std::uint32_t (&a)[4]) const {
-    int m = row + mi * 16, k = col + kk * 16;
-    a[0] = pack2(at(A, m, k), at(A, m, k + 1));
-    a[1] = pack2(at(A, m + 8, k), at(A, m + 8, k + 1));
-    a[2] = pack2(at(A, m, k + 8), at(A, m, k + 9));
-    a[3] = pack2(at(A, m + 8, k + 8), at(A, m + 8, k + 9));
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int m = row + mi * 16 + 8 * (r % 2), k = col + kk * Mma::kStep + (r / 2) * Mma::kChunk;
+      a[r] = Mma::operand(gather_register(A, [&](int i) { return offset(m, k + i); }));
+    }
   }
 };
 
 template <int NT, bool TransB, class T, class Off>
 struct OperandBAt {
+  using Mma = WarpMma<T>;
   Off off;
-  int row, col;  // this lane's first k and n of the warp's first tile
+  int row, col;  // this lane's first K row and column of the warp's first tile
 
-  TL_DEVICE OperandBAt(int lane, int col0, Off off) : off(off), row(2 * (lane % 4)), col(col0 + lane / 4) {}
+  TL_DEVICE OperandBAt(int lane, int col0, Off off)
+      : off(off), row((lane % 4) * Mma::kPerRegister), col(col0 + lane / 4) {}
 
-  TL_DEVICE T at(const T* B, int k, int n) const { return TransB ? B[off(n, k)] : B[off(k, n)]; }
+  TL_DEVICE int offset(int k, int n) const { return TransB ? off(n, k) : off(k, n); }
 
   TL_DEVICE void tile(const T* B, int k, int n, std::uint32_t (&b)[2]) const {
-    b[0] = pack2(at(B, k, n), at(B, k + 1, n));
-    b[1] = pack2(at(B, k + 8, n), at(B, k + 9, n));
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      b[j] = Mma::operand(gather_register(B, [&](int i) { return offset(k + j * Mma::kChunk + i, n); }));
   }
 
   // B fragments of n8 tiles 2p and 2p + 1 (b1 untouched when 2p + 1 == NT), as OperandB.
   TL_DEVICE void load(const T* B, int kk, int p, std::uint32_t (&b0)[2], std::uint32_t (&b1)[2]) const {
-    int k = row + kk * 16;
+    int k = row + kk * Mma::kStep;
     tile(B, k, col + 16 * p, b0);
     if (2 * p + 1 < NT) tile(B, k, col + 16 * p + 8, b1);
   }
 };
 
-// The loaders of an operand: ldmatrix when it is in tl::SwizzledLayout, else through the
-// offset functor.
+// tl::SwizzledLayout<Rows, Cols, Bits> as an offset functor, for the element-by-element
+// reads of swizzled operands that ldmatrix cannot transpose.
+template <int Rows, int Cols, int Bits>
+struct SwizzledOffset {
+  TL_DEVICE int operator()(int row, int col) const { return SwizzledLayout<Rows, Cols, Bits>::offset(row, col); }
+};
+
+// The reader of an operand: element by element through the functor of an annotated layout;
+// for one in tl::SwizzledLayout, ldmatrix where it can (K contiguous, or 16-bit elements),
+// else element by element through the swizzle.
 template <int M, int K, int MT, bool TransA, class T, class Off>
 TL_DEVICE auto operand_a(int lane, int row0, Off off) {
-  if constexpr (std::is_same_v<Off, SwizzledOperand>)
-    return OperandA<M, K, MT, TransA, T>(lane, row0);
-  else
+  if constexpr (!std::is_same_v<Off, SwizzledOperand>)
     return OperandAAt<MT, TransA, T, Off>(lane, row0, off);
+  else if constexpr (TransA && !WarpMma<T>::kLdmatrixTrans)  // [K][M]
+    return OperandAAt<MT, TransA, T, SwizzledOffset<K, M, WarpMma<T>::kBits>>(lane, row0, {});
+  else
+    return OperandA<M, K, MT, TransA, T>(lane, row0);
 }
 
 template <int N, int K, int NT, bool TransB, class T, class Off>
 TL_DEVICE auto operand_b(int lane, int col0, Off off) {
-  if constexpr (std::is_same_v<Off, SwizzledOperand>)
-    return OperandB<N, K, NT, TransB, T>(lane, col0);
-  else
+  if constexpr (!std::is_same_v<Off, SwizzledOperand>)
     return OperandBAt<NT, TransB, T, Off>(lane, col0, off);
+  else if constexpr (!TransB && !WarpMma<T>::kLdmatrixTrans)  // [K][N]
+    return OperandBAt<NT, TransB, T, SwizzledOffset<K, N, WarpMma<T>::kBits>>(lane, col0, {});
+  else
+    return OperandB<N, K, NT, TransB, T>(lane, col0);
 }
 
-// C tiles of one k16 step: every (mi, ni) pair.
+// C tiles of one k step: every (mi, ni) pair.
 template <int MT, int NT, class T, class Acc, class LoadB>
 TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc* C) {
 #pragma unroll
@@ -193,8 +292,8 @@ TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc
     loadB(p, b0, b1);
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) {
-      mma_16816<T>(&C[(mi * NT + 2 * p) * 4], a[mi], b0);
-      if (2 * p + 1 < NT) mma_16816<T>(&C[(mi * NT + 2 * p + 1) * 4], a[mi], b1);
+      WarpMma<T>::run(&C[(mi * NT + 2 * p) * 4], a[mi], b0);
+      if (2 * p + 1 < NT) WarpMma<T>::run(&C[(mi * NT + 2 * p + 1) * 4], a[mi], b1);
     }
   }
 }
@@ -205,15 +304,15 @@ TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc
 template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, class T, class Acc,
           int R, class OffA = SwizzledOperand, class OffB = SwizzledOperand>
 TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB offB = {}) {
-  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_ss: inputs must be f16 or bf16");
+  using Mma = detail::WarpMma<T>;
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8;
-  static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % 16 == 0, "tl::gemm_ss: tile shape");
+  static_assert(WTM % 16 == 0 && WTN % 8 == 0 && K % Mma::kStep == 0, "tl::gemm_ss: tile shape");
   static_assert(R == MT * NT * 4, "tl::gemm_ss: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const auto opA = detail::operand_a<M, K, MT, TransA, T>(lane, (warp / WN) * WTM, offA);
   const auto opB = detail::operand_b<N, K, NT, TransB, T>(lane, (warp % WN) * WTN, offB);
 #pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
+  for (int kk = 0; kk < K / Mma::kStep; ++kk) {
     std::uint32_t a[MT][4];
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) opA.load(A, kk, mi, a[mi]);
@@ -224,7 +323,8 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB
 }
 
 // A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile with
-// every warp owning whole rows (WN == 1 for A).
+// every warp owning whole rows (WN == 1 for A). 16-bit inputs only: there the accumulator
+// layout of two n8 tiles is m16n8k16's A layout.
 template <int M, int N, int K, int WM, int WN, bool TransB, class T, class Acc, int RA, int R,
           class OffB = SwizzledOperand>
 TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}) {

@@ -1,4 +1,5 @@
-// tl/mma.h - warp-level tensor-core MMA (Ampere mma.sync), shape m16n8k16.
+// tl/mma.h - warp-level tensor-core MMA (Ampere/Ada mma.sync): m16n8k16 for f16/bf16, and
+// (at the end) m16n8k32 for s8 and fp8 and m16n8k8 for tf32.
 //
 //   D[16x8] = A[16x16] * B[16x8] + C[16x8] for one warp; A row-major, B column-major
 //   ("row.col"). PTX supports A/B f16 with C/D f32 or f16, and A/B bf16 with C/D f32.
@@ -156,6 +157,100 @@ TL_DEVICE void mma(FragC<Acc>& acc, const FragA<T>& a, const FragB<T>& b) {
 }
 
 }  // namespace m16n8k16
+
+// ---- The other input types -----------------------------------------------------------------
+// Every mma.sync below reads, like m16n8k16, 32 bytes of K per row of A and per column of B
+// from four A registers and two B registers, and keeps C/D in the m16n8k16 f32 layout above
+// (4 elements of 32 bits). Only the number of elements per register differs (E = 4 / size):
+// lane (g, t) holds A register r = (row g + 8 * (r % 2), cols (r / 2) * K/2 + t * E + i) and
+// B register j = (rows j * K/2 + t * E + i, col g), element i in byte i * size of the register
+// (PTX ISA "Matrix Fragments for mma.m16n8k32" and "... mma.m16n8k8" (.tf32)).
+
+// m16n8k32: s8 x s8 -> s32 (sm_80), e4m3/e5m2 x same -> f32 (sm_89, PTX ISA 8.4).
+namespace m16n8k32 {
+
+inline constexpr int M = 16;
+inline constexpr int N = 8;
+inline constexpr int K = 32;
+
+TL_DEVICE void mma_s8(int (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
+                      const int (&c)[4]) {
+#if TL_ARCH_SM80
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+        "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+#else
+  (void)d, (void)a, (void)b, (void)c;
+  tl::trap();
+#endif
+}
+
+// E5M2: e5m2 inputs, else e4m3.
+template <bool E5M2>
+TL_DEVICE void mma_f8(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
+                      const float (&c)[4]) {
+#if TL_ARCH_SM89
+  if constexpr (E5M2) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  }
+#else
+  (void)d, (void)a, (void)b, (void)c;
+  tl::trap();  // fp8 mma.sync needs sm_89
+#endif
+}
+
+}  // namespace m16n8k32
+
+// m16n8k8 on tf32 (sm_80): f32 values whose registers were rounded with to_tf32.
+namespace m16n8k8 {
+
+inline constexpr int M = 16;
+inline constexpr int N = 8;
+inline constexpr int K = 8;
+
+// An f32 rounded to tf32 (10-bit significand, to nearest, ties away from zero), as the
+// tf32 mma reads it: the low 13 bits of the result are 0.
+TL_DEVICE std::uint32_t to_tf32(std::uint32_t f32_bits) {
+#if TL_ARCH_SM80
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(f32_bits)));
+  return r;
+#else
+  return f32_bits;
+#endif
+}
+
+TL_DEVICE void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
+                        const float (&c)[4]) {
+#if TL_ARCH_SM80
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+  (void)d, (void)a, (void)b, (void)c;
+  tl::trap();
+#endif
+}
+
+}  // namespace m16n8k8
 }  // namespace tl
 
 #endif  // TL_CUDA

@@ -333,11 +333,43 @@ __device__ void mma_gemms(float* out) {
   for (int i = 0; i < 16; ++i) a_r[i] = tl::f16(out[i]);
   tl::gemm_ss<64, 64, 32, 2, 2, false, true>(a_s, b_s, c);
   tl::gemm_rs<64, 64, 32, 4, 1, false>(a_r, b_s, c);
+  // Operands in annotated layouts: read element by element through their offset functors.
+  auto rowMajor32 = [](int row, int col) { return row * 32 + col; };
+  auto rowMajor64 = [](int row, int col) { return row * 64 + col; };
+  tl::gemm_ss<64, 64, 32, 2, 2, false, false>(a_s, b_s, c, rowMajor32, tl::SwizzledOperand{});
+  tl::gemm_ss<64, 64, 32, 2, 2, true, false>(a_s, b_s, c, rowMajor64, rowMajor64);
+  tl::gemm_rs<64, 64, 32, 4, 1, true>(a_r, b_s, c, rowMajor32);
   for (int i = 0; i < 32; ++i) out[i * 128 + threadIdx.x] = tl::convert<float>(c[i]);
 }
 __global__ void k_mma_gemm(float* out) {
   mma_gemms<float>(out);
   mma_gemms<tl::f16>(out);
+}
+// The other input types (ldmatrix for K-major operands, gathered registers for the others;
+// fp8 traps below sm_89), every operand order, and operands in annotated layouts (offset
+// functors, element by element) in either order.
+template <class T, class Acc>
+__device__ void mma_gemms_of(unsigned char* smem, float* out) {
+  T* a_s = reinterpret_cast<T*>(smem);
+  T* b_s = a_s + 64 * 64;
+  Acc c[32];
+  for (int i = 0; i < 32; ++i) c[i] = static_cast<Acc>(out[i]);
+  tl::gemm_ss<64, 64, 64, 2, 2, false, true>(a_s, b_s, c);
+  tl::gemm_ss<64, 64, 64, 2, 2, false, false>(a_s, b_s, c);
+  tl::gemm_ss<64, 64, 64, 2, 2, true, true>(a_s, b_s, c);
+  tl::gemm_ss<64, 64, 64, 4, 1, true, false>(a_s, b_s, c);
+  tl::gemm_ss<64, 24, 64, 4, 1, false, false>(a_s, b_s, *reinterpret_cast<Acc(*)[12]>(c));
+  auto transposed = [](int row, int col) { return col * 64 + row; };
+  tl::gemm_ss<64, 64, 64, 2, 2, false, false>(a_s, b_s, c, transposed, tl::SwizzledOperand{});
+  tl::gemm_ss<64, 64, 64, 2, 2, true, true>(a_s, b_s, c, tl::SwizzledOperand{}, transposed);
+  for (int i = 0; i < 32; ++i) out[i * 128 + threadIdx.x] = static_cast<float>(c[i]);
+}
+__global__ void k_mma_gemm_dtypes(float* out) {
+  __shared__ alignas(128) unsigned char smem[2 * 64 * 64 * sizeof(float)];
+  mma_gemms_of<tl::i8, tl::i32>(smem, out);
+  mma_gemms_of<float, float>(smem, out);
+  mma_gemms_of<tl::f8e4m3, float>(smem, out);
+  mma_gemms_of<tl::f8e5m2, float>(smem, out);
 }
 
 // Transaction barriers and bulk tensor copies.
@@ -392,6 +424,7 @@ void tl_stdlib_compile_test_launch_all() {
   k_wgmma<<<1, 128>>>(nullptr);
   k_wgmma_gemm<<<1, 256>>>(nullptr);
   k_mma_gemm<<<1, 128>>>(nullptr);
+  k_mma_gemm_dtypes<<<1, 128>>>(nullptr);
   k_tma<<<1, 128>>>(CUtensorMap{}, nullptr);
   k_registers<<<1, 256>>>();
 }

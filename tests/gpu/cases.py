@@ -815,10 +815,52 @@ def _conv2d_bench_items() -> list:
     return items
 
 
+# gemm on the other tensor-core input types (issue 12): (label, M, N, K), partial tiles in M and
+# N, a single row, K a multiple of every instruction's K (32).
+DTYPE_GEMM_SHAPES = [("1000x1000x1024", 1000, 1000, 1024), ("77x264x160", 77, 264, 160),
+                     ("1x4096x1024", 1, 4096, 1024)]
+# dtype label -> (-D values, tolerance, the target of the build on the mma.sync path).
+# i8 accumulates exactly in i32 (the reference is exact: tolerance 0); tf32 rounds each input to
+# a 10-bit significand (2^-11 relative); fp8 inputs are drawn as fp8 values, so the reference
+# multiplies exactly what the kernel does and only the f32 accumulation and the f16 output
+# round.
+DTYPE_GEMMS = {"i8": ({"dtype": "i8", "accum": "i32", "out_dtype": "i32"}, 0.0, "sm_80"),
+               "tf32": ({"dtype": "f32", "accum": "f32"}, 2e-3, "sm_80"),
+               "e4m3": ({"dtype": "f8e4m3", "accum": "f32", "out_dtype": "f16"}, 1e-2, "sm_89"),
+               "e5m2": ({"dtype": "f8e5m2", "accum": "f32", "out_dtype": "f32"}, 1e-2, "sm_89")}
+
+
+def _add_gemm_dtypes(t: _Tables) -> None:
+    """Build names dtypes_gemm_<dt>[_<target>] (the NN sample: B [K, N], read element-wise
+    for these types), dtypes_gemm_nt_<dt>[_<target>] (tests/gpu/ops/gemm_nt.tl, B [N, K]:
+    both operands through ldmatrix) and dtypes_gemm_annotated_<dt>_<variant>[_<target>] (an
+    annotated A); `--only '^dtypes_'` selects them."""
+    shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in DTYPE_GEMM_SHAPES]
+    for dt, (defines, tolerance, warp_target) in DTYPE_GEMMS.items():
+        for prefix, family in (("dtypes_gemm", "gemm"), ("dtypes_gemm_nt", "gemm_nt")):
+            knobs = {**defines, "policy": "square"}
+            if dt != "e5m2":  # e5m2 differs from e4m3 only in the instruction's type: one build
+                t.add(Build(f"{prefix}_{dt}", family, knobs), shapes, tolerance)
+            t.add(Build(f"{prefix}_{dt}_{warp_target.replace('_', '')}", family, knobs,
+                        target=warp_target), shapes, tolerance)
+    # An annotated A (tests/gpu/ops/gemm_annotated.tl: elem, rot) read element by element through
+    # its layout, beside a [K, N] B gathered from its swizzle: both element paths of tl::gemm on
+    # every input type; partial tiles in M, N and K (the annotated shapes).
+    annotated_shapes = [("257x1000x999", {"M": 257, "N": 1000, "K": 999}),
+                        ("130x70x40", {"M": 130, "N": 70, "K": 40})]
+    for dt, (defines, tolerance, warp_target) in DTYPE_GEMMS.items():
+        for variant, target in (("elem", ""), ("rot", ""), ("elem", warp_target)):
+            if dt == "e5m2" and not target:
+                continue
+            name = f"dtypes_gemm_annotated_{dt}_{variant}" + (f"_{target.replace('_', '')}" if target else "")
+            t.add(Build(name, "gemm_annotated", {**defines, variant: "1"}, target=target), annotated_shapes,
+                  tolerance)
+
+
 def _op_tables() -> tuple:
     t = _Tables()
-    for add in (_add_gemm_variants, _add_reductions, _add_memory_ops, _add_samples, _add_dispatch,
-                _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d):
+    for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
+                _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d):
         add(t)
     return t.builds, t.cases
 
@@ -934,8 +976,10 @@ def default_tables(selftest: bool = False, known_rejections: bool = False) -> tu
     builds = _gemm_builds() + _attention_builds() + _rowwise_builds() + op_builds
     cases, bench = _check_cases() + op_cases, _bench_items()
     if selftest:
-        # The issue-3 GEMMs only: the naive GEMM ignores the knobs layout_ and accum_ builds vary.
-        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith(("layout_", "accum_"))]
+        # The issue-3 GEMMs only: the naive GEMM ignores the knobs layout_ and accum_ builds vary,
+        # and takes f16/bf16 only (not the i8, tf32 and fp8 builds of issue 12).
+        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith(("layout_", "accum_"))
+                  and b.defines["dtype"] in ("f16", "bf16")]
     if not known_rejections:
         builds = [b for b in builds if b.name not in KNOWN_TLC_REJECTIONS]
     return select(builds, cases, bench, None)
@@ -982,8 +1026,9 @@ def validate(builds, cases, bench) -> None:
     for c in cases:
         if c.reference not in ("float32", "float64"):
             raise TableError(f"case '{c.name}': reference must be float32 or float64")
-        if not 0 < c.tolerance < 1:
-            raise TableError(f"case '{c.name}': tolerance {c.tolerance} out of (0, 1)")
+        # 0: the output must equal the reference (integer gemms, whose references are exact).
+        if not 0 <= c.tolerance < 1:
+            raise TableError(f"case '{c.name}': tolerance {c.tolerance} out of [0, 1)")
 
 
 def _validate_shape(kind, entry, build) -> None:

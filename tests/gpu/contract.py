@@ -4,17 +4,18 @@ runtime/tlc/runtime.h promises that the C entry point checks every tensor (rank,
 relations, unit-stride innermost dimension, null data) and returns TLC_ERROR_INVALID_ARGUMENT
 with a message instead of launching. Each Mutation below breaks one valid argument list in one
 way; the runner expects code 1, a message (naming the parameter where one tensor is at fault),
-and every output still holding its NaN poison afterwards (no kernel ran).
+and every output still holding its poison afterwards (NaN, or an integer type's minimum: no
+kernel ran).
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 import torch
 
 from abi import TLC_ERROR_INVALID_ARGUMENT, TensorView
+from problems import poison, still_poisoned
 
 
 @dataclass
@@ -63,7 +64,7 @@ def mutations(spec, tensors: list) -> list:
 
     # The output one row longer than the inputs say: a shape-symbol (or fixed-dim) mismatch,
     # which the message may blame on either tensor. Poisoned too, so a launch would show.
-    y_rows = torch.full((y.shape[0] + 1, *y.shape[1:]), math.nan, dtype=y.dtype, device=y.device)
+    y_rows = torch.full((y.shape[0] + 1, *y.shape[1:]), poison(y.dtype), dtype=y.dtype, device=y.device)
     replaced(first_out, TensorView.of(y_rows), None, f"{name_out} with one more row", [y_rows],
              [y_rows])
     return result
@@ -84,10 +85,10 @@ class ContractResult:
 def check(entry, mutation: Mutation, scalars: list, outputs: list, stream: int,
           wait) -> ContractResult:
     """Calls the entry point with the broken views. `outputs` are the case's poisoned outputs;
-    they, and the mutation's own poisoned tensors, must keep their NaN (nothing launched)."""
+    they, and the mutation's own poisoned tensors, must keep their poison (nothing launched)."""
     status = entry(mutation.views, scalars, stream)
     wait()
-    untouched = all(bool(torch.isnan(t).all()) for t in list(outputs) + mutation.poisoned)
+    untouched = all(still_poisoned(t) for t in list(outputs) + mutation.poisoned)
     problems = []
     if status.code != TLC_ERROR_INVALID_ARGUMENT:
         problems.append(f"code {status.code}, expected {TLC_ERROR_INVALID_ARGUMENT}")

@@ -15,7 +15,13 @@ import torch
 
 from cases import REDUCE_OPS, Build
 
-TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+                "i8": torch.int8, "i32": torch.int32}
+# fp8 tensors came with torch 2.1 (the GPU machine's); older ones (Debian's, for the CPU unit
+# tests) lack them, and only the fp8 builds need them.
+FP8_DTYPES = {name: getattr(torch, attr) for name, attr in
+              (("f8e4m3", "float8_e4m3fn"), ("f8e5m2", "float8_e5m2")) if hasattr(torch, attr)}
+TORCH_DTYPES.update(FP8_DTYPES)
 REFERENCE_DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 # Largest float32 score block the attention reference materializes at once.
@@ -33,6 +39,26 @@ def parse_bool(text: str) -> bool:
     if text not in ("true", "false"):
         raise ValueError(f"expected true or false, got {text!r}")
     return text == "true"
+
+
+def poison(dtype: torch.dtype):
+    """The value outputs start with: NaN, or the minimum of an integer type."""
+    return math.nan if dtype.is_floating_point else torch.iinfo(dtype).min
+
+
+def still_poisoned(t: torch.Tensor) -> bool:
+    """Whether every element of `t` still holds its poison (nothing wrote it)."""
+    if t.dtype.is_floating_point:
+        return bool(torch.isnan(t.float()).all())
+    return bool((t == poison(t.dtype)).all())
+
+
+def to_reference(x: torch.Tensor, ref: torch.dtype) -> torch.Tensor:
+    """`x` in the reference precision, exactly: fp8 through float32 (not every torch converts
+    fp8 to float64 directly), every other type directly."""
+    if x.dtype in FP8_DTYPES.values():
+        x = x.to(torch.float32)
+    return x.to(ref)
 
 
 class Problem:
@@ -64,10 +90,13 @@ class Problem:
                 for p in self.spec.tensors if p.role == "in"}
 
     def outputs(self, shape: dict, device: str = "cuda") -> dict:
-        """Outputs filled with NaN: an element still NaN after the call was never written."""
+        """Outputs filled with NaN: an element still NaN after the call was never written.
+        Integer outputs have no NaN: they start at the type's minimum, which no reference of an
+        integer case reaches (|C| of an i8 gemm stays below 2^31 by far), so an unwritten
+        element fails the exact comparison those cases make (tolerance 0)."""
         shapes = self.tensor_shapes(shape)
-        return {p.name: torch.full(shapes[p.name], math.nan, dtype=self.tensor_dtype(p.name),
-                                   device=device)
+        return {p.name: torch.full(shapes[p.name], poison(self.tensor_dtype(p.name)),
+                                   dtype=self.tensor_dtype(p.name), device=device)
                 for p in self.spec.tensors if p.role == "out"}
 
     def launcher(self, call, outputs: dict):
@@ -111,18 +140,31 @@ class Problem:
 
 class GemmProblem(Problem):
     """C = op(A) @ op(B); samples/gemm.tl is the NN case, tests/gpu/ops/gemm_{nt,tn,tt}.tl
-    store A as [K, M] (transpose_A) and/or B as [N, K] (transpose_B)."""
+    store A as [K, M] (transpose_A) and/or B as [N, K] (transpose_B). C is `out_dtype` where
+    the build sets it (i8 inputs into i32, fp8 into f16 or f32), else `dtype`."""
     transpose_a = False
     transpose_b = False
+
+    def tensor_dtype(self, name):
+        if name == "C" and "out_dtype" in self.build.defines:
+            return TORCH_DTYPES[self.build.defines["out_dtype"]]
+        return self.dtype
 
     def tensor_shapes(self, shape):
         m, n, k = shape["M"], shape["N"], shape["K"]
         return {"A": (k, m) if self.transpose_a else (m, k),
                 "B": (n, k) if self.transpose_b else (k, n), "C": (m, n)}
 
+    def _random(self, name, shape, gen):
+        # i8: the whole range, -128 included (sign extension, the largest products); the
+        # float types (fp8 too) from a normal distribution rounded to the type.
+        if self.dtype == torch.int8:
+            return torch.randint(-128, 128, shape, generator=gen, device=gen.device, dtype=torch.int8)
+        return super()._random(name, shape, gen)
+
     def reference(self, inputs, shape, precision):
         ref = REFERENCE_DTYPES[precision]
-        a, b = inputs["A"].to(ref), inputs["B"].to(ref)
+        a, b = to_reference(inputs["A"], ref), to_reference(inputs["B"], ref)
         return {"C": (a.T if self.transpose_a else a) @ (b.T if self.transpose_b else b)}
 
     def flops(self, shape):

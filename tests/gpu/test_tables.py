@@ -251,7 +251,7 @@ class OperatorCoverage(unittest.TestCase):
 
     def test_gemm_layouts_dtypes_policies_and_two_shapes(self):
         for layout in ("nt", "tn", "tt"):
-            builds = self.builds_of(f"gemm_{layout}")
+            builds = [b for b in self.builds_of(f"gemm_{layout}") if b.defines["dtype"] in ("f16", "bf16")]
             got = {(b.defines["dtype"], b.defines["policy"]) for b in builds}
             self.assertEqual(got, {(dt, p) for dt in ("f16", "bf16") for p in cases.POLICIES})
             for b in builds:
@@ -260,6 +260,39 @@ class OperatorCoverage(unittest.TestCase):
                 # a partial tile in every dimension
                 self.assertTrue(any(all(s[k] % 128 for k in "MN") and s["K"] % 32
                                     for s in shapes), b.name)
+
+    def test_gemm_on_i8_tf32_and_fp8(self):
+        # issue 12: the NN sample and the NT kernel for each type, on the sm_90a bundle's path
+        # and on the mma.sync path of the oldest target with the instruction; i8 exact.
+        names = {b.name: b for b in self.builds}
+        for dt, target in (("i8", "sm80"), ("tf32", "sm80"), ("e4m3", "sm89"), ("e4m3", "")):
+            for prefix in ("dtypes_gemm", "dtypes_gemm_nt"):
+                name = f"{prefix}_{dt}" + (f"_{target}" if target else "")
+                self.assertIn(name, names)
+                shapes = self.shapes_of(names[name])
+                for m, n, k in ((1000, 1000, 1024), (77, 264, 160), (1, 4096, 1024)):
+                    self.assertIn({"M": m, "N": n, "K": k}, shapes, name)
+        self.assertEqual(names["dtypes_gemm_i8_sm80"].defines["accum"], "i32")
+        self.assertTrue(all(c.tolerance == 0 for c in self.cases if "_i8" in c.build))
+        self.assertEqual(sum(1 for b in self.builds if b.name.startswith("dtypes_gemm_") and
+                             not b.name.startswith("dtypes_gemm_annotated_")), 14)
+
+    def test_gemm_on_i8_tf32_and_fp8_with_an_annotated_operand(self):
+        # annotate_layout on the other input types: A through its annotation (elem and rot),
+        # B [K, N] gathered from its swizzle, on the sm_90a bundle's path and on mma.sync's
+        # oldest target; partial tiles in every dimension, i8 exact.
+        builds = [b for b in self.builds if b.name.startswith("dtypes_gemm_annotated_")]
+        self.assertTrue(all(b.family == "gemm_annotated" for b in builds))
+        got = {(b.defines["dtype"], v, b.target) for b in builds for v in ("elem", "rot")
+               if b.defines.get(v) == "1"}
+        for dt, warp_target in (("i8", "sm_80"), ("f32", "sm_80"), ("f8e4m3", "sm_89")):
+            self.assertLessEqual({(dt, "elem", ""), (dt, "rot", ""), (dt, "elem", warp_target)}, got)
+        self.assertIn(("f8e5m2", "elem", "sm_89"), got)
+        for b in builds:
+            self.assertTrue(any(s["M"] % 128 and s["N"] % 128 and s["K"] % 32 for s in self.shapes_of(b)),
+                            b.name)
+        self.assertEqual({b.defines["out_dtype"] for b in builds if b.defines["dtype"] == "i8"}, {"i32"})
+        self.assertTrue(all(c.tolerance == 0 for c in self.cases if c.build.startswith("dtypes_gemm_annotated_i8")))
 
     def test_gemm_with_a_in_registers(self):
         self.assertEqual({b.defines["policy"] for b in self.builds_of("gemm_rs")}, {"full_row"})
@@ -365,7 +398,7 @@ class OperatorCoverage(unittest.TestCase):
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
                          {b.name for b in self.builds
-                          if b.family not in issue3 and not b.name.startswith("layout_")})
+                          if b.family not in issue3 and not b.name.startswith(("layout_", "dtypes_"))})
 
     def test_layout_prefix_selects_the_issue9_cases(self):
         """Tile widths of gemm, head dims of attention, the gathered table (issue 9)."""
@@ -402,6 +435,8 @@ class Validation(unittest.TestCase):
         self.check_rejects([gemm], [Case("c", "g", {"M": 1, "N": 2, "K": 3}, "float16")], [],
                            "reference must be")
         self.check_rejects([gemm], [], [BenchItem("b", "g", {"M": 1, "N": 1})], "bench item")
+        self.check_rejects([gemm], [Case("c", "g", {"M": 1, "N": 2, "K": 3}, "float64", -0.1)], [],
+                           "out of")
 
     def test_rejects_a_shape_that_contradicts_a_compile_time_dim(self):
         fa = Build("fa", "attention", {"dtype": "f16", "dim": "64", "causal": "false"})

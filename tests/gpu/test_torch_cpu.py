@@ -132,6 +132,9 @@ class EveryFamily(unittest.TestCase):
 
     def smallest_cases(self):
         for b in self.builds:
+            # fp8 builds need a torch with fp8 tensors (2.1+; the GPU machine's).
+            if any(b.defines.get(k, "f16") not in problems.TORCH_DTYPES for k in ("dtype", "out_dtype")):
+                continue
             mine = [c for c in self.cases if c.build == b.name]
             yield b, min(mine, key=lambda c: math.prod(c.shape.values()))
 
@@ -152,7 +155,7 @@ class EveryFamily(unittest.TestCase):
                 self.assertEqual(len(p.scalars(case.shape)), len(p.spec.scalars))
                 for t in ordered:
                     TensorView.of(t)   # every dtype has a tlc code
-                self.assertTrue(all(bool(t.isnan().all()) for t in outs.values()))
+                self.assertTrue(all(problems.still_poisoned(t) for t in outs.values()))
                 ref = p.reference(ins, case.shape, case.reference)
                 self.assertEqual(set(ref), set(outs) - set(p.scratch), key)
                 for name, r in ref.items():
@@ -192,6 +195,41 @@ class OperatorReferences(unittest.TestCase):
             self.assertEqual(tuple(b.shape), (2, 4) if tb else (4, 2), family)
             want = (a.T if ta else a) @ (b.T if tb else b)
             self.assertTrue(torch.equal(p.reference(ins, shape, "float64")["C"], want), family)
+
+    def test_i8_gemm_is_exact_and_poisons_with_the_minimum(self):
+        p = problems.problem_for(build("gemm", dtype="i8", accum="i32", out_dtype="i32"))
+        shape = {"M": 5, "N": 3, "K": 64}
+        ins = p.inputs(shape, cpu_gen())
+        self.assertEqual(ins["A"].dtype, torch.int8)
+        self.assertGreater(int(ins["A"].abs().max()), 64)   # the whole i8 range
+        out = p.outputs(shape, device="cpu")["C"]
+        self.assertEqual(out.dtype, torch.int32)
+        self.assertTrue(problems.still_poisoned(out))
+        ref = p.reference(ins, shape, "float64")["C"]
+        self.assertTrue(torch.equal(ref, (ins["A"].long() @ ins["B"].long()).double()))
+        # Exact output: relative error 0, which tolerance 0 accepts; one unwritten element fails.
+        exact = ref.to(torch.int32)
+        self.assertTrue(judge(compare(exact, ref), 0.0).passed)
+        exact[4, 2] = problems.poison(torch.int32)
+        self.assertFalse(judge(compare(exact, ref), 0.0).passed)
+
+    def test_tf32_gemm_reads_f32_and_writes_f32(self):
+        p = problems.problem_for(build("gemm_nt", dtype="f32", accum="f32"))
+        shape = {"M": 2, "N": 3, "K": 8}
+        ins = p.inputs(shape, cpu_gen())
+        self.assertEqual((ins["A"].dtype, p.tensor_dtype("C")), (torch.float32, torch.float32))
+        want = ins["A"].double() @ ins["B"].double().T
+        self.assertTrue(torch.equal(p.reference(ins, shape, "float64")["C"], want))
+
+    @unittest.skipUnless(hasattr(torch, "float8_e4m3fn"), "torch without fp8 tensors")
+    def test_fp8_gemm_inputs_are_fp8_values(self):
+        p = problems.problem_for(build("gemm", dtype="f8e4m3", accum="f32", out_dtype="f16"))
+        shape = {"M": 2, "N": 3, "K": 32}
+        ins = p.inputs(shape, cpu_gen())
+        self.assertEqual(ins["A"].dtype, torch.float8_e4m3fn)
+        self.assertEqual(p.tensor_dtype("C"), torch.float16)
+        want = ins["A"].float().double() @ ins["B"].float().double()
+        self.assertTrue(torch.equal(p.reference(ins, shape, "float64")["C"], want))
 
     def test_gemm_rs_rounds_the_intermediate(self):
         p = problems.problem_for(build("gemm_rs", dtype="bf16", dim_k="2", dim_p="1"))

@@ -79,6 +79,44 @@ TEST_CASE("sm_80's mma.sync atom is the layout the back end emits", "[target][mm
   REQUIRE(lookupTarget("sm_90a")->gemmAtom().name == atom.name);
 }
 
+TEST_CASE("the s8/fp8 and tf32 mma.sync atoms match the PTX fragment tables", "[target][mma]") {
+  // PTX ISA "Matrix Fragments for mma.m16n8k32" / "mma.m16n8k8" (.tf32): lane (g, t) = (l / 4,
+  // l % 4) holds A register r, element i at (g + 8 (r % 2), (r / 2) K/2 + t E + i) and B
+  // register j, element i at (j K/2 + t E + i, g), E = elements per register; the atom's
+  // registers count elements, register r's element i being E r + i.
+  const TargetInfo *sm80 = lookupTarget("sm_80"), *sm89 = lookupTarget("sm_89");
+  REQUIRE(sm80);
+  REQUIRE(sm89);
+  const MmaAtom *s8 = sm80->warpMma(DType::I8), *tf32 = sm80->warpMma(DType::F32);
+  REQUIRE(s8);
+  REQUIRE(tf32);
+  CHECK(s8->name == "mma.sync.aligned.m16n8k32.row.col");
+  CHECK(s8->supports(DType::I8, DType::I32));
+  CHECK(tf32->supports(DType::F32, DType::F32));
+  // fp8 mma.sync is sm_89's: the same m16n8k32 layouts.
+  CHECK_FALSE(sm80->warpMma(DType::F8E4M3));
+  const MmaAtom *f8 = sm89->warpMma(DType::F8E4M3);
+  REQUIRE(f8);
+  CHECK(f8->supports(DType::F8E5M2, DType::F32));
+  CHECK(lookupTarget("sm_90a")->warpMma(DType::F8E5M2));
+  CHECK(sm80->warpMma(DType::F16) == &sm80->gemmAtom());
+  for (const MmaAtom *atom : {s8, f8, tf32}) {
+    INFO(atom->name);
+    int64_t e = atom->k / 8, half = atom->k / 2; // elements per register, K of two registers
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      int64_t g = lane / 4, t = lane % 4;
+      for (int64_t i = 0; i < e; ++i) {
+        for (int64_t r = 0; r < 4; ++r)
+          REQUIRE(atom->a->evaluate({g + 8 * (r % 2), (r / 2) * half + t * e + i}) ==
+                  Fragment::Location{lane, e * r + i});
+        for (int64_t j = 0; j < 2; ++j)
+          REQUIRE(atom->b->evaluate({j * half + t * e + i, g}) == Fragment::Location{lane, e * j + i});
+      }
+    }
+    requireSameElements(*atom->c, makeMmaM16N8K16FragmentC());
+  }
+}
+
 TEST_CASE("wgmma's accumulator is four warps of mma.sync accumulators", "[target][mma]") {
   // PTX ISA: warp w of the warpgroup holds rows 16w..16w+15 laid out as m16n8k16's C.
   const MmaAtom *wgmma = lookupTarget("sm_90a")->findMmaAtom("wgmma.mma_async.sync.aligned.m64n8k16");
