@@ -86,6 +86,15 @@ struct FragC<f16> {
   }
 };
 
+// One m16n8 mma.sync accumulating in f32 with 4 A and 2 B registers: the operand list every
+// such instruction below shares (f16, bf16, tf32, e4m3, e5m2). A macro, since asm takes its
+// instruction as a string literal.
+#define TL_MMA_M16N8_F32(INSTR, d, a, b, c)                                                     \
+  asm volatile(INSTR " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"     \
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]),  \
+                 "f"(c[1]), "f"(c[2]), "f"(c[3]))
+
 namespace detail {
 
 template <bool Bf16Inputs>
@@ -93,19 +102,9 @@ TL_DEVICE void mma_f32(float (&d)[4], const std::uint32_t (&a)[4], const std::ui
                        const float (&c)[4]) {
 #if TL_ARCH_SM80
   if constexpr (Bf16Inputs) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+    TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", d, a, b, c);
   } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+    TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", d, a, b, c);
   }
 #else
   (void)d, (void)a, (void)b, (void)c;
@@ -194,19 +193,9 @@ TL_DEVICE void mma_f8(float (&d)[4], const std::uint32_t (&a)[4], const std::uin
                       const float (&c)[4]) {
 #if TL_ARCH_SM89
   if constexpr (E5M2) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+    TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", d, a, b, c);
   } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+    TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", d, a, b, c);
   }
 #else
   (void)d, (void)a, (void)b, (void)c;
@@ -238,12 +227,7 @@ TL_DEVICE std::uint32_t to_tf32(std::uint32_t f32_bits) {
 TL_DEVICE void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
                         const float (&c)[4]) {
 #if TL_ARCH_SM80
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", d, a, b, c);
 #else
   (void)d, (void)a, (void)b, (void)c;
   tl::trap();
