@@ -143,6 +143,11 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     grid[i] = k.grid[i];
   w.line("const int64_t tl_gx = " + grid[0] + ", tl_gy = " + grid[1] + ", tl_gz = " + grid[2] + ";");
   w.line("if (tl_gx <= 0 || tl_gy <= 0 || tl_gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
+  // A persistent kernel numbers the tiles in one int.
+  if (kernel.persistent.on)
+    w.line("if (tl_gx * tl_gy * tl_gz > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
+           "std::string(tl_name) + \": \" + std::to_string(tl_gx * tl_gy * tl_gz) + \" tiles exceed the persistent "
+           "kernel's int tile index\");");
   w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
          "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
          "std::to_string(tl_gz) + \") exceeds the device limits\");");
@@ -185,8 +190,16 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
          "\" bytes of shared memory\", tl_err);");
   w.close();
-  w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + threads +
-         "), tl_smem, stream>>>(" + launchArgs + ");");
+  if (kernel.persistent.on) {
+    // One block per resident slot, each looping over the grid's tiles (lower/PersistentTiles).
+    w.line("int tl_blocks = 0;");
+    w.line("if (!(tl_status = tlc::check::persistentBlocks(tl_name, tl_kernel, " + threads +
+           ", tl_smem, tl_gx * tl_gy * tl_gz, &tl_blocks))) return tl_status;");
+    w.line("tl_kernel<<<dim3(unsigned(tl_blocks)), dim3(" + threads + "), tl_smem, stream>>>(" + launchArgs + ");");
+  } else {
+    w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + threads +
+           "), tl_smem, stream>>>(" + launchArgs + ");");
+  }
   w.line("cudaError_t tl_err = cudaGetLastError();");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"launch failed\", tl_err);");
   w.line("return tlc::Status::ok();");

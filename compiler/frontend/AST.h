@@ -303,7 +303,7 @@ enum class Builtin {
   // Tile operators (statements).
   Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum,
   ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax,
-  AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, CallExtern,
+  AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, Persistent, CallExtern,
   Print, // printf for debugging: a per-thread statement like call_extern
   // Scalar functions.
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,

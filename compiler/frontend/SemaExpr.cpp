@@ -402,7 +402,7 @@ Type Sema::checkCall(CallExpr *e) {
   for (const char *op : {"copy", "gemm", "fill", "clear", "atomic_add", "cumsum", "reduce_sum",
                          "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax",
                          "annotate_layout", "swizzle_blocks", "barrier_arrive", "barrier_wait",
-                         "call_extern"})
+                         "warp_specialize", "persistent", "call_extern"})
     candidates.push_back(op);
   std::string near = closestMatch(e->callee, candidates);
   if (!near.empty())

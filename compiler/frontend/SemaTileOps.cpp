@@ -67,6 +67,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::BarrierArrive: return {{"id"}, 1, {}};
   case Builtin::BarrierWait: return {{"id"}, 1, {}};
   case Builtin::WarpSpecialize: return {{"enabled"}, 1, {}};
+  case Builtin::Persistent: return {{"enabled"}, 0, {}};
   case Builtin::CallExtern: return {{"name"}, 1, {"returns"}, true};
   case Builtin::Print: return {{}, 0, {"thread", "all_threads"}, true};
   default: // reductions
@@ -114,6 +115,7 @@ private:
   void checkPrint();
   void checkBarrier();
   void checkWarpSpecialize();
+  void checkPersistent();
   void checkCallExtern();
   bool checkSameTile(const Region &src, const Region &dst);
   // `what` names the operand in messages: "'S' [64, 32]".
@@ -636,6 +638,13 @@ void TileOpChecker::checkWarpSpecialize() {
                                   "at the top level of the kernel body");
 }
 
+void TileOpChecker::checkPersistent() {
+  option("enabled", Type::Scalar, ConstValue{true});
+  if (!sema.loops.empty() || sema.conditionalDepth)
+    diags.error(call->getRange(), "persistent decides how the whole kernel is launched and must be "
+                                  "at the top level of the kernel body");
+}
+
 void TileOpChecker::checkBarrier() {
   Expr *e = arg("id");
   if (!e) // bind() reported the missing argument
@@ -761,6 +770,7 @@ void TileOpChecker::run() {
   case Builtin::BarrierArrive:
   case Builtin::BarrierWait: return checkBarrier();
   case Builtin::WarpSpecialize: return checkWarpSpecialize();
+  case Builtin::Persistent: return checkPersistent();
   case Builtin::CallExtern: return checkCallExtern();
   case Builtin::Print: return checkPrint();
   default:

@@ -70,8 +70,21 @@ public:
             freed += b->bytes() * b->stages;
       const Buffer &F = *n.inputs[0].buffer;
       DType dt = n.outputs[0].buffer->dtype;
-      if (*F.shape[0] * *F.shape[1] * int64_t(bitWidth(dt)) / 8 > freed)
+      int64_t bytes = *F.shape[0] * *F.shape[1] * int64_t(bitWidth(dt)) / 8;
+      // A persistent kernel frees nothing (the next tile's copies fill the pipeline's stages
+      // while this tile's accumulator leaves): the tile gets bytes of its own when they fit
+      // beside every other buffer, with room for the mbarrier rings and the alignment of
+      // wgmma tiles.
+      if (g.persistent) {
+        int64_t used = 0;
+        for (const auto &b : g.buffers)
+          if (b->scope == Scope::Shared)
+            used += b->bytes() * b->stages;
+        if (used + bytes + 2048 > g.target->limits().sharedBytesPerBlock)
+          continue;
+      } else if (bytes > freed) {
         continue;
+      }
       stage(g, i, *layout);
       changed = true;
     }

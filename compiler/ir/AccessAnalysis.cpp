@@ -199,6 +199,9 @@ llvm::DenseMap<const Buffer *, Lifetime> topLevelLifetimes(const Graph &g) {
         it->second.first = std::min(it->second.first, i);
         it->second.last = std::max(it->second.last, i);
       }
+  if (g.persistent)
+    for (auto &entry : out)
+      entry.second = Lifetime{0, g.body.size() - 1};
   return out;
 }
 

@@ -171,6 +171,13 @@ private:
       g.warpSpecialize = !(e && e->constant && e->constant->isBool() && !e->constant->getBool());
       return;
     }
+    case Builtin::Persistent: {
+      // A switch for the whole kernel, like warp_specialize.
+      const Expr *e = c->args.empty() ? nullptr : c->args[0].value;
+      g.persistent = !(e && e->constant && e->constant->isBool() && !e->constant->getBool());
+      g.persistentRange = c->getRange();
+      return;
+    }
     case Builtin::CallExtern:
     case Builtin::Print: {
       Node *n = add(out, NodeKind::Extern, s);
@@ -524,6 +531,8 @@ void printGraph(const Graph &g, llvm::raw_ostream &os, bool inferred) {
     os << " swizzle_blocks(" << g.swizzlePanel << ")";
   if (!g.warpSpecialize)
     os << " warp_specialize(false)";
+  if (g.persistent)
+    os << " persistent";
   os << "\n";
   for (const auto &b : g.buffers) {
     os << "  buffer " << b->name << " : " << scopeName(b->scope) << " " << dtypeName(b->dtype)

@@ -158,6 +158,10 @@ public:
   int swizzlePanel = 0;
   // warp_specialize(false): no warp-specialized variant (infer/BulkPipelinePlan).
   bool warpSpecialize = true;
+  // persistent(): at most as many blocks as fit on the GPU at once, each running the body for
+  // one block index after another (lower/PersistentTiles).
+  bool persistent = false;
+  llvm::SMRange persistentRange;
   // What the passes ask about the GPU (target/TargetInfo.h); set by buildGraph, never null
   // after it. Declared here only: ir/ sits beside target/, not above it.
   const target::TargetInfo *target = nullptr;

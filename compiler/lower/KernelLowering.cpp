@@ -224,6 +224,8 @@ void KernelLowering::lowerNodeHere(const ftg::Node &n) {
   case NodeKind::If:
     return lowerIf(n);
   case NodeKind::SwizzleBlocks:
+    if (g.persistent) // the loop over tiles numbers them in this order (PersistentTiles)
+      return;
     sourceComment(n, "swizzle_blocks: L2-friendly block order");
     add(makeEval("tl::swizzle_blocks(" + std::to_string(g.swizzlePanel) + ", " +
                  cppName(k.blockIndices[0]->getName()) + ", " + cppName(k.blockIndices[1]->getName()) + ")"));
@@ -320,6 +322,12 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     }
   for (const auto *b : k.blockIndices)
     K.blockIndices.push_back(cppName(b->getName()));
+  if (g.persistent) {
+    K.persistent.on = true;
+    for (const Expr *e : k.grid)
+      K.persistent.grid.push_back(expr(e));
+    K.persistent.swizzlePanel = g.swizzlePanel;
+  }
   for (const ShapeSymbolDecl *s : k.shapeSymbols)
     if (s->constant)
       K.constants.push_back({cppName(s->getName()), s->constant->str()});
@@ -402,6 +410,13 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     return false;
   };
   dump("lowering");
+  if (std::string why = makePersistent(K); !why.empty()) {
+    unsupported(g.persistentRange, "persistent() in a warp-specialized kernel with " + why +
+                                       "; say warp_specialize(false) to keep the cp.async pipeline");
+    return nullptr;
+  }
+  if (K.persistent.on)
+    dump("PersistentTiles");
   expandPipelines(K);
   if (!verified("PipelineExpansion"))
     return nullptr;

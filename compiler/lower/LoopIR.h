@@ -231,6 +231,13 @@ struct Kernel {
     std::string swizzle;    // CU_TENSOR_MAP_SWIZZLE_...
   };
   std::vector<TensorMap> tensorMaps;
+  // persistent(): the launcher starts as many blocks as are resident at once and each runs
+  // the body for one block index after another (lower/PersistentTiles).
+  struct Persistent {
+    bool on = false;
+    std::vector<std::string> grid; // device expressions of the grid's extents, x first
+    int swizzlePanel = 0;          // swizzle_blocks' panel; 0: row-major order of the tiles
+  } persistent;
   bool hasBulk() const { return !bulkBody.empty(); }
 };
 

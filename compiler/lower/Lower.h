@@ -17,6 +17,10 @@ namespace tlc::lower {
 std::unique_ptr<Kernel> lowerKernel(ftg::Graph &g, DiagnosticEngine &diags, const std::string &sourceName,
                                     llvm::raw_ostream *printAfterAll = nullptr);
 
+// PersistentTiles (PersistentTiles.cpp), before PipelineExpansion: a `persistent()` kernel's
+// bodies loop over the grid's tiles. Returns why the warp-specialized variant cannot, or "".
+std::string makePersistent(Kernel &k);
+
 // PipelineExpansion (PipelineExpansion.cpp): every pipelined loop becomes prologue, steady
 // state and epilogue, with the stage index of every access filled in.
 void expandPipelines(Kernel &k);

@@ -16,6 +16,7 @@
 // style (Hopper) and the register-staged style (AMD) get their expansions here. The pass fills in the stage index of every access in
 // text and as a StageRef, so that SyncInsertion sees that the prefetch into stage
 // (k + S - 1) % S and the reads of stage k % S touch different bytes.
+#include "lower/BulkExpansion.h"
 #include "lower/Lower.h"
 #include "lower/Naming.h"
 
@@ -133,6 +134,8 @@ StmtList expand(Stmt &p) {
   return out;
 }
 
+} // namespace
+
 // The warp-specialized expansion (the mbarrier + bulk-copy style, lower/BulkPipeline.cpp):
 //
 //   rings       full[S] (one arrival: the producer's expect_tx) and empty[S] (one arrival per
@@ -144,52 +147,59 @@ StmtList expand(Stmt &p) {
 //               the stage (the previous one when a wgmma group is left in flight)
 //
 // A producer warpgroup gives registers to the consumers (the counts lower/BulkPipeline chose).
-StmtList expandBulk(Stmt &p, const std::string &tid) {
+// In a persistent kernel the rings run on over the tiles a block visits: iteration k of a
+// tile is iteration `ring + k` of the rings, where `ring` counts the iterations of the
+// block's earlier tiles (PersistentTiles), so the producer fills stages for the next tile
+// while the consumers finish the last one.
+
+BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ring) {
   const int S = int(p.count), T = p.consumers;
   const std::string St = std::to_string(S), &var = p.var, &user = p.text;
   const std::string count = generatedName(user + "_count"), full = fullBarrierRing(),
                     empty = generatedName("empty");
   StmtList &issue = p.body[0]->body, &consumers = p.body[2]->body, &after = p.body[3]->body;
-  StmtList out;
-  out.push_back(makeComment("pipelined loop over " + user + ", warp-specialized: a producer " +
-                            (p.producers >= 128 ? "warpgroup" : "warp") + " (threads " + std::to_string(T) + ".." +
-                            std::to_string(T + p.producers - 1) + ") issues the bulk copies of each iteration into " +
-                            St + " rotating stages; the other threads consume"));
-  auto scope = std::make_unique<Stmt>(StmtKind::Scope);
-  scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
-  scope->body.push_back(makeLet("std::uint64_t* const", full,
-                                "reinterpret_cast<std::uint64_t*>(tl_smem + " + std::to_string(p.barrierOffset) + ")",
-                                false));
-  scope->body.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
+  BulkParts r;
+  r.comment = makeComment("pipelined loop over " + user + ", warp-specialized: a producer " +
+                          (p.producers >= 128 ? "warpgroup" : "warp") + " (threads " + std::to_string(T) + ".." +
+                          std::to_string(T + p.producers - 1) + ") issues the bulk copies of each iteration into " +
+                          St + " rotating stages; the other threads consume");
+  r.count = makeLet("const int", count, p.hi, /*maybeUnused=*/false);
+  r.rings = std::make_unique<Stmt>(StmtKind::Seq);
+  StmtList &rings = r.rings->body;
+  rings.push_back(makeLet("std::uint64_t* const", full,
+                          "reinterpret_cast<std::uint64_t*>(tl_smem + " + std::to_string(p.barrierOffset) + ")", false));
+  rings.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
   StmtPtr init = makeIf(tid + " == 0", IfStyle::Braced, /*uniform=*/false);
-  const std::string ring = generatedName("s");
-  StmtPtr initLoop = makeFor(ForRole::Stages, ring, "0", St, "", 0);
-  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + full + " + " + ring + ", 1)"));
-  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + empty + " + " + ring + ", " + std::to_string(T) + ")"));
+  const std::string slot = generatedName("s");
+  StmtPtr initLoop = makeFor(ForRole::Stages, slot, "0", St, "", 0);
+  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + full + " + " + slot + ", 1)"));
+  initLoop->body.push_back(makeEval("tl::mbarrier::init(" + empty + " + " + slot + ", " + std::to_string(T) + ")"));
   init->body.push_back(std::move(initLoop));
   init->body.push_back(makeEval("tl::mbarrier::fence_init()"));
-  scope->body.push_back(std::move(init));
-  scope->body.push_back(makeBarrier("the mbarrier rings are initialized"));
+  rings.push_back(std::move(init));
+  rings.push_back(makeBarrier("the mbarrier rings are initialized"));
 
-  StmtPtr producer = makeIf(tid + " >= " + std::to_string(T), IfStyle::Braced, /*uniform=*/false);
-  producer->warpSpecialized = true;
-  producer->count = T;
+  // Iteration `it` of the rings: its stage and the parity of its round.
+  const std::string it = ring.empty() ? var : "(" + ring + " + " + var + ")";
+  const std::string stage = "(" + it + " % " + St + ")", phase = "((" + it + " / " + St + ") & 1)";
+  r.producer = makeIf(tid + " >= " + std::to_string(T), IfStyle::Braced, /*uniform=*/false);
+  r.producer->warpSpecialized = true;
+  r.producer->count = T;
   if (p.producerRegisters)
-    producer->body.push_back(makeEval("tl::tma::release_registers<" + std::to_string(p.producerRegisters) + ">()"));
+    r.producer->body.push_back(makeEval("tl::tma::release_registers<" + std::to_string(p.producerRegisters) + ">()"));
   StmtPtr issuer = makeIf(tid + " == " + std::to_string(T), IfStyle::Braced, false);
   StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
-  const std::string stage = "(" + var + " % " + St + ")", phase = "((" + var + " / " + St + ") & 1)";
   produce->body.push_back(makeEval("tl::mbarrier::wait(" + empty + " + " + stage + ", " + phase + " ^ 1)"));
   for (StmtPtr &c : issue) {
     fillSlot(*c, p.slots[0], stage, {var, 0, S});
     produce->body.push_back(std::move(c));
   }
+  r.produce = produce.get();
   issuer->body.push_back(std::move(produce));
-  producer->body.push_back(std::move(issuer));
-  producer->body.push_back(makeEval("return"));
-  scope->body.push_back(std::move(producer));
+  r.producer->body.push_back(std::move(issuer));
+  r.producer->body.push_back(makeEval("return"));
   if (p.consumerRegisters)
-    scope->body.push_back(makeEval("tl::tma::claim_registers<" + std::to_string(p.consumerRegisters) + ">()"));
+    r.claim = makeEval("tl::tma::claim_registers<" + std::to_string(p.consumerRegisters) + ">()");
 
   StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
   steady->body.push_back(makeEval("tl::mbarrier::wait(" + full + " + " + stage + ", " + phase + ")"));
@@ -200,13 +210,39 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
   if (p.inFlight) {
     // The group of k - 1 has completed (only k's may be pending): its stage is free.
     StmtPtr release = makeIf(var + " > 0", IfStyle::SameLine);
-    release->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + (" + var + " - 1) % " + St + ")"));
+    std::string previous = ring.empty() ? var + " - 1" : ring + " + " + var + " - 1";
+    release->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + (" + previous + ") % " + St + ")"));
     steady->body.push_back(std::move(release));
   } else {
     steady->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + " + stage + ")"));
   }
-  scope->body.push_back(std::move(steady));
+  r.consumers.push_back(std::move(steady));
   for (StmtPtr &s : after)
+    r.consumers.push_back(std::move(s));
+  if (p.inFlight && !ring.empty()) {
+    // `after` waited for the last group: its stage is free for the next tile's copies.
+    StmtPtr release = makeIf(count + " > 0", IfStyle::SameLine);
+    release->body.push_back(
+        makeEval("tl::mbarrier::arrive(" + empty + " + (" + ring + " + " + count + " - 1) % " + St + ")"));
+    r.consumers.push_back(std::move(release));
+  }
+  return r;
+}
+
+namespace {
+
+StmtList expandBulk(Stmt &p, const std::string &tid) {
+  BulkParts parts = expandBulkParts(p, tid, "");
+  StmtList out;
+  out.push_back(std::move(parts.comment));
+  auto scope = std::make_unique<Stmt>(StmtKind::Scope);
+  scope->body.push_back(std::move(parts.count));
+  for (StmtPtr &s : parts.rings->body)
+    scope->body.push_back(std::move(s));
+  scope->body.push_back(std::move(parts.producer));
+  if (parts.claim)
+    scope->body.push_back(std::move(parts.claim));
+  for (StmtPtr &s : parts.consumers)
     scope->body.push_back(std::move(s));
   out.push_back(std::move(scope));
   return out;

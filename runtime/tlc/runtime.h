@@ -372,6 +372,31 @@ inline Status device(const char *kernel, int required, const char *target) {
                              std::to_string(major) + "." + std::to_string(minor));
   return Status::ok();
 }
+
+// The grid of a persistent kernel (`persistent()`): as many blocks of `kernel` as are resident
+// on the current device at once (its SMs times the blocks per SM its threads, registers and
+// `smem` bytes of dynamic shared memory allow), at most `tiles`, each looping over the tiles.
+// Called after the kernel's shared-memory limit is raised: the occupancy depends on it.
+template <typename Kernel>
+inline Status persistentBlocks(const char *kernel, Kernel *fn, int threads, size_t smem, int64_t tiles,
+                               int *blocks) {
+  int dev = 0, sms = 0, perSM = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess)
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, fn, threads, smem);
+  if (e != cudaSuccess)
+    return cudaFailure(kernel, "cannot size the persistent grid", e);
+  if (perSM <= 0)
+    return Status::error(TLC_ERROR_LAUNCH, std::string(kernel) + ": a block of " + std::to_string(threads) +
+                                               " threads with " + std::to_string(smem) +
+                                               " bytes of shared memory does not fit on an SM of device " +
+                                               std::to_string(dev));
+  const int64_t resident = int64_t(sms) * perSM;
+  *blocks = static_cast<int>(tiles < resident ? tiles : resident);
+  return Status::ok();
+}
 #endif
 
 } // namespace check

@@ -355,13 +355,19 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
 // Rasterization of a 2-d grid in panels of `panel` block rows (TileLang's use_swizzle,
 // Triton's grouped ordering): consecutive blocks share A rows and sweep B columns, so their
 // tiles are reused from L2.
-TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
-  int id = blockIdx.y * gridDim.x + blockIdx.x;
-  int group = panel * gridDim.x;
+// Block `id` (row-major) of a gx x gy grid in the L2-friendly order: bands of `panel` rows of
+// blocks, each walked column by column.
+TL_DEVICE void swizzled_coords(int panel, int id, int gx, int gy, int& bx, int& by) {
+  int group = panel * gx;
   int first = (id / group) * panel;
-  int rows = min(static_cast<int>(gridDim.y) - first, panel);
+  int rows = min(gy - first, panel);
   by = first + (id % group) % rows;
   bx = (id % group) / rows;
+}
+
+TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
+  swizzled_coords(panel, static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x), static_cast<int>(gridDim.x),
+                  static_cast<int>(gridDim.y), bx, by);
 }
 
 }  // namespace tl

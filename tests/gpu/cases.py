@@ -694,6 +694,19 @@ def _add_layout_widths(t: _Tables) -> None:
                                         "ping_pong": "true", **extra}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (8, 16, 1024))])
+    # persistent(): one block per resident slot looping over the tiles (lower/PersistentTiles);
+    # the warp-specialized variant's rings run on from tile to tile. More tiles than blocks
+    # (every block loops), ragged edges (the ordinary instantiation where rows are unaligned),
+    # a causal mask (tiles of different trip counts, so blocks' rings drift apart).
+    for dim, causal in ((128, False), (128, True), (64, True)):
+        t.add(Build(f"persist_fa_d{dim}" + ("_causal" if causal else ""), "attention",
+                    {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(), "persist": "true"}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
+    # (D64 on sm_80: a persistent D128 kernel overlaps nothing and needs 192 KiB, past sm_80's 163 KiB.)
+    t.add(Build("persist_fa_d64_sm80", "attention",
+                {"dtype": "f16", "dim": "64", "causal": "true", "persist": "true"}, target="sm_80"),
+          [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64)) for b, h, s in ((2, 3, 1000), (4, 8, 1024))])
     # The sm_80 path's attention (mma.sync, register A through the accumulator layout).
     t.add(Build("layout_fa_d96_sm80", "attention",
                 {"dtype": "f16", "dim": "96", "causal": "false"}, target="sm_80"),
@@ -709,6 +722,20 @@ def _add_layout_widths(t: _Tables) -> None:
            # tensor stores clipped at the edges (infer/StoreStaging).
            ("1000x1000x1000", {"M": 1000, "N": 1000, "K": 1000}), ("77x264x136", {"M": 77, "N": 264, "K": 136}),
            ("m1", {"M": 1, "N": 520, "K": 64})])
+    # The tuned GEMM persistent (three stages: the staging tile needs the fourth's bytes), and
+    # the same tiles not persistent, for the A/B in one process. 4096x4096x512 has 512 tiles
+    # for 132 blocks; K = 1016 and M = 1000 are ragged with 16-byte aligned rows (bulk path).
+    persist_shapes = [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+                      ("1000x1024x1016", {"M": 1000, "N": 1024, "K": 1016}),
+                      ("77x264x136", {"M": 77, "N": 264, "K": 136}), ("m1", {"M": 1, "N": 520, "K": 64}),
+                      ("4096x4096x512", {"M": 4096, "N": 4096, "K": 512})]
+    for name, extra in (("persist_gemm_s3_n256", {"persist": "true"}), ("layout_gemm_s3_n256", {})):
+        t.add(Build(name, "gemm", {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
+                                   "block_K": "64", "stages": "3", "threads": "256", **extra}), persist_shapes)
+    t.add(Build("persist_gemm_bf16", "gemm", {"dtype": "bf16", "policy": "square", "persist": "true"}),
+          persist_shapes[:3])
+    t.add(Build("persist_gemm_sm80", "gemm", {"dtype": "f16", "policy": "square", "persist": "true"},
+                target="sm_80"), persist_shapes[:3] + persist_shapes[-1:])
     # wgmma with two warpgroups over a 64-wide tile: each owns 32 columns, the second starting
     # inside B's 64-column panel.
     t.add(Build("layout_gemm_n64_wg2", "gemm",
@@ -912,6 +939,11 @@ def _bench_items() -> list:
                 if any(i.name == name for i in items):
                     continue
                 items.append(BenchItem(name, build, _attention_shape(b, h, s, dim)))
+    # persistent() attention at issue 11's shapes, beside the default rows above.
+    for causal in (False, True):
+        for b, h, s in ISSUE11_ATTENTION_SHAPES:
+            build = "persist_fa_d128" + ("_causal" if causal else "")
+            items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 128)))
     # Block-sparse attention (issue 12): the problem's random masks keep about half the
     # 128x128 blocks; against SDPA with the element mask and a Triton block-sparse kernel.
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
@@ -938,6 +970,13 @@ def _bench_items() -> list:
                                {"M": m, "N": n, "K": k},
                                "samples/gemm.tl with -D block_N=256 -D block_K=64 -D stages=4 "
                                "-D threads=256 (the sweep's best tiles on the H100)"))
+    # persistent() with 128x256x64 tiles and three stages, against the same tiles launched
+    # one block per tile (layout_gemm_s3_n256) and the four-stage rows above, same process.
+    for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
+        for build in ("persist_gemm_s3_n256", "layout_gemm_s3_n256"):
+            items.append(BenchItem(f"gemm_f16_{build}_{m}x{n}x{k}", build, {"M": m, "N": n, "K": k},
+                                   "samples/gemm.tl with -D block_N=256 -D block_K=64 -D stages=3 -D threads=256" +
+                                   (" -D persist=true" if build.startswith("persist") else "")))
     # transpose_B (B stored [N, K]) with the same tiles: within 5% of the NN rows above is
     # the bar (issue 11).
     for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192)]:
