@@ -93,6 +93,8 @@ private:
   // Fills n.gather, or says why the loop is not a gathered copy.
   std::string recognize() {
     GatherCopy G;
+    if (!g.target->copyAtom(target::CopyKind::CpAsync))
+      return g.target->name().str() + " has no cp.async";
     if (n.driver)
       return "it reads fragment '" + n.driver->name + "'";
     if (f.vars.size() > 3)
