@@ -289,11 +289,15 @@ private:
     return false;
   }
 
-  static void warnNestedCopies(const Node &n, const char *under, DiagnosticEngine &diags) {
+  static void warnNestedCopies(Node &n, const char *under, DiagnosticEngine &diags) {
+    // A gathered copy here runs in its own iteration (still through cp.async): no warning, as
+    // for any parallel loop, but --emit=inferred says so.
+    if (n.gather)
+      n.gatherNote += std::string(", not prefetched: under ") + under + " inside the loop";
     if (n.kind != NodeKind::If && n.kind != NodeKind::Loop)
       return;
-    for (const auto *list : {&n.body, &n.elseBody})
-      for (const auto &c : *list) {
+    for (auto *list : {&n.body, &n.elseBody})
+      for (auto &c : *list) {
         if (isGlobalToShared(*c)) {
           diags
               .warning(c->call->getRange(),
