@@ -21,6 +21,8 @@ std::string inlineText(const Stmt &s) {
   case StmtKind::Eval:
     return s.text + ";";
   case StmtKind::AsyncCopy:
+    if (s.valid.empty()) // every element valid
+      return "tl::cp_async<" + std::to_string(s.bytes) + ">(" + s.dst + ", " + s.src + ");";
     return "tl::cp_async_zfill<" + std::to_string(s.bytes) + ">(" + s.dst + ", " + s.valid + " ? " + s.src +
            " : " + s.srcBase + ", " + s.valid + ");";
   case StmtKind::AsyncCommit:

@@ -46,6 +46,11 @@ struct LinearForm {
 };
 std::optional<LinearForm> linearize(const Expr *e);
 std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
+// True when `e` is provably a multiple of `m` for all values of its variables: a linear form
+// whose coefficients are, or sums, differences and products of such values, looking through
+// lets (immutable), so that a channel offset `let c0 = k % blocks * 64;` counts as one; null
+// counts (an origin of 0).
+bool multipleOf(const Expr *e, int64_t m);
 
 // The source of `e` for quoting in a hint (`bx != 0`), parenthesised where an operator
 // would bind to it; a placeholder when it is too long to quote.

@@ -600,6 +600,37 @@ std::optional<LinearForm> linearize(const Expr *e) {
   }
 }
 
+// `budget` bounds the work: a chain of lets each adding the previous one twice would otherwise
+// take exponential time; running out answers "not provably", which is always safe.
+static bool multipleOf(const Expr *e, int64_t m, int &budget) {
+  if (!e)
+    return true;
+  if (m == 0 || --budget < 0)
+    return false;
+  if (auto *n = llvm::dyn_cast<NameExpr>(e))
+    if (auto *l = llvm::dyn_cast_or_null<LetDecl>(n->decl); l && l->init && n->type.isIntegral())
+      return multipleOf(l->init, m, budget);
+  if (auto *b = llvm::dyn_cast<BinaryExpr>(e); b && b->type.isIntegral()) {
+    if (b->op == BinaryOp::Mul && (multipleOf(b->lhs, m, budget) || multipleOf(b->rhs, m, budget)))
+      return true;
+    if ((b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && multipleOf(b->lhs, m, budget) &&
+        multipleOf(b->rhs, m, budget))
+      return true;
+  }
+  auto f = linearize(e);
+  if (!f || f->constant % m != 0)
+    return false;
+  for (auto &[d, c] : f->terms)
+    if (c % m != 0)
+      return false;
+  return true;
+}
+
+bool multipleOf(const Expr *e, int64_t m) {
+  int budget = 4096;
+  return multipleOf(e, m, budget);
+}
+
 std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo) {
   auto h = linearize(hi);
   if (!h)

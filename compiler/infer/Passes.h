@@ -11,6 +11,9 @@ namespace tlc::infer {
 // reductions, fragment copies and parallel loops propagate; what is left gets the blocked
 // layout with the fewest registers. Also binds parallel loops to threads.
 std::unique_ptr<ftg::Pass> createLayoutInference();
+// Parallel loops that are a copy of gathered global elements into a shared tile
+// (ftg::GatherCopy): cp.async, vectorized where proven, prefetched by pipelines like copies.
+std::unique_ptr<ftg::Pass> createGatherRecognition();
 // Pipelined loops: which copies are prefetched, how many buffers each shared tile needs.
 std::unique_ptr<ftg::Pass> createPipelinePlanner();
 // Accumulators leave through shared memory on Hopper: a copy of an accumulator fragment to
@@ -27,6 +30,7 @@ std::unique_ptr<ftg::Pass> createInstructionSelection();
 // candidate compiles both run, so that a candidate is judged by the passes that compile it.
 inline void addInferencePasses(ftg::PassManager &pm) {
   pm.add(createLayoutInference());
+  pm.add(createGatherRecognition());
   pm.add(createPipelinePlanner());
   pm.add(createStoreStaging());
   pm.add(createSharedMemoryPlanner());

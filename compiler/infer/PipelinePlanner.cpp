@@ -75,6 +75,8 @@ public:
       auto writes = [&](const Node &n) {
         if (isGlobalToShared(n))
           ++copiesInto[n.outputs[0].buffer];
+        else if (n.gather)
+          ++copiesInto[n.gather->dst];
         else
           writtenOtherwise.insert(n.writes.begin(), n.writes.end());
       };
@@ -135,6 +137,8 @@ public:
         for (Node *n : liveNodes(loop.body)) {
           if (isGlobalToShared(*n))
             plan(*n, nullptr);
+          else if (n->gather)
+            planGather(*n, loop, inLoop, recomputable, lets, writtenOtherwise);
           else if (n->kind == NodeKind::If)
             planGuarded(*n, loop, inLoop, recomputable, writtenOtherwise, plan, diags);
           else if (n->kind == NodeKind::Loop)
@@ -145,6 +149,60 @@ public:
   }
 
 private:
+  // Gathered copy `n` (infer/GatherCopy.cpp), a direct child of the loop body, is issued ahead
+  // like a copy when everything its addresses and condition read can be read for a later
+  // iteration: the loop variable, lets of the body computed from it and from values fixed
+  // before the loop, and buffers the loop does not write, such as tables of row offsets
+  // written before it (SyncInsertion puts the barrier that publishes them before the
+  // prologue); and nothing else in the loop writes its tile. Otherwise it runs in its own
+  // iteration (still through cp.async); --emit=inferred says why.
+  static void planGather(Node &n, Node &loop, const llvm::SmallPtrSetImpl<const Decl *> &inLoop,
+                         const llvm::SmallPtrSetImpl<const Decl *> &recomputable,
+                         const std::vector<const LetStmt *> &lets,
+                         const llvm::SmallPtrSetImpl<const ftg::Buffer *> &writtenOtherwise) {
+    const GatherCopy &G = *n.gather;
+    // Declarations the body reads, less its own loop variables and lets.
+    llvm::SmallPtrSet<const Decl *, 8> own(n.loop->vars.begin(), n.loop->vars.end()), used;
+    for (const LetStmt *l : G.lets) {
+      collectDecls(l->decl->init, used);
+      own.insert(l->decl);
+    }
+    collectDecls(G.load, used);
+    for (const IndexItem &i : G.store->indices)
+      collectDecls(i.lo, used);
+    if (G.cond)
+      collectDecls(G.cond, used);
+    std::string why;
+    if (writtenOtherwise.count(G.dst))
+      why = "'" + G.dst->name + "' is also written in the loop";
+    for (const Decl *d : used) {
+      if (!why.empty())
+        break;
+      if (!d || own.count(d))
+        continue;
+      if (auto *b = llvm::dyn_cast<BufferLikeDecl>(d)) {
+        const ftg::Buffer *buf = nullptr;
+        for (const ftg::Buffer *w : loop.writes)
+          if (w->decl == b)
+            buf = w;
+        if (buf)
+          why = "it reads '" + buf->name + "', which the loop writes";
+        else if (b->scope == Scope::Fragment || b->scope == Scope::Local)
+          why = "it reads " + scopeName(b->scope).str() + " '" + b->getName().str() + "'";
+      } else if (inLoop.count(d) && !recomputable.count(d)) {
+        why = "it depends on '" + d->getName().str() + "', computed from values of the loop";
+      }
+    }
+    if (!why.empty()) {
+      n.gatherNote += ", not prefetched: " + why;
+      return;
+    }
+    n.producer = true;
+    G.dst->stages = std::max(G.dst->stages, loop.stages);
+    if (llvm::any_of(used, [&](const Decl *d) { return recomputable.count(d); }))
+      loop.prefetchLets = lets;
+  }
+
   // The copies directly under `if` node `branch` of the loop body are prefetched under its
   // condition when the condition can be evaluated for a later iteration (it reads the loop
   // variable, values fixed before the loop and global tensors the loop does not write) and
@@ -231,11 +289,15 @@ private:
     return false;
   }
 
-  static void warnNestedCopies(const Node &n, const char *under, DiagnosticEngine &diags) {
+  static void warnNestedCopies(Node &n, const char *under, DiagnosticEngine &diags) {
+    // A gathered copy here runs in its own iteration (still through cp.async): no warning, as
+    // for any parallel loop, but --emit=inferred says so.
+    if (n.gather)
+      n.gatherNote += std::string(", not prefetched: under ") + under + " inside the loop";
     if (n.kind != NodeKind::If && n.kind != NodeKind::Loop)
       return;
-    for (const auto *list : {&n.body, &n.elseBody})
-      for (const auto &c : *list) {
+    for (auto *list : {&n.body, &n.elseBody})
+      for (auto &c : *list) {
         if (isGlobalToShared(*c)) {
           diags
               .warning(c->call->getRange(),

@@ -462,7 +462,7 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
            << (n.producer ? ", prefetched" : "") << "}";
       if (n.kind == NodeKind::Parallel)
         os << "  {threads bound by " << (n.driver ? "fragment " + n.driver->name : "flattened index")
-           << "}";
+           << (n.gatherNote.empty() ? "" : "; " + n.gatherNote) << (n.producer ? ", prefetched" : "") << "}";
       if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined)
         os << "  {cp.async multistage, " << n.stages << " buffers}";
     }

@@ -66,6 +66,27 @@ struct Operand {
 
 class TileOp;
 
+// A parallel loop recognized as a gathered copy (infer/GatherCopy.cpp), as TileLang's
+// inject_ptx_async_copy recognizes one: its body is lets and one store of a global tensor's
+// element into a shared tile indexed by the loop variables, optionally zero where a condition
+// fails (`if c { S[..] = X[..] } else { S[..] = 0 }` or `select(c, X[..], 0)`). It is lowered
+// to cp.async zero-filled where the condition fails, and a pipelined loop prefetches it.
+struct GatherCopy {
+  Buffer *src = nullptr, *dst = nullptr;
+  const IndexExpr *load = nullptr;  // X[...]
+  const IndexExpr *store = nullptr; // S[i, j]
+  const Expr *cond = nullptr;       // null: always X[...]
+  bool negated = false;             // the zero is stored where `cond` holds
+  std::vector<const LetStmt *> lets; // the body's lets, in order, before the store
+  // Bytes per cp.async (4, 8 or 16) and elements per access; 0 bytes: element by element.
+  int bytes = 0;
+  int vector = 1;
+  // The cp.async path needs the aligned instantiation (vector > 1: the launcher proved every
+  // row of `src` 16-byte aligned and its last extent whole 16-byte chunks); the other one
+  // stores element by element.
+  bool needsAligned = false;
+};
+
 struct Node {
   NodeKind kind;
   // The tile operator that owns this node's rules (ir/TileOp.h); null for scalar code,
@@ -113,10 +134,15 @@ struct Node {
   // Parallel: the fragment that drives thread binding (inferred), vector width.
   Buffer *driver = nullptr;
   int vectorWidth = 1;
+  // A gathered copy (see GatherCopy), and what --emit=inferred says about a parallel loop that
+  // stores global elements into a shared tile: the instruction chosen and why, or why the loop
+  // stays element by element.
+  std::optional<GatherCopy> gather;
+  std::string gatherNote;
   // Copy.
   CopyInstr instr = CopyInstr::None;
   int copyVector = 1; // elements per access
-  bool producer = false; // a pipelined loop's prefetched global->shared copy
+  bool producer = false; // a pipelined loop's prefetched global->shared copy (or gathered copy)
   // A producer under an `if` of the loop body: the prefetch issues it when this condition
   // (negated for the else branch) holds for the iteration it loads (infer/PipelinePlanner).
   const Expr *prefetchGuard = nullptr;

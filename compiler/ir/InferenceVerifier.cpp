@@ -121,11 +121,17 @@ bool verifyInference(const Graph &g, llvm::raw_ostream &errors) {
       for (const Buffer *b : *set)
         if (b->scope == Scope::Fragment && !b->fragment && reported.insert(b).second)
           fail(*b, "is used but layout inference gave it no layout");
-    if (n.producer)
+    if (n.producer) {
+      std::vector<const Buffer *> written;
       for (const Operand &o : n.outputs)
-        if (o.buffer && o.buffer->scope == Scope::Shared && o.buffer->stages < 2)
-          fail(*o.buffer, "is written by a prefetched copy but has " +
-                              std::to_string(o.buffer->stages) + " stage (a pipeline needs 2 or more)");
+        written.push_back(o.buffer);
+      if (n.gather)
+        written.push_back(n.gather->dst);
+      for (const Buffer *b : written)
+        if (b && b->scope == Scope::Shared && b->stages < 2)
+          fail(*b, "is written by a prefetched copy but has " + std::to_string(b->stages) +
+                       " stage (a pipeline needs 2 or more)");
+    }
   });
   return ok;
 }

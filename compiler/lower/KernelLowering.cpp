@@ -79,6 +79,11 @@ void KernelLowering::drainAfter(Stmt &pipeline, const std::vector<const ftg::Nod
   });
 }
 
+// The shared tile producer `c` of a pipeline fills: a copy's destination, a gathered copy's tile.
+static const ftg::Buffer *prefetched(const ftg::Node &c) {
+  return c.gather ? c.gather->dst : c.outputs[0].buffer;
+}
+
 void KernelLowering::lowerPipelined(const ftg::Node &n) {
   if (&n == bulkPlan.loop)
     return lowerBulkPipelined(n);
@@ -109,7 +114,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
   p->inFlight = !inFlight.empty();
   auto staged = [&](int part) {
     for (const ftg::Node *c : producers)
-      stageOf[c->outputs[0].buffer] = {p->slots[part], {p->slots[part], 0, n.stages}};
+      stageOf[prefetched(*c)] = {p->slots[part], {p->slots[part], 0, n.stages}};
   };
   // The copies of one iteration, twice (the prologue's and the steady state's), with the
   // lets their addresses use recomputed (their access sets are those of their nodes).
@@ -124,7 +129,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
           scalarStmt(let);
       }
       for (const ftg::Node *c : producers)
-        guardedPrefetch(*c, [&] { c->op->lowerPrefetch(*c, *this); });
+        guardedPrefetch(*c, [&] { c->op ? c->op->lowerPrefetch(*c, *this) : lowerGather(*c, true); });
     });
   }
   finishPipeline(n, std::move(p), producers, inFlight);
@@ -133,7 +138,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
 void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
                                     const std::vector<const ftg::Node *> &inFlight) {
   for (const ftg::Node *c : producers)
-    stageOf[c->outputs[0].buffer] = {p->slots[2], {p->slots[2], 0, n.stages}};
+    stageOf[prefetched(*c)] = {p->slots[2], {p->slots[2], 0, n.stages}};
   gemmsInFlight.insert(inFlight.begin(), inFlight.end());
   within(p->body[2]->body, [&] {
     std::vector<const ftg::Node *> consumers;
@@ -145,7 +150,7 @@ void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::ve
   gemmsInFlight.clear();
   drainAfter(*p, inFlight);
   for (const ftg::Node *c : producers)
-    stageOf.erase(c->outputs[0].buffer);
+    stageOf.erase(prefetched(*c));
   add(std::move(p));
 }
 
@@ -213,7 +218,7 @@ void KernelLowering::lowerNodeHere(const ftg::Node &n) {
   }
   switch (n.kind) {
   case NodeKind::Parallel:
-    return lowerParallel(n);
+    return n.gather ? lowerGather(n, false) : lowerParallel(n);
   case NodeKind::Let:
   case NodeKind::Scalar:
     tileOp(n, [&] { scalarStmt(n.stmt); });

@@ -110,6 +110,11 @@ public:
   void lowerLoop(const ftg::Node &n);
   void lowerIf(const ftg::Node &n);
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
+  // Its body over the elements (the statements of the tile op lowerParallel makes).
+  void parallelElements(const ftg::Node &n);
+  // A gathered copy (GatherCopy.cpp): cp.async per element or vector; `prefetch`: issued by its
+  // pipeline (which commits and waits), otherwise committed and waited for at once.
+  void lowerGather(const ftg::Node &n, bool prefetch);
   void lowerPipelined(const ftg::Node &n);
   // The warp-specialized variant (BulkPipeline.cpp): the loop lowered with bulk copies by the
   // producer threads.

@@ -323,7 +323,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   case StmtKind::AtomicAdd: os << "atomic_add " << s.target << " += " << s.value; break;
   case StmtKind::Eval: os << "call " << s.text; break;
   case StmtKind::AsyncCopy:
-    os << "cp.async " << s.bytes << "B " << s.dst << " <- " << s.src << " if " << s.valid;
+    os << "cp.async " << s.bytes << "B " << s.dst << " <- " << s.src << (s.valid.empty() ? "" : " if " + s.valid);
     break;
   case StmtKind::AsyncCommit: os << "cp.async.commit"; break;
   case StmtKind::AsyncWait: os << "cp.async.wait " << s.count; break;

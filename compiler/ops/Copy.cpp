@@ -18,30 +18,6 @@ using llvm::cast;
 
 namespace {
 
-// True when `e` is provably a multiple of `m` for all values of its variables: a linear form
-// whose coefficients are, or sums, differences and products of such values, looking through
-// lets (immutable), so that a channel offset `let c0 = k % blocks * 64;` counts as one.
-bool multipleOf(const Expr *e, int64_t m) {
-  if (!e)
-    return true;
-  if (auto *n = llvm::dyn_cast<NameExpr>(e))
-    if (auto *l = llvm::dyn_cast_or_null<LetDecl>(n->decl); l && l->init && n->type.isIntegral())
-      return multipleOf(l->init, m);
-  if (auto *b = llvm::dyn_cast<BinaryExpr>(e); b && b->type.isIntegral()) {
-    if (b->op == BinaryOp::Mul && (multipleOf(b->lhs, m) || multipleOf(b->rhs, m)))
-      return true;
-    if ((b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && multipleOf(b->lhs, m) && multipleOf(b->rhs, m))
-      return true;
-  }
-  auto f = linearize(e);
-  if (!f || f->constant % m != 0)
-    return false;
-  for (auto &[d, c] : f->terms)
-    if (c % m != 0)
-      return false;
-  return true;
-}
-
 StmtPtr atomicAddOf(std::string target, std::string value) {
   auto s = std::make_unique<Stmt>(StmtKind::AtomicAdd);
   s->target = std::move(target);

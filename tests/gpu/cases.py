@@ -205,6 +205,8 @@ KERNELS.update({
                              ("dtype",)),
     "gather_table": _op_kernel("gather_table", _tensors("KV", "Table", "Q", "out:O", "out:S"),
                                ("B", "R", "L", "dim"), ("dtype", "page", "npages", "dim")),
+    "gather_rows": _op_kernel("gather_rows", _tensors("X", "Rows", "W", "out:C"), ("R", "M", "N", "K"),
+                              ("dtype",)),
     "annotated_copy": _op_kernel("annotated_copy", _tensors("X", "out:Y", "out:Z", "out:W"), ("M", "N"),
                                  ("dtype",)),
     "gemm_annotated": _op_kernel("gemm_annotated", _tensors("A", "B", "out:C"), ("M", "N", "K"),
@@ -824,6 +826,24 @@ def _add_conv2d(t: _Tables) -> None:
                     {"dtype": "f16", "block_N": "64", **_conv_defines(k, stride, pad)}), shapes[:4])
 
 
+# ---- tests/gpu/ops/gather_rows.tl: a GEMM whose A rows come through a row table (issue 12) -----
+# The A tile is a gathered copy (cp.async, prefetched by the pipeline); names start with
+# gather_rows, so `--only '^gather_rows'` selects exactly these. (R, M, N, K): K a multiple of 64,
+# a multiple of 8 only (the last K tile zero-filled past K), and 100 and 20 (rows of X not 16-byte
+# aligned: the element-by-element instantiation); M past a tile and a single row.
+GATHER_ROWS_SHAPES = [(1000, 1000, 264, 1024), (5000, 513, 256, 72), (300, 77, 130, 100), (64, 1, 128, 64),
+                      (40, 200, 64, 20)]
+
+
+def _add_gather_rows(t: _Tables) -> None:
+    shapes = [(f"r{r}m{m}n{n}k{k}", {"R": r, "M": m, "N": n, "K": k}) for r, m, n, k in GATHER_ROWS_SHAPES]
+    t.add(Build("gather_rows_f16", "gather_rows", {"dtype": "f16"}), shapes)
+    t.add(Build("gather_rows_bf16", "gather_rows", {"dtype": "bf16"}), shapes[:3])
+    t.add(Build("gather_rows_f16_sm80", "gather_rows", {"dtype": "f16"}, target="sm_80"), shapes)
+    # Four stages: the wgmma group left in flight prefetches one iteration less far.
+    t.add(Build("gather_rows_f16_s4", "gather_rows", {"dtype": "f16", "stages": "4"}), shapes[:3])
+
+
 # ResNet-50's convolutions at batch 32: (build, N, H, W, C, F).
 CONV_BENCH_SHAPES = [("conv_3x3s1_f16", 32, 56, 56, 64, 64), ("conv_3x3s1_f16", 32, 28, 28, 128, 128),
                      ("conv_3x3s1_f16", 32, 14, 14, 256, 256), ("conv_3x3s1_f16", 32, 7, 7, 512, 512),
@@ -887,7 +907,8 @@ def _add_gemm_dtypes(t: _Tables) -> None:
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
-                _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d):
+                _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
+                _add_gather_rows):
         add(t)
     return t.builds, t.cases
 

@@ -950,6 +950,35 @@ class GatherTableProblem(Problem):
         return 2.0 * shape["B"] * 64 * shape["L"] * shape["dim"]
 
 
+class GatherRowsProblem(Problem):
+    """tests/gpu/ops/gather_rows.tl: C[m, :] = X[Rows[m], :] @ W^T, a zero row where Rows[m] < 0."""
+
+    def tensor_shapes(self, shape):
+        r, m, n, k = shape["R"], shape["M"], shape["N"], shape["K"]
+        return {"X": (r, k), "Rows": (m,), "W": (n, k), "C": (m, n)}
+
+    def tensor_dtype(self, name):
+        return torch.int32 if name == "Rows" else self.dtype
+
+    def inputs(self, shape, gen):
+        x = super().inputs(shape, gen)
+        # Rows anywhere in X in no particular order, repeats included; every 7th a padded slot.
+        rows = torch.randint(0, shape["R"], (shape["M"],), generator=gen, device=gen.device, dtype=torch.int32)
+        rows[3::7] = -1
+        x["Rows"] = rows
+        return x
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        rows = inputs["Rows"].long()
+        a = inputs["X"].to(ref)[rows.clamp(min=0)]
+        a[rows < 0] = 0
+        return {"C": a @ inputs["W"].to(ref).T}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
 class Conv2dProblem(Problem):
     """samples/conv2d.tl: Y = conv2d(X, Wt) in NHWC, X [N, H, W, C], Wt [F, kh, kw, C] (a
     PyTorch weight [F, C, kh, kw] in channels_last memory), Y [N, P, Q, F], zero padding `pad`
@@ -1002,7 +1031,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
-            "gemm_auto": GemmProblem, "gather_table": GatherTableProblem,
+            "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
             "flash_decoding": FlashDecodingProblem}
 
 

@@ -346,6 +346,20 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in conv if c.build == i.build], i.build)
         self.assertTrue(any(self.by_name[i.build].defines["stride"] == "2" for i in items))
 
+    def test_gather_rows_cases(self):
+        """tests/gpu/ops/gather_rows.tl (issue 12, gathered copies): a random row table with
+        padded slots, K a multiple of 64, of 8 only, and of neither (the element-by-element
+        instantiation), M off the tile, sm_80 and sm_90a, 3 and 4 stages."""
+        gather = [c for c in self.cases if self.by_name[c.build].family == "gather_rows"]
+        self.assertTrue(all(c.name.startswith("gather_rows_") for c in gather))
+        ks = {c.shape["K"] for c in gather}
+        self.assertTrue(any(k % 64 == 0 for k in ks) and any(k % 64 and k % 8 == 0 for k in ks)
+                        and any(k % 8 for k in ks))
+        self.assertTrue(any(c.shape["M"] % 128 for c in gather))
+        targets = {self.by_name[c.build].target for c in gather}
+        self.assertLessEqual({"", "sm_80"}, targets)
+        self.assertIn("4", {self.by_name[c.build].defines.get("stages") for c in gather})
+
     def test_decode_cases_and_bench_items(self):
         """samples/flash_decoding.tl (issue 12): ragged key counts, groups 1, 4 and 8, both head
         dims and dtypes, the sm_80 path, and splits that get no key."""
@@ -394,7 +408,7 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in cs if c.build == name])
 
     def test_prefixes_select_the_operator_cases(self):
-        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv)_")
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather)_")
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
                          {b.name for b in self.builds
