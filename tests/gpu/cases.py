@@ -1036,9 +1036,9 @@ def default_tables(selftest: bool = False, known_rejections: bool = False) -> tu
     builds = _gemm_builds() + _attention_builds() + _rowwise_builds() + op_builds
     cases, bench = _check_cases() + op_cases, _bench_items()
     if selftest:
-        # The issue-3 GEMMs only: the naive GEMM ignores the knobs layout_ and accum_ builds vary,
+        # The issue-3 GEMMs only: the naive GEMM ignores the knobs layout_, accum_ and persist_ builds vary,
         # and takes f16/bf16 only (not the i8, tf32 and fp8 builds of issue 12).
-        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith(("layout_", "accum_"))
+        builds = [b for b in builds if b.family == "gemm" and not b.name.startswith(("layout_", "accum_", "persist_"))
                   and b.defines["dtype"] in ("f16", "bf16")]
     if not known_rejections:
         builds = [b for b in builds if b.name not in KNOWN_TLC_REJECTIONS]
