@@ -6,7 +6,11 @@
 #include "driver/OutputFile.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -72,6 +76,13 @@ bool writeFile(const llvm::Twine &path, llvm::StringRef text) {
 
 // The device library, the runtime header and the emulator, as tlc carries them
 // (codegen/EmbeddedSources.h), under dir/include: stdlib/tl/x.h -> include/tl/x.h.
+uint64_t libraryHash() {
+  uint64_t h = 0;
+  for (size_t i = 0; i < codegen::kNumEmbeddedFiles; ++i)
+    h = h * 31 + llvm::xxHash64(codegen::kEmbeddedFiles[i].text);
+  return h;
+}
+
 bool writeLibrary(const std::string &dir) {
   for (size_t i = 0; i < codegen::kNumEmbeddedFiles; ++i) {
     llvm::StringRef path = codegen::kEmbeddedFiles[i].path;
@@ -97,7 +108,9 @@ std::string driverSource(const lower::Kernel &k, const std::string &ns, const st
   s += "#include \"tl/emu/driver.h\"\n\n";
   s += "int main(int argc, char** argv) {\n";
   for (const lower::HostShapeSymbol &sym : l.symbols)
-    s += "  [[maybe_unused]] const int64_t " + sym.cpp + " = " + sym.constant + ";  // " + sym.name + "\n";
+    s += "  [[maybe_unused]] const int64_t " + sym.cpp + " = " +
+         (sym.constant.empty() ? "tl::emu::shape_value(argc, argv, \"" + sym.name + "\")" : sym.constant) +
+         ";  // " + sym.name + (sym.constant.empty() ? " (--shape)" : " (bound by -D)") + "\n";
   s += "  std::vector<tl::emu::TensorSpec> tensors = {\n";
   for (const lower::HostParam &p : l.params) {
     if (p.scalar)
@@ -157,6 +170,9 @@ CLI::App *addRunCommand(CLI::App &app, RunArgs &a) {
       ->allow_extra_args(false);
   cmd->add_option("--target", a.target, "the lowering to emulate: an sm_80-class target (no wgmma/TMA)")
       ->default_str("sm_80");
+  cmd->add_option("--shape", a.shapes,
+                  "the size of a dynamic shape symbol at run time: NAME=N (one build serves every size)")
+      ->allow_extra_args(false);
   cmd->add_option("--seed", a.seed, "seeds the random inputs and the order of the threads")->default_str("1");
   cmd->add_option("--input", a.inputs, "read tensor NAME from FILE (raw elements, row-major): NAME=FILE")
       ->allow_extra_args(false);
@@ -219,10 +235,24 @@ int runEmulated(RunArgs &a) {
   if (!chosen)
     return usage(a.kernel.empty() ? "the file has several kernels (" + names + "): choose one with --kernel"
                                   : "no kernel '" + a.kernel + "' in " + a.input + " (it has " + names + ")");
+  // Every dynamic shape symbol needs a size at run time (--shape), and --shape names only those.
   for (const lower::HostShapeSymbol &sym : chosen->kernel->launch.symbols)
-    if (sym.constant.empty())
+    if (sym.constant.empty() && !llvm::any_of(a.shapes, [&](const std::string &s) {
+          return llvm::StringRef(s).split('=').first == sym.name;
+        }))
       return usage("shape symbol '" + sym.name + "' of kernel '" + chosen->kernel->launch.kernel +
-                   "' needs a value: -D " + sym.name + "=N");
+                   "' needs a size: --shape " + sym.name + "=N (or -D " + sym.name + "=N to compile it in)");
+  for (const std::string &s : a.shapes) {
+    auto [name, value] = llvm::StringRef(s).split('=');
+    int64_t n;
+    if (value.getAsInteger(10, n) || n < 0)
+      return usage("--shape " + s + ": expected NAME=N with N >= 0");
+    if (!llvm::any_of(chosen->kernel->launch.symbols, [&](const lower::HostShapeSymbol &sym) {
+          return sym.name == name && sym.constant.empty();
+        }))
+      return usage("--shape " + s + ": '" + name + "' is not a dynamic shape symbol of kernel '" +
+                   chosen->kernel->launch.kernel + "'");
+  }
 
   std::string cxx = findCxx(a.cxx);
   if (cxx.empty())
@@ -256,7 +286,11 @@ int runEmulated(RunArgs &a) {
 
   codegen::EmitOptions emit;
   emit.target = opts.targetInfo().name().str();
-  emit.commandLine = opts.commandLine;
+  // What the code depends on (not --shape, --seed, ...: those are the program's arguments, and
+  // a kept build is reused across them).
+  emit.commandLine = "tlc run --emulate " + a.input + " --target " + a.target;
+  for (const std::string &text : a.defines)
+    emit.commandLine += " -D " + text;
   emit.lineDirectives = true; // the host compiler's messages and a debugger point into the .tl
   emit.emulate = true;
   emit.outputName = d + "/kernel.cu";
@@ -264,9 +298,10 @@ int runEmulated(RunArgs &a) {
   llvm::raw_string_ostream codeStream(code);
   codegen::emitCuda(kernels, {}, emit, codeStream);
   const std::string ns = codegen::launcherNamespace(emit);
+  const std::string mainSource =
+      driverSource(*chosen->kernel, ns, codegen::cEntryPrefix(emit) + chosen->kernel->launch.kernel);
   if (!writeLibrary(d) || !writeFile(d + "/kernel.cu", codeStream.str()) ||
-      !writeFile(d + "/main.cpp",
-                 driverSource(*chosen->kernel, ns, codegen::cEntryPrefix(emit) + chosen->kernel->launch.kernel))) {
+      !writeFile(d + "/main.cpp", mainSource)) {
     error("cannot write the emulated program into " + d);
     return kUsageError;
   }
@@ -279,7 +314,21 @@ int runEmulated(RunArgs &a) {
   for (const std::string &x : a.extraCxxArgs)
     cxxArgs.push_back(x);
   std::vector<llvm::StringRef> cxxRefs(cxxArgs.begin(), cxxArgs.end());
-  int rc = execute(cxx, cxxRefs, a.verbose);
+  // A kept build directory whose program is the same (generated code, driver, library and
+  // compiler command) is not rebuilt: runs at several --shape sizes or seeds share one build.
+  std::string key = cxx;
+  for (const std::string &x : cxxArgs)
+    key += " " + x;
+  key += "\n" + llvm::utohexstr(llvm::xxHash64(codeStream.str())) + " " +
+         llvm::utohexstr(llvm::xxHash64(mainSource)) + " " + llvm::utohexstr(libraryHash());
+  std::string keyPath = d + "/build.key";
+  bool fresh = false;
+  if (!temporary && llvm::sys::fs::exists(binary))
+    if (auto old = llvm::MemoryBuffer::getFile(keyPath))
+      fresh = (*old)->getBuffer() == key;
+  int rc = fresh ? 0 : execute(cxx, cxxRefs, a.verbose);
+  if (rc == 0 && !fresh && !temporary)
+    writeFile(keyPath, key);
   if (rc != 0) {
     if (rc > 0)
       error("the host compiler failed (exit code " + std::to_string(rc) + ") on the emulated program" +
@@ -287,6 +336,8 @@ int runEmulated(RunArgs &a) {
     return kInputError;
   }
   std::vector<std::string> runArgs = {binary, "--seed", a.seed, "--output-dir", a.outputDir};
+  for (const std::string &s : a.shapes)
+    runArgs.insert(runArgs.end(), {"--shape", s});
   for (const std::string &in : a.inputs)
     runArgs.insert(runArgs.end(), {"--input", in});
   for (const std::string &s : a.scalars)

@@ -18,6 +18,7 @@ struct RunArgs {
   std::string kernel;
   std::string target = "sm_80";
   std::vector<std::string> defines;
+  std::vector<std::string> shapes;  // NAME=N: dynamic shape symbols' sizes at run time
   std::string seed = "1";
   std::vector<std::string> inputs;  // NAME=FILE
   std::vector<std::string> scalars; // NAME=VALUE

@@ -2,7 +2,7 @@
 // it makes the tensors (random, seeded, or read from files), runs the kernel on the emulator
 // and writes every tensor to the output directory (docs/emulator.md).
 //
-//   ./emulated [--seed S] [--input NAME=FILE]... [--output-dir DIR] [--max-blocks N]
+//   ./emulated [--shape NAME=N]... [--seed S] [--input NAME=FILE]... [--output-dir DIR] [--max-blocks N]
 //              [--init-outputs nan|zero] [--arg NAME=VALUE]...
 //
 // Files are raw little-endian elements, row-major, contiguous (i4/u4: two per byte). The output
@@ -37,6 +37,16 @@ struct ScalarSpec {
   const char* name;
   double value;  // default; --arg NAME=VALUE replaces it
 };
+
+// The size `--shape NAME=N` gives a dynamic shape symbol.
+inline std::int64_t shape_value(int argc, char** argv, const char* name) {
+  const std::string prefix = std::string(name) + "=";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--shape" && std::string(argv[i + 1]).rfind(prefix, 0) == 0)
+      return std::strtoll(argv[i + 1] + prefix.size(), nullptr, 10);
+  std::fprintf(stderr, "tl emulator: error: shape symbol %s needs a size: --shape %s=N\n", name, name);
+  std::exit(2);
+}
 
 using EntryCall = std::function<int(tlc_tensor_view* views, const double* scalars, char* error, std::size_t size)>;
 
@@ -124,7 +134,8 @@ inline int run_main(int argc, char** argv, unsigned char* smem, std::size_t smem
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--seed" && (v = value())) config().seed = std::strtoull(v, nullptr, 0);
+    if (a == "--shape" && (v = value())) continue;  // read by shape_value
+    else if (a == "--seed" && (v = value())) config().seed = std::strtoull(v, nullptr, 0);
     else if (a == "--output-dir" && (v = value())) output_dir = v;
     else if (a == "--max-blocks" && (v = value())) config().max_blocks = std::strtol(v, nullptr, 0);
     else if (a == "--init-outputs" && (v = value())) {
