@@ -45,9 +45,9 @@ std::string findCxx(const std::string &requested) {
 // The CUDA toolkit's include directory: the emulator needs its cuda_fp16.h, cuda_bf16.h and
 // cuda_fp8.h (host code; no GPU, driver or libcudart).
 std::string findCudaInclude(const std::string &requested) {
-  if (!requested.empty())
-    return requested;
   auto has = [](const llvm::Twine &dir) { return llvm::sys::fs::exists(dir + "/cuda_fp16.h"); };
+  if (!requested.empty())
+    return has(requested) ? requested : "";
   if (const char *home = std::getenv("CUDA_HOME"); home && has(llvm::Twine(home) + "/include"))
     return std::string(home) + "/include";
   if (auto nvcc = llvm::sys::findProgramByName("nvcc")) {
@@ -259,8 +259,10 @@ int runEmulated(RunArgs &a) {
     return usage("cannot find a C++ compiler: set CXX or pass --cxx");
   std::string cudaInclude = findCudaInclude(a.cudaInclude);
   if (cudaInclude.empty())
-    return usage("cannot find the CUDA headers (cuda_fp16.h): set CUDA_HOME or pass --cuda-include "
-                 "(the emulator needs the toolkit's headers, not a GPU)");
+    return usage(a.cudaInclude.empty()
+                     ? "cannot find the CUDA headers (cuda_fp16.h): set CUDA_HOME or pass --cuda-include "
+                       "(the emulator needs the toolkit's headers, not a GPU)"
+                     : "cannot find the CUDA headers (cuda_fp16.h) in --cuda-include " + a.cudaInclude);
 
   // The build directory: the one asked for (kept), else a temporary one (removed).
   llvm::SmallString<256> dir(a.buildDir);
