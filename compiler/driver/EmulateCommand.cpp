@@ -169,7 +169,7 @@ CLI::App *addRunCommand(CLI::App &app, RunArgs &a) {
                   "set a knob or bind a shape symbol (every shape symbol needs a value): name=value")
       ->allow_extra_args(false);
   cmd->add_option("--target", a.target, "the lowering to emulate: an sm_80-class target (no wgmma/TMA)")
-      ->default_str("sm_80");
+      ->default_str(target::kEmulatedTargetName.str());
   cmd->add_option("--shape", a.shapes,
                   "the size of a dynamic shape symbol at run time: NAME=N (one build serves every size)")
       ->allow_extra_args(false);

@@ -16,7 +16,7 @@ struct RunArgs {
   bool emulate = false;
   std::string input;
   std::string kernel;
-  std::string target = "sm_80";
+  std::string target = target::kEmulatedTargetName.str();
   std::vector<std::string> defines;
   std::vector<std::string> shapes;  // NAME=N: dynamic shape symbols' sizes at run time
   std::string seed = "1";

@@ -135,3 +135,99 @@ def flash_mla_decode(t, p):
             base = _idx((Bn, H, D), b, h, 0)
             O[base:base + D] = _attend(q, keys, vals, scale)
     return {"O": O}
+
+
+def attention_sink(t, p):
+    """Q [batch, heads, seq, dim], K/V [batch, kv_heads, seq, dim], Sinks [heads] (GQA, no
+    mask): O_i = sum_j exp(s_j - m) V_j / (exp(sink - m) + sum_j exp(s_j - m))."""
+    Q, (Bn, H, S, D) = t["Q"]
+    K, (_, G, _, _) = t["K"]
+    V, _ = t["V"]
+    sinks, _ = t["Sinks"]
+    scale = 1.0 / math.sqrt(D)
+    O = [0.0] * len(Q)
+    for b in range(Bn):
+        for h in range(H):
+            g = h // (H // G)
+            keys = [K[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+            vals = [V[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+            for i in range(S):
+                q = Q[_idx((Bn, H, S, D), b, h, i, 0):][:D]
+                s = [scale * math.fsum(x * y for x, y in zip(q, k)) for k in keys]
+                m = max(s + [sinks[h]])
+                e = [math.exp(v - m) for v in s]
+                tot = math.fsum(e) + math.exp(sinks[h] - m)
+                base = _idx((Bn, H, S, D), b, h, i, 0)
+                O[base:base + D] = [math.fsum(e[j] * vals[j][d] for j in range(S)) / tot for d in range(D)]
+    return {"O": O}
+
+
+def block_sparse_attention(t, p):
+    """Q, K, V, O [batch, seq, heads, dim]; BlockMask [batch, heads, q_blocks, k_blocks] over
+    blocks of p["block_M"] queries and p["block_N"] keys; a row that sees no key is 0."""
+    Q, (Bn, S, H, D) = t["Q"]
+    K, _ = t["K"]
+    V, _ = t["V"]
+    mask, (_, _, QB, KB) = t["BlockMask"]
+    bm, bn = p["block_M"], p["block_N"]
+    scale = 1.0 / math.sqrt(D)
+    O = [0.0] * len(Q)
+    vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
+    for b in range(Bn):
+        for h in range(H):
+            for i in range(S):
+                seen = [j for j in range(S) if i // bm < QB and j // bn < KB
+                        and mask[_idx((Bn, H, QB, KB), b, h, i // bm, j // bn)] != 0]
+                if not seen:
+                    continue
+                o = _attend(vec(Q, b, i, h), [vec(K, b, j, h) for j in seen], [vec(V, b, j, h) for j in seen], scale)
+                base = _idx((Bn, S, H, D), b, i, h, 0)
+                O[base:base + D] = o
+    return {"O": O}
+
+
+def conv2d(t, p):
+    """X [N, H, W, C] (NHWC), Wt [F, kh, kw, C] -> Y [N, P, Q, F], zero padding."""
+    X, (N, H, W, C) = t["X"]
+    Wt, (F, kh, kw, _) = t["Wt"]
+    stride, pad = p.get("stride", 1), p.get("pad", 1)
+    P = (H + 2 * pad - kh) // stride + 1
+    Qn = (W + 2 * pad - kw) // stride + 1
+    Y = [0.0] * (N * P * Qn * F)
+    for n in range(N):
+        for y in range(P):
+            for x in range(Qn):
+                patch = []
+                for r in range(kh):
+                    for s in range(kw):
+                        h, w = y * stride - pad + r, x * stride - pad + s
+                        ok = 0 <= h < H and 0 <= w < W
+                        patch.append(X[_idx((N, H, W, C), n, h, w, 0):][:C] if ok else [0.0] * C)
+                for f in range(F):
+                    acc = []
+                    for r in range(kh):
+                        for s in range(kw):
+                            wv = Wt[_idx((F, kh, kw, C), f, r, s, 0):][:C]
+                            acc += [a * b for a, b in zip(patch[r * kw + s], wv)]
+                    Y[_idx((N, P, Qn, F), n, y, x, f)] = math.fsum(acc)
+    return {"Y": Y}
+
+
+def dequant_gemm_w4a16(t, p):
+    """C = A @ dequant(B)^T: B u8 [N, K/2], two signed 4-bit weights per byte (low nibble =
+    even k), Scales [N, K / group_size]."""
+    A, (M, K) = t["A"]
+    B, (N, _) = t["B"]
+    scales, (_, groups) = t["Scales"]
+    gs = K // groups
+    W = []
+    for n in range(N):
+        row = []
+        for k in range(K):
+            byte = int(B[n * (K // 2) + k // 2])
+            q = (byte >> (4 * (k % 2))) & 0xF
+            q = q - 16 if q >= 8 else q
+            row.append(q * scales[n * groups + k // gs])
+        W.append(row)
+    C = [math.fsum(A[i * K + k] * W[j][k] for k in range(K)) for i in range(M) for j in range(N)]
+    return {"C": C}

@@ -57,6 +57,22 @@ CASES = {
                          [dict(batch=1, heads=16, seqlen_kv=64, kv_heads=1),
                           dict(batch=1, heads=16, seqlen_kv=45, kv_heads=1),
                           dict(batch=2, heads=8, seqlen_kv=33, kv_heads=1)]),
+    "attention_sink": ("attention_sink.tl", "attention_sink",
+                       ["block_M=64", "block_N=64", "threads=128", "dim=64"], ref.attention_sink, {},
+                       [dict(batch=1, heads=2, kv_heads=1, seq_len=64), dict(batch=1, heads=2, kv_heads=2, seq_len=50),
+                        dict(batch=2, heads=4, kv_heads=2, seq_len=20)]),
+    "block_sparse_attention": ("block_sparse_attention.tl", "block_sparse_attention",
+                               ["block_M=64", "block_N=32", "threads=128", "dim=64"], ref.block_sparse_attention,
+                               {"block_M": 64, "block_N": 32},
+                               [dict(batch=1, seq_len=64, heads=1, q_blocks=1, k_blocks=2),
+                                dict(batch=1, seq_len=100, heads=2, q_blocks=2, k_blocks=4),
+                                dict(batch=1, seq_len=70, heads=1, q_blocks=1, k_blocks=2)]),
+    "conv2d": ("conv2d.tl", "conv2d", ["block_M=64", "block_N=64", "block_K=32", "threads=128"], ref.conv2d, {},
+               [dict(N=1, H=8, W=8, C=32, F=64), dict(N=1, H=5, W=7, C=16, F=24), dict(N=2, H=3, W=4, C=8, F=8)]),
+    "dequant_gemm_w4a16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
+                           ["block_M=64", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
+                           ref.dequant_gemm_w4a16, {},
+                           [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
 }
 
 # |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
