@@ -31,8 +31,13 @@ int usage(const llvm::Twine &message) {
 void error(const llvm::Twine &message) { llvm::WithColor::error(llvm::errs(), "tlc run") << message << "\n"; }
 
 std::string findCxx(const std::string &requested) {
-  if (!requested.empty())
+  if (!requested.empty()) {
+    // A bare name is looked up on PATH, as a shell would.
+    if (requested.find('/') == std::string::npos)
+      if (auto p = llvm::sys::findProgramByName(requested))
+        return *p;
     return requested;
+  }
   if (const char *env = std::getenv("CXX"); env && *env)
     if (auto p = llvm::sys::findProgramByName(env))
       return *p;
@@ -331,10 +336,11 @@ int runEmulated(RunArgs &a) {
   int rc = fresh ? 0 : execute(cxx, cxxRefs, a.verbose);
   if (rc == 0 && !fresh && !temporary)
     writeFile(keyPath, key);
+  if (rc < 0)
+    return kUsageError; // execute said why: --cxx names no program
   if (rc != 0) {
-    if (rc > 0)
-      error("the host compiler failed (exit code " + std::to_string(rc) + ") on the emulated program" +
-            (temporary ? " (keep it with --build-dir)" : " in " + d));
+    error("the host compiler failed (exit code " + std::to_string(rc) + ") on the emulated program" +
+          (temporary ? " (keep it with --build-dir)" : " in " + d));
     return kInputError;
   }
   std::vector<std::string> runArgs = {binary, "--seed", a.seed, "--output-dir", a.outputDir};
