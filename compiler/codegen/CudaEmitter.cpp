@@ -46,7 +46,7 @@ void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   for (const KernelInput &in : kernels) {
     printKernel(*in.kernel, w);
     w.line();
-    emitLauncher(*in.kernel, ns, in.cEntry ? cPrefix : "", options.header, w);
+    emitLauncher(*in.kernel, ns, in.cEntry ? cPrefix : "", options.header, w, options.emulate);
     w.line();
   }
   for (const ShapeDispatch &d : dispatches) {

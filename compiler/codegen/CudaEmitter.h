@@ -25,6 +25,10 @@ struct EmitOptions {
   // the code its own line in `outputName` (the generated file as the compiler will see it).
   bool lineDirectives = false;
   std::string outputName;
+  // For the CPU emulator (tlc run --emulate, docs/emulator.md): the launchers call
+  // tl::emu::launch instead of the <<<...>>> syntax that only nvcc parses; the kernels are
+  // the same text.
+  bool emulate = false;
 };
 
 // One lowered kernel to emit (lower/Lower.h).

@@ -92,7 +92,7 @@ void emitCEntry(const Launch &k, const LauncherSignature &sig, const std::string
 }
 
 void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std::string &cPrefix, bool inlineC,
-                  CodeWriter &w) {
+                  CodeWriter &w, bool emulate) {
   const Launch &k = kernel.launch;
   // Names (Naming.h): the launcher's locals are tl_*, the user's names go through cppName.
   std::string name = cppName(kernel.symbol);
@@ -190,16 +190,22 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
          "\" bytes of shared memory\", tl_err);");
   w.close();
+  std::string grid = "dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz))";
   if (kernel.persistent.on) {
     // One block per resident slot, each looping over the grid's tiles (lower/PersistentTiles).
+    // The emulator has no occupancy to ask: three blocks, so that blocks loop over tiles.
     w.line("int tl_blocks = 0;");
-    w.line("if (!(tl_status = tlc::check::persistentBlocks(tl_name, tl_kernel, " + threads +
-           ", tl_smem, tl_gx * tl_gy * tl_gz, &tl_blocks))) return tl_status;");
-    w.line("tl_kernel<<<dim3(unsigned(tl_blocks)), dim3(" + threads + "), tl_smem, stream>>>(" + launchArgs + ");");
-  } else {
-    w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + threads +
-           "), tl_smem, stream>>>(" + launchArgs + ");");
+    if (emulate)
+      w.line("tl_blocks = static_cast<int>(tl_gx * tl_gy * tl_gz < 3 ? tl_gx * tl_gy * tl_gz : 3);");
+    else
+      w.line("if (!(tl_status = tlc::check::persistentBlocks(tl_name, tl_kernel, " + threads +
+             ", tl_smem, tl_gx * tl_gy * tl_gz, &tl_blocks))) return tl_status;");
+    grid = "dim3(unsigned(tl_blocks))";
   }
+  if (emulate)
+    w.line("tl::emu::launch(tl_kernel, " + grid + ", dim3(" + threads + "), tl_smem, stream, " + launchArgs + ");");
+  else
+    w.line("tl_kernel<<<" + grid + ", dim3(" + threads + "), tl_smem, stream>>>(" + launchArgs + ");");
   w.line("cudaError_t tl_err = cudaGetLastError();");
   w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"launch failed\", tl_err);");
   w.line("return tlc::Status::ok();");

@@ -29,8 +29,9 @@ void emitCEntry(const lower::Launch &k, const LauncherSignature &sig, const std:
 
 // The typed launcher of one compiled kernel, named cppName(kernel.symbol) in namespace `ns`,
 // and its C entry point (cPrefix + the kernel's name; none when cPrefix is empty); both inline
-// when `inlineC` (a header-only library).
+// when `inlineC` (a header-only library); `emulate` launches through the CPU emulator
+// (tl::emu::launch) instead of <<<...>>>.
 void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std::string &cPrefix, bool inlineC,
-                  CodeWriter &w);
+                  CodeWriter &w, bool emulate = false);
 
 } // namespace tlc::codegen

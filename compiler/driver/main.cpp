@@ -3,6 +3,7 @@
 #include "driver/AutoParams.h"
 #include "driver/Compilation.h"
 #include "driver/DeviceCompiler.h"
+#include "driver/EmulateCommand.h"
 #include "driver/LargeStack.h"
 #include "driver/OutputFile.h"
 #include "driver/RecommendCommand.h"
@@ -52,6 +53,8 @@ Examples:
                                                     (variants per shape bucket, dispatched at launch)
   tlc recommend samples/gemm.tl -D M=8192 -D N=8192 -D K=8192 --explain
                                                     rank configurations with the cost model
+  tlc run --emulate samples/gemm.tl -D M=100 -D N=72 -D K=40 -D block_M=64 --output-dir out
+                                                    run it without a GPU, on the CPU emulator
 
 Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad command line.
 )";
@@ -189,6 +192,8 @@ int run(int argc, char **argv) {
   app.add_flag("--verbose", opts.verbose, "report the values chosen for `auto` parameters (stderr)");
   tlc::driver::RecommendArgs recommendArgs;
   CLI::App *recommendCmd = tlc::driver::addRecommendCommand(app, recommendArgs);
+  tlc::driver::RunArgs runArgs;
+  CLI::App *runCmd = tlc::driver::addRunCommand(app, runArgs);
 
   try {
     app.parse(int(args.size()), args.data());
@@ -218,6 +223,10 @@ int run(int argc, char **argv) {
     recommendArgs.diagnosticFormat = opts.diagnosticFormat;
     recommendArgs.warnings = opts.warnings;
     return tlc::driver::runRecommend(recommendArgs);
+  }
+  if (runCmd->parsed()) {
+    runArgs.base = opts;
+    return tlc::driver::runEmulated(runArgs);
   }
   if (opts.inputs.empty()) {
     usageError("no input files\n(run tlc --help for usage)");

@@ -16,6 +16,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdlib>
+
 namespace tlc::lower {
 
 namespace {
@@ -259,11 +261,31 @@ private:
   llvm::DenseMap<const Stmt *, Summary> summaries;
 };
 
+// Test hook (tests/emulator): TLC_TEST_DROP_BARRIER=N removes the Nth __syncthreads() of
+// the kernel body (0-based, program order, those SyncInsertion and PipelineExpansion placed),
+// a deliberately missing barrier that the CPU emulator's randomized thread order must catch.
+bool dropBarrier(StmtList &list, int &n) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    Stmt &s = *list[i];
+    if (s.kind == StmtKind::Barrier && n-- == 0) {
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+    if (dropBarrier(s.body, n) || dropBarrier(s.elseBody, n))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 void insertBarriers(Kernel &k) {
   SyncInsertion().walk(k.body);
   SyncInsertion().walk(k.bulkBody);
+  if (const char *n = std::getenv("TLC_TEST_DROP_BARRIER")) {
+    int index = std::atoi(n);
+    dropBarrier(k.body, index);
+  }
 }
 
 } // namespace tlc::lower

@@ -1,6 +1,7 @@
 #include "target/MmaAtoms.h"
 
 #include <cassert>
+#include <cstdlib>
 
 namespace tlc::target {
 
@@ -32,6 +33,10 @@ MmaAtom makeMmaSyncM16N8K16() {
   atom.b = fragmentFromCute(makeCuteLayout({{{4, 16}, {8, 1}}, {{2, 8}, {2, 64}}}), 16, 8,
                             /*transposed=*/true);
   atom.c = fragmentFromCute(makeCuteLayout({{{4, 32}, {8, 1}}, {{2, 16}, {2, 8}}}), 16, 8);
+  // Test hook (tests/emulator): a deliberately wrong accumulator table, registers 1 and 2
+  // exchanged, which the CPU emulator (its own table, from the PTX ISA) must catch.
+  if (std::getenv("TLC_TEST_WRONG_MMA_LAYOUT"))
+    atom.c = fragmentFromCute(makeCuteLayout({{{4, 32}, {8, 1}}, {{2, 8}, {2, 16}}}), 16, 8);
   return atom;
 }
 

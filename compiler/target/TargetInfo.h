@@ -33,6 +33,9 @@ namespace tlc::target {
 
 // The --target tlc compiles for when none is given. The one place this default is written.
 constexpr llvm::StringLiteral kDefaultTargetName = "sm_90a";
+// The lowering `tlc run --emulate` runs by default: the CPU emulator (stdlib/tl/emu/) has the
+// sm_80 instructions (mma.sync, ldmatrix, cp.async), not wgmma or TMA.
+constexpr llvm::StringLiteral kEmulatedTargetName = "sm_80";
 
 enum class Vendor { Nvidia, Amd };
 

@@ -21,7 +21,9 @@ namespace tl {
 inline constexpr int kNumHardwareBarriers = 16;
 
 TL_DEVICE void barrier_sync(int id, int num_threads) {
-#if TL_CUDA_ARCH > 0
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/scheduler.h)
+  emu::barrier(id, num_threads, /*wait=*/true, "bar.sync");
+#elif TL_CUDA_ARCH > 0
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
 #else
   (void)id, (void)num_threads;
@@ -29,7 +31,9 @@ TL_DEVICE void barrier_sync(int id, int num_threads) {
 }
 
 TL_DEVICE void barrier_arrive(int id, int num_threads) {
-#if TL_CUDA_ARCH > 0
+#if defined(TL_EMULATE)
+  emu::barrier(id, num_threads, /*wait=*/false, "bar.arrive");
+#elif TL_CUDA_ARCH > 0
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
 #else
   (void)id, (void)num_threads;

@@ -35,7 +35,9 @@ template <int Bytes, CacheLevel Cache = kDefaultCacheLevel<Bytes>>
 TL_DEVICE void cp_async_partial(void* smem_dst, const void* gmem_src, int src_bytes) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
   static_assert(Cache == CacheLevel::All || Bytes == 16, "cp.async.cg only copies 16 bytes");
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/cp_async.h)
+  emu::cp_async(smem_dst, gmem_src, Bytes, src_bytes);
+#elif TL_ARCH_SM80
   const std::uint32_t dst = smem_addr(smem_dst);
   if constexpr (Cache == CacheLevel::All) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(gmem_src),
@@ -68,7 +70,9 @@ TL_DEVICE void cp_async_zfill(void* smem_dst, const void* gmem_src, bool valid) 
 }
 
 TL_DEVICE void cp_async_commit() {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)
+  emu::cp_async_commit();
+#elif TL_ARCH_SM80
   asm volatile("cp.async.commit_group;" ::: "memory");
 #endif
 }
@@ -77,14 +81,18 @@ TL_DEVICE void cp_async_commit() {
 template <int N>
 TL_DEVICE void cp_async_wait() {
   static_assert(N >= 0, "cp.async.wait_group: N counts pending groups, N >= 0");
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)
+  emu::cp_async_wait(N);
+#elif TL_ARCH_SM80
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 #endif
 }
 
 // Waits for every copy this thread issued, committed or not.
 TL_DEVICE void cp_async_wait_all() {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)
+  emu::cp_async_wait(0, /*all=*/true);
+#elif TL_ARCH_SM80
   asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }

@@ -40,7 +40,9 @@ namespace detail {
 // Instruction selection; `addr` is a shared-window address (tl::smem_addr).
 template <bool Trans>
 TL_DEVICE void ldmatrix_x1(std::uint32_t (&r)[1], std::uint32_t addr) {
-#if TL_ARCH_SM75
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/instructions.h)
+  emu::ldmatrix<1, Trans>(r, addr);
+#elif TL_ARCH_SM75
   if constexpr (Trans) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];"
                  : "=r"(r[0]) : "r"(addr) : "memory");
@@ -56,7 +58,9 @@ TL_DEVICE void ldmatrix_x1(std::uint32_t (&r)[1], std::uint32_t addr) {
 
 template <bool Trans>
 TL_DEVICE void ldmatrix_x2(std::uint32_t (&r)[2], std::uint32_t addr) {
-#if TL_ARCH_SM75
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/instructions.h)
+  emu::ldmatrix<2, Trans>(r, addr);
+#elif TL_ARCH_SM75
   if constexpr (Trans) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                  : "=r"(r[0]), "=r"(r[1]) : "r"(addr) : "memory");
@@ -72,7 +76,9 @@ TL_DEVICE void ldmatrix_x2(std::uint32_t (&r)[2], std::uint32_t addr) {
 
 template <bool Trans>
 TL_DEVICE void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
-#if TL_ARCH_SM75
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/instructions.h)
+  emu::ldmatrix<4, Trans>(r, addr);
+#elif TL_ARCH_SM75
   if constexpr (Trans) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");

@@ -104,7 +104,9 @@ template <int Bytes>
 TL_DEVICE vec_bytes_t<Bytes> ld_shared(std::uint32_t addr) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "ld_shared: 4, 8 or 16 bytes");
   vec_bytes_t<Bytes> v;
-#if TL_CUDA_ARCH > 0
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/builtins.h)
+  std::memcpy(&v, emu::shared_pointer(addr, Bytes, "ld.shared"), Bytes);
+#elif TL_CUDA_ARCH > 0
   if constexpr (Bytes == 4) {
     asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
   } else if constexpr (Bytes == 8) {
@@ -125,7 +127,9 @@ TL_DEVICE vec_bytes_t<Bytes> ld_shared(std::uint32_t addr) {
 template <int Bytes>
 TL_DEVICE void st_shared(std::uint32_t addr, vec_bytes_t<Bytes> v) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "st_shared: 4, 8 or 16 bytes");
-#if TL_CUDA_ARCH > 0
+#if defined(TL_EMULATE)
+  std::memcpy(emu::shared_pointer(addr, Bytes, "st.shared"), &v, Bytes);
+#elif TL_CUDA_ARCH > 0
   if constexpr (Bytes == 4) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
   } else if constexpr (Bytes == 8) {

@@ -100,7 +100,9 @@ namespace detail {
 template <bool Bf16Inputs>
 TL_DEVICE void mma_f32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
                        const float (&c)[4]) {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)  // the CPU emulator (tl/emu/instructions.h)
+  emu::mma_m16n8<Bf16Inputs ? emu::MmaInput::BF16 : emu::MmaInput::F16, float>("mma.sync.m16n8k16.f32", {a, b, c, d});
+#elif TL_ARCH_SM80
   if constexpr (Bf16Inputs) {
     TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", d, a, b, c);
   } else {
@@ -114,7 +116,9 @@ TL_DEVICE void mma_f32(float (&d)[4], const std::uint32_t (&a)[4], const std::ui
 
 TL_DEVICE void mma_f16(std::uint32_t (&d)[2], const std::uint32_t (&a)[4],
                        const std::uint32_t (&b)[2], const std::uint32_t (&c)[2]) {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)
+  emu::mma_m16n8<emu::MmaInput::F16, __half>("mma.sync.m16n8k16.f16", {a, b, c, d});
+#elif TL_ARCH_SM80
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 "
       "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
@@ -174,7 +178,9 @@ inline constexpr int K = 32;
 
 TL_DEVICE void mma_s8(int (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
                       const int (&c)[4]) {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)
+  emu::mma_m16n8<emu::MmaInput::S8, int>("mma.sync.m16n8k32.s8", {a, b, c, d});
+#elif TL_ARCH_SM80
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
@@ -215,7 +221,9 @@ inline constexpr int K = 8;
 // An f32 rounded to tf32 (10-bit significand, to nearest, ties away from zero), as the
 // tf32 mma reads it: the low 13 bits of the result are 0.
 TL_DEVICE std::uint32_t to_tf32(std::uint32_t f32_bits) {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)  // cvt.rna: add half an ulp of tf32 to the magnitude, truncate
+  return (f32_bits & 0x7F800000u) == 0x7F800000u ? f32_bits : (f32_bits + 0x1000u) & 0xFFFFE000u;
+#elif TL_ARCH_SM80
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(f32_bits)));
   return r;
@@ -226,7 +234,9 @@ TL_DEVICE std::uint32_t to_tf32(std::uint32_t f32_bits) {
 
 TL_DEVICE void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
                         const float (&c)[4]) {
-#if TL_ARCH_SM80
+#if defined(TL_EMULATE)
+  emu::mma_m16n8<emu::MmaInput::TF32, float>("mma.sync.m16n8k8.tf32", {a, b, c, d});
+#elif TL_ARCH_SM80
   TL_MMA_M16N8_F32("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", d, a, b, c);
 #else
   (void)d, (void)a, (void)b, (void)c;

@@ -1,0 +1,233 @@
+"""Float64 references of the samples, in plain Python (no numpy on the CI machine).
+
+Each takes the tensors the emulator ran on (flat lists of floats, with shapes) and returns the
+expected outputs as flat lists. Shapes follow the samples' own comments.
+"""
+import math
+
+
+def _idx(shape, *i):
+    o = 0
+    for n, k in zip(shape, i):
+        o = o * n + k
+    return o
+
+
+def gemm(t, p):
+    A, (M, K) = t["A"]
+    B, (_, N) = t["B"]
+    C = [0.0] * (M * N)
+    for i in range(M):
+        row = A[i * K:(i + 1) * K]
+        for j in range(N):
+            C[i * N + j] = math.fsum(row[k] * B[k * N + j] for k in range(K))
+    return {"C": C}
+
+
+def gemv(t, p):
+    A, (M, K) = t["A"]
+    x, _ = t["x"]
+    return {"y": [math.fsum(A[i * K + k] * x[k] for k in range(K)) for i in range(M)]}
+
+
+def _rows(X, M, N):
+    return [X[i * N:(i + 1) * N] for i in range(M)]
+
+
+def softmax(t, p):
+    X, (M, N) = t["X"]
+    Y = []
+    for r in _rows(X, M, N):
+        m = max(r)
+        e = [math.exp(v - m) for v in r]
+        s = math.fsum(e)
+        Y += [v / s for v in e]
+    return {"Y": Y}
+
+
+def log_softmax(t, p):
+    X, (M, N) = t["X"]
+    Y = []
+    for r in _rows(X, M, N):
+        m = max(r)
+        lse = m + math.log(math.fsum(math.exp(v - m) for v in r))
+        Y += [v - lse for v in r]
+    return {"Y": Y}
+
+
+def rmsnorm(t, p):
+    X, (M, N) = t["X"]
+    W, _ = t["W"]
+    eps = p.get("eps", 1e-6)
+    Y = []
+    for r in _rows(X, M, N):
+        inv = 1.0 / math.sqrt(math.fsum(v * v for v in r) / N + eps)
+        Y += [v * inv * w for v, w in zip(r, W)]
+    return {"Y": Y}
+
+
+def layernorm(t, p):
+    X, (M, N) = t["X"]
+    W, _ = t["W"]
+    B, _ = t["B"]
+    eps = p.get("eps", 1e-5)
+    Y = []
+    for r in _rows(X, M, N):
+        mean = math.fsum(r) / N
+        var = math.fsum((v - mean) ** 2 for v in r) / N
+        inv = 1.0 / math.sqrt(var + eps)
+        Y += [(v - mean) * inv * w + b for v, w, b in zip(r, W, B)]
+    return {"Y": Y}
+
+
+def swiglu(t, p):
+    G, _ = t["G"]
+    U, _ = t["U"]
+    return {"Y": [g / (1.0 + math.exp(-g)) * u for g, u in zip(G, U)]}
+
+
+def _attend(q, keys, values, scale):
+    s = [scale * math.fsum(a * b for a, b in zip(q, k)) for k in keys]
+    m = max(s)
+    e = [math.exp(v - m) for v in s]
+    tot = math.fsum(e)
+    dim = len(values[0])
+    return [math.fsum(e[j] * values[j][d] for j in range(len(values))) / tot for d in range(dim)]
+
+
+def flash_attention(t, p):
+    """Q, K, V, O: [batch, seq_len, heads, dim]; optional causal mask."""
+    Q, (Bn, S, H, D) = t["Q"]
+    K, _ = t["K"]
+    V, _ = t["V"]
+    causal = p.get("causal", False)
+    scale = 1.0 / math.sqrt(D)
+    O = [0.0] * len(Q)
+    vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
+    for b in range(Bn):
+        for h in range(H):
+            keys = [vec(K, b, j, h) for j in range(S)]
+            vals = [vec(V, b, j, h) for j in range(S)]
+            for i in range(S):
+                n = i + 1 if causal else S
+                o = _attend(vec(Q, b, i, h), keys[:n], vals[:n], scale)
+                base = _idx((Bn, S, H, D), b, i, h, 0)
+                O[base:base + D] = o
+    return {"O": O}
+
+
+def flash_mla_decode(t, p):
+    """Q [batch, heads, dim], Q_pe [batch, heads, pe], KV [batch, seq, kv_heads, dim],
+    K_pe [batch, seq, kv_heads, pe] -> O [batch, heads, dim]."""
+    Q, (Bn, H, D) = t["Q"]
+    Qp, (_, _, P) = t["Q_pe"]
+    KV, (_, S, G, _) = t["KV"]
+    Kp, _ = t["K_pe"]
+    scale = 1.0 / math.sqrt(D + P)
+    O = [0.0] * len(Q)
+    for b in range(Bn):
+        for h in range(H):
+            g = h // (H // G)
+            q = Q[_idx((Bn, H, D), b, h, 0):][:D] + Qp[_idx((Bn, H, P), b, h, 0):][:P]
+            keys = [KV[_idx((Bn, S, G, D), b, j, g, 0):][:D] + Kp[_idx((Bn, S, G, P), b, j, g, 0):][:P]
+                    for j in range(S)]
+            vals = [KV[_idx((Bn, S, G, D), b, j, g, 0):][:D] for j in range(S)]
+            base = _idx((Bn, H, D), b, h, 0)
+            O[base:base + D] = _attend(q, keys, vals, scale)
+    return {"O": O}
+
+
+def attention_sink(t, p):
+    """Q [batch, heads, seq, dim], K/V [batch, kv_heads, seq, dim], Sinks [heads] (GQA, no
+    mask): O_i = sum_j exp(s_j - m) V_j / (exp(sink - m) + sum_j exp(s_j - m))."""
+    Q, (Bn, H, S, D) = t["Q"]
+    K, (_, G, _, _) = t["K"]
+    V, _ = t["V"]
+    sinks, _ = t["Sinks"]
+    scale = 1.0 / math.sqrt(D)
+    O = [0.0] * len(Q)
+    for b in range(Bn):
+        for h in range(H):
+            g = h // (H // G)
+            keys = [K[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+            vals = [V[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+            for i in range(S):
+                q = Q[_idx((Bn, H, S, D), b, h, i, 0):][:D]
+                s = [scale * math.fsum(x * y for x, y in zip(q, k)) for k in keys]
+                m = max(s + [sinks[h]])
+                e = [math.exp(v - m) for v in s]
+                tot = math.fsum(e) + math.exp(sinks[h] - m)
+                base = _idx((Bn, H, S, D), b, h, i, 0)
+                O[base:base + D] = [math.fsum(e[j] * vals[j][d] for j in range(S)) / tot for d in range(D)]
+    return {"O": O}
+
+
+def block_sparse_attention(t, p):
+    """Q, K, V, O [batch, seq, heads, dim]; BlockMask [batch, heads, q_blocks, k_blocks] over
+    blocks of p["block_M"] queries and p["block_N"] keys; a row that sees no key is 0."""
+    Q, (Bn, S, H, D) = t["Q"]
+    K, _ = t["K"]
+    V, _ = t["V"]
+    mask, (_, _, QB, KB) = t["BlockMask"]
+    bm, bn = p["block_M"], p["block_N"]
+    scale = 1.0 / math.sqrt(D)
+    O = [0.0] * len(Q)
+    vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
+    for b in range(Bn):
+        for h in range(H):
+            for i in range(S):
+                seen = [j for j in range(S) if i // bm < QB and j // bn < KB
+                        and mask[_idx((Bn, H, QB, KB), b, h, i // bm, j // bn)] != 0]
+                if not seen:
+                    continue
+                o = _attend(vec(Q, b, i, h), [vec(K, b, j, h) for j in seen], [vec(V, b, j, h) for j in seen], scale)
+                base = _idx((Bn, S, H, D), b, i, h, 0)
+                O[base:base + D] = o
+    return {"O": O}
+
+
+def conv2d(t, p):
+    """X [N, H, W, C] (NHWC), Wt [F, kh, kw, C] -> Y [N, P, Q, F], zero padding."""
+    X, (N, H, W, C) = t["X"]
+    Wt, (F, kh, kw, _) = t["Wt"]
+    stride, pad = p.get("stride", 1), p.get("pad", 1)
+    P = (H + 2 * pad - kh) // stride + 1
+    Qn = (W + 2 * pad - kw) // stride + 1
+    Y = [0.0] * (N * P * Qn * F)
+    for n in range(N):
+        for y in range(P):
+            for x in range(Qn):
+                patch = []
+                for r in range(kh):
+                    for s in range(kw):
+                        h, w = y * stride - pad + r, x * stride - pad + s
+                        ok = 0 <= h < H and 0 <= w < W
+                        patch.append(X[_idx((N, H, W, C), n, h, w, 0):][:C] if ok else [0.0] * C)
+                for f in range(F):
+                    acc = []
+                    for r in range(kh):
+                        for s in range(kw):
+                            wv = Wt[_idx((F, kh, kw, C), f, r, s, 0):][:C]
+                            acc += [a * b for a, b in zip(patch[r * kw + s], wv)]
+                    Y[_idx((N, P, Qn, F), n, y, x, f)] = math.fsum(acc)
+    return {"Y": Y}
+
+
+def dequant_gemm_w4a16(t, p):
+    """C = A @ dequant(B)^T: B u8 [N, K/2], two signed 4-bit weights per byte (low nibble =
+    even k), Scales [N, K / group_size]."""
+    A, (M, K) = t["A"]
+    B, (N, _) = t["B"]
+    scales, (_, groups) = t["Scales"]
+    gs = K // groups
+    W = []
+    for n in range(N):
+        row = []
+        for k in range(K):
+            byte = int(B[n * (K // 2) + k // 2])
+            q = (byte >> (4 * (k % 2))) & 0xF
+            q = q - 16 if q >= 8 else q
+            row.append(q * scales[n * groups + k // gs])
+        W.append(row)
+    C = [math.fsum(A[i * K + k] * W[j][k] for k in range(K)) for i in range(M) for j in range(N)]
+    return {"C": C}

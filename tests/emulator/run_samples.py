@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Runs samples on tlc's CPU emulator (tlc run --emulate) at small shapes and compares every
+output with a float64 reference (references.py) within the dtype's tolerance.
+
+  run_samples.py --tlc build/bin/tlc --work DIR [--only REGEX] [--expect-mismatch]
+                 [--env NAME=VALUE]
+
+Each case builds its program once (a kept --build-dir) and runs it at three shapes, tile
+multiples and not. --expect-mismatch inverts the verdict for the fault-injection tests: they
+pass only if the emulator gives a wrong answer (a lowering with a deliberate fault, selected by
+--env TLC_TEST_...). Exit status 0 pass, 1 fail, 77 skip (no CUDA headers: the emulator needs
+cuda_fp16.h).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import references as ref  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# name: (sample, kernel, compile-time -D, reference, reference parameters, [shapes])
+CASES = {
+    "gemm": ("gemm.tl", "gemm", ["block_M=64", "block_N=64"], ref.gemm, {},
+             [dict(M=64, N=64, K=32), dict(M=100, N=72, K=40), dict(M=17, N=136, K=88)]),
+    "gemm_bf16": ("gemm.tl", "gemm", ["block_M=64", "block_N=64", "dtype=bf16", "out_dtype=f32"], ref.gemm, {},
+                  [dict(M=64, N=64, K=64), dict(M=70, N=40, K=24)]),
+    "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
+             [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
+    "softmax": ("softmax.tl", "softmax", ["block_N=256"], ref.softmax, {},
+                [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
+    "log_softmax": ("log_softmax.tl", "log_softmax", ["block_N=256"], ref.log_softmax, {},
+                    [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
+    "rmsnorm": ("rmsnorm.tl", "rmsnorm", ["block_N=256"], ref.rmsnorm, {"eps": 1e-6},
+                [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
+    "layernorm": ("layernorm.tl", "layernorm", ["block_N=256"], ref.layernorm, {"eps": 1e-5},
+                  [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
+    "swiglu": ("swiglu.tl", "swiglu", [], ref.swiglu, {},
+               [dict(M=16, N=256), dict(M=19, N=300), dict(M=5, N=40)]),
+    "flash_attention": ("flash_attention.tl", "flash_attention",
+                        ["block_M=64", "block_N=64", "threads=128", "dim=64"], ref.flash_attention, {},
+                        [dict(batch=1, seq_len=64, heads=1), dict(batch=1, seq_len=100, heads=2),
+                         dict(batch=2, seq_len=37, heads=1)]),
+    "flash_attention_causal": ("flash_attention.tl", "flash_attention",
+                               ["block_M=64", "block_N=64", "threads=128", "dim=64", "causal=true"],
+                               ref.flash_attention, {"causal": True},
+                               [dict(batch=1, seq_len=64, heads=1), dict(batch=1, seq_len=100, heads=1),
+                                dict(batch=1, seq_len=37, heads=2)]),
+    "flash_mla_decode": ("flash_mla_decode.tl", "flash_mla_decode",
+                         ["block_H=16", "block_N=32", "threads=128", "dim=64", "pe_dim=32"], ref.flash_mla_decode, {},
+                         [dict(batch=1, heads=16, seqlen_kv=64, kv_heads=1),
+                          dict(batch=1, heads=16, seqlen_kv=45, kv_heads=1),
+                          dict(batch=2, heads=8, seqlen_kv=33, kv_heads=1)]),
+    "attention_sink": ("attention_sink.tl", "attention_sink",
+                       ["block_M=64", "block_N=64", "threads=128", "dim=64"], ref.attention_sink, {},
+                       [dict(batch=1, heads=2, kv_heads=1, seq_len=64), dict(batch=1, heads=2, kv_heads=2, seq_len=50),
+                        dict(batch=2, heads=4, kv_heads=2, seq_len=20)]),
+    "block_sparse_attention": ("block_sparse_attention.tl", "block_sparse_attention",
+                               ["block_M=64", "block_N=32", "threads=128", "dim=64"], ref.block_sparse_attention,
+                               {"block_M": 64, "block_N": 32},
+                               [dict(batch=1, seq_len=64, heads=1, q_blocks=1, k_blocks=2),
+                                dict(batch=1, seq_len=100, heads=2, q_blocks=2, k_blocks=4),
+                                dict(batch=1, seq_len=70, heads=1, q_blocks=1, k_blocks=2)]),
+    "conv2d": ("conv2d.tl", "conv2d", ["block_M=64", "block_N=64", "block_K=32", "threads=128"], ref.conv2d, {},
+               [dict(N=1, H=8, W=8, C=32, F=64), dict(N=1, H=5, W=7, C=16, F=24), dict(N=2, H=3, W=4, C=8, F=8)]),
+    "dequant_gemm_w4a16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
+                           ["block_M=64", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
+                           ref.dequant_gemm_w4a16, {},
+                           [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+}
+
+# |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
+# accumulation and approximate exp2/rsqrt.
+TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3)}
+
+
+def load(directory, t):
+    raw = open(os.path.join(directory, t["file"]), "rb").read()
+    dtype = t["dtype"]
+    if dtype == "f16":
+        values = struct.unpack("<%de" % (len(raw) // 2), raw)
+    elif dtype == "bf16":
+        values = [struct.unpack("<f", struct.pack("<I", h << 16))[0]
+                  for h in struct.unpack("<%dH" % (len(raw) // 2), raw)]
+    elif dtype == "f32":
+        values = struct.unpack("<%df" % (len(raw) // 4), raw)
+    elif dtype == "i32":
+        values = struct.unpack("<%di" % (len(raw) // 4), raw)
+    elif dtype in ("u8", "i8"):
+        values = struct.unpack("<%d%s" % (len(raw), "B" if dtype == "u8" else "b"), raw)
+    else:
+        raise SystemExit("run_samples.py: no loader for dtype " + dtype)
+    return [float(v) for v in values], tuple(t["shape"])
+
+
+def compare(name, got, want, dtype):
+    atol, rtol = TOLERANCE[dtype]
+    bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want))
+           if not (math.isfinite(g) and abs(g - w) <= atol + rtol * abs(w))]
+    if len(got) != len(want):
+        return ["%s: %d elements, the reference has %d" % (name, len(got), len(want))]
+    return ["%s[%d] = %r, reference %r" % (name, i, g, w) for i, g, w in bad[:5]] + (
+        ["%s: %d of %d elements differ" % (name, len(bad), len(got))] if bad else [])
+
+
+def run_case(args, name, case, env):
+    sample, kernel, defines, reference, params, shapes = case
+    build = os.path.join(args.work, name, "build")
+    problems = []
+    for n, shape in enumerate(shapes):
+        out = os.path.join(args.work, name, "shape%d" % n)
+        cmd = [args.tlc, "run", "--emulate", os.path.join(ROOT, "samples", sample), "--kernel", kernel,
+               "--build-dir", build, "--output-dir", out, "--seed", str(args.seed + n)]
+        for d in defines:
+            cmd += ["-D", d]
+        for k, v in shape.items():
+            cmd += ["--shape", "%s=%d" % (k, v)]
+        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        label = "%s %s" % (name, " ".join("%s=%d" % kv for kv in shape.items()))
+        if r.returncode != 0:
+            print("FAIL %s: tlc run exited with %d\n%s" % (label, r.returncode, r.stdout[-4000:]))
+            return False
+        manifest = json.load(open(os.path.join(out, "manifest.json")))
+        tensors = {t["name"]: load(out, t) for t in manifest["tensors"]}
+        want = reference(tensors, params)
+        shape_problems = []
+        for t in manifest["tensors"]:
+            if t["out"]:
+                shape_problems += compare(t["name"], tensors[t["name"]][0], want[t["name"]], t["dtype"])
+        print("%s %s" % ("ok  " if not shape_problems else "DIFF", label))
+        for p in shape_problems:
+            print("     " + p)
+        problems += shape_problems
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tlc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only", default=".*", help="regex over case names")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--expect-mismatch", action="store_true")
+    ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for tlc (test hooks)")
+    args = ap.parse_args()
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if not os.path.exists(os.path.join(cuda, "include", "cuda_fp16.h")):
+        print("SKIP: no CUDA headers (cuda_fp16.h) under %s/include" % cuda)
+        return 77
+    env = dict(os.environ)
+    for e in args.env:
+        k, _, v = e.partition("=")
+        env[k] = v
+    names = [n for n in CASES if re.fullmatch(args.only, n)]
+    if not names:
+        print("no case matches " + args.only)
+        return 1
+    results = {n: run_case(args, n, CASES[n], env) for n in names}
+    if args.expect_mismatch:
+        caught = [n for n, ok in results.items() if not ok]
+        missed = [n for n, ok in results.items() if ok]
+        for n in missed:
+            print("FAIL %s: the deliberately faulty lowering gave the right answer: the emulator missed it" % n)
+        for n in caught:
+            print("ok   %s: the emulator caught the fault (a wrong answer, as it must be)" % n)
+        return 0 if not missed else 1
+    return 0 if all(results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
