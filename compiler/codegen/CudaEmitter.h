@@ -25,6 +25,9 @@ struct EmitOptions {
   // the code its own line in `outputName` (the generated file as the compiler will see it).
   bool lineDirectives = false;
   std::string outputName;
+  // HIP C++ for an AMD target (--emit=hip): the same kernels and launchers over the HIP
+  // runtime and the device library's HIP half (stdlib/tl/hip/).
+  bool hip = false;
 };
 
 // One lowered kernel to emit (lower/Lower.h).
@@ -72,6 +75,6 @@ void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector
 // The device-library and runtime text that `code` needs (the closure of the headers whose
 // functions it calls), each behind its own include guard so that two generated headers can
 // share one translation unit.
-std::string inlineLibrary(const std::string &code);
+std::string inlineLibrary(const std::string &code, bool hip);
 
 } // namespace tlc::codegen
