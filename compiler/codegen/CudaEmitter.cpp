@@ -61,16 +61,25 @@ void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
   writeBanner(kernels, options, os);
   for (const KernelInput &in : kernels)
     os << "// kernel " << in.kernel->symbol << "<" << in.kernel->launch.compileParams << ">\n";
-  // Below sm_80 the library's cp.async, ldmatrix and mma paths compile to `trap;` (a build
-  // without -arch targets sm_75 and would fail only at run time).
-  os << "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800\n"
-     << "#error \"tlc-generated code needs compute capability 8.0 or newer: compile with -arch=sm_80 "
-        "or above (it was generated for " << options.target << ")\"\n#endif\n";
-  os << "#include <cuda_runtime.h>\n#include <algorithm>\n#include <cstdint>\n#include <string>\n\n";
+  if (options.hip) {
+    // An AMD code object holds one ISA: a device pass for another one would compile this code
+    // for a wave size or MFMA set it was not inferred for.
+    os << "#if defined(__HIP_DEVICE_COMPILE__) && !defined(__" << options.target << "__)\n"
+       << "#error \"this HIP code was generated for " << options.target << ": compile it with --offload-arch="
+       << options.target << "\"\n#endif\n";
+    os << "#include <hip/hip_runtime.h>\n#include <algorithm>\n#include <cstdint>\n#include <string>\n\n";
+  } else {
+    // Below sm_80 the library's cp.async, ldmatrix and mma paths compile to `trap;` (a build
+    // without -arch targets sm_75 and would fail only at run time).
+    os << "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800\n"
+       << "#error \"tlc-generated code needs compute capability 8.0 or newer: compile with -arch=sm_80 "
+          "or above (it was generated for " << options.target << ")\"\n#endif\n";
+    os << "#include <cuda_runtime.h>\n#include <algorithm>\n#include <cstdint>\n#include <string>\n\n";
+  }
   if (options.selfContained)
-    os << inlineLibrary(code);
+    os << inlineLibrary(code, options.hip);
   else
-    os << "#include \"tl/tl.h\"\n#include \"tlc/runtime.h\"\n"
+    os << (options.hip ? "#include \"tl/hip/tl.h\"\n" : "#include \"tl/tl.h\"\n") << "#include \"tlc/runtime.h\"\n"
        << (code.find("tlc::tma::") != std::string::npos ? "#include \"tlc/tma.h\"\n" : "") << "\n";
   os << code;
   os.flush();

@@ -29,6 +29,9 @@ struct EmitOptions {
   // tl::emu::launch instead of the <<<...>>> syntax that only nvcc parses; the kernels are
   // the same text.
   bool emulate = false;
+  // HIP C++ for an AMD target (--emit=hip): the same kernels and launchers over the HIP
+  // runtime and the device library's HIP half (stdlib/tl/hip/).
+  bool hip = false;
 };
 
 // One lowered kernel to emit (lower/Lower.h).
@@ -76,6 +79,6 @@ void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector
 // The device-library and runtime text that `code` needs (the closure of the headers whose
 // functions it calls), each behind its own include guard so that two generated headers can
 // share one translation unit.
-std::string inlineLibrary(const std::string &code);
+std::string inlineLibrary(const std::string &code, bool hip);
 
 } // namespace tlc::codegen

@@ -25,16 +25,19 @@ void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector
 
   writeBanner(kernels, options, os);
   os << "//\n"
-        "// Declarations of the host entry points that tlc's CUDA for the same files and options\n"
-        "// defines (`tlc FILE -o FILE.cu`, or `tlc -c FILE -o FILE.o`): include this header from\n"
-        "// code a plain C or C++ compiler builds, and link with that object and the CUDA runtime\n"
-        "// (-lcudart). The contract of each entry point: tlc/runtime.h.\n"
+        "// Declarations of the host entry points that tlc's CUDA (HIP) for the same files and\n"
+        "// options defines (`tlc FILE -o FILE.cu`, or `tlc -c FILE -o FILE.o`): include this header\n"
+        "// from code a plain C or C++ compiler builds, and link with that object and the CUDA\n"
+        "// runtime (-lcudart; HIP: -lamdhip64). The contract of each entry point: tlc/runtime.h.\n"
         "#pragma once\n\n"
         "#include \"tlc/runtime.h\"\n\n";
+  bool hip = !entries.empty() && entries.front()->hip;
   os << "#ifdef __cplusplus\n"
-        "// As cuda_runtime.h declares it (a repeated typedef of the same type is allowed).\n"
-        "typedef struct CUstream_st *cudaStream_t;\n\n"
-        "namespace " << ns << " {\n";
+     << (hip ? "// As hip_runtime_api.h declares it (a repeated typedef of the same type is allowed).\n"
+               "typedef struct ihipStream_t *hipStream_t;\n\n"
+             : "// As cuda_runtime.h declares it (a repeated typedef of the same type is allowed).\n"
+               "typedef struct CUstream_st *cudaStream_t;\n\n")
+     << "namespace " << ns << " {\n";
   for (const lower::Launch *k : entries)
     os << "// kernel " << k->kernel << ": checks the tensors, binds shapes, launches on `stream`\n"
        << launcherDecl(lower::cppName(k->kernel), LauncherSignature::of(*k), /*isInline=*/false) << ";\n";

@@ -2,9 +2,11 @@
 #include "codegen/CudaEmitter.h"
 #include "codegen/EmbeddedSources.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Path.h"
 
 #include <regex>
 
@@ -20,7 +22,7 @@ const EmbeddedFile *findFile(llvm::StringRef path) {
 }
 
 // Library headers a piece of generated code calls into, by the names it uses.
-std::vector<std::string> directNeeds(const std::string &code) {
+std::vector<std::string> directNeeds(const std::string &code, bool hip) {
   static const std::pair<const char *, const char *> uses[] = {
       {"tl::gemm_", "stdlib/tl/gemm.h"},         {"tl::swizzle_blocks", "stdlib/tl/gemm.h"},
       {"tl::wgmma::", "stdlib/tl/wgmma.h"},      {"tl::tma::", "stdlib/tl/tma.h"},
@@ -41,8 +43,13 @@ std::vector<std::string> directNeeds(const std::string &code) {
   };
   std::vector<std::string> out;
   for (const auto &[needle, file] : uses)
-    if (code.find(needle) != std::string::npos)
-      out.push_back(file);
+    if (code.find(needle) != std::string::npos) {
+      // HIP's gemm is the MFMA one (stdlib/tl/hip/gemm.h); the other headers serve both.
+      if (hip && llvm::StringRef(file) == "stdlib/tl/gemm.h")
+        out.push_back("stdlib/tl/hip/gemm.h");
+      else
+        out.push_back(file);
+    }
   return out;
 }
 
@@ -72,7 +79,11 @@ public:
       std::smatch m;
       std::string l = line.str();
       if (std::regex_match(l, m, include)) {
-        add((dir + "/" + m[1].str()).str());
+        // "../common.h" from stdlib/tl/hip/: the embedded files are named without dots.
+        llvm::SmallString<128> included(dir);
+        llvm::sys::path::append(included, llvm::sys::path::Style::posix, m[1].str());
+        llvm::sys::path::remove_dots(included, /*remove_dot_dot=*/true, llvm::sys::path::Style::posix);
+        add(std::string(included));
         continue;
       }
       if (llvm::StringRef(l).trim() == "#pragma once")
@@ -91,9 +102,9 @@ private:
 
 } // namespace
 
-std::string inlineLibrary(const std::string &code) {
+std::string inlineLibrary(const std::string &code, bool hip) {
   Inliner inliner;
-  for (const std::string &file : directNeeds(code))
+  for (const std::string &file : directNeeds(code, hip))
     inliner.add(file);
   return inliner.out;
 }

@@ -49,8 +49,16 @@ void emitMemoryChecks(const Launch &k, CodeWriter &w) {
 
 } // namespace
 
+std::string runtimeName(const Launch &k, const std::string &cudaName) {
+  if (!k.hip)
+    return cudaName;
+  size_t at = cudaName.find("cuda");
+  return cudaName.substr(0, at) + "hip" + cudaName.substr(at + 4);
+}
+
 LauncherSignature LauncherSignature::of(const Launch &k) {
   LauncherSignature s;
+  s.stream = runtimeName(k, "cudaStream_t");
   for (const HostParam &p : k.params) {
     const std::string &n = p.cpp;
     if (p.scalar) {
@@ -70,7 +78,7 @@ LauncherSignature LauncherSignature::of(const Launch &k) {
 }
 
 std::string launcherDecl(const std::string &name, const LauncherSignature &sig, bool isInline) {
-  return std::string(isInline ? "inline " : "") + "tlc::Status " + name + "(" + sig.cpp + "cudaStream_t stream = 0)";
+  return std::string(isInline ? "inline " : "") + "tlc::Status " + name + "(" + sig.cpp + sig.stream + " stream = 0)";
 }
 
 std::string cEntryDecl(const std::string &cName, const LauncherSignature &sig, bool isInline) {
@@ -87,7 +95,7 @@ void emitCEntry(const Launch &k, const LauncherSignature &sig, const std::string
   if (!sig.nullCheck.empty())
     w.line("if (" + sig.nullCheck + ") return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, \"" + k.kernel +
            ": a tensor argument is null\").toC(error, error_size);");
-  w.line("return " + launcher + "(" + sig.fromC + "static_cast<cudaStream_t>(stream)).toC(error, error_size);");
+  w.line("return " + launcher + "(" + sig.fromC + "static_cast<" + sig.stream + ">(stream)).toC(error, error_size);");
   w.close();
 }
 
@@ -185,10 +193,13 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
          "\"))) return tl_status;");
   w.line("auto tl_kernel = " + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") + " ? " + kernel.name +
          "<true> : " + kernel.name + "<false>;");
+  auto rt = [&](const std::string &cudaName) { return runtimeName(k, cudaName); };
   w.open("if (tl_smem > 48 * 1024)");
-  w.line("cudaError_t tl_err = cudaFuncSetAttribute(tl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tl_smem));");
-  w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
-         "\" bytes of shared memory\", tl_err);");
+  w.line(rt("cudaError_t") + " tl_err = " + rt("cudaFuncSetAttribute") + "(" +
+         (k.hip ? "reinterpret_cast<const void*>(tl_kernel)" : "tl_kernel") + ", " +
+         rt("cudaFuncAttributeMaxDynamicSharedMemorySize") + ", static_cast<int>(tl_smem));");
+  w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
+         "(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + \" bytes of shared memory\", tl_err);");
   w.close();
   std::string grid = "dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz))";
   if (kernel.persistent.on) {
@@ -206,8 +217,9 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     w.line("tl::emu::launch(tl_kernel, " + grid + ", dim3(" + threads + "), tl_smem, stream, " + launchArgs + ");");
   else
     w.line("tl_kernel<<<" + grid + ", dim3(" + threads + "), tl_smem, stream>>>(" + launchArgs + ");");
-  w.line("cudaError_t tl_err = cudaGetLastError();");
-  w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"launch failed\", tl_err);");
+  w.line(rt("cudaError_t") + " tl_err = " + rt("cudaGetLastError") + "();");
+  w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
+         "(tl_name, \"launch failed\", tl_err);");
   w.line("return tlc::Status::ok();");
   w.close();
   if (cPrefix.empty())

@@ -12,8 +12,15 @@ struct LauncherSignature {
   std::string forward;   // "A, scale, ": calling another launcher with the same parameters
   std::string fromC;     // "*A, scale, ": calling the launcher from the C entry
   std::string nullCheck; // "!A || !B": a null tensor pointer in the C entry
+  std::string stream;    // "cudaStream_t", or "hipStream_t" for a HIP launcher
   static LauncherSignature of(const lower::Launch &k);
 };
+
+// A CUDA runtime name as the launcher of `k` spells it: the same API under the `hip` prefix
+// for HIP launchers ("cudaStream_t" -> "hipStream_t", "cudaFailure" -> "hipFailure"), which
+// is how HIP names every runtime call and type the launchers use. One rule, so that the CUDA
+// and HIP launchers make the same checks in the same order.
+std::string runtimeName(const lower::Launch &k, const std::string &cudaName);
 
 // The launcher's and the C entry's declarations (what --emit=decl prints and the definitions
 // open with): `isInline` in header-only libraries, which several translation units include;

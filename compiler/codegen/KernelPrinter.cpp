@@ -49,14 +49,17 @@ std::string inlineText(const Stmt &s) {
     std::string offsets = s.aOffset.empty() && s.bOffset.empty() ? ""
                           : s.aInRegisters ? ", " + offset(s.bOffset)
                                            : ", " + offset(s.aOffset) + ", " + offset(s.bOffset);
+    // gfx9 (stdlib/tl/hip/gemm.h): which MFMA, after the transposes.
+    std::string mfma = s.mfmaSize ? ", " + std::to_string(s.mfmaSize) : "";
     if (s.aInRegisters)
-      return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + offsets + ");";
-    return "tl::gemm_ss<" + dims + ", " + flag(s.transA) + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b +
+      return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + offsets +
+             ");";
+    return "tl::gemm_ss<" + dims + ", " + flag(s.transA) + ", " + flag(s.transB) + mfma + ">(" + s.a + ", " + s.b +
            ", " + s.c + offsets + ");";
   }
   case StmtKind::Shuffle:
-    return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", 1>(" +
-           s.target + ");";
+    return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", " +
+           std::to_string(s.laneStride) + ">(" + s.target + ");";
   case StmtKind::Barrier:
     return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") +
            (s.barrierThreads ? "tl::barrier_sync(" + std::to_string(s.barrierId) + ", " +

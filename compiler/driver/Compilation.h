@@ -29,7 +29,9 @@ public:
   // Runs the stages the emit kind needs; dumps (tokens, ast, ftg, inferred) go to `out`.
   int addFile(const std::string &path, llvm::raw_ostream &out);
   // Whether kernels() must still be turned into code (cuda, header, -c).
-  bool needsCodegen() const { return opts.emit == "cuda" || opts.emit == "header" || opts.emit == "decl"; }
+  bool needsCodegen() const {
+    return opts.emit == "cuda" || opts.emit == "hip" || opts.emit == "header" || opts.emit == "decl";
+  }
   std::vector<codegen::KernelInput> kernels() const;
   // Kernels compiled in several variants of their `auto` parameters (emitted after kernels()).
   std::vector<codegen::ShapeDispatch> dispatches() const;

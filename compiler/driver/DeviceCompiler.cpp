@@ -19,19 +19,21 @@ namespace tlc::driver {
 
 namespace {
 
-std::string findNvcc(const std::string &requested) {
+// The compiler `name` (nvcc, hipcc): the one requested, else $HOME_VAR/bin/NAME, NAME on PATH,
+// `fallback`.
+std::string findCompiler(const std::string &requested, const char *name, const char *homeVar, const char *fallback) {
   if (!requested.empty())
     return requested;
-  if (const char *home = std::getenv("CUDA_HOME")) {
+  if (const char *home = std::getenv(homeVar)) {
     llvm::SmallString<256> p(home);
-    llvm::sys::path::append(p, "bin", "nvcc");
+    llvm::sys::path::append(p, "bin", name);
     if (llvm::sys::fs::can_execute(p))
       return std::string(p);
   }
-  if (auto onPath = llvm::sys::findProgramByName("nvcc"))
+  if (auto onPath = llvm::sys::findProgramByName(name))
     return *onPath;
-  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
-    return "/usr/local/cuda/bin/nvcc";
+  if (llvm::sys::fs::can_execute(fallback))
+    return fallback;
   return "";
 }
 
@@ -48,25 +50,29 @@ struct TempFile {
 
 int compileWithNvcc(const std::function<std::string(const std::string &sourcePath)> &generate,
                     const std::string &target, const std::string &output, const NvccOptions &options) {
-  const std::string &requested = options.nvcc;
+  const std::string &requested = options.hip ? options.hipcc : options.nvcc;
   auto error = [](const llvm::Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "tlc") << msg << "\n";
   };
-  std::string nvcc = findNvcc(requested);
+  // `nvcc` below is the device compiler: nvcc, or hipcc for HIP.
+  std::string name = options.hip ? "hipcc" : "nvcc";
+  std::string nvcc = options.hip ? findCompiler(requested, "hipcc", "ROCM_PATH", "/opt/rocm/bin/hipcc")
+                                 : findCompiler(requested, "nvcc", "CUDA_HOME", "/usr/local/cuda/bin/nvcc");
   if (nvcc.empty() || !llvm::sys::fs::can_execute(nvcc)) {
-    error(requested.empty() ? "cannot find nvcc: set CUDA_HOME, put nvcc on PATH, or pass --nvcc"
-                            : "--nvcc " + requested + " is not an executable");
+    error(requested.empty() ? options.hip ? "cannot find hipcc: set ROCM_PATH, put hipcc on PATH, or pass --hipcc"
+                                          : "cannot find nvcc: set CUDA_HOME, put nvcc on PATH, or pass --nvcc"
+                            : "--" + name + " " + requested + " is not an executable");
     return kUsageError;
   }
   TempFile cu, log;
-  if (llvm::sys::fs::createTemporaryFile("tlc-nvcc", "log", log.path)) {
+  if (llvm::sys::fs::createTemporaryFile(options.hip ? "tlc-hipcc" : "tlc-nvcc", "log", log.path)) {
     error("cannot create a temporary file for nvcc");
     return kUsageError;
   }
   std::string sourcePath = options.savedSource;
   if (sourcePath.empty()) {
     int fd;
-    if (llvm::sys::fs::createTemporaryFile("tlc", "cu", fd, cu.path)) {
+    if (llvm::sys::fs::createTemporaryFile("tlc", options.hip ? "hip" : "cu", fd, cu.path)) {
       error("cannot create a temporary file for nvcc");
       return kUsageError;
     }
@@ -76,8 +82,8 @@ int compileWithNvcc(const std::function<std::string(const std::string &sourcePat
   } else if (!writeOutput(sourcePath, generate(sourcePath), "tlc")) {
     return kInputError; // writeOutput said why
   }
-  std::string arch = "-arch=" + target;
-  std::vector<llvm::StringRef> args = {nvcc, "-std=c++17", "-O3", arch, "-x", "cu",
+  std::string arch = (options.hip ? "--offload-arch=" : "-arch=") + target;
+  std::vector<llvm::StringRef> args = {nvcc, "-std=c++17", "-O3", arch, "-x", options.hip ? "hip" : "cu",
                                        "-c", sourcePath, "-o", output};
   for (const std::string &a : options.extraArgs)
     args.push_back(a);
@@ -103,7 +109,7 @@ int compileWithNvcc(const std::function<std::string(const std::string &sourcePat
     return kUsageError;
   }
   if (rc != 0) {
-    error("nvcc failed (exit code " + std::to_string(rc) + ") compiling the generated code");
+    error(name + " failed (exit code " + std::to_string(rc) + ") compiling the generated code");
     return kInputError;
   }
   return kSuccess;

@@ -1,4 +1,5 @@
-// `tlc -c`: hands the self-contained CUDA to nvcc and reports what nvcc says.
+// `tlc -c`: hands the self-contained CUDA to nvcc (HIP to hipcc for the AMD targets) and
+// reports what the compiler says.
 #pragma once
 
 #include <functional>
@@ -19,6 +20,10 @@ struct NvccOptions {
   // instead of a temporary file that is deleted: nvcc's messages then point at a file that
   // exists. Empty: a temporary file.
   std::string savedSource;
+  // HIP for an AMD target: hipcc compiles it (--offload-arch=TARGET) instead of nvcc.
+  bool hip = false;
+  // The hipcc to run; empty: $ROCM_PATH/bin/hipcc, hipcc on PATH, /opt/rocm/bin/hipcc.
+  std::string hipcc;
 };
 
 // Compiles the CUDA that `generate` returns, given the path nvcc reads it from (which its

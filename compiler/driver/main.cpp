@@ -49,6 +49,7 @@ Examples:
   tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape symbol
   tlc samples/gemm.tl -D gemm.stages=4              override one kernel's parameter
   tlc samples/gemm.tl --target sm_80 -o gemm.cu     compile for Ampere
+  tlc samples/gemm.tl --target gfx90a -o gemm.hip   HIP C++ for MI200 (gfx940: MI300, as hipcc 5.2 names it)
   tlc samples/gemm_auto.tl --verbose -o gemm.cu     fill `auto` knobs with the recommender's choice
                                                     (variants per shape bucket, dispatched at launch)
   tlc recommend samples/gemm.tl -D M=8192 -D N=8192 -D K=8192 --explain
@@ -62,8 +63,8 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // What --emit and --target accept. --help lists only what this build produces; the later
 // stages are still recognised so that asking for one gets a usage error saying it is not
 // implemented yet (below) instead of "not in {...}".
-const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header", "decl"};
-const std::vector<std::string> kLaterEmitKinds = {"hip"};
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "hip", "header", "decl"};
+const std::vector<std::string> kLaterEmitKinds = {};
 // The targets come from target/ (the one list): those with a back end, then the others.
 std::vector<std::string> targetNames(bool withBackEnd) {
   std::vector<std::string> names;
@@ -140,9 +141,9 @@ int run(int argc, char **argv) {
   // Not required here: `tlc recommend FILE` takes its file itself (checked after parsing).
   app.add_option("files", opts.inputs, "TileLang source files");
   app.add_option("-o,--output", opts.output, "output file ('-' for stdout)");
-  app.add_option("--emit", opts.emit, "what to produce")
+  app.add_option("--emit", opts.emit, "what to produce (cuda for NVIDIA targets, hip for AMD ones)")
       ->check(oneOf(kEmitKinds, kLaterEmitKinds))
-      ->default_str("cuda");
+      ->default_str("cuda, or hip for gfx targets");
   app.add_option("--target", opts.target, "GPU architecture")
       ->check(oneOf(targetNames(true), targetNames(false)))
       ->default_str(tlc::target::kDefaultTargetName.str());
@@ -157,8 +158,10 @@ int run(int argc, char **argv) {
       ->check(CLI::Validator(
           // Pasted into the generated C++ (and, with `::` as `_`, into the C entry names).
           [](std::string &ns) { return tlc::lower::checkNamespace(ns); }, "NAME[::NAME...]"));
-  app.add_flag("-c", compileOnly, "compile the generated code with nvcc into an object file");
+  app.add_flag("-c", compileOnly, "compile the generated code with nvcc (hipcc for gfx targets) into an object file");
   app.add_option("--nvcc", nvcc, "the nvcc to use with -c (default: $CUDA_HOME/bin/nvcc, then PATH)");
+  app.add_option("--hipcc", nvccOptions.hipcc,
+                 "the hipcc to use with -c for gfx targets (default: $ROCM_PATH/bin/hipcc, then PATH)");
   app.add_flag("-v", nvccOptions.verbose, "with -c: print the nvcc command line (stderr)");
   app.add_flag("--save-temps", saveTemps,
                "with -c: keep the generated CUDA next to the object (gemm.o -> gemm.cu) and "
@@ -240,19 +243,26 @@ int run(int argc, char **argv) {
                " is for -c (compiling the generated code with nvcc)");
     return kUsageError;
   }
-  if (compileOnly && app.count("--emit") && opts.emit != "cuda") {
-    usageError("-c compiles the generated CUDA; it cannot be combined with --emit=" + opts.emit);
-    return kUsageError;
-  }
-  if (opts.emit == "hip") {
-    usageError("--emit=" + opts.emit + " is not implemented yet; available: tokens, ast, ftg, "
-               "inferred, loops, cuda, header, decl");
-    return kUsageError;
-  }
   const tlc::target::TargetInfo *target = tlc::target::lookupTarget(opts.target);
+  // The source language follows the target's vendor: CUDA for NVIDIA, HIP for AMD.
+  bool amd = target && target->vendor() == tlc::target::Vendor::Amd;
+  std::string language = amd ? "hip" : "cuda";
+  if (!app.count("--emit"))
+    opts.emit = language;
+  if ((opts.emit == "cuda" || opts.emit == "hip") && opts.emit != language) {
+    usageError("--emit=" + opts.emit + " is for " + (amd ? "NVIDIA" : "AMD") + " targets; --target " + opts.target +
+               " takes --emit=" + language);
+    return kUsageError;
+  }
+  if (compileOnly && opts.emit != language) {
+    usageError("-c compiles the generated " + std::string(amd ? "HIP" : "CUDA") +
+               "; it cannot be combined with --emit=" + opts.emit);
+    return kUsageError;
+  }
+  nvccOptions.hip = amd;
   if (target && !target->hasBackEnd() && opts.emit != "tokens" && opts.emit != "ast") {
-    usageError("--target " + opts.target + " is not implemented yet (the HIP back end comes "
-               "later); use " + tlc::target::backEndTargetList());
+    usageError("--target " + opts.target + " is not implemented yet (it has no back end); use " +
+               tlc::target::backEndTargetList());
     return kUsageError;
   }
   if (opts.emit == "header" && opts.cppNamespace.empty())
@@ -276,9 +286,9 @@ int run(int argc, char **argv) {
     return kUsageError;
   if (saveTemps) {
     llvm::SmallString<256> kept(output);
-    llvm::sys::path::replace_extension(kept, "cu");
+    llvm::sys::path::replace_extension(kept, amd ? "hip" : "cu");
     if (kept == output)
-      kept += ".cu";
+      kept += amd ? ".hip" : ".cu";
     nvccOptions.savedSource = std::string(kept);
     if (tlc::driver::outputClobbersInput(nvccOptions.savedSource, opts.inputs, "tlc"))
       return kUsageError;
@@ -320,6 +330,7 @@ int run(int argc, char **argv) {
   if (std::string chosen = compilation.autoSummary(); !chosen.empty())
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
+  emit.hip = amd;
   emit.selfContained = emit.header || compileOnly;
   // Declarations hold no code from the .tl files: no directives.
   emit.lineDirectives = !noLineDirectives && opts.emit != "decl";
@@ -341,7 +352,7 @@ int run(int argc, char **argv) {
     return writeText(kSuccess);
   }
   return tlc::driver::produceAtomically(output, "tlc", [&](const std::string &objectPath) {
-    return tlc::driver::compileWithNvcc(generate, opts.target, objectPath, nvccOptions);
+    return tlc::driver::compileWithNvcc(generate, opts.target, objectPath, nvccOptions);  // or hipcc
   });
 }
 

@@ -8,6 +8,7 @@
 #include "infer/Passes.h"
 
 #include "ir/AccessAnalysis.h"
+#include "target/TargetInfo.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -45,6 +46,17 @@ public:
   llvm::StringRef name() const override { return "pipeline-planner"; }
 
   bool run(Graph &g, DiagnosticEngine &diags) override {
+    // A target with no asynchronous copy into shared memory (gfx9) runs pipelined loops as
+    // ordinary loops for now: synchronous copies into one buffer each, a barrier before they
+    // overwrite what the previous iteration read. Its expansion, global -> registers -> LDS
+    // double-buffered (PipelineStyle::RegisterStaged), is not written yet.
+    if (g.target->pipelineStyle() == target::PipelineStyle::RegisterStaged) {
+      g.walk([&](Node &loop) {
+        if (loop.kind == NodeKind::Loop && loop.loop->loopKind == LoopKind::Pipelined)
+          loop.plannedAsOrdinaryLoop = true;
+      });
+      return true;
+    }
     g.walk([&](Node &loop) {
       if (loop.kind != NodeKind::Loop || loop.loop->loopKind != LoopKind::Pipelined)
         return;

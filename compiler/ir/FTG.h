@@ -21,6 +21,10 @@
 #include <vector>
 
 namespace tlc::target {
+struct MmaAtom;
+}
+
+namespace tlc::target {
 class TargetInfo;
 }
 
@@ -112,6 +116,9 @@ struct Node {
   // is the original copy's).
   bool staged = false;
 
+  // Pipelined loop on a target whose pipelines have no expansion yet (gfx9): lowered as an
+  // ordinary loop (infer/PipelinePlanner.cpp).
+  bool plannedAsOrdinaryLoop = false;
   // Gemm.
   bool transA = false, transB = false, clearAccum = false;
   WarpPolicy policy = WarpPolicy::Square;
@@ -120,6 +127,8 @@ struct Node {
   // atom, mma.sync), and for wgmma the N of one instruction.
   bool warpgroupMma = false;
   int instrN = 0;
+  // The warp atom chosen among the target's (gfx9: the 32x32 or the 16x16 MFMA); null for wgmma.
+  const target::MmaAtom *warpAtom = nullptr;
   // mma.sync: a shared operand whose annotated layout (annotate_layout) is not the swizzle
   // ldmatrix reads, so the gemm reads it element by element through that layout.
   bool elementwiseA = false, elementwiseB = false;
@@ -202,6 +211,9 @@ public:
   // from what graph building fixed (shapes, dtypes, scopes, threads), when the first gemm's
   // layout is inferred, and remembered so that the others do not decide again.
   mutable std::optional<bool> gemmsOnWarpgroupMma;
+  // Likewise which of the target's warp atoms (its index in TargetInfo::warpMmas: gfx9's 32x32
+  // or 16x16 MFMA) every gemm of the kernel takes.
+  mutable std::optional<size_t> gemmsWarpAtom;
 
   Buffer *bufferOf(const Decl *d) const { return byDecl.lookup(d); }
   Buffer *addBuffer(const BufferLikeDecl *d);

@@ -351,7 +351,12 @@ FragmentLayout::RowSpread FragmentLayout::rowSpread(int warpSize) const {
   const std::vector<int64_t> &t = algebra->rowThreads;
   assert(kind != Row && !t.empty());
   int lanes = int(llvm::count_if(t, [&](int64_t x) { return x / warpSize == t[0] / warpSize; }));
-  return {lanes, int(t.size()) / lanes};
+  // The row's lanes (sorted) step by a power of two: t[0] ^ k * stride for k < lanes, which
+  // is the set a butterfly of that width and stride combines.
+  int stride = lanes > 1 ? int(t[1] - t[0]) : 1;
+  for (int k = 0; k < lanes; ++k)
+    assert(t[k] == (t[0] ^ (int64_t(k) * stride)) && "a row's lanes form a butterfly group");
+  return {lanes, int(t.size()) / lanes, stride};
 }
 
 FragmentLayout FragmentLayout::rowLayout() const {

@@ -157,14 +157,17 @@ struct FragmentLayout {
   int64_t rowsPerPass() const { return threads / replicas / tpr; }
   int64_t chunksPerRow() const { return cols / (int64_t(tpr) * vec); }
 
-  // How one row is spread for a reduction along dim 1: over `lanes` consecutive threads of
-  // one warp (combined by a shuffle butterfly of that width) and over `warps` warps
-  // (combined through shared scratch). Read off the fragment: the threads that hold row 0.
-  // The one rule the shared-memory planner (scratch size), the cost model and the lowering
-  // share; `warpSize` is the target's.
+  // How one row is spread for a reduction along dim 1: over `lanes` threads of one warp,
+  // `laneStride` apart (consecutive for mma.sync and blocked layouts; 32 or 16 apart for
+  // gfx9's MFMA accumulators, whose lane halves or quarters share a row), combined by a
+  // shuffle butterfly over those lane bits, and over `warps` warps (combined through shared
+  // scratch). Read off the fragment: the threads that hold row 0. The one rule the
+  // shared-memory planner (scratch size), the cost model and the lowering share; `warpSize`
+  // is the target's.
   struct RowSpread {
     int lanes;
     int warps;
+    int laneStride = 1;
   };
   RowSpread rowSpread(int warpSize) const;
 

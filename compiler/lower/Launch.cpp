@@ -80,6 +80,7 @@ Launch describeLaunch(const ftg::Graph &g) {
         L.headroom = std::max(L.headroom, extent.value_or(1));
   L.target = g.target->name().str();
   L.capability = g.target->computeCapability();
+  L.hip = g.target->vendor() == target::Vendor::Amd;
   for (const CompileParamDecl *p : k.compileParams)
     L.compileParams += (L.compileParams.empty() ? "" : ", ") + p->getName().str() + " = " +
                        (p->constant ? p->constant->str() : "?") +

@@ -48,7 +48,8 @@ struct Launch {
   // from an extent stays below extent + this (tlc::check::indexRange).
   int64_t headroom = 1;
   std::string target;    // the --target the code was generated for
-  int capability = 80;   // the compute capability it needs, major * 10 + minor
+  int capability = 80;   // the compute capability it needs, major * 10 + minor (0: AMD)
+  bool hip = false;      // an AMD target: the launcher calls the HIP runtime (hipStream_t, ...)
   std::string compileParams; // "block_M = 128, ..." for the banner
 };
 

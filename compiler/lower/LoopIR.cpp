@@ -334,12 +334,13 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
          << " n" << s.instrN << (s.pending ? " in flight" : "");
     else
       os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN;
-    os
+    os << (s.mfmaSize ? " mfma " + std::to_string(s.mfmaSize) + "x" + std::to_string(s.mfmaSize) : "")
        << (s.aInRegisters ? " A in registers" : "") << (s.transA ? " transA" : "")
        << (s.transB ? " transB" : "");
     break;
   case StmtKind::Shuffle:
-    os << "shuffle " << s.op << " over " << s.width << " lanes: " << s.target;
+    os << "shuffle " << s.op << " over " << s.width << " lanes"
+       << (s.laneStride != 1 ? " " + std::to_string(s.laneStride) + " apart" : "") << ": " << s.target;
     break;
   case StmtKind::Barrier:
     os << (s.proxyFence ? "fence.proxy.async; " : "")

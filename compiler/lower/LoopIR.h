@@ -155,6 +155,7 @@ struct Stmt {
   bool transA = false, transB = false, aInRegisters = false;
   bool warpgroup = false; // wgmma over warpsM x warpsN warpgroups, instrN columns per instruction
   int instrN = 0;
+  int mfmaSize = 0; // gfx9: the MFMA tl::gemm issues, 32 (32x32x8) or 16 (16x16x16); 0 elsewhere
   std::string a, b, c;
   // mma.sync operands read through an offset functor (a C++ name; "" for the default,
   // tl::SwizzledLayout read by ldmatrix): annotated shared layouts.
@@ -163,6 +164,7 @@ struct Stmt {
   // Shuffle
   std::string op;
   int width = 0;
+  int laneStride = 1; // Shuffle: the lanes combined are lane ^ k * laneStride, k < width
 
   // Pipeline: placeholders of the stage index in the issued copies and the consumers, in
   // text and in StageRef::var, that PipelineExpansion replaces. inFlight: a consumer leaves

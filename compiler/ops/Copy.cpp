@@ -373,8 +373,10 @@ public:
       // An annotated layout may scatter a chunk's elements: then element by element.
       bool whole = cols % perAccess == 0 && tile->shared && tile->shared->keepsVectors(perAccess);
       n.copyVector = whole ? perAccess : 1;
-      n.instr = !whole ? ftg::CopyInstr::Scalar
-               : to == Scope::Shared ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Vector;
+      // cp.async where the target has it; elsewhere (gfx9) 16-byte loads into registers and
+      // stores into shared memory.
+      bool async = to == Scope::Shared && g.target->copyAtom(target::CopyKind::CpAsync);
+      n.instr = !whole ? ftg::CopyInstr::Scalar : async ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Vector;
     } else {
       n.instr = ftg::CopyInstr::Scalar;
       n.copyVector = 1;

@@ -135,6 +135,44 @@ bool kernelUsesWarpgroupMma(const ftg::Graph &g) {
   return *g.gemmsOnWarpgroupMma;
 }
 
+// Whether a gemm's tile splits over the warps into whole tiles of `atom` with whole k steps
+// (and, for an A in registers, whole accumulator columns of K).
+bool fitsWarpAtom(const Node &n, const ftg::Graph &g, const target::MmaAtom &atom) {
+  auto [M, N, K] = shapeOf(n);
+  const ftg::Buffer &A = *n.inputs[0].buffer;
+  return infer::splitWarps(M, N, g.threads / g.target->warpSize(), n.policy, atom).fits && K % atom.k == 0 &&
+         (A.scope != Scope::Fragment || K % atom.n == 0);
+}
+
+// The warp atom every gemm of the kernel takes, as an index in TargetInfo::warpMmas: gemms whose
+// results are combined (attention's row statistics and P @ V) need one accumulator family, so
+// the kernel takes the first atom all of its gemms fit (gfx9: the 32x32 MFMA, else the 16x16
+// one); 0 when none fits them all (the gemm that does not fit then says why). Decided once per
+// graph, as kernelUsesWarpgroupMma is.
+size_t kernelWarpAtom(const ftg::Graph &g) {
+  if (!g.gemmsWarpAtom) {
+    size_t chosen = 0;
+    for (size_t i = 0;; ++i) {
+      bool all = true, any = false;
+      g.walk([&](const Node &m) {
+        if (m.kind != ftg::NodeKind::Gemm || m.inputs.size() != 3)
+          return;
+        std::vector<const target::MmaAtom *> atoms = g.target->warpMmas(m.inputs[0].buffer->dtype);
+        any = any || i < atoms.size();
+        all = all && i < atoms.size() && fitsWarpAtom(m, g, *atoms[i]);
+      });
+      if (!any)
+        break;
+      if (all) {
+        chosen = i;
+        break;
+      }
+    }
+    g.gemmsWarpAtom = chosen;
+  }
+  return *g.gemmsWarpAtom;
+}
+
 // The back-end targets whose warp atom takes `input` ("sm_89 or sm_90a"), for the error on a
 // target that has none.
 std::string targetsWithWarpMma(DType input) {
@@ -219,7 +257,11 @@ public:
     if (kernelUsesWarpgroupMma(g))
       return inferWarpgroup(n, planWarpgroupMma(n, g), rules);
     llvm::SMRange at = n.call->getRange();
-    const target::MmaAtom *warpAtom = g.target->warpMma(A->dtype);
+    int warps = g.threads / g.target->warpSize();
+    // The kernel's warp atom (gfx9: the 32x32 MFMA where every gemm fits it, else the 16x16).
+    std::vector<const target::MmaAtom *> candidates = g.target->warpMmas(A->dtype);
+    size_t pick = kernelWarpAtom(g);
+    const target::MmaAtom *warpAtom = candidates.empty() ? nullptr : candidates[std::min(pick, candidates.size() - 1)];
     if (!warpAtom) {
       std::string others = targetsWithWarpMma(A->dtype);
       std::string in = dtypeName(A->dtype).str();
@@ -233,7 +275,7 @@ public:
       return;
     }
     const target::MmaAtom &atom = *warpAtom;
-    int warps = g.threads / g.target->warpSize();
+    n.warpAtom = warpAtom;
     infer::WarpSplit split = infer::splitWarps(M, N, warps, n.policy, atom);
     int wm = split.m, wn = split.n;
     if (!split.fits) {
@@ -245,9 +287,11 @@ public:
       return;
     }
     std::string shape = "m" + std::to_string(atom.m) + "n" + std::to_string(atom.n) + "k" + std::to_string(atom.k);
+    // How messages and --emit=inferred name the instruction: PTX's shape, or AMD's mnemonic.
+    std::string instr = g.target->vendor() == target::Vendor::Amd ? atom.name : "mma." + shape;
     if (K % atom.k != 0) {
       rules.error(at, "gemm K = " + std::to_string(K) + " is not a multiple of " + std::to_string(atom.k) +
-                          " (the K of mma." + shape + " for " + dtypeName(A->dtype).str() + " inputs)",
+                          " (the K of " + instr + " for " + dtypeName(A->dtype).str() + " inputs)",
                   "make the K extent of the tiles a multiple of " + std::to_string(atom.k));
       return;
     }
@@ -264,6 +308,10 @@ public:
       else if (wn != 1)
         rules.error(at, "gemm with A in registers needs every warp to own whole rows",
                     "pass policy = full_row to this gemm (and to the gemm that produced A)");
+      else if (K % atom.n != 0) // A is an accumulator tile: whole atom columns
+        rules.error(at, "gemm with A in registers needs K = " + std::to_string(K) + " to be a multiple of " +
+                            std::to_string(atom.n) + " (the accumulator columns of " + instr + ")",
+                    "make the K extent of the tiles a multiple of " + std::to_string(atom.n));
       else
         rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, wm, 1, *atom.c), "gemm A operand in registers", at);
     }
@@ -283,13 +331,19 @@ public:
         continue;
       }
       rules.assignShared(*buf, swizzled,
-                         wide || kMajor ? "strict: gemm operand, bank-conflict-free for ldmatrix"
-                                        : "strict: gemm operand, gathered element-wise",
+                         g.target->vendor() == target::Vendor::Amd
+                             ? "strict: gemm operand, XOR-swizzled 16-byte chunks read by MFMA lanes"
+                         : wide || kMajor ? "strict: gemm operand, bank-conflict-free for ldmatrix"
+                                          : "strict: gemm operand, gathered element-wise",
                          at);
     }
     // After the operands: the text says which of them are read element by element.
-    n.mmaText = "warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", mma." + shape +
-                inputSuffix(A->dtype) + ", " + operandLoads(n, A->dtype);
+    n.mmaText = g.target->vendor() == target::Vendor::Amd
+                    ? "waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + instr + ", " +
+                          (n.elementwiseA || n.elementwiseB ? "annotated operands element by element, " : "") +
+                          "operands from LDS in 4-element runs"
+                    : "warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", mma." + shape +
+                          inputSuffix(A->dtype) + ", " + operandLoads(n, A->dtype);
     // Where the target has a warpgroup atom, say why this kernel's gemms do not take it.
     if (g.target->warpgroupMma()) {
       WarpgroupPlan wg = planWarpgroupMma(n, g);
@@ -332,7 +386,7 @@ public:
   void lower(const Node &n, KernelLowering &L) const override {
     const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.outputs[0].buffer;
     const target::TargetInfo &t = *L.g.target;
-    const target::MmaAtom *chosen = n.warpgroupMma ? t.warpgroupMma(A.dtype) : t.warpMma(A.dtype);
+    const target::MmaAtom *chosen = n.warpgroupMma ? t.warpgroupMma(A.dtype) : n.warpAtom ? n.warpAtom : t.warpMma(A.dtype);
     if (!chosen) { // layout inference rejects this first; kept so that lowering never guesses
       L.diags.error(n.call->getRange(), "gemm on " + dtypeName(A.dtype).str() +
                                             " inputs has no tensor-core instruction on " + t.name().str());
@@ -390,6 +444,7 @@ public:
       mma.aInRegisters = A.scope == Scope::Fragment;
       mma.warpgroup = n.warpgroupMma;
       mma.instrN = n.instrN;
+      mma.mfmaSize = t.vendor() == target::Vendor::Amd ? atom.m : 0;
       mma.pending = L.gemmsInFlight.count(&n) ? 1 : 0;
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);
       mma.b = ptr(B);

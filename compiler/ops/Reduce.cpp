@@ -70,6 +70,7 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
         auto shuffle = std::make_unique<Stmt>(StmtKind::Shuffle);
         shuffle->op = op;
         shuffle->width = width;
+        shuffle->laneStride = spread.laneStride;
         shuffle->target = q;
         KL.add(perRow(std::move(shuffle)));
       }
@@ -84,8 +85,13 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
         std::string slot = L.kind == FragmentLayout::MmaC
                                ? "((" + kThreadIndex + " / " + group + ") % " + std::to_string(L.wn) + ")"
                                : "((" + kThreadIndex + " % " + std::to_string(L.tpr) + ") / " + W + ")";
-        std::string lead = L.kind == FragmentLayout::MmaC ? "(" + kThreadIndex + " % 4) == 0"
-                                                          : "(" + kThreadIndex + " % " + W + ") == 0";
+        // One lane of each warp's row writes the warp's partial: the first of the row's lanes
+        // (the butterfly's lane bits zero).
+        std::string lead = L.kind != FragmentLayout::MmaC ? "(" + kThreadIndex + " % " + W + ") == 0"
+                           : spread.laneStride == 1
+                               ? "(" + kThreadIndex + " % 4) == 0"
+                               : "((" + kThreadIndex + " / " + std::to_string(spread.laneStride) + ") % " +
+                                     std::to_string(width) + ") == 0";
         std::string rowLet = R.rowOf(kThreadIndex, "tl_q");
         // A slot of the scratch, the other one than the previous reduction's: a barrier
         // before the writes only where SyncInsertion finds the slot still being read.

@@ -3,6 +3,7 @@
 #include "infer/RegisterEstimate.h"
 #include "infer/WarpSplit.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace tlc::recommend {
@@ -106,12 +107,16 @@ std::optional<std::string> QuickCheck::checkGemms(int64_t threads) {
     }
     if (!M || !N)
       return;
-    // The compiler takes the warpgroup atom (wgmma) where every gemm fits it and the warp
-    // atom otherwise: a tile either split fits is not rejected here.
+    // The compiler takes the warpgroup atom (wgmma) where every gemm fits it and a warp
+    // atom otherwise: a tile any split fits is not rejected here.
     const target::MmaAtom *group = compiled.warpgroupMma();
     bool groupFits = group && threads % group->threads == 0 &&
                      infer::splitWarpgroups(*M, *N, int(threads / group->threads), policy, *group).fits;
-    if (!groupFits && !infer::splitWarps(*M, *N, warps, policy, compiled.gemmAtom()).fits)
+    // Any warp atom (gfx9 falls back from the 32x32 MFMA to the 16x16 one).
+    bool warpFits = llvm::any_of(compiled.mmaAtoms(), [&](const target::MmaAtom &a) {
+      return a.threads == compiled.warpSize() && infer::splitWarps(*M, *N, warps, policy, a).fits;
+    });
+    if (!groupFits && !warpFits)
       why = "gemm tile " + std::to_string(*M) + "x" + std::to_string(*N) + " cannot be split over " +
             std::to_string(warps) + " warps with policy " + policyName(policy).str();
   });

@@ -96,22 +96,46 @@ MmaAtom makeWgmmaM64N8K16() {
   return atom;
 }
 
-// AMD CDNA3 ISA, "Dependency and layout of MFMA operands" (and the AMD matrix instruction
-// calculator) for v_mfma_f32_32x32x8f16: lane l holds A[l % 32][4 * (l / 32) + v] and
-// B[4 * (l / 32) + v][l % 32] for v < 4, and D[8 * (v / 4) + 4 * (l / 32) + v % 4][l % 32]
-// for v < 16. As CuTe TV layouts (lane digits first):
-//   A ((32,2),4):((1,128),32) on (M=32, K=8); B the same on (N=32, K=8);
-//   C ((32,2),(4,4)):((32,4),(1,8)) on (M=32, N=32).
-MmaAtom makeMfmaF32x32x32x8() {
+// MFMA (CDNA2 gfx90a, CDNA3 gfx940/gfx942; AMD "CDNA3 Instruction Set Architecture", section
+// 7.1 "Matrix Core instructions: dependency and layout of operands", and the AMD matrix
+// instruction calculator). One wave of 64 lanes computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j]
+// + C[i][j] with f32 accumulation; each lane gives 4 input elements (two VGPRs) per operand:
+//   v_mfma_f32_32x32x8{f16,bf16_1k}:  lane l, v < 4:  SrcA[l % 32][4 * (l / 32) + v],
+//     SrcB[4 * (l / 32) + v][l % 32];  v < 16:  D[8 * (v / 4) + 4 * (l / 32) + v % 4][l % 32]
+//   v_mfma_f32_16x16x16{f16,bf16_1k}: lane l, v < 4:  SrcA[l % 16][4 * (l / 16) + v],
+//     SrcB[4 * (l / 16) + v][l % 16];  D[4 * (l / 16) + v][l % 16]
+// The bf16 "_1k" forms (gfx90a+) read 4 bf16 per lane in the f16 forms' layout.
+//
+// tlc issues the instruction with its operands swapped, SrcA = B^T and SrcB = A^T, so that
+// D = C^T: tlc's accumulator C[m][n] sits in lane m (+ a lane half or quarter chosen by n) and
+// its registers run along n. That makes an accumulator tile the A operand of the next gemm
+// as it is (attention's P @ V: k step s of a 32-column accumulator block is registers 4s..4s+3),
+// and rows of C lie in lanes as rows of A do. A and B keep the ISA's operand layout (SrcA and
+// SrcB are laid out alike):
+//   32x32x8:   A[m][k] in lane m + 32 (k / 4), register k % 4;  B[k][n] in lane n + 32 (k / 4);
+//              C[m][n] in lane m + 32 ((n / 4) % 2), register n % 4 + 4 (n / 8)
+//   16x16x16:  A[m][k] in lane m + 16 (k / 4), register k % 4;  B[k][n] in lane n + 16 (k / 4);
+//              C[m][n] in lane m + 16 (n / 4), register n % 4
+// As CuTe TV layouts (lane digits first, column-major positions m + M * k of A, n + N * k of B,
+// m + M * n of C):
+//   32x32x8:   A, B ((32,2),4):((1,128),32);  C ((32,2),(4,4)):((1,128),(32,256))
+//   16x16x16:  A, B, C ((16,4),4):((1,64),16)
+MmaAtom makeMfma(int size, DType input) {
+  assert((size == 32 || size == 16) && (input == DType::F16 || input == DType::BF16));
+  bool bf16 = input == DType::BF16;
   MmaAtom atom;
-  atom.name = "v_mfma_f32_32x32x8f16";
-  atom.m = 32, atom.n = 32, atom.k = 8;
+  atom.m = atom.n = size;
+  atom.k = size == 32 ? 8 : 16;
+  atom.name = "v_mfma_f32_" + std::to_string(size) + "x" + std::to_string(size) + "x" + std::to_string(atom.k) +
+              (bf16 ? "bf16_1k" : "f16");
   atom.threads = 64;
-  atom.dtypes = {{DType::F16, DType::F32}, {DType::BF16, DType::F32}};
-  Layout operand = makeCuteLayout({{{32, 1}, {2, 128}}, {{4, 32}}});
-  atom.a = fragmentFromCute(operand, 32, 8);
-  atom.b = fragmentFromCute(operand, 8, 32, /*transposed=*/true);
-  atom.c = fragmentFromCute(makeCuteLayout({{{32, 32}, {2, 4}}, {{4, 1}, {4, 8}}}), 32, 32);
+  atom.dtypes = {{input, DType::F32}};
+  int lanes = size, halves = 64 / size; // lanes along M (or N), lane groups along K
+  Layout operand = makeCuteLayout({{{lanes, 1}, {halves, 4 * size}}, {{4, size}}});
+  atom.a = fragmentFromCute(operand, size, atom.k);
+  atom.b = fragmentFromCute(operand, atom.k, size, /*transposed=*/true);
+  atom.c = size == 32 ? fragmentFromCute(makeCuteLayout({{{32, 1}, {2, 128}}, {{4, 32}, {4, 256}}}), 32, 32)
+                      : fragmentFromCute(operand, 16, 16);
   return atom;
 }
 

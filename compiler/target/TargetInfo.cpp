@@ -49,10 +49,16 @@ const MmaAtom *TargetInfo::warpgroupMma(DType input) const {
 }
 
 const MmaAtom *TargetInfo::warpMma(DType input) const {
+  std::vector<const MmaAtom *> all = warpMmas(input);
+  return all.empty() ? nullptr : all.front();
+}
+
+std::vector<const MmaAtom *> TargetInfo::warpMmas(DType input) const {
+  std::vector<const MmaAtom *> atoms;
   for (const MmaAtom &a : mmaAtoms_)
     if (a.threads == warpSize_ && a.takesInput(input))
-      return &a;
-  return nullptr;
+      atoms.push_back(&a);
+  return atoms;
 }
 
 const CopyAtom *TargetInfo::copyAtom(CopyKind kind) const {
@@ -120,15 +126,14 @@ public:
 };
 
 // CDNA2/3 (MI250X, MI300X): wave64, MFMA, 64 KiB of LDS, no asynchronous global->LDS copy of
-// 16 bytes, so pipelines stage through registers. No back end yet: the recommender compiles
-// its candidates through the sm_80 passes (docs/recommend.md).
+// 16 bytes, so pipelines stage through registers. Code generation: HIP C++ (--emit=hip).
+// Debian's hipcc 5.2 knows CDNA3 as gfx940 (gfx942 is the MI300X's name in later ROCm).
 class Gfx9 : public TargetInfo {
 public:
-  Gfx9(llvm::StringRef name, const TargetInfo &standIn) {
+  explicit Gfx9(llvm::StringRef name) {
     name_ = name.str();
     vendor_ = Vendor::Amd;
     warpSize_ = 64;
-    standIn_ = &standIn;
     limits_.sharedBytesPerSM = 65536;
     limits_.sharedBytesPerBlock = 65536;
     limits_.sharedReservedPerBlock = 0;
@@ -139,7 +144,11 @@ public:
     limits_.threadsPerBlock = 1024;
     limits_.threadsPerSM = 2048;
     limits_.blocksPerSM = 32;
-    mmaAtoms_.push_back(makeMfmaF32x32x32x8());
+    // The 32x32 atoms first (warpMma: fewer instructions per tile); gemms whose wave tiles
+    // are not whole 32x32 tiles take the 16x16 ones (warpMmas).
+    for (int size : {32, 16})
+      for (DType input : {DType::F16, DType::BF16})
+        mmaAtoms_.push_back(makeMfma(size, input));
     copyAtoms_ = {
         {CopyKind::BufferLoad, "buffer_load_dwordx4", 16, false, false},
         {CopyKind::Vector, "global_load_dwordx4 / global_store_dwordx4", 16, false, false},
@@ -154,7 +163,7 @@ struct Registry {
   Sm80Family sm86{"sm_86", 86, 102400, 1536, 16};
   Sm80Family sm89{"sm_89", 89, 102400, 1536, 24};
   Sm90a sm90a;
-  Gfx9 gfx90a{"gfx90a", sm80}, gfx940{"gfx940", sm80}, gfx942{"gfx942", sm80};
+  Gfx9 gfx90a{"gfx90a"}, gfx940{"gfx940"}, gfx942{"gfx942"};
   const TargetInfo *all[7] = {&sm80, &sm86, &sm89, &sm90a, &gfx90a, &gfx940, &gfx942};
 };
 

@@ -9,9 +9,8 @@
 //    describe an instruction by its ALayout/BLayout/CLayout);
 //  - copy atoms (cp.async, vector loads, bulk tensor copies, AMD buffer loads);
 //  - the barriers the target has and how a software pipeline waits for its copies.
-// The sm_80 family and sm_90a drive code generation (sm_90a's gemms on wgmma where they fit
-// it); sm_90a's bulk-copy atom and gfx9's MFMA atom are declared so that their back ends
-// (the Hopper and AMD issues) and the unit tests have one description to start from.
+// The sm_80 family and sm_90a drive CUDA generation (sm_90a's gemms on wgmma where they fit
+// it), gfx9 (gfx90a, gfx940, gfx942) HIP generation (wave64, MFMA).
 //
 // The per-GPU descriptors of target/Descriptor.h (rates, SM counts) are a different thing:
 // many GPUs share one TargetInfo (an A100 and an A30 are both sm_80), and a descriptor names
@@ -132,6 +131,9 @@ public:
   // m16n8k32 for i8 and fp8, m16n8k8 for f32 as tf32), or null where the target has none
   // (fp8 before sm_89).
   const MmaAtom *warpMma(DType input) const;
+  // Every warp-level atom that takes `input`, in the order gemms try them (gfx9: the 32x32
+  // MFMA, then the 16x16 one for wave tiles that are not whole 32x32 tiles).
+  std::vector<const MmaAtom *> warpMmas(DType input) const;
 
   llvm::ArrayRef<CopyAtom> copyAtoms() const { return copyAtoms_; }
   const CopyAtom *copyAtom(CopyKind kind) const;

@@ -3,6 +3,7 @@
 // Every kernel tlc compiles gets two host entry points in the generated file:
 //
 //   C++:  tlc::Status NS::KERNEL(const tlc::TensorView &A, ..., float scale, ..., cudaStream_t s);
+//         (hipStream_t for the AMD targets, whose launchers are HIP)
 //   C:    int tlc_KERNEL(const tlc_tensor_view *A, ..., float scale, ...,
 //                        void *stream, char *error, size_t error_size);
 //
@@ -394,6 +395,58 @@ inline Status persistentBlocks(const char *kernel, Kernel *fn, int threads, size
                                                " bytes of shared memory does not fit on an SM of device " +
                                                std::to_string(dev));
   const int64_t resident = int64_t(sms) * perSM;
+  *blocks = static_cast<int>(tiles < resident ? tiles : resident);
+  return Status::ok();
+}
+#endif
+
+#if defined(__HIP_PLATFORM_AMD__)
+// The same for HIP (launchers generated for gfx90a, gfx940, gfx942): a failed runtime call,
+// with the hipError_t kept.
+inline Status hipFailure(const char *kernel, const std::string &what, hipError_t e) {
+  return Status::runtimeError(std::string(kernel) + ": " + what + ": " + hipGetErrorName(e) + " (" +
+                                  std::to_string(static_cast<int>(e)) + "): " + hipGetErrorString(e),
+                              static_cast<int>(e));
+}
+
+// AMD code objects hold one ISA: the current device's architecture (gcnArchName up to its
+// feature list, "gfx90a" of "gfx90a:sramecc+:xnack-") must be `target`. `required` (a compute
+// capability) is 0 for AMD targets and not used.
+inline Status device(const char *kernel, int required, const char *target) {
+  (void)required;
+  int dev = 0;
+  hipDeviceProp_t prop;
+  hipError_t e = hipGetDevice(&dev);
+  if (e == hipSuccess)
+    e = hipGetDeviceProperties(&prop, dev);
+  if (e != hipSuccess)
+    return hipFailure(kernel, "cannot query the current device", e);
+  std::string arch = prop.gcnArchName;
+  arch = arch.substr(0, arch.find(':'));
+  if (arch != target)
+    return Status::error(TLC_ERROR_UNSUPPORTED_DEVICE,
+                         std::string(kernel) + ": compiled for " + target + ", but device " +
+                             std::to_string(dev) + " is " + arch);
+  return Status::ok();
+}
+// persistentBlocks of the CUDA half, on the HIP runtime (compute units for SMs).
+template <typename Kernel>
+inline Status persistentBlocks(const char *kernel, Kernel *fn, int threads, size_t smem, int64_t tiles,
+                               int *blocks) {
+  int dev = 0, cus = 0, perCU = 0;
+  hipError_t e = hipGetDevice(&dev);
+  if (e == hipSuccess)
+    e = hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, dev);
+  if (e == hipSuccess)
+    e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&perCU, fn, threads, smem);
+  if (e != hipSuccess)
+    return hipFailure(kernel, "cannot size the persistent grid", e);
+  if (perCU <= 0)
+    return Status::error(TLC_ERROR_LAUNCH, std::string(kernel) + ": a block of " + std::to_string(threads) +
+                                               " threads with " + std::to_string(smem) +
+                                               " bytes of LDS does not fit on a compute unit of device " +
+                                               std::to_string(dev));
+  const int64_t resident = int64_t(cus) * perCU;
   *blocks = static_cast<int>(tiles < resident ? tiles : resident);
   return Status::ok();
 }

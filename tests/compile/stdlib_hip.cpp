@@ -1,7 +1,7 @@
-// Compile test of the portable part of the device library under hipcc (gfx90a). The
-// NVIDIA-only headers (mma, ldmatrix, barrier, fp8, bf16 pairs) are empty under HIP; this
-// instantiates everything else.
-#include "tl/tl.h"
+// Compile test of the device library under hipcc (gfx90a): the portable part of tl/ (the
+// NVIDIA-only headers, mma, ldmatrix, barrier, fp8, bf16 pairs, are empty under HIP) and the
+// HIP half, tl/hip/ (the MFMA gemm).
+#include "tl/hip/tl.h"
 
 static_assert(TL_HIP == 1 && TL_CUDA == 0, "hipcc must select the HIP branch");
 static_assert(TL_WARP_SIZE == 64, "CDNA wavefronts have 64 lanes");
@@ -63,8 +63,35 @@ __global__ void __launch_bounds__(256) k_portable(float* f, double* d, tl::f16* 
   tl::atomic_add(h2, h2[i]);
 }
 
+// The MFMA gemm (tl/hip/gemm.h): both sizes, both input types, every transpose, A in
+// registers, and an operand read through an offset functor.
+template <class T>
+__device__ void all_gemms(const T* s, float* out) {
+  float c32[2 * 2 * 16] = {}, c16[1 * 4 * 4] = {};
+  tl::gemm_ss<128, 128, 32, 2, 2, false, false, 32>(s, s, c32);
+  tl::gemm_ss<128, 128, 32, 2, 2, true, true, 32>(s, s, c32);
+  tl::gemm_ss<64, 64, 32, 4, 1, false, true, 16>(s, s, c16);
+  tl::gemm_ss<64, 64, 32, 4, 1, true, false, 16>(s, s, c16, [](int r, int c) { return r * 32 + c; });
+  T a32[2 * 2 * 16], a16[1 * 2 * 4];
+  for (int i = 0; i < 64; ++i) a32[i] = s[i];
+  for (int i = 0; i < 8; ++i) a16[i] = s[i];
+  tl::gemm_rs<128, 128, 64, 2, 2, false, 32>(a32, s, c32);
+  tl::gemm_rs<64, 64, 32, 4, 1, true, 16>(a16, s, c16);
+  out[threadIdx.x] = c32[5] + c16[3];
+}
+
+__global__ void __launch_bounds__(256) k_mfma(float* out) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  all_gemms(reinterpret_cast<const tl::f16*>(smem), out);
+  all_gemms(reinterpret_cast<const tl::bf16*>(smem), out);
+  int bx = 0, by = 0;
+  tl::swizzle_blocks(8, bx, by);
+  out[bx + by] = 0.0f;
+}
+
 }  // namespace
 
 void tl_stdlib_hip_compile_test_launch() {
   k_portable<<<1, 256>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  k_mfma<<<1, 256, 65536>>>(nullptr);
 }

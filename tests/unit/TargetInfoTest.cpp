@@ -143,25 +143,67 @@ TEST_CASE("MMA atoms list the (input, accumulator) dtypes of their ISA", "[targe
     CHECK_FALSE(atom->takesInput(DType::F8E4M3));
     CHECK(atom->dtypesText() == "f16 -> f32, bf16 -> f32, f16 -> f16");
   }
-  const MmaAtom &mfma = lookupTarget("gfx942")->mmaAtoms().front();
-  CHECK(mfma.supports(DType::BF16, DType::F32));
-  CHECK_FALSE(mfma.supports(DType::F16, DType::F16));
+  // CDNA ISA: the f16 and bf16_1k MFMAs accumulate in f32 only.
+  const TargetInfo *gfx = lookupTarget("gfx942");
+  REQUIRE(gfx->warpMma(DType::BF16));
+  CHECK(gfx->warpMma(DType::BF16)->name == "v_mfma_f32_32x32x8bf16_1k");
+  CHECK(gfx->warpMma(DType::BF16)->supports(DType::BF16, DType::F32));
+  CHECK(gfx->warpMma(DType::F16)->supports(DType::F16, DType::F32));
+  CHECK_FALSE(gfx->warpMma(DType::F16)->supports(DType::F16, DType::F16));
+  CHECK_FALSE(gfx->warpMma(DType::I8));
 }
 
-TEST_CASE("gfx9's MFMA atom matches the CDNA ISA's operand table", "[target][mma]") {
+TEST_CASE("gfx9's MFMA atoms match the CDNA ISA's operand tables, operands swapped", "[target][mma]") {
   const TargetInfo *gfx = lookupTarget("gfx942");
   REQUIRE(gfx);
   REQUIRE(gfx->warpSize() == 64);
-  REQUIRE_FALSE(gfx->hasBackEnd());
+  REQUIRE(gfx->hasBackEnd());
   REQUIRE_FALSE(gfx->copyAtom(CopyKind::CpAsync));
-  const MmaAtom &mfma = gfx->mmaAtoms().front();
-  // Lane l holds A[l % 32][4 * (l / 32) + v] and D[8 * (v / 4) + 4 * (l / 32) + v % 4][l % 32].
-  for (int64_t lane = 0; lane < 64; ++lane) {
-    for (int64_t v = 0; v < 4; ++v)
-      REQUIRE(mfma.a->evaluate({lane % 32, 4 * (lane / 32) + v}) == Fragment::Location{lane, v});
-    for (int64_t v = 0; v < 16; ++v)
-      REQUIRE(mfma.c->evaluate({8 * (v / 4) + 4 * (lane / 32) + v % 4, lane % 32}) ==
-              Fragment::Location{lane, v});
+  REQUIRE(gfx->mmaAtoms().size() == 4);
+  // CDNA3 ISA 7.1: the instruction computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j]; lane l
+  // holds SrcA[l % S][4 (l / S) + v] and SrcB[4 (l / S) + v][l % S] for v < 4, and
+  //   S = 32: D[8 (v / 4) + 4 (l / 32) + v % 4][l % 32] for v < 16,
+  //   S = 16: D[4 (l / 16) + v][l % 16] for v < 4.
+  // tlc passes SrcA = B^T and SrcB = A^T, so C[m][n] = D[n][m], A[m][k] = SrcB[k][m] and
+  // B[k][n] = SrcA[n][k].
+  for (const MmaAtom &mfma : gfx->mmaAtoms()) {
+    INFO(mfma.name);
+    int64_t S = mfma.m;
+    REQUIRE(mfma.n == S);
+    REQUIRE(mfma.k == (S == 32 ? 8 : 16));
+    REQUIRE(mfma.threads == 64);
+    for (int64_t lane = 0; lane < 64; ++lane) {
+      for (int64_t v = 0; v < 4; ++v) {
+        int64_t row = lane % S, k = 4 * (lane / S) + v;
+        REQUIRE(mfma.a->evaluate({row, k}) == Fragment::Location{lane, v}); // SrcB[k][row]
+        REQUIRE(mfma.b->evaluate({k, row}) == Fragment::Location{lane, v}); // SrcA[row][k]
+      }
+      for (int64_t v = 0; v < S * S / 64; ++v) {
+        int64_t i = S == 32 ? 8 * (v / 4) + 4 * (lane / 32) + v % 4 : 4 * (lane / 16) + v, j = lane % S;
+        REQUIRE(mfma.c->evaluate({j, i}) == Fragment::Location{lane, v}); // D[i][j] = C[j][i]
+      }
+    }
+  }
+  // The 32x32 atoms come first: gemms take them where their wave tiles are whole 32x32 tiles.
+  CHECK(gfx->warpMma(DType::F16)->name == "v_mfma_f32_32x32x8f16");
+  REQUIRE(gfx->warpMmas(DType::F16).size() == 2);
+  CHECK(gfx->warpMmas(DType::F16)[1]->name == "v_mfma_f32_16x16x16f16");
+  CHECK(gfx->warpMmas(DType::BF16)[1]->name == "v_mfma_f32_16x16x16bf16_1k");
+}
+
+TEST_CASE("an MFMA accumulator tile is the A operand of the next gemm as it is", "[target][mma]") {
+  // Attention's P @ V takes P in the accumulator's registers: k step s of a 32-column block
+  // (S = 32) is registers 4s..4s+3, which must be the A operand's registers of that step.
+  for (const MmaAtom &mfma : lookupTarget("gfx90a")->mmaAtoms()) {
+    INFO(mfma.name);
+    int64_t S = mfma.m, steps = S / mfma.k;
+    for (int64_t m = 0; m < S; ++m)
+      for (int64_t n = 0; n < S; ++n) {
+        Fragment::Location acc = mfma.c->evaluate({m, n});
+        Fragment::Location a = mfma.a->evaluate({m, n % mfma.k});
+        REQUIRE(acc.thread == a.thread);
+        REQUIRE(acc.reg == 4 * ((n / mfma.k) % steps) + a.reg);
+      }
   }
 }
 

@@ -1,0 +1,193 @@
+// tl/hip/gemm.h - block-level tile GEMM on the CDNA2/3 matrix cores (MFMA): the HIP half of
+// tl/gemm.h, with the same calls and one more template argument, the MFMA's size.
+//
+//   gemm_ss<M, N, K, WM, WN, TransA, TransB, Size>(A, B, C): C[M, N] += A[M, K] * B[K, N], A and
+//       B tiles in shared memory (LDS)
+//   gemm_rs<M, N, K, WM, WN, TransB, Size>(A, B, C): the same with A in registers, in the
+//       accumulator layout of an earlier gemm (attention's P @ V)
+//
+// Size 32 issues v_mfma_f32_32x32x8{f16,bf16_1k}, size 16 v_mfma_f32_16x16x16{f16,bf16_1k}
+// (bf16 "_1k" forms: gfx90a and later), f32 accumulators. AMD CDNA3 ISA, section 7.1: one wave
+// computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j] + C[i][j]; lane l holds SrcA[l % S][4 (l / S)
+// + v] and SrcB[4 (l / S) + v][l % S] (v < 4), and D[8 (v / 4) + 4 (l / 32) + v % 4][l % 32]
+// (S = 32, v < 16) or D[4 (l / 16) + v][l % 16] (S = 16, v < 4).
+// tlc issues it as D = C^T (SrcA = B^T, SrcB = A^T), so that the accumulator's rows lie along
+// lanes (compiler/target/MmaAtoms.cpp, the atom's Fragments): for S = 32, register
+// r = (mi * NT + ni) * 16 + v of lane l holds C[wr*WTM + mi*32 + l % 32,
+// wc*WTN + ni*32 + 8 (v / 4) + 4 (l / 32) + v % 4]; for S = 16, r = (mi * NT + ni) * 4 + v holds
+// C[wr*WTM + mi*16 + l % 16, wc*WTN + ni*16 + 4 (l / 16) + v]. Waves form a WM x WN grid (wave w
+// owns rows (w / WN) * WTM.. and columns (w % WN) * WTN.., WTM = M / WM, WTN = N / WN).
+//
+// Operands: each lane reads 4 consecutive K elements of one row of A (one column of B) per
+// instruction. A is stored [M][K] ([K][M] when TransA), B [K][N] ([N][K] when TransB), in
+// tl::SwizzledLayout (16-byte chunks XOR-permuted per row), where a K-contiguous run of 4
+// elements starting at a multiple of 4 stays inside one chunk: one 8-byte LDS read
+// (ds_read_b64). Operands whose K is not contiguous, and operands in an annotated layout
+// (offset functor), are read element by element.
+#pragma once
+
+#include "../common.h"
+#include "../swizzle.h"
+
+#if TL_HIP
+namespace tl {
+
+// A gemm operand in its default layout, tl::SwizzledLayout; the other choice is a functor
+// (int row, int col) -> element offset, for annotated layouts (as in tl/gemm.h).
+struct SwizzledOperand {};
+
+namespace mfma {
+
+using half4 = _Float16 __attribute__((ext_vector_type(4)));
+using short4 = short __attribute__((ext_vector_type(4)));
+using u16x4 = std::uint16_t __attribute__((ext_vector_type(4)));
+using float4 = float __attribute__((ext_vector_type(4)));
+using float16 = float __attribute__((ext_vector_type(16)));
+
+// The instruction of size S on input type T: K per instruction, accumulator registers per
+// lane, and one issue on the registers at c (SrcA = b, SrcB = a: D = C^T, see above).
+template <int S, class T>
+struct Atom {
+  static_assert(S == 32 || S == 16, "tl::gemm (HIP): the MFMA size is 32 or 16");
+  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm (HIP): inputs must be f16 or bf16");
+  static constexpr int kK = S == 32 ? 8 : 16;
+  static constexpr int kRegs = S * S / 64;
+  // Four operand elements, element 0 in the low bits.
+  using Operand = u16x4;
+
+  TL_DEVICE static void run(float* c, Operand a, Operand b) {
+    if constexpr (S == 32) {
+      float16 acc;
+#pragma unroll
+      for (int v = 0; v < 16; ++v) acc[v] = c[v];
+      if constexpr (std::is_same_v<T, f16>)
+        acc = __builtin_amdgcn_mfma_f32_32x32x8f16(bit_cast<half4>(b), bit_cast<half4>(a), acc, 0, 0, 0);
+      else
+        acc = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(bit_cast<short4>(b), bit_cast<short4>(a), acc, 0, 0, 0);
+#pragma unroll
+      for (int v = 0; v < 16; ++v) c[v] = acc[v];
+    } else {
+      float4 acc;
+#pragma unroll
+      for (int v = 0; v < 4; ++v) acc[v] = c[v];
+      if constexpr (std::is_same_v<T, f16>)
+        acc = __builtin_amdgcn_mfma_f32_16x16x16f16(bit_cast<half4>(b), bit_cast<half4>(a), acc, 0, 0, 0);
+      else
+        acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(bit_cast<short4>(b), bit_cast<short4>(a), acc, 0, 0, 0);
+#pragma unroll
+      for (int v = 0; v < 4; ++v) c[v] = acc[v];
+    }
+  }
+};
+
+// tl::SwizzledLayout<Rows, Cols, 16> as an offset functor.
+template <int Rows, int Cols>
+struct SwizzledOffset {
+  TL_DEVICE int operator()(int row, int col) const { return SwizzledLayout<Rows, Cols, 16>::offset(row, col); }
+};
+
+// The 4 operand elements (mn, k..k + 3) of a tile stored [MN][K] (KMajor) or [K][MN], whose
+// element (row, col) of the stored tile is at off(row, col). A swizzled K-major run is one
+// 8-byte read; everything else is read element by element.
+template <bool KMajor, bool Swizzled, class T, class Off>
+TL_DEVICE u16x4 load4(const T* tile, Off off, int mn, int k) {
+  const std::uint16_t* bits = reinterpret_cast<const std::uint16_t*>(tile);
+  if constexpr (KMajor && Swizzled) {
+    return *reinterpret_cast<const u16x4*>(bits + off(mn, k));
+  } else {
+    u16x4 r;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r[i] = bits[KMajor ? off(mn, k + i) : off(k + i, mn)];
+    return r;
+  }
+}
+
+// The default functor of an operand stored [Rows][Cols], or the caller's.
+template <int Rows, int Cols, class Off>
+TL_DEVICE auto offset_of(Off off) {
+  if constexpr (std::is_same_v<Off, SwizzledOperand>)
+    return SwizzledOffset<Rows, Cols>{};
+  else
+    return off;
+}
+
+}  // namespace mfma
+
+template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, int S, class T, class Acc, int R,
+          class OffA = SwizzledOperand, class OffB = SwizzledOperand>
+TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB offB = {}) {
+  using Atom = mfma::Atom<S, T>;
+  static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
+  constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S;
+  static_assert(WTM % S == 0 && WTN % S == 0 && K % Atom::kK == 0, "tl::gemm_ss (HIP): tile shape");
+  static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_ss (HIP): accumulator size does not match the wave grid");
+  const int lane = threadIdx.x % 64, wave = threadIdx.x / 64;
+  const int row0 = (wave / WN) * WTM + lane % S, col0 = (wave % WN) * WTN + lane % S, k0 = (lane / S) * 4;
+  // Stored [M][K] or [K][M], [K][N] or [N][K].
+  const auto oa = mfma::offset_of<TransA ? K : M, TransA ? M : K>(offA);
+  const auto ob = mfma::offset_of<TransB ? N : K, TransB ? K : N>(offB);
+  constexpr bool kSwA = std::is_same_v<OffA, SwizzledOperand>, kSwB = std::is_same_v<OffB, SwizzledOperand>;
+#pragma unroll
+  for (int kk = 0; kk < K / Atom::kK; ++kk) {
+    const int k = kk * Atom::kK + k0;
+    typename Atom::Operand a[MT], b[NT];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::load4<!TransA, kSwA>(A, oa, row0 + mi * S, k);
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::load4<TransB, kSwB>(B, ob, col0 + ni * S, k);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+  }
+}
+
+// A in registers: RA = MT * (K / S) * kRegs elements in the accumulator layout of an [M, K]
+// tile over WM x 1 waves (every wave owns whole rows). K step kk of A is registers
+// (mi * K/S + kk / (S / kK)) * kRegs + 4 (kk % (S / kK)) + 0..3: the accumulator's registers
+// run along its columns exactly as the SrcB operand's K does.
+template <int M, int N, int K, int WM, int WN, bool TransB, int S, class T, class Acc, int RA, int R,
+          class OffB = SwizzledOperand>
+TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}) {
+  using Atom = mfma::Atom<S, T>;
+  static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
+  constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S, KT = K / S;
+  constexpr int kStepsPerTile = S / Atom::kK;
+  static_assert(WTM % S == 0 && WTN % S == 0 && K % S == 0, "tl::gemm_rs (HIP): tile shape");
+  static_assert(RA == MT * KT * Atom::kRegs, "tl::gemm_rs (HIP): A fragment size does not match");
+  static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_rs (HIP): accumulator size does not match the wave grid");
+  const int lane = threadIdx.x % 64, wave = threadIdx.x / 64;
+  const int col0 = (wave % WN) * WTN + lane % S, k0 = (lane / S) * 4;
+  const auto ob = mfma::offset_of<TransB ? N : K, TransB ? K : N>(offB);
+  constexpr bool kSwB = std::is_same_v<OffB, SwizzledOperand>;
+#pragma unroll
+  for (int kk = 0; kk < K / Atom::kK; ++kk) {
+    typename Atom::Operand a[MT], b[NT];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      const T* run = &A[(mi * KT + kk / kStepsPerTile) * Atom::kRegs + 4 * (kk % kStepsPerTile)];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[mi][i] = bit_cast<std::uint16_t>(run[i]);
+    }
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::load4<TransB, kSwB>(B, ob, col0 + ni * S, kk * Atom::kK + k0);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+  }
+}
+
+// Rasterization of a 2-d grid in panels of `panel` block rows (tl/gemm.h's, which is inside
+// its CUDA-only part).
+TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
+  int id = blockIdx.y * gridDim.x + blockIdx.x;
+  int group = panel * gridDim.x;
+  int first = (id / group) * panel;
+  int rows = min(static_cast<int>(gridDim.y) - first, panel);
+  by = first + (id % group) % rows;
+  bx = (id % group) / rows;
+}
+
+}  // namespace tl
+#endif
