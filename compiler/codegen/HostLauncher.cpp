@@ -201,7 +201,7 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
          "(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + \" bytes of shared memory\", tl_err);");
   w.close();
-  std::string grid = "dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz))";
+  std::string launchGrid = "dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz))";
   if (kernel.persistent.on) {
     // One block per resident slot, each looping over the grid's tiles (lower/PersistentTiles).
     // The emulator has no occupancy to ask: three blocks, so that blocks loop over tiles.
@@ -211,12 +211,12 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     else
       w.line("if (!(tl_status = tlc::check::persistentBlocks(tl_name, tl_kernel, " + threads +
              ", tl_smem, tl_gx * tl_gy * tl_gz, &tl_blocks))) return tl_status;");
-    grid = "dim3(unsigned(tl_blocks))";
+    launchGrid = "dim3(unsigned(tl_blocks))";
   }
   if (emulate)
-    w.line("tl::emu::launch(tl_kernel, " + grid + ", dim3(" + threads + "), tl_smem, stream, " + launchArgs + ");");
+    w.line("tl::emu::launch(tl_kernel, " + launchGrid + ", dim3(" + threads + "), tl_smem, stream, " + launchArgs + ");");
   else
-    w.line("tl_kernel<<<" + grid + ", dim3(" + threads + "), tl_smem, stream>>>(" + launchArgs + ");");
+    w.line("tl_kernel<<<" + launchGrid + ", dim3(" + threads + "), tl_smem, stream>>>(" + launchArgs + ");");
   w.line(rt("cudaError_t") + " tl_err = " + rt("cudaGetLastError") + "();");
   w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
          "(tl_name, \"launch failed\", tl_err);");
