@@ -3,7 +3,7 @@
 // contiguity, outputs with distinct addresses that overlap no other tensor, sizes within the
 // kernel's 32-bit index arithmetic), bind the shape symbols, check the device, choose the
 // aligned or scalar kernel instantiation, size the grid, raise the dynamic shared-memory limit
-// when needed, and launch. Errors come back as tlc::Status; the argument checks come before
+// when needed (once per device), and launch. Errors come back as tlc::Status; the argument checks come before
 // any CUDA call.
 #include "codegen/HostLauncher.h"
 
@@ -180,10 +180,12 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
          "\"))) return tl_status;");
   w.line("auto tl_kernel = " + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") + " ? " + kernel.name +
          "<true> : " + kernel.name + "<false>;");
+  // Once per instantiation and device (tlc::SharedMemoryLimit): no attribute call at the
+  // launches a CUDA graph captures.
   w.open("if (tl_smem > 48 * 1024)");
-  w.line("cudaError_t tl_err = cudaFuncSetAttribute(tl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tl_smem));");
-  w.line("if (tl_err != cudaSuccess) return tlc::check::cudaFailure(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + "
-         "\" bytes of shared memory\", tl_err);");
+  w.line("static tlc::SharedMemoryLimit tl_smem_limit[2];  // per instantiation: <false>, <true>");
+  w.line("if (!(tl_status = tl_smem_limit[" + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") +
+         "].raise(tl_name, reinterpret_cast<const void*>(tl_kernel), tl_smem))) return tl_status;");
   w.close();
   w.line("tl_kernel<<<dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz)), dim3(" + threads +
          "), tl_smem, stream>>>(" + launchArgs + ");");

@@ -41,6 +41,8 @@ Examples:
                                                     show the nvcc command, pass it -lineinfo, keep gemm.cu
   tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
                                                     a self-contained header-only kernel library
+  tlc --emit=torch --namespace kern -o kern.cu a.tl b.tl
+                                                    a PyTorch extension: torch.ops.kern.<kernel>
   tlc -Werror samples/gemm.tl -o gemm.cu            warnings are errors (-w: no warnings)
   tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
   tlc samples/gemm.tl --emit=loops                  the thread-level loop IR (barriers, pipeline)
@@ -59,7 +61,7 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // What --emit and --target accept. --help lists only what this build produces; the later
 // stages are still recognised so that asking for one gets a usage error saying it is not
 // implemented yet (below) instead of "not in {...}".
-const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header", "decl"};
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "header", "decl", "torch"};
 const std::vector<std::string> kLaterEmitKinds = {"hip"};
 // The targets come from target/ (the one list): those with a back end, then the others.
 std::vector<std::string> targetNames(bool withBackEnd) {
@@ -150,7 +152,8 @@ int run(int argc, char **argv) {
   app.add_option("--namespace", opts.cppNamespace,
                  "C++ namespace of the generated launchers, also naming their C entry points "
                  "tlc_<namespace>_<kernel> (default: namespace tlc_kernels, C entries tlc_<kernel>; "
-                 "for --emit=header, the output file's name)")
+                 "for --emit=header, the output file's name; for --emit=torch also the torch library, "
+                 "torch.ops.<namespace with :: as _>)")
       ->check(CLI::Validator(
           // Pasted into the generated C++ (and, with `::` as `_`, into the C entry names).
           [](std::string &ns) { return tlc::lower::checkNamespace(ns); }, "NAME[::NAME...]"));
@@ -237,7 +240,7 @@ int run(int argc, char **argv) {
   }
   if (opts.emit == "hip") {
     usageError("--emit=" + opts.emit + " is not implemented yet; available: tokens, ast, ftg, "
-               "inferred, loops, cuda, header, decl");
+               "inferred, loops, cuda, header, decl, torch");
     return kUsageError;
   }
   const tlc::target::TargetInfo *target = tlc::target::lookupTarget(opts.target);
@@ -311,6 +314,7 @@ int run(int argc, char **argv) {
   if (std::string chosen = compilation.autoSummary(); !chosen.empty())
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
+  emit.torch = opts.emit == "torch";
   emit.selfContained = emit.header || compileOnly;
   // Declarations hold no code from the .tl files: no directives.
   emit.lineDirectives = !noLineDirectives && opts.emit != "decl";
