@@ -81,7 +81,7 @@ std::vector<const lower::Launch *> publicLaunches(const std::vector<KernelInput>
 
 // --emit=torch (TorchEmitter.cpp): the torch library the ops go in (the launchers' namespace,
 // `::` as `_`); the op of a kernel (its name, `_` appended to a Python keyword) and the op that
-// allocates its outputs (that name + `_alloc`); the ops themselves, after the launchers.
+// allocates its outputs (the kernel's name + `_alloc`); the ops themselves, after the launchers.
 std::string torchNamespace(const EmitOptions &options);
 std::string torchName(llvm::StringRef kernel);
 std::string torchAllocName(llvm::StringRef kernel);

@@ -92,8 +92,7 @@ public:
       emitAllocating(k, name);
     } else if (llvm::any_of(k.params, [](const HostParam &p) { return p.isOut; })) {
       w.line("// No " + torchAllocName(k.kernel) + ": a shape symbol of an output is no input's extent.");
-      defs.push_back("// kernel '" + k.kernel + "': no " + torchAllocName(k.kernel) +
-                     " (an output's shape symbol is no input's extent)");
+      defs.push_back("// no " + torchAllocName(k.kernel) + " (an output's shape symbol is no input's extent)");
     }
   }
 
@@ -244,7 +243,7 @@ private:
 
 std::string torchName(llvm::StringRef name) { return isPythonKeyword(name) ? (name + "_").str() : name.str(); }
 
-std::string torchAllocName(llvm::StringRef kernel) { return torchName(kernel) + "_alloc"; }
+std::string torchAllocName(llvm::StringRef kernel) { return (kernel + "_alloc").str(); }
 
 std::string torchNamespace(const EmitOptions &options) { return lower::flatNamespace(launcherNamespace(options)); }
 
