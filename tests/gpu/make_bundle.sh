@@ -89,13 +89,18 @@ if [[ -n $torch && -z $selftest ]]; then
   # One extension of three kernels (torch.ops.torch_check.*), and their C entries (tlc_gemm,
   # ...) from the same options, for the ctypes comparison.
   mkdir -p "$out/torch"
-  torch_args=("$root/samples/gemm.tl" "$root/samples/softmax.tl" "$root/samples/flash_attention.tl"
-              --target "$target" -D gemm.dtype=f16 -D gemm.policy=square -D softmax.dtype=f16
-              -D flash_attention.dtype=f16 -D flash_attention.dim=128 -D flash_attention.causal=true)
+  torch_args=(--target "$target")
+  while read -r arg; do
+    [[ $arg == *.tl ]] && arg=$root/$arg
+    torch_args+=("$arg")
+  done < <(python3 "$root/tests/gpu/cases.py" torch-ext)
   for emit in torch cuda; do
     emit_args=(--emit=cuda)
     dest=$out/torch/ctypes_ext.cu
-    [[ $emit == torch ]] && emit_args=(--emit=torch --namespace torch_check) && dest=$out/torch/torch_ext.cu
+    if [[ $emit == torch ]]; then
+      emit_args=(--emit=torch --namespace "$(python3 "$root/tests/gpu/cases.py" torch-ext --library)")
+      dest=$out/torch/torch_ext.cu
+    fi
     echo "tlc ${emit_args[*]} ${torch_args[*]#"$root/"} -o $dest"
     if ! "$tlc" "${emit_args[@]}" "${torch_args[@]}" -o "$dest" 2>"$out/torch/$emit.tlc.log"; then
       echo "  FAILED: $(head -n 3 "$out/torch/$emit.tlc.log")" >&2

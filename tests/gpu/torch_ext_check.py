@@ -47,25 +47,12 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build as nvcc_build  # noqa: E402
 from abi import TensorView, load_entry  # noqa: E402
-from cases import DEFAULT_TOLERANCE, Build  # noqa: E402
+from cases import DEFAULT_TOLERANCE, TORCH_EXT_BUILDS, TORCH_EXT_LIBRARY, Build  # noqa: E402
 from metrics import combine, compare, judge  # noqa: E402
 from problems import configure_reference_precision, ordered_tensors, poison, problem_for  # noqa: E402
 
-LIBRARY = "torch_check"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-# The kernels of the extension: the builds whose problems give inputs and references (the -D
-# values make_bundle.sh --torch compiles them with), and odd shapes (partial tiles, unaligned
-# rows).
-BUILDS = [
-    (Build("torch_gemm_f16", "gemm", {"dtype": "f16", "policy": "square"}),
-     [{"M": 1024, "N": 1024, "K": 1024}, {"M": 257, "N": 1000, "K": 999}, {"M": 130, "N": 70, "K": 40}]),
-    (Build("torch_softmax_f16", "softmax", {"dtype": "f16"}),
-     [{"M": 1000, "N": 3000}, {"M": 77, "N": 250}, {"M": 4096, "N": 1024}]),
-    (Build("torch_fa_d128_causal", "attention", {"dtype": "f16", "dim": "128", "causal": "true"}),
-     [{"batch": 2, "seq_len": 1000, "heads": 8, "dim": 128}, {"batch": 1, "seq_len": 77, "heads": 4, "dim": 128},
-      {"batch": 2, "seq_len": 512, "heads": 2, "dim": 128}]),
-]
+LIBRARY = TORCH_EXT_LIBRARY
 
 
 class Checks:
@@ -135,7 +122,7 @@ def build_extension(src: str, headers: str, target: str, work: str) -> str:
         command += ["-isystem", d]
     command += [cu, "-o", so]
     for d in _paths("library_paths", True):
-        command += ["-L", d, f"-Xlinker=-rpath,{d}"]
+        command += ["-L", d, f"-Xlinker=-rpath={d}"]
     command += ["-lc10", "-lc10_cuda", "-ltorch", "-ltorch_cpu", "-ltorch_cuda", "-lcudart"]
     print("$ " + " ".join(command), flush=True)
     proc = subprocess.run(command, capture_output=True, text=True)
@@ -379,7 +366,7 @@ def main(argv) -> int:
     try:
         summary["built_with"] = build_extension(src, headers, target, work)
         ctypes_so = build_ctypes(src, headers, target, work)
-        kernels = [(Kernel(build, ctypes_so), shapes) for build, shapes in BUILDS]
+        kernels = [(Kernel(build, ctypes_so), shapes) for build, shapes in TORCH_EXT_BUILDS]
     except Exception as e:  # noqa: BLE001
         traceback.print_exc()
         summary.update(error=f"build or load failed: {type(e).__name__}: {e}", checks=0, failed=0)
