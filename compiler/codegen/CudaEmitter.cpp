@@ -1,5 +1,6 @@
 #include "codegen/CudaEmitter.h"
 
+#include "codegen/CodeWriter.h"
 #include "codegen/HostLauncher.h"
 #include "codegen/KernelPrinter.h"
 #include "codegen/ShapeDispatch.h"
@@ -15,6 +16,17 @@ std::string launcherNamespace(const EmitOptions &options) {
 // that specialisations compiled into different namespaces link into one library.
 std::string cEntryPrefix(const EmitOptions &options) {
   return options.cppNamespace.empty() ? "tlc_" : "tlc_" + lower::flatNamespace(options.cppNamespace) + "_";
+}
+
+std::vector<const lower::Launch *> publicLaunches(const std::vector<KernelInput> &kernels,
+                                                  const std::vector<ShapeDispatch> &dispatches) {
+  std::vector<const lower::Launch *> entries;
+  for (const KernelInput &in : kernels)
+    if (in.cEntry)
+      entries.push_back(&in.kernel->launch);
+  for (const ShapeDispatch &d : dispatches)
+    entries.push_back(d.kernel);
+  return entries;
 }
 
 void writeBanner(const std::vector<KernelInput> &kernels, const EmitOptions &options, llvm::raw_ostream &os) {
@@ -54,6 +66,10 @@ void emitCuda(const std::vector<KernelInput> &kernels, const std::vector<ShapeDi
     w.line();
   }
   w.line("}  // namespace " + ns);
+  if (options.torch) {
+    w.line();
+    emitTorchOps(kernels, dispatches, options, w);
+  }
   codeStream.flush();
 
   if (options.header)

@@ -5,12 +5,15 @@
 
 #include "lower/LoopIR.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
 
 namespace tlc::codegen {
+
+class CodeWriter;
 
 struct EmitOptions {
   std::string target;        // the --target spelling, for the banner (set by the driver)
@@ -32,6 +35,8 @@ struct EmitOptions {
   // HIP C++ for an AMD target (--emit=hip): the same kernels and launchers over the HIP
   // runtime and the device library's HIP half (stdlib/tl/hip/).
   bool hip = false;
+  // A PyTorch extension: the CUDA, then torch ops calling the launchers (TorchEmitter.cpp).
+  bool torch = false;
 };
 
 // One lowered kernel to emit (lower/Lower.h).
@@ -75,6 +80,20 @@ void writeBanner(const std::vector<KernelInput> &kernels, const EmitOptions &opt
 // options (--emit=decl; DeclEmitter.cpp), for translation units a host compiler builds.
 void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
                       const EmitOptions &options, llvm::raw_ostream &os);
+
+// The public launchers, in the order they are emitted: every kernel but the variants behind a
+// dispatch, then the dispatchers (which carry their kernel's name).
+std::vector<const lower::Launch *> publicLaunches(const std::vector<KernelInput> &kernels,
+                                                  const std::vector<ShapeDispatch> &dispatches);
+
+// --emit=torch (TorchEmitter.cpp): the torch library the ops go in (the launchers' namespace,
+// `::` as `_`); the op of a kernel (its name, `_` appended to a Python keyword) and the op that
+// allocates its outputs (the kernel's name + `_alloc`); the ops themselves, after the launchers.
+std::string torchNamespace(const EmitOptions &options);
+std::string torchName(llvm::StringRef kernel);
+std::string torchAllocName(llvm::StringRef kernel);
+void emitTorchOps(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
+                  const EmitOptions &options, CodeWriter &w);
 
 // The device-library and runtime text that `code` needs (the closure of the headers whose
 // functions it calls), each behind its own include guard so that two generated headers can

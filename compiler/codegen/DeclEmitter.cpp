@@ -14,14 +14,7 @@ namespace tlc::codegen {
 void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector<ShapeDispatch> &dispatches,
                       const EmitOptions &options, llvm::raw_ostream &os) {
   std::string ns = launcherNamespace(options), cPrefix = cEntryPrefix(options);
-  // The public entry points: every kernel but the variants behind a dispatch, whose
-  // dispatcher carries the kernel's name.
-  std::vector<const lower::Launch *> entries;
-  for (const KernelInput &in : kernels)
-    if (in.cEntry)
-      entries.push_back(&in.kernel->launch);
-  for (const ShapeDispatch &d : dispatches)
-    entries.push_back(d.kernel);
+  std::vector<const lower::Launch *> entries = publicLaunches(kernels, dispatches);
 
   writeBanner(kernels, options, os);
   os << "//\n"

@@ -3,7 +3,7 @@
 // contiguity, outputs with distinct addresses that overlap no other tensor, sizes within the
 // kernel's 32-bit index arithmetic), bind the shape symbols, check the device, choose the
 // aligned or scalar kernel instantiation, size the grid, raise the dynamic shared-memory limit
-// when needed, and launch. Errors come back as tlc::Status; the argument checks come before
+// when needed (once per device), and launch. Errors come back as tlc::Status; the argument checks come before
 // any CUDA call.
 #include "codegen/HostLauncher.h"
 
@@ -194,12 +194,19 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("auto tl_kernel = " + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") + " ? " + kernel.name +
          "<true> : " + kernel.name + "<false>;");
   auto rt = [&](const std::string &cudaName) { return runtimeName(k, cudaName); };
+  // CUDA: once per instantiation and device (tlc::SharedMemoryLimit), so that the launches a
+  // CUDA graph captures make no attribute call.
   w.open("if (tl_smem > 48 * 1024)");
-  w.line(rt("cudaError_t") + " tl_err = " + rt("cudaFuncSetAttribute") + "(" +
-         (k.hip ? "reinterpret_cast<const void*>(tl_kernel)" : "tl_kernel") + ", " +
-         rt("cudaFuncAttributeMaxDynamicSharedMemorySize") + ", static_cast<int>(tl_smem));");
-  w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
-         "(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + \" bytes of shared memory\", tl_err);");
+  if (k.hip) {
+    w.line(rt("cudaError_t") + " tl_err = " + rt("cudaFuncSetAttribute") + "(reinterpret_cast<const void*>(tl_kernel), " +
+           rt("cudaFuncAttributeMaxDynamicSharedMemorySize") + ", static_cast<int>(tl_smem));");
+    w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
+           "(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + \" bytes of shared memory\", tl_err);");
+  } else {
+    w.line("static tlc::SharedMemoryLimit tl_smem_limit[2];  // per instantiation: <false>, <true>");
+    w.line("if (!(tl_status = tl_smem_limit[" + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") +
+           "].raise(tl_name, reinterpret_cast<const void*>(tl_kernel), tl_smem))) return tl_status;");
+  }
   w.close();
   std::string launchGrid = "dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz))";
   if (kernel.persistent.on) {

@@ -91,7 +91,8 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   if (diags.hasErrors())
     return kInputError;
   // Dumps show variant 0; only generated code needs the others.
-  if (needsCodegen() && (!compileVariants(u, bufferId, autoParams) || !namesDistinctAcrossFiles(u)))
+  if (needsCodegen() && (!compileVariants(u, bufferId, autoParams) || !namesDistinctAcrossFiles(u) ||
+                         (opts.emit == "torch" && !torchOpsDistinct(u))))
     return kInputError;
   if (opts.emit == "inferred")
     for (auto &g : u.graphs)
@@ -250,6 +251,40 @@ std::vector<codegen::ShapeDispatch> Compilation::dispatches() const {
       all.push_back(std::move(out));
     }
   return all;
+}
+
+bool Compilation::torchOpsDistinct(Unit &u) {
+  // One torch library holds every kernel's op and its allocating variant (gemm, gemm_alloc),
+  // so `gemm_alloc` may not also be a kernel, in this file or an earlier one.
+  auto ops = [](const Unit &unit) {
+    std::vector<std::pair<std::string, const KernelDecl *>> names;
+    for (const KernelDecl *k : unit.ast.program.kernels) {
+      names.push_back({codegen::torchName(k->name), k});
+      names.push_back({codegen::torchAllocName(k->name), k});
+    }
+    return names;
+  };
+  auto mine = ops(u);
+  for (const auto &other : units) {
+    auto theirs = ops(*other);
+    for (size_t i = 0; i < mine.size(); ++i)
+      for (size_t j = 0; j < (other.get() == &u ? i : theirs.size()); ++j) {
+        const auto &[name, k] = mine[i];
+        const auto &[same, first] = theirs[j];
+        if (name != same || k == first)
+          continue;
+        std::string where = other.get() == &u ? "" : " in " + other->path;
+        u.diags->error(k->nameRange, "--emit=torch: kernel '" + k->name + "' needs the torch op name '" + name +
+                                         "', which kernel '" + first->name + "'" + where + " also needs")
+            .note(*other->diags, first->nameRange, "kernel '" + first->name + "' is defined here")
+            .hint("each kernel KERNEL gets the ops KERNEL and KERNEL_alloc in one torch library: rename one "
+                  "kernel, or build the files into extensions of different --namespace");
+        return false;
+      }
+    if (other.get() == &u)
+      break;
+  }
+  return true;
 }
 
 } // namespace tlc::driver

@@ -30,7 +30,7 @@ public:
   int addFile(const std::string &path, llvm::raw_ostream &out);
   // Whether kernels() must still be turned into code (cuda, header, -c).
   bool needsCodegen() const {
-    return opts.emit == "cuda" || opts.emit == "hip" || opts.emit == "header" || opts.emit == "decl";
+    return opts.emit == "cuda" || opts.emit == "hip" || opts.emit == "header" || opts.emit == "decl" || opts.emit == "torch";
   }
   std::vector<codegen::KernelInput> kernels() const;
   // Kernels compiled in several variants of their `auto` parameters (emitted after kernels()).
@@ -60,6 +60,8 @@ private:
   bool compileVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams);
   // Reports a kernel of `u` whose generated names a kernel of an earlier file already has.
   bool namesDistinctAcrossFiles(Unit &u);
+  // With --emit=torch: reports a kernel of `u` whose torch op another kernel's ops already name.
+  bool torchOpsDistinct(Unit &u);
 
   const Options &opts;
   std::vector<Define> &defines;

@@ -42,6 +42,8 @@ Examples:
                                                     show the nvcc command, pass it -lineinfo, keep gemm.cu
   tlc --emit=header --namespace kern -o kern.cuh a.tl b.tl
                                                     a self-contained header-only kernel library
+  tlc --emit=torch --namespace kern -o kern.cu a.tl b.tl
+                                                    a PyTorch extension: torch.ops.kern.<kernel>
   tlc -Werror samples/gemm.tl -o gemm.cu            warnings are errors (-w: no warnings)
   tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
   tlc samples/gemm.tl --emit=loops                  the thread-level loop IR (barriers, pipeline)
@@ -63,7 +65,7 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // What --emit and --target accept. --help lists only what this build produces; the later
 // stages are still recognised so that asking for one gets a usage error saying it is not
 // implemented yet (below) instead of "not in {...}".
-const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "hip", "header", "decl"};
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "hip", "header", "decl", "torch"};
 const std::vector<std::string> kLaterEmitKinds = {};
 // The targets come from target/ (the one list): those with a back end, then the others.
 std::vector<std::string> targetNames(bool withBackEnd) {
@@ -154,7 +156,8 @@ int run(int argc, char **argv) {
   app.add_option("--namespace", opts.cppNamespace,
                  "C++ namespace of the generated launchers, also naming their C entry points "
                  "tlc_<namespace>_<kernel> (default: namespace tlc_kernels, C entries tlc_<kernel>; "
-                 "for --emit=header, the output file's name)")
+                 "for --emit=header, the output file's name; for --emit=torch also the torch library, "
+                 "torch.ops.<namespace with :: as _>)")
       ->check(CLI::Validator(
           // Pasted into the generated C++ (and, with `::` as `_`, into the C entry names).
           [](std::string &ns) { return tlc::lower::checkNamespace(ns); }, "NAME[::NAME...]"));
@@ -259,6 +262,10 @@ int run(int argc, char **argv) {
                "; it cannot be combined with --emit=" + opts.emit);
     return kUsageError;
   }
+  if (opts.emit == "torch" && amd) {
+    usageError("--emit=torch writes a CUDA extension for PyTorch; --target " + opts.target + " takes --emit=hip");
+    return kUsageError;
+  }
   nvccOptions.hip = amd;
   if (target && !target->hasBackEnd() && opts.emit != "tokens" && opts.emit != "ast") {
     usageError("--target " + opts.target + " is not implemented yet (it has no back end); use " +
@@ -331,6 +338,7 @@ int run(int argc, char **argv) {
     emit.commandLine += "  [auto: " + chosen + "]";
   emit.header = opts.emit == "header";
   emit.hip = amd;
+  emit.torch = opts.emit == "torch";
   emit.selfContained = emit.header || compileOnly;
   // Declarations hold no code from the .tl files: no directives.
   emit.lineDirectives = !noLineDirectives && opts.emit != "decl";

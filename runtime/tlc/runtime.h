@@ -65,6 +65,7 @@ enum {
 #ifdef __cplusplus
 } // extern "C"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -453,6 +454,37 @@ inline Status persistentBlocks(const char *kernel, Kernel *fn, int threads, size
 #endif
 
 } // namespace check
+
+#ifdef CUDART_VERSION
+// The dynamic shared-memory limit of one kernel instantiation, raised to what it needs once per
+// device rather than at every launch: launches stay cheap, and a launch captured into a CUDA
+// graph (after a first, eager one on that device) makes no call besides the launch itself.
+// Devices past the table's end are raised every time (harmless, only slower). Concurrent first
+// launches may both raise it; the attribute call is idempotent.
+class SharedMemoryLimit {
+public:
+  Status raise(const char *kernel, const void *function, size_t bytes) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+      return check::cudaFailure(kernel, "cannot query the current device", e);
+    bool cached = dev >= 0 && dev < kDevices;
+    if (cached && raised_[dev].load(std::memory_order_acquire) >= bytes)
+      return Status::ok();
+    e = cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (e != cudaSuccess)
+      return check::cudaFailure(kernel, "cannot reserve " + std::to_string(bytes) + " bytes of shared memory", e);
+    if (cached)
+      raised_[dev].store(bytes, std::memory_order_release);
+    return Status::ok();
+  }
+
+private:
+  static constexpr int kDevices = 64;
+  std::atomic<size_t> raised_[kDevices] = {};
+};
+#endif
+
 } // namespace tlc
 #endif // __cplusplus
 #endif // TLC_RUNTIME_H

@@ -61,11 +61,14 @@ class BuildResult:
 
 
 def make_job(name: str, bundle_dir: str, build_dir: str, target: str, nvcc: str = "nvcc",
-             extra_flags: tuple = ()) -> BuildJob:
+             extra_flags: tuple = (), headers_dir: str | None = None) -> BuildJob:
+    """BUNDLE_DIR/NAME.cu into BUILD_DIR/libNAME.so, with the stdlib/ and runtime/ of
+    `headers_dir` (default: the bundle's)."""
     cu = os.path.join(bundle_dir, f"{name}.cu")
     so = os.path.join(build_dir, f"lib{name}.so")
+    headers = headers_dir or bundle_dir
     command = (nvcc, "-O3", "-std=c++17", gencode(target), "-lineinfo", "--resource-usage",
-               "-I", os.path.join(bundle_dir, "stdlib"), "-I", os.path.join(bundle_dir, "runtime"),
+               "-I", os.path.join(headers, "stdlib"), "-I", os.path.join(headers, "runtime"),
                "--shared", "-Xcompiler", "-fPIC", *extra_flags, cu, "-o", so)
     return BuildJob(name, cu, so, command)
 

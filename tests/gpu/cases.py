@@ -15,6 +15,9 @@ Command line (run from the repository root; make_bundle.sh uses the first two):
   python3 tests/gpu/cases.py builds [--selftest] [--only REGEX]     one build per line
   python3 tests/gpu/cases.py manifest --out DIR [--target T] [--selftest] [--only REGEX]
   python3 tests/gpu/cases.py list [--selftest]                      human-readable listing
+  python3 tests/gpu/cases.py torch-ext [--library]                  tlc's arguments for the
+                                                                    PyTorch extension, one a line
+                                                                    (--library: its torch library)
 """
 from __future__ import annotations
 
@@ -1053,6 +1056,34 @@ def select(builds, cases, bench, only) -> tuple:
     return (builds, [c for c in cases if c.build in names], [i for i in bench if i.build in names])
 
 
+# ---- The PyTorch extension (tlc --emit=torch; tests/gpu/torch_ext_check.py) --------------------
+
+# One extension of these kernels, in the torch library TORCH_EXT_LIBRARY, each compiled with its
+# build's -D values (as KERNEL.name=value: they share one tlc run), with the shapes its ops are
+# checked at (partial tiles, unaligned rows).
+TORCH_EXT_LIBRARY = "torch_check"
+TORCH_EXT_BUILDS = [
+    (Build("torch_gemm_f16", "gemm", {"dtype": "f16", "policy": "square"}),
+     [{"M": 1024, "N": 1024, "K": 1024}, {"M": 257, "N": 1000, "K": 999}, {"M": 130, "N": 70, "K": 40}]),
+    (Build("torch_softmax_f16", "softmax", {"dtype": "f16"}),
+     [{"M": 1000, "N": 3000}, {"M": 77, "N": 250}, {"M": 4096, "N": 1024}]),
+    (Build("torch_fa_d128_causal", "attention", {"dtype": "f16", "dim": "128", "causal": "true"}),
+     [{"batch": 2, "seq_len": 1000, "heads": 8, "dim": 128}, {"batch": 1, "seq_len": 77, "heads": 4, "dim": 128},
+      {"batch": 2, "seq_len": 512, "heads": 2, "dim": 128}]),
+]
+
+
+def torch_ext_tlc_args() -> list:
+    """tlc's arguments for the extension's kernels, beside --emit, --namespace and --target:
+    the sources (relative to the repository root), then -D KERNEL.name=value for each define."""
+    sources = [b.spec.source for b, _ in TORCH_EXT_BUILDS]
+    defines = []
+    for b, _ in TORCH_EXT_BUILDS:
+        for d in b.define_args():
+            defines += ["-D", f"{b.spec.kernel}.{d}"]
+    return sources + defines
+
+
 # ---- Validation -------------------------------------------------------------------------------
 
 class TableError(ValueError):
@@ -1172,7 +1203,12 @@ def _main(argv) -> int:
             p.add_argument("--out", required=True)
             p.add_argument("--target", default="sm_90a")
             p.add_argument("--generator", default="", help="tlc version / git revision")
+    sub.add_parser("torch-ext").add_argument("--library", action="store_true",
+                                             help="print the torch library's name instead")
     args = ap.parse_args(argv)
+    if args.cmd == "torch-ext":
+        print(TORCH_EXT_LIBRARY if args.library else "\n".join(torch_ext_tlc_args()))
+        return 0
     builds, cases, bench = select(*default_tables(args.selftest, args.known_rejections),
                                   args.only)
     validate(builds, cases, bench)

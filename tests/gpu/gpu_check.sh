@@ -2,10 +2,11 @@
 # The one command for the GPU machine: build the bundle's kernels, check them, benchmark them.
 #
 #   bash tests/gpu/gpu_check.sh [BUNDLE] [--skip-bench] [--skip-triton] [--only REGEX]
-#                               [--sanitize]
+#                               [--sanitize] [--torch]
 #
 # BUNDLE defaults to gpu-bundle (made by tests/gpu/make_bundle.sh on the build machine).
-# Everything goes to $OUT (the device tool brings back at most 8 files; this writes 6):
+# Everything goes to $OUT (the device tool brings back at most 8 files; this writes 6, and
+# sanitize.log with --sanitize, torch_ext.log with --torch):
 #   results.json  run.log  build.log              correctness (tests/gpu/run.py)
 #   <device>-<date>.json  bench.md  bench.log     benchmark (bench/bench.py)
 # The whole command is budgeted to end inside the device tool's 10-minute limit
@@ -19,6 +20,12 @@
 # ("sanitizer": {tool: {"errors": N, "exit": rc, "seconds": s}}) and its output to sanitize.log.
 # A tool that reports errors makes the command exit 4 (unless the checks already failed).
 #
+# --torch adds a stage after the checks (and the sanitizer): tests/gpu/torch_ext_check.py builds
+# the bundle's PyTorch extension (make_bundle.sh --torch) and checks its ops against torch
+# references and the ctypes path, under CUDA graph capture and on a side stream; its summary
+# goes into results.json ("torch_ext") and its output to torch_ext.log. A failure makes the
+# command exit 5 (unless an earlier stage already failed).
+#
 # The benchmark runs even when a check fails (so one lease yields both), except for kernels
 # that crashed or hung in the checks. Exit status: the first non-zero of run.py and bench.py.
 set -uo pipefail
@@ -28,12 +35,14 @@ bench=1
 pass_args=()
 bench_args=()
 sanitize=${TLC_GPU_SANITIZE:-}
+torch=
 while (($#)); do
   case $1 in
     --skip-bench) bench=; shift ;;
     --skip-triton) bench_args+=(--skip-triton); shift ;;
     --only) pass_args+=(--only "$2"); shift 2 ;;
     --sanitize) sanitize=1; shift ;;
+    --torch) torch=1; shift ;;
     -*) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     *) bundle=$1; shift ;;
   esac
@@ -99,6 +108,13 @@ print("sanitizer:", json.dumps(summary))
 PY
 fi
 
+torch_rc=0
+if [[ -n $torch ]]; then
+  python3 "$root/tests/gpu/torch_ext_check.py" "$bundle" --results "$out/results.json" 2>&1 | tee "$out/torch_ext.log"
+  torch_rc=${PIPESTATUS[0]}
+  ((torch_rc != 0)) && torch_rc=5
+fi
+
 bench_rc=0
 if [[ -n $bench ]]; then
   left=$((budget - (SECONDS - start)))
@@ -110,4 +126,5 @@ fi
 echo "gpu_check: run.py exit $run_rc, bench.py exit $bench_rc, $((SECONDS - start)) s; files in $out"
 ((run_rc != 0)) && exit "$run_rc"
 ((san_rc != 0)) && exit "$san_rc"
+((torch_rc != 0)) && exit "$torch_rc"
 exit "$bench_rc"

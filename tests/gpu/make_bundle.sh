@@ -4,7 +4,7 @@
 # the benchmark items, the -D values of each build). tests/gpu/run.py and bench/bench.py read it
 # on the GPU machine.
 #
-#   tests/gpu/make_bundle.sh [--out DIR] [--tlc PATH] [--target sm_90a] [--only REGEX]
+#   tests/gpu/make_bundle.sh [--out DIR] [--tlc PATH] [--target sm_90a] [--only REGEX] [--torch]
 #   tests/gpu/make_bundle.sh --selftest [--out DIR]
 #
 #   --out DIR      the bundle directory (default gpu-bundle, emptied first)
@@ -13,6 +13,10 @@
 #   --only REGEX   only the builds whose name matches (gemm_f16, fa_d128_causal, softmax_f16...)
 #   --selftest     no tlc: the GEMM builds are tests/gpu/selftest/naive_gemm.cu, a hand-written
 #                  kernel with the same C ABI, to validate the runner and the benchmark harness
+#   --torch        also DIR/torch/: the PyTorch extension (tlc --emit=torch) of gemm, softmax
+#                  and causal flash attention, and the same kernels' plain CUDA for the ctypes
+#                  comparison, which tests/gpu/torch_ext_check.py builds and checks
+#                  (gpu_check.sh --torch)
 #
 # A build that tlc cannot generate is reported and left out of the bundle (its cases then fail
 # on the GPU machine as "not generated"); the exit status is 1 if any build failed.
@@ -24,8 +28,9 @@ tlc=$root/build/bin/tlc
 target=sm_90a
 only=
 selftest=
+torch=
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while (($#)); do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -33,6 +38,7 @@ while (($#)); do
     --target) target=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --selftest) selftest=1; shift ;;
+    --torch) torch=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "make_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -78,6 +84,32 @@ while read -r name source kernel defines; do
     rm -f "$out/$name.tlc.log"
   fi
 done < <(python3 "$root/tests/gpu/cases.py" builds "${table_args[@]}")
+
+if [[ -n $torch && -z $selftest ]]; then
+  # One extension of three kernels (torch.ops.torch_check.*), and their C entries (tlc_gemm,
+  # ...) from the same options, for the ctypes comparison.
+  mkdir -p "$out/torch"
+  torch_args=(--target "$target")
+  while read -r arg; do
+    [[ $arg == *.tl ]] && arg=$root/$arg
+    torch_args+=("$arg")
+  done < <(python3 "$root/tests/gpu/cases.py" torch-ext)
+  for emit in torch cuda; do
+    emit_args=(--emit=cuda)
+    dest=$out/torch/ctypes_ext.cu
+    if [[ $emit == torch ]]; then
+      emit_args=(--emit=torch --namespace "$(python3 "$root/tests/gpu/cases.py" torch-ext --library)")
+      dest=$out/torch/torch_ext.cu
+    fi
+    echo "tlc ${emit_args[*]} ${torch_args[*]#"$root/"} -o $dest"
+    if ! "$tlc" "${emit_args[@]}" "${torch_args[@]}" -o "$dest" 2>"$out/torch/$emit.tlc.log"; then
+      echo "  FAILED: $(head -n 3 "$out/torch/$emit.tlc.log")" >&2
+      failed+=("torch/$emit")
+    else
+      rm -f "$out/torch/$emit.tlc.log"
+    fi
+  done
+fi
 
 generator="selftest (tests/gpu/selftest/naive_gemm.cu)"
 if [[ -z $selftest ]]; then

@@ -427,6 +427,37 @@ class OperatorCoverage(unittest.TestCase):
         self.assertTrue(any(c.shape.get("N") == 1000 and c.shape.get("K") == 999 for c in cs))
 
 
+class TorchExtension(unittest.TestCase):
+    """The PyTorch extension's kernels (make_bundle.sh --torch, torch_ext_check.py)."""
+
+    def test_tlc_args_qualify_every_define_by_its_kernel(self):
+        args = cases.torch_ext_tlc_args()
+        for build, shapes in cases.TORCH_EXT_BUILDS:
+            with self.subTest(build=build.name):
+                self.assertIn(build.spec.source, args)
+                for name, value in build.defines.items():
+                    self.assertIn(f"{build.spec.kernel}.{name}={value}", args)
+                self.assertTrue(os.path.exists(os.path.join(ROOT, build.spec.source)))
+                for shape in shapes:   # every shape binds what the problem's tensors need
+                    self.assertLessEqual(set(build.spec.shape_keys), set(shape))
+        # One tlc run: every -D is qualified (an unqualified one would reach every kernel).
+        defines = [args[i + 1] for i, a in enumerate(args) if a == "-D"]
+        self.assertTrue(defines and all("." in d.split("=")[0] for d in defines))
+
+    def test_library_is_a_namespace_tlc_accepts(self):
+        # tlc reserves tl_/tlc_ names (lower/Naming.h); the library is a C++ namespace too.
+        self.assertRegex(cases.TORCH_EXT_LIBRARY, r"^[a-z][a-z0-9_]*$")
+        self.assertFalse(cases.TORCH_EXT_LIBRARY.startswith(("tl_", "tlc_", "u_")))
+
+    def test_command_line(self):
+        out = subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "torch-ext"],
+                             capture_output=True, text=True, check=True).stdout.split("\n")
+        self.assertEqual(out[:-1], cases.torch_ext_tlc_args())
+        library = subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "torch-ext", "--library"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(library, cases.TORCH_EXT_LIBRARY)
+
+
 class Validation(unittest.TestCase):
     def check_rejects(self, builds, cs, bench, pattern):
         with self.assertRaisesRegex(TableError, pattern):
