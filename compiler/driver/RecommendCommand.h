@@ -28,6 +28,7 @@ struct RecommendArgs {
   bool onlyAuto = false;
   bool timing = false; // --timing: wall-clock time in the JSON report too
   std::string output = "-";
+  std::string plot; // --plot FILE: the ranking as an SVG bar chart
   bool showColors = false;
   DiagnosticFormat diagnosticFormat = DiagnosticFormat::Text;
   WarningPolicy warnings = WarningPolicy::Report;
