@@ -1,8 +1,8 @@
-// `tlc recommend ... --plot out.svg`: the ranking as a bar chart (docs/pictures.md). One bar
-// per legal candidate, fastest first, as long as its predicted time; the bar's colour is the
-// model's term that bounds it (HBM, L2, in-flight, shared, tensor core, CUDA cores, SFU: see
+// `tlc recommend ... --plot out.svg`: the ranking as a picture (docs/pictures.md): every legal
+// candidate's predicted time by rank, and bars for the first ones; the colour is the model's
+// term that bounds the candidate (HBM, L2, in-flight, shared, tensor core, CUDA cores, SFU: see
 // recommend/CostModel.h), its pale end the overheads the model adds (launch, pipeline fill,
-// exposed loads, barriers), and the first choice is marked.
+// exposed loads, barriers) on the bars, and the first choice is marked.
 #pragma once
 
 #include "recommend/Recommender.h"
@@ -11,9 +11,11 @@
 
 namespace tlc::pictures {
 
-// The most bars one plot draws (the fastest; the plot says how many it left out).
-constexpr size_t kMaxPlotBars = 60;
+// The most candidates the scatter of the whole ranking draws (beyond it, every k-th).
+constexpr size_t kMaxPlotPoints = 1000;
 
-void writeRecommendPlot(const recommend::Recommendation &r, llvm::raw_ostream &os);
+// The plot: every legal candidate's predicted time by rank (a scatter coloured by the bound),
+// then the first `bars` candidates as labelled bars.
+void writeRecommendPlot(const recommend::Recommendation &r, size_t bars, llvm::raw_ostream &os);
 
 } // namespace tlc::pictures

@@ -1,8 +1,19 @@
 #include "pictures/Svg.h"
 
+#include "llvm/Support/Format.h"
+
 #include <algorithm>
 
 namespace tlc::pictures {
+
+namespace {
+// A number as SVG wants it: "1.5", not raw_ostream's "1.500000e+00".
+std::string num(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", v);
+  return s;
+}
+} // namespace
 
 std::string escapeXml(llvm::StringRef text) {
   std::string out;
@@ -44,7 +55,7 @@ void SvgWriter::rect(int64_t x, int64_t y, int64_t w, int64_t h, llvm::StringRef
   body << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << h
        << "\" fill=\"" << escapeXml(fill) << "\"";
   if (!stroke.empty()) {
-    body << " stroke=\"" << escapeXml(stroke) << "\" stroke-width=\"" << strokeWidth << "\"";
+    body << " stroke=\"" << escapeXml(stroke) << "\" stroke-width=\"" << num(strokeWidth) << "\"";
     if (dashed)
       body << " stroke-dasharray=\"4 2\"";
   }
@@ -70,7 +81,7 @@ void SvgWriter::text(int64_t x, int64_t y, llvm::StringRef s, int size, Anchor a
 void SvgWriter::line(int64_t x1, int64_t y1, int64_t x2, int64_t y2, llvm::StringRef stroke,
                      double width, bool dashed) {
   body << "<line x1=\"" << x1 << "\" y1=\"" << y1 << "\" x2=\"" << x2 << "\" y2=\"" << y2
-       << "\" stroke=\"" << escapeXml(stroke) << "\" stroke-width=\"" << width << "\"";
+       << "\" stroke=\"" << escapeXml(stroke) << "\" stroke-width=\"" << num(width) << "\"";
   if (dashed)
     body << " stroke-dasharray=\"4 2\"";
   body << "/>\n";
