@@ -87,8 +87,8 @@ CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
                 "the same on every run)");
   cmd->add_option("-o,--output", args.output, "output file ('-' for stdout)");
   cmd->add_option("--plot", args.plot,
-                  "also draw the ranking as an SVG bar chart into this file (predicted time per "
-                  "candidate, coloured by the bound that limits it)");
+                  "also draw the ranking as an SVG picture into this file (every candidate's "
+                  "predicted time, coloured by the bound that limits it; the first --top as bars)");
   return cmd;
 }
 
@@ -208,7 +208,7 @@ int runRecommend(const RecommendArgs &args) {
   if (!args.plot.empty()) {
     std::string svg;
     llvm::raw_string_ostream svgStream(svg);
-    pictures::writeRecommendPlot(*result, svgStream);
+    pictures::writeRecommendPlot(*result, args.top, svgStream);
     if (!writeOutput(args.plot, svgStream.str(), "tlc recommend"))
       return kInputError;
   }

@@ -93,14 +93,15 @@ int64_t drawFragment(SvgWriter &svg, const ftg::Buffer &b, int warpSize, int64_t
   y = drawHeading(svg, b, layout.str(), y);
 
   std::set<int64_t> warps;
-  int64_t detailRows = std::min(rows, kDetailRows), detailCols = std::min(cols, kFragmentDetailCols);
+  int64_t detailRows = std::min(rows, kFragmentDetailRows), detailCols = std::min(cols, kFragmentDetailCols);
   bool corner = detailRows < rows || detailCols < cols;
   if (corner) {
-    // The whole tile by warp, one small square per element; runs of one warp along a row are
-    // one rectangle, so the picture grows with the runs, not the elements.
-    int64_t px = std::clamp<int64_t>(kOverviewPx / std::max(rows, cols), 1, 8);
+    // The whole tile by warp, one small cell per element (each side within kOverviewPx where
+    // it can be, so a long thin tile is still visible); runs of one warp along a row are one
+    // rectangle, so the picture grows with the runs, not the elements.
+    int64_t pxW = std::clamp<int64_t>(kOverviewPx / cols, 1, 8), pxH = std::clamp<int64_t>(kOverviewPx / rows, 1, 8);
     svg.text(kLeft, y + 2, "the whole " + str(rows) + " x " + str(cols) +
-                               " tile by warp (one square per element); the dashed box is the corner drawn below",
+                               " tile by warp (one cell per element); the dashed box is the corner drawn below",
              11);
     y += 10;
     for (int64_t r = 0; r < rows; ++r) {
@@ -110,14 +111,14 @@ int64_t drawFragment(SvgWriter &svg, const ftg::Buffer &b, int warpSize, int64_t
         if (w == warp)
           continue;
         warps.insert(warp);
-        svg.rect(kLeft + start * px, y + r * px, (c - start) * px, px, paletteColour(unsigned(warp)));
+        svg.rect(kLeft + start * pxW, y + r * pxH, (c - start) * pxW, pxH, paletteColour(unsigned(warp)));
         start = c;
         warp = w;
       }
     }
-    svg.rect(kLeft, y, cols * px, rows * px, "none", "#666", 0.5);
-    svg.rect(kLeft, y, detailCols * px, detailRows * px, "none", "#000", 1.5, /*dashed=*/true);
-    y += rows * px + 20;
+    svg.rect(kLeft, y, cols * pxW, rows * pxH, "none", "#666", 0.5);
+    svg.rect(kLeft, y, detailCols * pxW, detailRows * pxH, "none", "#000", 1.5, /*dashed=*/true);
+    y += rows * pxH + 20;
     svg.text(kLeft, y, "corner: rows " + range(0, detailRows - 1) +
                            (oneDim ? "" : ", columns " + range(0, detailCols - 1)) + " of the " +
                            (oneDim ? str(rows) + "-element" : str(rows) + " x " + str(cols)) + " tile",

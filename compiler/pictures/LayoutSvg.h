@@ -15,7 +15,7 @@ namespace tlc::pictures {
 
 // The largest corner of a tile drawn element by element; beyond it a fragment also gets an
 // overview of the whole tile by warp, and the picture says which corner is shown.
-constexpr int64_t kDetailRows = 32;
+constexpr int64_t kFragmentDetailRows = 32;
 constexpr int64_t kFragmentDetailCols = 32;
 // A shared tile's swizzle repeats every 8 rows (16-byte chunks XORed with 3 bits of the row,
 // tl::GmmaLayout's modes included): 16 rows show it twice.
