@@ -226,6 +226,14 @@ std::vector<codegen::KernelInput> Compilation::kernels() const {
   return all;
 }
 
+std::vector<const ftg::Graph *> Compilation::graphs() const {
+  std::vector<const ftg::Graph *> all;
+  for (const auto &u : units)
+    for (const auto &g : u->graphs)
+      all.push_back(g.get());
+  return all;
+}
+
 std::vector<codegen::ShapeDispatch> Compilation::dispatches() const {
   std::vector<codegen::ShapeDispatch> all;
   for (const auto &u : units)

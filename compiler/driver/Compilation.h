@@ -33,6 +33,8 @@ public:
     return opts.emit == "cuda" || opts.emit == "hip" || opts.emit == "header" || opts.emit == "decl" || opts.emit == "torch";
   }
   std::vector<codegen::KernelInput> kernels() const;
+  // Every kernel's inferred FTG, in input order (--emit=layout-svg).
+  std::vector<const ftg::Graph *> graphs() const;
   // Kernels compiled in several variants of their `auto` parameters (emitted after kernels()).
   std::vector<codegen::ShapeDispatch> dispatches() const;
   // The values the recommender chose for `auto` parameters, as -D options with the GPU they

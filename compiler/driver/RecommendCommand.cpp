@@ -1,8 +1,10 @@
 #include "driver/RecommendCommand.h"
 #include "driver/AutoParams.h"
 #include "driver/Compilation.h"
+#include "driver/OutputFile.h"
 
 #include "frontend/Parser.h"
+#include "pictures/RecommendPlot.h"
 #include "recommend/Recommender.h"
 #include "recommend/Report.h"
 
@@ -84,6 +86,9 @@ CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args) {
                 "also put the ranking's wall-clock time in the JSON report (which is otherwise "
                 "the same on every run)");
   cmd->add_option("-o,--output", args.output, "output file ('-' for stdout)");
+  cmd->add_option("--plot", args.plot,
+                  "also draw the ranking as an SVG picture into this file (every candidate's "
+                  "predicted time, coloured by the bound that limits it; the first --top as bars)");
   return cmd;
 }
 
@@ -180,6 +185,8 @@ int runRecommend(const RecommendArgs &args) {
                    "shape symbol of kernel '" + opts.kernel + "'");
   }
 
+  if (!args.plot.empty() && outputClobbersInput(args.plot, {args.input}, "tlc recommend"))
+    return kUsageError;
   std::error_code ec;
   llvm::raw_fd_ostream out(args.output, ec, llvm::sys::fs::OF_Text);
   if (ec)
@@ -198,6 +205,13 @@ int runRecommend(const RecommendArgs &args) {
     recommend::printExplanation(*result, args.format == "json" ? llvm::errs() : out);
   }
   out.flush(); // the report first, then any error about it
+  if (!args.plot.empty()) {
+    std::string svg;
+    llvm::raw_string_ostream svgStream(svg);
+    pictures::writeRecommendPlot(*result, args.top, svgStream);
+    if (!writeOutput(args.plot, svgStream.str(), "tlc recommend"))
+      return kInputError;
+  }
   if (result->ranked.empty()) {
     // Located errors: the first candidate's, with notes at the values it tried.
     llvm::errs() << result->firstIllegalDiagnostics;

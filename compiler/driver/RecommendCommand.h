@@ -1,5 +1,5 @@
 // `tlc recommend FILE.tl --kernel NAME [-D name=value]... --target T [--top N]
-//  [--format table|json] [--explain]`: the ranked shortlist of configurations for one kernel
+//  [--format table|json] [--explain] [--plot FILE.svg]`: the ranked shortlist of configurations for one kernel
 // (TileLang paper §4.2's human-in-the-loop recommendation). -D pins knobs and binds shapes;
 // the knobs left free are searched.
 #pragma once
@@ -28,6 +28,7 @@ struct RecommendArgs {
   bool onlyAuto = false;
   bool timing = false; // --timing: wall-clock time in the JSON report too
   std::string output = "-";
+  std::string plot; // --plot FILE: the ranking as an SVG picture (pictures/RecommendPlot.h)
   bool showColors = false;
   DiagnosticFormat diagnosticFormat = DiagnosticFormat::Text;
   WarningPolicy warnings = WarningPolicy::Report;

@@ -11,6 +11,7 @@
 
 #include "codegen/CudaEmitter.h"
 #include "lower/Naming.h"
+#include "pictures/LayoutSvg.h"
 
 #include <CLI/CLI.hpp>
 
@@ -46,6 +47,7 @@ Examples:
                                                     a PyTorch extension: torch.ops.kern.<kernel>
   tlc -Werror samples/gemm.tl -o gemm.cu            warnings are errors (-w: no warnings)
   tlc samples/gemm.tl --emit=inferred               layouts, pipeline and instructions per buffer
+  tlc samples/gemm.tl --emit=layout-svg -o gemm.svg  a picture of each fragment's and shared tile's layout
   tlc samples/gemm.tl --emit=loops                  the thread-level loop IR (barriers, pipeline)
   tlc samples/gemm.tl --emit=ast                    the typed AST
   tlc samples/gemm.tl -D block_M=64 -D M=4096       override a parameter, bind a shape symbol
@@ -65,7 +67,7 @@ Exit status: 0 success, 1 errors in the input (or from nvcc with -c), 2 bad comm
 // What --emit and --target accept. --help lists only what this build produces; the later
 // stages are still recognised so that asking for one gets a usage error saying it is not
 // implemented yet (below) instead of "not in {...}".
-const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "hip", "header", "decl", "torch"};
+const std::vector<std::string> kEmitKinds = {"tokens", "ast", "ftg", "inferred", "loops", "cuda", "hip", "header", "decl", "torch", "layout-svg"};
 const std::vector<std::string> kLaterEmitKinds = {};
 // The targets come from target/ (the one list): those with a back end, then the others.
 std::vector<std::string> targetNames(bool withBackEnd) {
@@ -327,6 +329,8 @@ int run(int argc, char **argv) {
       return writeText(status);
     return status;
   }
+  if (opts.emit == "layout-svg")
+    tlc::pictures::writeLayoutSvg(compilation.graphs(), textStream);
   if (!compilation.needsCodegen())
     return writeText(status);
 

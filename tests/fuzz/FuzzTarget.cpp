@@ -3,8 +3,9 @@
 // FTG, tile inference and CUDA generation; driver::runRecommend for `tlc recommend`). The
 // first byte picks what to run and how, the rest is the source:
 //
-//   byte 0, bits 0-2  mode: 0-3 compile to CUDA, 4 a header library, 5 the inferred FTG,
-//                     6 the typed AST, 7 `tlc recommend`
+//   byte 0, bits 0-2  mode: 0-3 compile to CUDA, 4 a header library, 5 the inferred FTG and
+//                     its layouts drawn (--emit=layout-svg), 6 the typed AST, 7 `tlc recommend`
+//                     (with --plot)
 //   bit 3             target sm_80 instead of sm_90a
 //   bit 4             --verbose (the recommender's notes); recommend: --show-illegal
 //   bits 5-7          recommend: --format json, --explain, --only-auto; they also pick the
@@ -19,6 +20,7 @@
 #include "driver/LargeStack.h"
 #include "driver/Options.h"
 #include "driver/RecommendCommand.h"
+#include "pictures/LayoutSvg.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -73,7 +75,11 @@ void compile(const std::string &path, uint8_t flags) {
   std::string text;
   llvm::raw_string_ostream out(text);
   driver::Compilation compilation(opts, defines);
-  if (compilation.addFile(path, out) != driver::kSuccess || !compilation.needsCodegen())
+  if (compilation.addFile(path, out) != driver::kSuccess)
+    return;
+  if (opts.emit == "inferred")
+    pictures::writeLayoutSvg(compilation.graphs(), out);
+  if (!compilation.needsCodegen())
     return;
   codegen::EmitOptions emit;
   emit.target = opts.target;
@@ -93,6 +99,7 @@ void recommend(const std::string &path, llvm::StringRef source, uint8_t flags) {
   args.showIllegal = flags & 16;
   args.top = 3;
   args.output = "/dev/null";
+  args.plot = "/dev/null";
   tlc::driver::runRecommend(args);
 }
 

@@ -1,0 +1,87 @@
+"""Checks that tlc's pictures are well-formed SVG documents (python3's xml.dom.minidom, which
+CI has: .ci/setup installs no xmllint).
+
+Usage: check_svg.py FILE.svg ...   ('-': standard input)
+       check_svg.py --samples TLC SAMPLES_DIR   (tlc --emit=layout-svg on every sample)
+
+For each document: it parses as XML; the root is <svg> in the SVG namespace with positive
+integer width and height and a matching viewBox; it has a <title>; every <rect> has
+non-negative numeric geometry inside the picture; every <text> has text. Prints one line per
+document ("ok NAME: N rects, M texts, K tooltips"); exits 1 if any fails.
+"""
+import glob
+import os
+import subprocess
+import sys
+import xml.dom.minidom
+
+SVG_NS = "http://www.w3.org/2000/svg"
+# The largest picture tlc may write for one sample: corners keep them small.
+MAX_BYTES = 4 << 20
+
+
+def check(name, data):
+    if len(data) > MAX_BYTES:
+        return "%d bytes, over %d" % (len(data), MAX_BYTES)
+    try:
+        doc = xml.dom.minidom.parseString(data)
+    except Exception as e:  # xml.parsers.expat.ExpatError and friends
+        return "not well-formed: %s" % e
+    root = doc.documentElement
+    if root.tagName != "svg" or root.getAttribute("xmlns") != SVG_NS:
+        return "root is <%s xmlns=%r>, not <svg> in the SVG namespace" % (root.tagName, root.getAttribute("xmlns"))
+    try:
+        width, height = int(root.getAttribute("width")), int(root.getAttribute("height"))
+    except ValueError:
+        return "width/height are not integers"
+    if width <= 0 or height <= 0 or root.getAttribute("viewBox") != "0 0 %d %d" % (width, height):
+        return "bad size %dx%d or viewBox %r" % (width, height, root.getAttribute("viewBox"))
+    if not root.getElementsByTagName("title"):
+        return "no <title>"
+    rects = root.getElementsByTagName("rect")
+    for r in rects:
+        try:
+            x, y, w, h = (float(r.getAttribute(a)) for a in ("x", "y", "width", "height"))
+        except ValueError:
+            return "a <rect> with non-numeric geometry: %s" % r.toxml()
+        if min(x, y, w, h) < 0 or x + w > width or y + h > height:
+            return "a <rect> outside the %dx%d picture: %s" % (width, height, r.toxml())
+    texts = root.getElementsByTagName("text")
+    for t in texts:
+        if not "".join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE).strip():
+            return "an empty <text>: %s" % t.toxml()
+    tooltips = sum(1 for t in root.getElementsByTagName("title") if t.parentNode is not root)
+    print("ok %s: %d rects, %d texts, %d tooltips" % (name, len(rects), len(texts), tooltips))
+    return None
+
+
+def main(argv):
+    docs = []
+    if len(argv) == 4 and argv[1] == "--samples":
+        tlc, samples = argv[2], argv[3]
+        for path in sorted(glob.glob(os.path.join(samples, "*.tl"))):
+            proc = subprocess.run([tlc, path, "--emit=layout-svg"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=120)
+            if proc.returncode != 0:
+                print("FAIL %s: exit %d" % (os.path.basename(path), proc.returncode))
+                sys.stdout.write(proc.stderr.decode())
+                return 1
+            docs.append((os.path.basename(path), proc.stdout))
+    else:
+        for path in argv[1:]:
+            if path == "-":
+                docs.append(("<stdin>", sys.stdin.buffer.read()))
+            else:
+                with open(path, "rb") as f:
+                    docs.append((os.path.basename(path), f.read()))
+    failed = 0
+    for name, data in docs:
+        why = check(name, data)
+        if why:
+            failed += 1
+            print("FAIL %s: %s" % (name, why))
+    return 1 if failed or not docs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
