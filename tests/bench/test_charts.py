@@ -48,7 +48,9 @@ class CommittedResults(unittest.TestCase):
             with open(os.path.join(out, "bench-gemm.svg"), encoding="utf-8") as f:
                 gemm = f.read()
             self.assertIn("cuBLAS", gemm)
-            self.assertIn("gemm_f16_8192x8192x8192", gemm)
+            # The f16 8192^3 problem, by whichever build its latest run measured (results
+            # committed later may change which).
+            self.assertRegex(gemm, r"gemm_f16_\w*8192x8192x8192")
 
 
 class Selection(unittest.TestCase):
