@@ -152,10 +152,12 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("const int64_t tl_gx = " + grid[0] + ", tl_gy = " + grid[1] + ", tl_gz = " + grid[2] + ";");
   w.line("if (tl_gx <= 0 || tl_gy <= 0 || tl_gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
   // A persistent kernel numbers the tiles in one int.
-  if (kernel.persistent.on)
-    w.line("if (tl_gx * tl_gy * tl_gz > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
-           "std::string(tl_name) + \": \" + std::to_string(tl_gx * tl_gy * tl_gz) + \" tiles exceed the persistent "
+  if (kernel.persistent.on) {
+    w.line("const int64_t tl_tiles = tl_gx * tl_gy * tl_gz;");
+    w.line("if (tl_tiles > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
+           "std::string(tl_name) + \": \" + std::to_string(tl_tiles) + \" tiles exceed the persistent "
            "kernel's int tile index\");");
+  }
   w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
          "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
          "std::to_string(tl_gz) + \") exceeds the device limits\");");
@@ -214,10 +216,10 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     // The emulator has no occupancy to ask: three blocks, so that blocks loop over tiles.
     w.line("int tl_blocks = 0;");
     if (emulate)
-      w.line("tl_blocks = static_cast<int>(tl_gx * tl_gy * tl_gz < 3 ? tl_gx * tl_gy * tl_gz : 3);");
+      w.line("tl_blocks = static_cast<int>(tl_tiles < 3 ? tl_tiles : 3);");
     else
       w.line("if (!(tl_status = tlc::check::persistentBlocks(tl_name, tl_kernel, " + threads +
-             ", tl_smem, tl_gx * tl_gy * tl_gz, &tl_blocks))) return tl_status;");
+             ", tl_smem, tl_tiles, &tl_blocks))) return tl_status;");
     launchGrid = "dim3(unsigned(tl_blocks))";
   }
   if (emulate)

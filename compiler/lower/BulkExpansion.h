@@ -10,7 +10,7 @@ namespace tlc::lower {
 struct BulkParts {
   StmtPtr comment, count, rings; // rings: the full/empty lets, their initialization, a barrier
   StmtPtr producer;              // the producer warpgroup's branch; ends in `return`
-  Stmt *produce = nullptr;       // its loop over k (inside `producer`)
+  Stmt *issuer = nullptr;        // its issuing thread's branch, whose one statement is the loop over k
   StmtPtr claim;                 // the consumers' setmaxnreg (may be null)
   StmtList consumers;            // the loop over k, what follows it, the last release
 };

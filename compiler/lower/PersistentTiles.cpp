@@ -102,10 +102,6 @@ bool producerMaySkip(const Stmt &s, const std::string &consumerGuard) {
     return true;
   if (s.kind == StmtKind::If && s.cond == consumerGuard)
     return true;
-  if (s.kind == StmtKind::Eval && s.text.rfind("tl::swizzle", 0) == 0)
-    return false;
-  if (!s.reads.empty())
-    return false;
   std::vector<Access> reads, writes;
   collectAccesses(s, reads, writes);
   if (!reads.empty())
@@ -147,12 +143,7 @@ std::string persistentBulkBody(Kernel &k) {
   for (StmtPtr &s : parts.rings->body)
     out.push_back(std::move(s));
   // The producer: its issuing thread loops over the tiles around the loop over k.
-  Stmt *issuer = nullptr;
-  for (StmtPtr &s : parts.producer->body)
-    if (s->kind == StmtKind::If && !s->body.empty() && s->body[0].get() == parts.produce)
-      issuer = s.get();
-  if (!issuer)
-    return "internal: no issuing thread in the producer branch";
+  Stmt *issuer = parts.issuer;
   StmtPtr produce = std::move(issuer->body[0]);
   issuer->body.clear();
   issuer->body.push_back(makeLet("int", kRing, "0", false));

@@ -194,8 +194,8 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
     fillSlot(*c, p.slots[0], stage, {var, 0, S});
     produce->body.push_back(std::move(c));
   }
-  r.produce = produce.get();
   issuer->body.push_back(std::move(produce));
+  r.issuer = issuer.get();
   r.producer->body.push_back(std::move(issuer));
   r.producer->body.push_back(makeEval("return"));
   if (p.consumerRegisters)
@@ -210,8 +210,7 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   if (p.inFlight) {
     // The group of k - 1 has completed (only k's may be pending): its stage is free.
     StmtPtr release = makeIf(var + " > 0", IfStyle::SameLine);
-    std::string previous = ring.empty() ? var + " - 1" : ring + " + " + var + " - 1";
-    release->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + (" + previous + ") % " + St + ")"));
+    release->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + (" + it + " - 1) % " + St + ")"));
     steady->body.push_back(std::move(release));
   } else {
     steady->body.push_back(makeEval("tl::mbarrier::arrive(" + empty + " + " + stage + ")"));
