@@ -141,6 +141,29 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
   return producers.empty() ? nullptr : loop;
 }
 
+// The lead copies of `loop` (BulkPipelinePlan::leads): top-level copies before it that could be
+// producer copies, whose destination no node between them and the loop reads or writes and
+// whose source no such node writes, in a kernel that is not persistent.
+std::vector<const ftg::Node *> leadCopies(const ftg::Graph &g, const ftg::Node &loop) {
+  std::vector<const ftg::Node *> leads;
+  if (g.persistent)
+    return leads;
+  auto at = llvm::find_if(g.body, [&](const auto &n) { return n.get() == &loop; });
+  for (auto n = g.body.begin(); n != at; ++n) {
+    const ftg::Node &c = **n;
+    if (c.kind != ftg::NodeKind::Copy || c.gather || !bulkCopyable(c))
+      continue;
+    const ftg::Buffer *dst = c.outputs[0].buffer, *src = c.inputs[0].buffer;
+    bool untouched = std::none_of(std::next(n), at, [&](const auto &m) {
+      return llvm::is_contained(m->reads, dst) || llvm::is_contained(m->writes, dst) ||
+             llvm::is_contained(m->writes, src);
+    });
+    if (untouched)
+      leads.push_back(&c);
+  }
+  return leads;
+}
+
 } // namespace
 
 BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
@@ -153,6 +176,11 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
   const target::Limits &limits = g.target->limits();
   p.barrierOffset = (g.sharedBytes + 7) / 8 * 8;
   p.sharedBytes = p.barrierOffset + 16 * loop->stages; // a full and an empty mbarrier per stage
+  p.leads = leadCopies(g, *loop);
+  for (const ftg::Node *c : p.leads)
+    p.leadBytes += c->outputs[0].buffer->bytes();
+  if (!p.leads.empty())
+    p.sharedBytes += 8; // their mbarrier, after the rings
   if (p.sharedBytes > limits.sharedBytesPerBlock)
     return {};
   std::vector<bool> taken = namedBarrierIds(g);

@@ -40,6 +40,13 @@ struct BulkPipelinePlan {
   // The named barrier the consumers synchronize on (bar.sync id, consumers): the lowest id
   // the kernel's own barrier_arrive/barrier_wait never take (no variant when all 15 are).
   int consumerBarrier = 1;
+  // Lead copies: copies before the loop into shared tiles that nothing before the loop touches
+  // again (attention's Q tile, MLA's query), which the producer issues as bulk copies onto a
+  // barrier of their own ahead of the loop's first stages, so that their latency overlaps the
+  // ring's first loads instead of preceding them; the consumers wait for them before the
+  // loop. None in persistent kernels (each tile would reload them into a tile still in use).
+  std::vector<const ftg::Node *> leads;
+  int64_t leadBytes = 0;
 
   explicit operator bool() const { return loop != nullptr; }
   int threads() const { return consumers + producers; }

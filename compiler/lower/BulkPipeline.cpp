@@ -113,6 +113,8 @@ void KernelLowering::lowerBulkBody() {
   bool beforeLoop = true;
   for (const auto &n : g.body) {
     beforeLoop = beforeLoop && n.get() != bulkPlan.loop;
+    if (llvm::is_contained(bulkPlan.leads, n.get()))
+      continue; // the producer issues it with the loop's copies (lowerBulkPipelined)
     if (beforeLoop && (infer::writesMemory(*n) || infer::holdsNamedBarrier(*n)))
       atLineOf(*n, [&] {
         nest(makeIf(kThreadIndex + " < " + std::to_string(g.threads), IfStyle::Braced, /*uniform=*/false),
@@ -186,6 +188,23 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
       p->txBytes += dst.bytes();
     });
   });
+  // The lead copies: bulk copies onto the lead barrier, issued once before the loop's.
+  if (!bulkPlan.leads.empty()) {
+    p->leads = std::make_unique<Stmt>(StmtKind::Seq);
+    p->leadBytes = bulkPlan.leadBytes;
+    within(p->leads->body, [&] {
+      for (const ftg::Node *c : bulkPlan.leads) atLineOf(*c, [&] {
+        const ftg::Buffer &dst = *c->outputs[0].buffer;
+        auto panels = bulkPanels(*c, c->inputs[0], dst);
+        if (!panels)
+          return;
+        for (const BulkPanel &q : panels->panels)
+          add(makeEval("tl::tma::load_" + std::to_string(panels->rank) + "d(" + bufferName(dst) +
+                       (q.offset ? " + " + std::to_string(q.offset) : "") + ", &" + panels->map + ", " +
+                       leadBarrier() + q.coords + ")"));
+      });
+    });
+  }
   // The consumers: everything else, reading stage slot 2.
   std::vector<const ftg::Node *> inFlight = infer::gemmsLeftInFlight(n, /*bulk=*/true);
   p->inFlight = !inFlight.empty();

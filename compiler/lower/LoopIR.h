@@ -178,6 +178,10 @@ struct Stmt {
   int consumers = 0, producers = 0;
   int producerRegisters = 0, consumerRegisters = 0; // setmaxnreg's counts; 0: not moved
   int64_t txBytes = 0, barrierOffset = 0;
+  // Lead copies (infer::BulkPipelinePlan::leads): their bulk copies, issued by the producer
+  // before the loop onto a barrier of their own (`leadBarrier`, null: none), and their bytes.
+  StmtPtr leads;
+  int64_t leadBytes = 0;
   // Mma: wgmma groups left pending when the call returns (0: it waits for its own).
   int pending = 0;
 };

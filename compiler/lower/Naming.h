@@ -47,6 +47,8 @@ std::string bufferName(const ftg::Buffer &b);
 // The mbarrier ring on which a warp-specialized pipeline's producer announces each stage's
 // bytes (lower/BulkPipeline.cpp) and its consumers wait (lower/PipelineExpansion.cpp).
 inline std::string fullBarrierRing() { return generatedName("full"); }
+// The mbarrier the lead copies of such a pipeline complete on (one phase, before the loop).
+inline std::string leadBarrier() { return generatedName("lead"); }
 
 // Why `ns` cannot be the C++ namespace of generated code (`a` or `a::b`, each part an
 // identifier and not reserved); empty when it can.

@@ -169,12 +169,17 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   rings.push_back(makeLet("std::uint64_t* const", full,
                           "reinterpret_cast<std::uint64_t*>(tl_smem + " + std::to_string(p.barrierOffset) + ")", false));
   rings.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
+  const std::string lead = leadBarrier();
+  if (p.leads)
+    rings.push_back(makeLet("std::uint64_t* const", lead, empty + " + " + St, false));
   StmtPtr init = makeIf(tid + " == 0", IfStyle::Braced, /*uniform=*/false);
   const std::string slot = generatedName("s");
   StmtPtr initLoop = makeFor(ForRole::Stages, slot, "0", St, "", 0);
   initLoop->body.push_back(makeEval("tl::mbarrier::init(" + full + " + " + slot + ", 1)"));
   initLoop->body.push_back(makeEval("tl::mbarrier::init(" + empty + " + " + slot + ", " + std::to_string(T) + ")"));
   init->body.push_back(std::move(initLoop));
+  if (p.leads)
+    init->body.push_back(makeEval("tl::mbarrier::init(" + lead + ", 1)"));
   init->body.push_back(makeEval("tl::mbarrier::fence_init()"));
   rings.push_back(std::move(init));
   rings.push_back(makeBarrier("the mbarrier rings are initialized"));
@@ -188,6 +193,14 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   if (p.producerRegisters)
     r.producer->body.push_back(makeEval("tl::tma::release_registers<" + std::to_string(p.producerRegisters) + ">()"));
   StmtPtr issuer = makeIf(tid + " == " + std::to_string(T), IfStyle::Braced, false);
+  if (p.leads) {
+    // The lead copies first: the consumers wait for them before their first iteration.
+    issuer->body.push_back(makeComment("lead copies: needed before the loop, issued ahead of its stages"));
+    issuer->body.push_back(
+        makeEval("tl::mbarrier::arrive_expect_tx(" + lead + ", " + std::to_string(p.leadBytes) + ")"));
+    for (StmtPtr &c : p.leads->body)
+      issuer->body.push_back(std::move(c));
+  }
   StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
   produce->body.push_back(makeEval("tl::mbarrier::wait(" + empty + " + " + stage + ", " + phase + " ^ 1)"));
   for (StmtPtr &c : issue) {
@@ -201,6 +214,8 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   if (p.consumerRegisters)
     r.claim = makeEval("tl::tma::claim_registers<" + std::to_string(p.consumerRegisters) + ">()");
 
+  if (p.leads)
+    r.consumers.push_back(makeEval("tl::mbarrier::wait(" + lead + ", 0)"));
   StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
   steady->body.push_back(makeEval("tl::mbarrier::wait(" + full + " + " + stage + ", " + phase + ")"));
   for (StmtPtr &c : consumers) {
