@@ -175,7 +175,7 @@ class ItemBench:
             return [Impl("cublas", lambda: F.linear(x["A"], x["B"]))]
         if family == "gemm_batched":
             return [Impl("cublas", lambda: torch.bmm(x["A"], x["B"]))]
-        if family == "attention":
+        if family in ("attention", "attention_overlap"):
             return self._sdpa_peers()
         if family == "softmax":
             return [Impl("torch", lambda: torch.softmax(x["X"], dim=-1))]
@@ -234,7 +234,7 @@ class ItemBench:
                     return c
                 return Impl("triton", run, config=_config_text(cfg))
             return [gemm(cfg) for cfg in tk.MATMUL_CONFIGS]
-        if family == "attention":
+        if family in ("attention", "attention_overlap"):
             q, k, v = (x[n].transpose(1, 2).contiguous() for n in ("Q", "K", "V"))
             causal = self.problem.causal
 

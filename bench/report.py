@@ -16,6 +16,7 @@ PEERS = {
     "gemm_auto": [("cublas", "cuBLAS")],
     "gemm_nt": [("cublas", "cuBLAS")],
     "gemm_batched": [("cublas", "cuBLAS")],
+    "attention_overlap": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"), ("triton", "Triton")],
     "attention": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"),
                   ("triton", "Triton")],
     "softmax": [("torch", "torch.softmax")],
@@ -47,6 +48,7 @@ TITLES = {
                   "(samples/gemm_auto.tl; TFLOP/s)"),
     "gemm_nt": "GEMM with B stored [N, K], C = A @ Bᵀ (`transpose_B`, PyTorch Linear's layout; TFLOP/s)",
     "gemm_batched": "Batched GEMM, C[b] = A[b] @ B[b] (TFLOP/s, 2·batch·MNK)",
+    "attention_overlap": "Flash attention forward, FlashAttention-3 overlap (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
@@ -107,7 +109,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "gemm_batched":
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
-    if item["family"] in ("attention", "block_sparse_attention"):
+    if item["family"] in ("attention", "attention_overlap", "block_sparse_attention"):
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
     if item["family"] == "attention_sink":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
@@ -167,7 +169,7 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     memory_bound = family in MEMORY_FAMILIES
     metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
-    causal_column = family in ("attention", "attention_sink")
+    causal_column = family in ("attention", "attention_overlap", "attention_sink")
     head = ["shape", "dtype"] + (["causal"] if causal_column else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:

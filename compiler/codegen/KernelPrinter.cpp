@@ -38,7 +38,9 @@ std::string inlineText(const Stmt &s) {
     if (s.warpgroup) {
       std::string wg = dims + ", " + std::to_string(s.instrN);
       if (s.aInRegisters)
-        return "tl::wgmma::gemm_rs<" + wg + ", " + flag(s.transB) + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
+        return "tl::wgmma::gemm_rs<" + wg + ", " + flag(s.transB) +
+               (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
+               (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
       return "tl::wgmma::gemm_ss<" + wg + ", " + flag(s.transA) + ", " + flag(s.transB) +
              (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
              (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");

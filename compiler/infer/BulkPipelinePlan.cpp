@@ -224,25 +224,46 @@ std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bul
   return inFlight;
 }
 
-std::vector<std::pair<const ftg::Node *, size_t>> deferredGemmWaits(const std::vector<const ftg::Node *> &siblings) {
-  std::vector<std::pair<const ftg::Node *, size_t>> deferred;
+const ftg::Node *wgmmaOf(const ftg::Node &n) {
+  // Not a gemm under an `if` (skipped at a pipeline's ends): ptxas cannot follow wgmma groups
+  // through branches and serializes every wgmma of the kernel (warning C7514), so such a
+  // gemm waits for its group as any other.
+  return n.kind == ftg::NodeKind::Gemm && n.warpgroupMma ? &n : nullptr;
+}
+
+std::vector<DeferredGemm> deferredGemmWaits(const std::vector<const ftg::Node *> &siblings) {
+  std::vector<DeferredGemm> deferred;
   for (size_t i = 0; i < siblings.size(); ++i) {
-    const ftg::Node &g = *siblings[i];
-    if (g.kind != ftg::NodeKind::Gemm || !g.warpgroupMma || g.inputs[0].buffer->scope != Scope::Shared)
+    const ftg::Node *g = wgmmaOf(*siblings[i]);
+    if (!g)
       continue;
-    const ftg::Buffer *acc = g.outputs[0].buffer;
+    const ftg::Buffer *acc = g->outputs[0].buffer;
     size_t j = i + 1;
     for (; j < siblings.size(); ++j) {
       const ftg::Node &m = *siblings[j];
       bool touchesAcc = llvm::is_contained(m.reads, acc) || llvm::is_contained(m.writes, acc);
-      bool overwritesOperand = llvm::any_of(g.reads, [&](const ftg::Buffer *b) { return llvm::is_contained(m.writes, b); });
-      bool opaque = m.kind == ftg::NodeKind::Gemm || m.kind == ftg::NodeKind::Loop || m.kind == ftg::NodeKind::Extern ||
-                    (m.kind == ftg::NodeKind::If && !onlyNamedBarriers(m));
+      bool overwritesOperand = llvm::any_of(g->reads, [&](const ftg::Buffer *b) { return llvm::is_contained(m.writes, b); });
+      // Another wgmma gemm may be issued behind it (its group queues after this one's).
+      bool opaque = !wgmmaOf(m) && (m.kind == ftg::NodeKind::Gemm || m.kind == ftg::NodeKind::Loop ||
+                                    m.kind == ftg::NodeKind::Extern ||
+                                    (m.kind == ftg::NodeKind::If && !onlyNamedBarriers(m)));
       if (touchesAcc || overwritesOperand || opaque)
         break;
     }
     if (j > i + 1)
-      deferred.push_back({&g, j});
+      deferred.push_back({g, i, j, 0, 0});
+  }
+  // Groups complete in the order they were committed: the pending count a gemm leaves on
+  // return is itself plus the deferred groups issued before it and still in flight; the wait
+  // before sibling j leaves the groups issued after the gemm that stay in flight past j.
+  for (DeferredGemm &d : deferred) {
+    d.pending = 1;
+    for (const DeferredGemm &e : deferred) {
+      if (e.issuedAt < d.issuedAt && e.waitAt > d.issuedAt)
+        ++d.pending;
+      if (e.issuedAt > d.issuedAt && e.issuedAt < d.waitAt && e.waitAt > d.waitAt)
+        ++d.depth;
+    }
   }
   return deferred;
 }

@@ -80,14 +80,28 @@ std::vector<bool> namedBarrierIds(const ftg::Graph &g);
 // on its own.
 std::vector<const ftg::Node *> gemmsLeftInFlight(const ftg::Node &loop, bool bulk);
 
+// A gemm whose wgmma group stays in flight past the nodes that follow it (deferredGemmWaits):
+// it is sibling `issuedAt` and must have completed before sibling
+// `waitAt` (siblings.size(): the end of the list). It returns with `pending` groups in flight
+// (its own and earlier deferred ones), and the wait before `waitAt` leaves `depth` younger
+// groups in flight (wgmma.wait_group depth).
+struct DeferredGemm {
+  const ftg::Node *gemm;
+  size_t issuedAt, waitAt;
+  int pending, depth;
+};
+
+// `n` if it is a wgmma gemm (whose group may be left in flight), else null.
+const ftg::Node *wgmmaOf(const ftg::Node &n);
+
 // Gemms of `siblings` (nodes of one list, in program order) whose wgmma group may stay in
-// flight past the nodes that follow them, and the index of the first sibling that must not
-// start before the group completes (siblings.size(): the end of the list): one that touches
-// the accumulator, writes an operand the gemm reads, or issues tensor-core work, loops or
-// calls of its own. Only gemms from shared A (gemm_ss returns with its group in flight) with
-// at least one sibling to overlap: a gemm whose next sibling reads its accumulator waits at
-// once, as before. What FlashAttention-3's ping-pong needs: a warpgroup hands the tensor cores
-// over (barrier_arrive) right after issuing Q @ K^T and waits for it afterwards.
-std::vector<std::pair<const ftg::Node *, size_t>> deferredGemmWaits(const std::vector<const ftg::Node *> &siblings);
+// flight past the nodes that follow them, until the first sibling that touches the
+// accumulator, writes an operand the gemm reads, or loops or calls code of its own; another
+// wgmma gemm may follow (both groups in flight: FlashAttention-3's intra-warpgroup overlap,
+// where O += P_k V_k runs on the tensor cores while the softmax of S_{k+1} runs). A gemm whose
+// next sibling reads its accumulator waits at once, as before. Also what the ping-pong
+// schedule needs: a warpgroup hands the tensor cores over (barrier_arrive) right after
+// issuing Q @ K^T and waits for it afterwards.
+std::vector<DeferredGemm> deferredGemmWaits(const std::vector<const ftg::Node *> &siblings);
 
 } // namespace tlc::infer

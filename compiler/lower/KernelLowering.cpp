@@ -139,7 +139,8 @@ void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::ve
                                     const std::vector<const ftg::Node *> &inFlight) {
   for (const ftg::Node *c : producers)
     stageOf[prefetched(*c)] = {p->slots[2], {p->slots[2], 0, n.stages}};
-  gemmsInFlight.insert(inFlight.begin(), inFlight.end());
+  for (const ftg::Node *c : inFlight)
+    gemmsInFlight[c] = 1;
   within(p->body[2]->body, [&] {
     std::vector<const ftg::Node *> consumers;
     for (auto &c : n.body)
@@ -266,27 +267,31 @@ void KernelLowering::lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &n
 
 void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &siblings) {
   // Gemms already left in flight across the iterations of their loop keep that protocol.
-  std::vector<std::pair<const ftg::Node *, size_t>> deferred;
-  for (auto &d : infer::deferredGemmWaits(siblings))
-    if (!gemmsInFlight.count(d.first))
+  std::vector<infer::DeferredGemm> deferred;
+  for (const infer::DeferredGemm &d : infer::deferredGemmWaits(siblings))
+    if (!gemmsInFlight.count(d.gemm))
       deferred.push_back(d);
   for (size_t i = 0; i <= siblings.size(); ++i) {
-    for (auto &d : deferred)
-      if (d.second == i) {
+    for (const infer::DeferredGemm &d : deferred)
+      if (d.waitAt == i) {
         // Not a structured binding: lambdas may not capture those before C++20 (clang).
-        const ftg::Node *gemm = d.first;
+        const ftg::Node *gemm = d.gemm;
         gemmsInFlight.erase(gemm);
         const ftg::Buffer &acc = *gemm->outputs[0].buffer;
         atLineOf(*gemm, [&] {
           sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
-                                   "follows it, completes");
-          accessing(add(makeEval("tl::wgmma::drain(" + bufferName(acc) + ")")), {access(&acc)}, {access(&acc)});
+                                   "follows it, completes" +
+                                   (d.depth ? " (the " + std::to_string(d.depth) + " issued after it may run on)" : ""));
+          accessing(add(makeEval("tl::wgmma::drain" + (d.depth ? "<" + std::to_string(d.depth) + ">" : std::string()) +
+                                 "(" + bufferName(acc) + ")")),
+                    {access(&acc)}, {access(&acc)});
         });
       }
     if (i == siblings.size())
       break;
-    if (llvm::any_of(deferred, [&](const auto &d) { return d.first == siblings[i]; }))
-      gemmsInFlight.insert(siblings[i]);
+    auto issued = llvm::find_if(deferred, [&](const infer::DeferredGemm &d) { return d.issuedAt == i; });
+    if (issued != deferred.end())
+      gemmsInFlight[issued->gemm] = issued->pending;
     lowerNode(*siblings[i]);
   }
 }

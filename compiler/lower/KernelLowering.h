@@ -196,7 +196,7 @@ public:
   unsigned scratchUses = 0;
   // Gemms of the pipelined loop being lowered whose wgmma group stays in flight into the next
   // iteration (lowerPipelined decides; ops/Gemm.cpp prints the deferred wait).
-  llvm::SmallPtrSet<const ftg::Node *, 2> gemmsInFlight;
+  llvm::SmallDenseMap<const ftg::Node *, int, 2> gemmsInFlight; // gemm -> groups pending on its return
   std::vector<std::vector<Access> *> readLogs; // the open readsOf() calls, innermost last
 
 private:

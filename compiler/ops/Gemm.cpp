@@ -445,7 +445,8 @@ public:
       mma.warpgroup = n.warpgroupMma;
       mma.instrN = n.instrN;
       mma.mfmaSize = t.vendor() == target::Vendor::Amd ? atom.m : 0;
-      mma.pending = L.gemmsInFlight.count(&n) ? 1 : 0;
+      auto inFlight = L.gemmsInFlight.find(&n);
+      mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);
       mma.b = ptr(B);
       mma.c = bufferName(C);

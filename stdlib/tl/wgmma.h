@@ -279,17 +279,20 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
   gemm_ss<M, N, K, WGM, WGN, NI, TransA, TransB, Pending>(A, B, C, static_cast<int>(threadIdx.x));
 }
 
-// Waits for every wgmma group of this thread; C may then be read and written.
-template <class Acc, int R>
+// Waits for the wgmma groups of this thread but the `Depth` most recent ones (those issued
+// after C's group, which may run on); C may then be read and written.
+template <int Depth = 0, class Acc, int R>
 TL_DEVICE void drain(Acc (&C)[R]) {
-  wait_group<0>();
+  wait_group<Depth>();
   detail::fence_operands(tl::detail::accum_registers(C));
 }
 
 // A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile over
 // the same warpgroup rows (WGN == 1): the 8 elements of k step kb of row block mi are
 // registers (mi * K/8 + 2 kb) * 4 .. + 7, in the order of the instruction's A fragment.
-template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, int RA, class Acc, int R>
+// Pending as for gemm_ss; the caller leaves A's registers alone until C is drained.
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, int Pending = 0, class T, int RA, class Acc,
+          int R>
 TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
   using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, Acc, R>;
   constexpr int KT8 = K / 8;
@@ -319,7 +322,7 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
                                          a[kb][mi], Tiling::b_desc(b_base, NI * nb, kb), 1);
     }
   }
-  detail::close_group<0>(C);
+  detail::close_group<Pending>(C);
 }
 
 // The accumulator layout above as functions of (thread, register), for code and tests.

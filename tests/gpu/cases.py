@@ -125,6 +125,10 @@ KERNELS = {
     "attention": KernelSpec("attention", "samples/flash_attention.tl", "flash_attention",
                             _tensors("Q", "K", "V", "out:O"),
                             ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
+    # The same signature, FlashAttention-3's intra-warpgroup overlap (two wgmma groups in flight).
+    "attention_overlap": KernelSpec("attention_overlap", "samples/flash_attention_overlap.tl",
+                                    "flash_attention_overlap", _tensors("Q", "K", "V", "out:O"),
+                                    ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
     "block_sparse_attention": KernelSpec("block_sparse_attention", "samples/block_sparse_attention.tl",
                                          "block_sparse_attention",
                                          _tensors("Q", "K", "V", "BlockMask", "out:O"),
@@ -708,6 +712,19 @@ def _add_layout_widths(t: _Tables) -> None:
                     {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(), "persist": "true"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
+    # samples/flash_attention_overlap.tl: S_k = Q K_k^T and O += P_{k-1} V_{k-1} in flight
+    # together (wgmma waits of depth 1), the ends clamped and masked: one key tile (129 keys: 2
+    # tiles, the last of one key; 77: one tile, so both ends are the same tile), ragged rows,
+    # causal masks, bf16, the sm_80 path (synchronous mma.sync: the same arithmetic).
+    for dim, causal, dtype, target in ((128, False, "f16", "sm_90a"), (128, True, "f16", "sm_90a"),
+                                       (64, False, "f16", "sm_90a"), (64, True, "bf16", "sm_90a"),
+                                       (64, True, "f16", "sm_80")):
+        name = f"ovl_fa_d{dim}" + ("_causal" if causal else "") + ("_bf16" if dtype == "bf16" else "") + \
+            ("_sm80" if target == "sm_80" else "")
+        t.add(Build(name, "attention_overlap", {"dtype": dtype, "dim": str(dim), "causal": str(causal).lower()},
+                    target=target),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 1, 77), (1, 2, 129), (8, 16, 1024), (1, 4, 2304))])
     # (D64 on sm_80: a persistent D128 kernel overlaps nothing and needs 192 KiB, past sm_80's 163 KiB.)
     t.add(Build("persist_fa_d64_sm80", "attention",
                 {"dtype": "f16", "dim": "64", "causal": "true", "persist": "true"}, target="sm_80"),
@@ -963,6 +980,12 @@ def _bench_items() -> list:
                 if any(i.name == name for i in items):
                     continue
                 items.append(BenchItem(name, build, _attention_shape(b, h, s, dim)))
+    # The overlapped schedule at issue 11's shapes, beside the default rows above.
+    for causal in (False, True):
+        for dim in (128, 64):
+            for b, h, s in ISSUE11_ATTENTION_SHAPES:
+                build = f"ovl_fa_d{dim}" + ("_causal" if causal else "")
+                items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, dim)))
     # persistent() attention at issue 11's shapes, beside the default rows above.
     for causal in (False, True):
         for b, h, s in ISSUE11_ATTENTION_SHAPES:

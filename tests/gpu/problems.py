@@ -1016,7 +1016,8 @@ class Conv2dProblem(Problem):
         return 2.0 * n * p * q * f * self.kh * self.kw * c
 
 
-PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": AttentionProblem, "softmax": SoftmaxProblem,
+PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": AttentionProblem,
+            "attention_overlap": AttentionProblem, "softmax": SoftmaxProblem,
             "block_sparse_attention": BlockSparseAttentionProblem,
             "attention_sink": AttentionSinkProblem,
             "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,
