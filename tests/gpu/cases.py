@@ -168,6 +168,12 @@ KERNELS = {
                                  ("dtype", "dim", "num_splits"),
                                  then=(Launch("flash_decoding_combine",
                                               _tensors("Partial", "LSE", "out:O")),)),
+    # Fused MoE over vLLM's routing (moe_align_block_size): block_M is the routing's padding
+    # unit and topk the slots per token, so the tensors the problem makes depend on both.
+    "fused_moe": KernelSpec("fused_moe", "samples/fused_moe.tl", "fused_moe",
+                            _tensors("X", "W", "SortedIds", "ExpertIds", "NumPostPadded",
+                                     "TopkWeights", "out:C"),
+                            ("T", "K", "E", "N"), ("dtype", "topk", "block_M", "mul_routed_weight")),
     # `auto` knobs, dynamic M, N, K: variants behind a shape dispatch (docs/recommend.md).
     "gemm_auto": KernelSpec("gemm_auto", "samples/gemm_auto.tl", "gemm_auto",
                             _tensors("A", "B", "out:C"), ("M", "N", "K"), ("dtype",)),
@@ -521,12 +527,15 @@ def _add_samples(t: _Tables) -> None:
         t.add(Build(f"mla_{dt}", "mla", {"dtype": dt, "dim": "512", "pe_dim": "64"}),
               [(f"b{b}h{h}s{s}g{g}", {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": g,
                                       "dim": 512, "pe_dim": 64}) for b, h, s, g in shapes])
-    # K must be a multiple of group_size (and of block_K = 128); 1152 = 9 tiles.
+    # K must be a multiple of group_size; 1152 = 9 tiles of block_K = 128. The f16 builds also
+    # run the sizes of issue 12 (W4A16_SHAPES: M = 1, 16, 77, 4096), group 64 with K off the
+    # tiles.
     shapes = [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k})
               for m, n, k in ((1024, 1024, 1024), (257, 1000, 1152))]
+    sizes = {128: _w4a16_shapes(W4A16_SHAPES), 64: _w4a16_shapes(W4A16_SHAPES_G64[-3:])}
     for dt, group in (("f16", 128), ("bf16", 128), ("f16", 64)):
         t.add(Build(f"w4a16_{dt}_g{group}", "dequant_w4a16",
-                    {"dtype": dt, "group_size": str(group)}), shapes)
+                    {"dtype": dt, "group_size": str(group)}), shapes + (sizes[group] if dt == "f16" else []))
     # The memory-bound operator samples (issue 12): 5 shapes each, ragged ones included.
     rows = [(4096, 4096), (1000, 3000), (7, 129), (1, 8192), (333, 1030)]
     for family in ("log_softmax", "layernorm", "swiglu"):
@@ -933,11 +942,73 @@ def _add_gemm_dtypes(t: _Tables) -> None:
                   tolerance)
 
 
+# ---- samples/fused_moe.tl and W4A16 at decode and prefill sizes (issue 12) ----------------------
+# Build, case and bench item names start with moe_ (`--only '^moe_'`) and w4a16_ (`--only
+# '^w4a16_'`).
+
+# (T, K, E, N): one token (2 of 8 experts, the others get no block), a decode batch, a prefill
+# with whole tiles, N and K off the tiles (K a multiple of 8: 16-byte gathers), K = 100 (the
+# element-by-element instantiation), one expert, many experts with few tokens each.
+MOE_SHAPES = [(1, 256, 8, 512), (16, 1024, 8, 1000), (512, 512, 8, 384), (333, 520, 8, 264),
+              (77, 100, 4, 130), (40, 72, 1, 200), (5, 136, 64, 96)]
+# The tiles of the builds: the default (block_M = 64: one warpgroup's wgmma rows), decode tiles
+# (block_M = 16: mma.sync, as vLLM's small-batch configurations), prefill tiles (128 x 256,
+# two warpgroups).
+MOE_TILES = {"": {},
+             "_m16": {"block_M": "16", "block_N": "64", "block_K": "128", "threads": "128"},
+             "_m128": {"block_M": "128", "block_N": "256", "block_K": "64", "stages": "3",
+                       "threads": "256"}}
+
+
+def _moe_build(name: str, tiles: str, dtype: str = "f16", topk: int = 2, weighted: bool = False,
+               target: str = "") -> Build:
+    knobs = {"dtype": dtype, "topk": str(topk), "mul_routed_weight": str(weighted).lower(),
+             "block_M": "64", **MOE_TILES[tiles]}
+    return Build(name, "fused_moe", knobs, target=target)
+
+
+def _add_fused_moe(t: _Tables) -> None:
+    shapes = [(f"t{tk}k{k}e{e}n{n}", {"T": tk, "K": k, "E": e, "N": n}) for tk, k, e, n in MOE_SHAPES]
+    for tiles in MOE_TILES:
+        t.add(_moe_build(f"moe_f16{tiles}", tiles), shapes)
+    t.add(_moe_build("moe_bf16", "", dtype="bf16"), shapes[:4])
+    # The down projection's form: each row times its routing weight; top-4 routing (a slot is
+    # t * 4 + j); the sm_80 path (mma.sync fed by the same gathers).
+    t.add(_moe_build("moe_f16_weighted", "", weighted=True), shapes)
+    t.add(_moe_build("moe_f16_m16_weighted", "_m16", weighted=True), shapes[:4])
+    t.add(_moe_build("moe_f16_top4", "", topk=4), [s for s in shapes if s[1]["E"] >= 4])
+    t.add(_moe_build("moe_f16_sm80", "", target="sm_80"), shapes)
+
+
+# W4A16 at the issue's sizes: M = 1, 16, 77 and 4096, N off the tiles, K off block_K (group 64,
+# so K = 1088 = 17 groups leaves half a 128-wide tile of K).
+W4A16_SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (77, 1000, 1152), (4096, 1024, 2048), (1, 1000, 1152)]
+W4A16_SHAPES_G64 = W4A16_SHAPES + [(16, 264, 1088), (77, 1000, 1088)]
+# A GEMV-like variant for decode sizes: 16 rows (mma.sync), 64 weight rows per block so that a
+# [4096, K] weight still spreads over 64 blocks, deeper pipeline over K.
+W4A16_SMALL_M = {"block_M": "16", "block_N": "64", "block_K": "128", "stages": "4", "threads": "128"}
+
+
+def _w4a16_shapes(sizes: list) -> list:
+    return [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k}) for m, n, k in sizes]
+
+
+def _add_w4a16_small_m(t: _Tables) -> None:
+    """The GEMV-like tiles (W4A16_SMALL_M) at every size; the sample's defaults run them in
+    _add_samples."""
+    t.add(Build("w4a16_f16_g128_m16", "dequant_w4a16",
+                {"dtype": "f16", "group_size": "128", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES))
+    t.add(Build("w4a16_bf16_g128_m16", "dequant_w4a16",
+                {"dtype": "bf16", "group_size": "128", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES[:3]))
+    t.add(Build("w4a16_f16_g64_m16", "dequant_w4a16",
+                {"dtype": "f16", "group_size": "64", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES_G64))
+
+
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows):
+                _add_gather_rows, _add_fused_moe, _add_w4a16_small_m):
         add(t)
     return t.builds, t.cases
 

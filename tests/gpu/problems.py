@@ -979,6 +979,111 @@ class GatherRowsProblem(Problem):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
 
 
+class FusedMoeProblem(Problem):
+    """samples/fused_moe.tl: slot s = t * topk + j (token t's j-th expert e) gets
+    C[s, :] = X[t, :] @ W[e]^T, times TopkWeights[t, j] when mul_routed_weight, through the
+    routing of vLLM's moe_align_block_size (moe_align below): SortedIds lists each expert's slots
+    padded with T * topk to a multiple of block_M, ExpertIds the expert of each block of
+    block_M entries, NumPostPadded[0] how many entries are used. EM, the length of SortedIds, is
+    vLLM's worst case T * topk + E * (block_M - 1)."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.topk = int(build.defines["topk"])
+        self.block_m = int(build.defines["block_M"])
+        self.weighted = parse_bool(build.defines["mul_routed_weight"])
+
+    def em(self, shape) -> int:
+        return shape["T"] * self.topk + shape["E"] * (self.block_m - 1)
+
+    def tensor_shapes(self, shape):
+        t, k, e, n = shape["T"], shape["K"], shape["E"], shape["N"]
+        if self.topk > e:
+            raise ValueError(f"topk = {self.topk} needs at least as many experts, E = {e}")
+        em = self.em(shape)
+        return {"X": (t, k), "W": (e, n, k), "SortedIds": (em,), "ExpertIds": (-(-em // self.block_m),),
+                "NumPostPadded": (1,), "TopkWeights": (t, self.topk), "C": (t * self.topk, n)}
+
+    def tensor_dtype(self, name):
+        return {"SortedIds": torch.int32, "ExpertIds": torch.int32, "NumPostPadded": torch.int32,
+                "TopkWeights": torch.float32}.get(name, self.dtype)
+
+    def moe_align(self, topk_ids: torch.Tensor, experts: int, em: int) -> tuple:
+        """vLLM's moe_align_block_size in torch: (SortedIds [em], ExpertIds [ceil(em / block_M)],
+        NumPostPadded [1]). Slots of one expert keep their order; each expert's list is padded
+        to a multiple of block_M with T * topk (an expert with no slot gets no block); blocks
+        past the used ones get expert 0, whose rows are all padding (the kernel skips them)."""
+        bm, dev = self.block_m, topk_ids.device
+        flat = topk_ids.flatten().long()
+        numel = flat.numel()
+        order = torch.sort(flat, stable=True).indices         # slots grouped by expert
+        counts = torch.bincount(flat, minlength=experts)
+        padded = (counts + bm - 1) // bm * bm
+        starts = torch.cumsum(padded, 0) - padded              # first entry of each expert
+        firsts = torch.cumsum(counts, 0) - counts              # first slot of each in `order`
+        expert_of = flat[order]
+        position = starts[expert_of] + torch.arange(numel, device=dev) - firsts[expert_of]
+        sorted_ids = torch.full((em,), numel, dtype=torch.int32, device=dev)
+        sorted_ids[position] = order.to(torch.int32)
+        blocks = -(-em // bm)
+        expert_ids = torch.zeros(blocks, dtype=torch.int32, device=dev)
+        used = int(padded.sum())
+        expert_ids[: used // bm] = torch.repeat_interleave(torch.arange(experts, device=dev),
+                                                          padded // bm).to(torch.int32)
+        return sorted_ids, expert_ids, torch.tensor([used], dtype=torch.int32, device=dev)
+
+    def inputs(self, shape, gen):
+        t, e = shape["T"], shape["E"]
+        x = {"X": self._random("X", (t, shape["K"]), gen),
+             # Scaled so that C stays O(1) whatever K: the f16 output keeps its precision.
+             "W": (torch.randn((e, shape["N"], shape["K"]), generator=gen, device=gen.device)
+                   / math.sqrt(shape["K"])).to(self.dtype)}
+        # topk distinct experts per token, uniformly: some experts get no token at small T.
+        topk_ids = torch.rand((t, e), generator=gen, device=gen.device).argsort(dim=1)[:, : self.topk]
+        weights = torch.rand((t, self.topk), generator=gen, device=gen.device) + 0.1
+        x["TopkWeights"] = (weights / weights.sum(dim=1, keepdim=True)).float()
+        x["SortedIds"], x["ExpertIds"], x["NumPostPadded"] = self.moe_align(topk_ids, e, self.em(shape))
+        return x
+
+    def slot_experts(self, inputs: dict, shape: dict) -> torch.Tensor:
+        """The expert of each slot, [T * topk], recovered from the routing tables."""
+        sorted_ids = inputs["SortedIds"].long()
+        block_experts = inputs["ExpertIds"].long().repeat_interleave(self.block_m)[: sorted_ids.numel()]
+        used = int(inputs["NumPostPadded"][0])
+        slots = shape["T"] * self.topk
+        keep = (torch.arange(sorted_ids.numel(), device=sorted_ids.device) < used) & (sorted_ids < slots)
+        experts = torch.full((slots,), -1, dtype=torch.long, device=sorted_ids.device)
+        experts[sorted_ids[keep]] = block_experts[keep]
+        return experts
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        experts = self.slot_experts(inputs, shape)
+        x, w = inputs["X"].to(ref), inputs["W"]
+        out = torch.zeros((shape["T"] * self.topk, shape["N"]), dtype=ref, device=x.device)
+        for e in range(shape["E"]):          # the loop over experts of a torch user
+            slots = torch.nonzero(experts == e).flatten()
+            if slots.numel():
+                out[slots] = x[slots // self.topk] @ w[e].to(ref).T
+        if self.weighted:
+            out *= inputs["TopkWeights"].to(ref).reshape(-1, 1)
+        return {"C": out}
+
+    def flops(self, shape):
+        return 2.0 * shape["T"] * self.topk * shape["N"] * shape["K"]
+
+    def min_bytes(self, shape):
+        """X, the weights of the experts in use (at most T * topk of them: only those are read;
+        with random routing that many are in use unless it exceeds E), the output, the
+        routing tables."""
+        size = torch.empty((), dtype=self.dtype).element_size()
+        t, k, e, n = shape["T"], shape["K"], shape["E"], shape["N"]
+        experts = min(e, t * self.topk)
+        em = self.em(shape)
+        routing = 4 * (em + -(-em // self.block_m) + 1 + t * self.topk)
+        return float(size * (t * k + experts * n * k + t * self.topk * n) + routing)
+
+
 class Conv2dProblem(Problem):
     """samples/conv2d.tl: Y = conv2d(X, Wt) in NHWC, X [N, H, W, C], Wt [F, kh, kw, C] (a
     PyTorch weight [F, C, kh, kw] in channels_last memory), Y [N, P, Q, F], zero padding `pad`
@@ -1033,7 +1138,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
-            "flash_decoding": FlashDecodingProblem}
+            "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem}
 
 
 def problem_for(build: Build) -> Problem:
