@@ -202,6 +202,10 @@ class ItemBench:
             return decode_peers(x)
         if family == "conv2d":
             return [conv2d_cudnn(x, self.problem)]
+        if family == "dequant_w4a16":
+            return [dequantized_cublas(x, self.problem)]
+        if family == "fused_moe":
+            return [Impl("torch", fused_moe_torch(x, self.problem, self.item.shape))]
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -273,6 +277,19 @@ class ItemBench:
                     return o
                 return Impl("triton", run, config=_config_text(cfg))
             return [sink(cfg) for cfg in tk.attention_configs(q.shape[-1])]
+        if family == "fused_moe":
+            p = self.problem
+
+            def moe(cfg):
+                c = torch.full((self.item.shape["T"] * p.topk, x["W"].shape[1]), math.nan,
+                               dtype=x["X"].dtype, device=x["X"].device)
+
+                def run():
+                    tk.fused_moe(x["X"], x["W"], c, x["TopkWeights"], x["SortedIds"], x["ExpertIds"],
+                                 x["NumPostPadded"], p.topk, p.weighted, cfg)
+                    return c
+                return Impl("triton", run, config=_config_text(cfg))
+            return [moe(cfg) for cfg in tk.fused_moe_configs(p.block_m)]
         return []
 
 
@@ -400,6 +417,43 @@ def attention_sink_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
     def run():
         return F.scaled_dot_product_attention(q, kx, vx, attn_mask=mask)
     run.keepalive = (kx, vx, bias)
+    return run
+
+
+def dequantized_cublas(inputs: dict, problem) -> Impl:
+    """W4A16's usual fallback: the weight dequantized to dtype once, outside the timing (the
+    problem's unpacking, exactly the kernel's values), then cuBLAS through F.linear (A @ W^T)."""
+    w = problem.weights(inputs["B"], inputs["Scales"], inputs["A"].dtype)
+
+    def run():
+        return F.linear(inputs["A"], w)
+    run.keepalive = w
+    return Impl("cublas", run)
+
+
+def fused_moe_torch(inputs: dict, problem, shape: dict) -> Callable[[], torch.Tensor]:
+    """Fused MoE as a PyTorch user writes it: a loop over the experts, each one's routed token
+    rows gathered (index_select), one cuBLAS GEMM (F.linear) against its weight, the rows
+    scattered back (times their routing weights, in f32, when the build multiplies them). Which
+    slots go to which expert is worked out once, outside the timing, from the same routing."""
+    experts = problem.slot_experts(inputs, shape)
+    work = []
+    for e in range(shape["E"]):
+        slots = torch.nonzero(experts == e).flatten()
+        if slots.numel():
+            work.append((e, slots, slots // problem.topk))
+    x, w = inputs["X"], inputs["W"]
+    weights = inputs["TopkWeights"].reshape(-1, 1)
+    out = torch.empty((shape["T"] * problem.topk, w.shape[1]), dtype=x.dtype, device=x.device)
+
+    def run():
+        for e, slots, tokens in work:
+            y = F.linear(x.index_select(0, tokens), w[e])
+            if problem.weighted:
+                y = (y.float() * weights.index_select(0, slots)).to(x.dtype)
+            out.index_copy_(0, slots, y)
+        return out
+    run.keepalive = (work, weights)
     return run
 
 

@@ -31,6 +31,8 @@ PEERS = {
     "gemv": [("cublas", "cuBLAS (torch.mv)")],
     "flash_decoding": [("sdpa", "SDPA (enable_gqa)"), ("torch", "torch matmuls")],
     "conv2d": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
+    "dequant_w4a16": [("cublas", "cuBLAS on dequantized W")],
+    "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
 }
 
 # Families timed in GB/s (each input read once, each output written once) against the copy
@@ -40,7 +42,7 @@ MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
-FLOOR_FAMILIES = ("mla",)
+FLOOR_FAMILIES = ("mla", "dequant_w4a16", "fused_moe")
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
@@ -65,13 +67,19 @@ TITLES = {
                        "the split partials not counted)"),
     "conv2d": ("2-d convolution, NHWC, as an implicit GEMM (samples/conv2d.tl; TFLOP/s, "
                "2·N·P·Q·F·kh·kw·C; shape N×H×W×C→F, filter kh×kw/stride)"),
+    "dequant_w4a16": ("W4A16 GEMM, C = A @ dequant(B)ᵀ, int4 weights with per-group scales, against its "
+                      "roofline floor (samples/dequant_gemm_w4a16.tl; M×N×K, group size; µs)"),
+    "fused_moe": ("Fused MoE, grouped GEMM over routed tokens, against its roofline floor "
+                  "(samples/fused_moe.tl; tokens×K→N, experts, top-k; µs)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
 
 FLOOR_EXPLANATION = (
     "Floor: the larger of the bytes (every input read once, the output written once) at the "
-    "device-to-device copy bandwidth and the FLOPs (MLA: 2·B·H·S·(dim+pe_dim) + 2·B·H·S·dim) at "
+    "device-to-device copy bandwidth and the FLOPs (MLA: 2·B·H·S·(dim+pe_dim) + 2·B·H·S·dim; "
+    "W4A16: 2MNK; fused MoE: 2·tokens·topk·N·K, its bytes counting the weights of min(E, tokens·topk) "
+    "experts) at "
     "cuBLAS's f16 GEMM rate, both measured at the start of the run; \"bound by\" says which is "
     "larger. % of floor = floor / our time. ours/torch = torch's time / ours.")
 
@@ -119,6 +127,10 @@ def _shape_label(item: dict) -> str:
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
+    if item["family"] == "dequant_w4a16":
+        return f"{s['M']}×{s['N']}×{s['K']}"
+    if item["family"] == "fused_moe":
+        return f"{s['T']}×{s['K']}→{s['N']}, {s['E']} experts"
     if item["family"] == "mla":
         label = f"{s['batch']}×{s['heads']}×{s['seqlen_kv']}×({s['dim']}+{s['pe_dim']})"
         return label + (f", {s['kv_heads']} KV heads" if s["kv_heads"] != 1 else "")

@@ -1,5 +1,6 @@
-"""Triton peers for the benchmark: a tuned GEMM and FlashAttention-2 style forward passes (dense,
-with attention sinks and GQA, block-sparse).
+"""Triton peers for the benchmark: a tuned GEMM, FlashAttention-2 style forward passes (dense,
+with attention sinks and GQA, block-sparse) and a fused MoE GEMM in the structure of vLLM's
+fused_moe_kernel.
 
 Both are what a user would write in Triton today (the structure of Triton's tutorials 03 and
 06): no vendor libraries, a small configuration search per shape instead of triton.autotune,
@@ -274,3 +275,77 @@ def block_sparse_attention(q, k, v, mask, o, cfg: AttentionConfig) -> None:
                                     mask.stride(1), mask.stride(2), o.stride(0), o.stride(1),
                                     o.stride(2), D=dim, BM=cfg.bm, BN=cfg.bn,
                                     num_warps=cfg.warps, num_stages=cfg.stages)
+
+
+# ---- Fused MoE --------------------------------------------------------------------------------
+
+@triton.jit
+def _fused_moe_kernel(X, W, C, TopkWeights, SortedIds, ExpertIds, NumPostPadded, N, K, EM, slots,
+                      stride_xm, stride_we, stride_wn, stride_cm, topk: tl.constexpr,
+                      weighted: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr, GROUP_M: tl.constexpr):
+    # The structure of vLLM's fused_moe_kernel: one program per BM routed slots (one expert's,
+    # by the moe_align_block_size routing) by BN output columns, grouped order over the
+    # programs; token rows gathered through SortedIds, padding slots (>= slots) masked off.
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(EM, BM)
+    num_n = tl.cdiv(N, BN)
+    per_group = GROUP_M * num_n
+    first_m = (pid // per_group) * GROUP_M
+    group_rows = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_rows
+    pid_n = (pid % per_group) // group_rows
+    if pid_m * BM >= tl.load(NumPostPadded):
+        return
+    entries = pid_m * BM + tl.arange(0, BM)
+    slot = tl.load(SortedIds + entries, mask=entries < EM, other=slots)
+    valid = slot < slots
+    expert = tl.load(ExpertIds + pid_m).to(tl.int64)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    x_ptrs = X + (slot // topk)[:, None].to(tl.int64) * stride_xm + rk[None, :]
+    w_ptrs = W + expert * stride_we + (rn % N)[None, :].to(tl.int64) * stride_wn + rk[:, None]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        k_left = K - k * BK
+        x = tl.load(x_ptrs, mask=valid[:, None] & (rk[None, :] < k_left), other=0.0)
+        w = tl.load(w_ptrs, mask=rk[:, None] < k_left, other=0.0)
+        acc = tl.dot(x, w, acc)
+        x_ptrs += BK
+        w_ptrs += BK
+    if weighted:
+        acc = acc * tl.load(TopkWeights + slot, mask=valid, other=0.0)[:, None]
+    c_ptrs = C + slot[:, None].to(tl.int64) * stride_cm + rn[None, :]
+    tl.store(c_ptrs, acc.to(C.dtype.element_ty), mask=valid[:, None] & (rn[None, :] < N))
+
+
+@dataclass(frozen=True)
+class FusedMoeConfig:
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    warps: int
+    group_m: int = 8
+
+
+def fused_moe_configs(block_m: int) -> list:
+    """BM is the routing's block size (fixed by the bundle's build); the rest as vLLM's default
+    and tuned H100 configurations vary them: narrow for decode, wide for prefill."""
+    if block_m <= 32:
+        shapes = [(32, 64, 4, 4, 1), (64, 128, 4, 4, 1), (128, 128, 4, 3, 1), (64, 256, 4, 3, 1)]
+    else:
+        shapes = [(64, 64, 4, 4, 8), (128, 64, 4, 4, 8), (128, 128, 8, 3, 8), (256, 64, 8, 3, 8)]
+    return [FusedMoeConfig(block_m, bn, bk, stages, warps, group) for bn, bk, warps, stages, group in shapes]
+
+
+def fused_moe(x, w, c, topk_weights, sorted_ids, expert_ids, num_post_padded, topk: int,
+              weighted: bool, cfg: FusedMoeConfig) -> None:
+    """C [T * topk, N] = X [T, K] rows @ W [E, N, K] experts^T, over vLLM's routing tables."""
+    n, k = w.shape[1], w.shape[2]
+    em = sorted_ids.shape[0]
+    grid = (triton.cdiv(em, cfg.bm) * triton.cdiv(n, cfg.bn),)
+    _fused_moe_kernel[grid](x, w, c, topk_weights, sorted_ids, expert_ids, num_post_padded, n, k,
+                            em, c.shape[0], x.stride(0), w.stride(0), w.stride(1), c.stride(0),
+                            topk=topk, weighted=weighted, BM=cfg.bm, BN=cfg.bn, BK=cfg.bk,
+                            GROUP_M=cfg.group_m, num_stages=cfg.stages, num_warps=cfg.warps)

@@ -337,8 +337,8 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_, decode_ or conv_ (samples), and
-# every case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv)_'` selects them all in
+# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_, decode_, conv_ or moe_ (samples),
+# and every case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|moe)_'` selects them all in
 # make_bundle.sh, run.py and gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
@@ -948,9 +948,10 @@ def _add_gemm_dtypes(t: _Tables) -> None:
 
 # (T, K, E, N): one token (2 of 8 experts, the others get no block), a decode batch, a prefill
 # with whole tiles, N and K off the tiles (K a multiple of 8: 16-byte gathers), K = 100 (the
-# element-by-element instantiation), one expert, many experts with few tokens each.
+# element-by-element instantiation), topk = E (every token in every expert), many experts with
+# few tokens each.
 MOE_SHAPES = [(1, 256, 8, 512), (16, 1024, 8, 1000), (512, 512, 8, 384), (333, 520, 8, 264),
-              (77, 100, 4, 130), (40, 72, 1, 200), (5, 136, 64, 96)]
+              (77, 100, 4, 130), (40, 72, 2, 200), (5, 136, 64, 96)]
 # The tiles of the builds: the default (block_M = 64: one warpgroup's wgmma rows), decode tiles
 # (block_M = 16: mma.sync, as vLLM's small-batch configurations), prefill tiles (128 x 256,
 # two warpgroups).
@@ -1130,6 +1131,40 @@ def _bench_items() -> list:
             items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", shape))
     items += _flash_decoding_bench_items()
     items += _conv2d_bench_items()
+    items += _moe_and_w4a16_bench_items()
+    return items
+
+
+# Mixtral 8x7B's expert GEMM (hidden 4096 -> 14336, 8 experts, top 2) at decode (1, 16 tokens)
+# and prefill (512, 4096 tokens) sizes; W4A16 at M = 1, 16, 4096 on the up (4096 -> 14336) and
+# down (14336 -> 4096) projections of the same model.
+MOE_BENCH_TOKENS = [1, 16, 512, 4096]
+MOE_BENCH_SHAPE = {"K": 4096, "E": 8, "N": 14336}
+W4A16_BENCH_M = [1, 16, 4096]
+W4A16_BENCH_NK = [(14336, 4096), (4096, 14336)]
+
+
+def _moe_and_w4a16_bench_items() -> list:
+    """Fused MoE against a torch loop over experts and a Triton kernel of vLLM's structure (each
+    build's routing block is its block_M, which the Triton kernel uses too); W4A16 against
+    cuBLAS on the dequantized weight; both against their roofline floor. The decode tiles
+    (_m16) run at the small sizes, the defaults everywhere, the prefill tiles at the large."""
+    items = []
+    for tokens in MOE_BENCH_TOKENS:
+        shape = {"T": tokens, **MOE_BENCH_SHAPE}
+        for tiles in ("_m16", "", "_m128"):
+            if (tiles == "_m16" and tokens > 512) or (tiles == "_m128" and tokens < 512):
+                continue
+            build = f"moe_f16{tiles}"
+            items.append(BenchItem(f"{build}_t{tokens}k4096e8n14336", build, shape,
+                                   f"-D {' -D '.join(_moe_build(build, tiles).define_args())}"))
+    for m in W4A16_BENCH_M:
+        for n, k in W4A16_BENCH_NK:
+            shape = {"M": m, "N": n, "K": k}
+            items.append(BenchItem(f"w4a16_f16_g128_{m}x{n}x{k}", "w4a16_f16_g128", shape))
+            if m <= 16:
+                items.append(BenchItem(f"w4a16_f16_g128_m16_{m}x{n}x{k}", "w4a16_f16_g128_m16", shape,
+                                       "-D block_M=16 -D block_N=64 -D block_K=128 -D stages=4 -D threads=128"))
     return items
 
 

@@ -408,7 +408,7 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in cs if c.build == name])
 
     def test_prefixes_select_the_operator_cases(self):
-        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl)_")
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe)_")
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
                          {b.name for b in self.builds
