@@ -231,3 +231,50 @@ def dequant_gemm_w4a16(t, p):
         W.append(row)
     C = [math.fsum(A[i * K + k] * W[j][k] for k in range(K)) for i in range(M) for j in range(N)]
     return {"C": C}
+
+
+def moe_align(T, E, topk, block_M, seed):
+    """vLLM's moe_align_block_size for a seeded random routing (topk distinct experts per
+    token): (SortedIds, ExpertIds, NumPostPadded) as lists, SortedIds of vLLM's worst-case
+    length T * topk + E * (block_M - 1), each expert's slots padded with T * topk to a multiple
+    of block_M; blocks past the used ones get expert 0 (the kernel must skip them)."""
+    import random
+    rng = random.Random(seed)
+    experts = [rng.sample(range(E), topk) for _ in range(T)]
+    slots = T * topk
+    em = slots + E * (block_M - 1)
+    sorted_ids, expert_ids = [], []
+    for e in range(E):
+        mine = [t * topk + j for t in range(T) for j in range(topk) if experts[t][j] == e]
+        if not mine:
+            continue
+        blocks = -(-len(mine) // block_M)
+        sorted_ids += mine + [slots] * (blocks * block_M - len(mine))
+        expert_ids += [e] * blocks
+    used = len(sorted_ids)
+    sorted_ids += [slots] * (em - used)
+    expert_ids += [0] * (-(-em // block_M) - len(expert_ids))
+    return sorted_ids, expert_ids, [used]
+
+
+def fused_moe(t, p):
+    """C[s] = X[s / topk] @ W[e]^T (times TopkWeights[s] when weighted) for every slot s the
+    routing lists in its first NumPostPadded entries, e the expert of its block."""
+    X, (T, K) = t["X"]
+    Wt, (E, N, _) = t["W"]
+    sorted_ids, _ = t["SortedIds"]
+    expert_ids, _ = t["ExpertIds"]
+    used = int(t["NumPostPadded"][0][0])
+    weights, _ = t["TopkWeights"]
+    topk, bm = p["topk"], p["block_M"]
+    C = [math.nan] * (T * topk * N)
+    for m in range(used):
+        s = int(sorted_ids[m])
+        if s >= T * topk:
+            continue
+        e = int(expert_ids[m // bm])
+        x = X[(s // topk) * K:(s // topk + 1) * K]
+        w = weights[s] if p.get("weighted") else 1.0
+        for n in range(N):
+            C[s * N + n] = w * math.fsum(a * b for a, b in zip(x, Wt[(e * N + n) * K:(e * N + n + 1) * K]))
+    return {"C": C}

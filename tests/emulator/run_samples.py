@@ -81,7 +81,33 @@ CASES = {
                            ["block_M=64", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
                            ref.dequant_gemm_w4a16, {},
                            [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+    # The routing tables are not random data: each shape's come from references.moe_align
+    # (ROUTED below), written as raw i32 files and read with --input.
+    "fused_moe": ("fused_moe.tl", "fused_moe",
+                  ["block_M=16", "block_N=32", "block_K=32", "threads=128", "topk=2", "mul_routed_weight=true"],
+                  ref.fused_moe, {"topk": 2, "block_M": 16, "weighted": True},
+                  [dict(T=5, K=40, E=4, N=24), dict(T=3, K=20, E=3, N=40), dict(T=16, K=64, E=2, N=32)]),
+    "fused_moe_m64": ("fused_moe.tl", "fused_moe", ["block_M=64", "block_N=64", "block_K=32", "topk=3"],
+                      ref.fused_moe, {"topk": 3, "block_M": 64},
+                      [dict(T=30, K=48, E=5, N=72), dict(T=2, K=16, E=8, N=8)]),
 }
+
+# Cases whose kernels read a routing (samples/fused_moe.tl): the tables of each shape, and the
+# shape symbol EM (their length).
+ROUTED = {"fused_moe", "fused_moe_m64"}
+
+
+def write_routing(directory, shape, params, seed):
+    """The --input and --shape arguments of a routed case's shape."""
+    sorted_ids, expert_ids, used = ref.moe_align(shape["T"], shape["E"], params["topk"], params["block_M"], seed)
+    os.makedirs(directory, exist_ok=True)
+    args = ["--shape", "EM=%d" % len(sorted_ids)]
+    for name, values in (("SortedIds", sorted_ids), ("ExpertIds", expert_ids), ("NumPostPadded", used)):
+        path = os.path.join(directory, name + ".i32")
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%di" % len(values), *values))
+        args += ["--input", "%s=%s" % (name, path)]
+    return args
 
 # |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
 # accumulation and approximate exp2/rsqrt.
@@ -129,6 +155,8 @@ def run_case(args, name, case, env):
             cmd += ["-D", d]
         for k, v in shape.items():
             cmd += ["--shape", "%s=%d" % (k, v)]
+        if name in ROUTED:
+            cmd += write_routing(os.path.join(args.work, name, "routing%d" % n), shape, params, args.seed + n)
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         label = "%s %s" % (name, " ".join("%s=%d" % kv for kv in shape.items()))
         if r.returncode != 0:
