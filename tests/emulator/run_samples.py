@@ -81,6 +81,13 @@ CASES = {
                            ["block_M=64", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
                            ref.dequant_gemm_w4a16, {},
                            [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+    # The GEMV-like tiles of tests/gpu/cases.py's w4a16_*_m16 builds (16 rows, mma.sync): one row,
+    # a full tile, and a ragged N.
+    "dequant_gemm_w4a16_m16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
+                               ["block_M=16", "block_N=64", "block_K=128", "group_size=32", "stages=4",
+                                "threads=128"],
+                               ref.dequant_gemm_w4a16, {},
+                               [dict(M=1, N=64, K=256), dict(M=16, N=128, K=128), dict(M=5, N=40, K=96)]),
     # The routing tables are not random data: each shape's come from references.moe_align
     # (ROUTED below), written as raw i32 files and read with --input.
     "fused_moe": ("fused_moe.tl", "fused_moe",

@@ -336,6 +336,72 @@ class OperatorReferences(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "group_size"):
             p.tensor_shapes({"M": 3, "N": 2, "K": 5})
 
+    def test_dequant_cublas_peer_is_the_reference(self):
+        # The bench's W4A16 peer multiplies by the same dequantized values (in f32 here, so
+        # only f32 roundings separate it from the float64 reference).
+        p = problems.problem_for(build("dequant_w4a16", dtype="f32", group_size="4"))
+        shape = {"M": 3, "N": 5, "K": 8}
+        ins = p.inputs(shape, cpu_gen(2))
+        want = p.reference(ins, shape, "float64")["C"]
+        got = measure.dequantized_cublas(ins, p).run()
+        self.assertTrue(torch.allclose(got.double(), want, rtol=1e-5, atol=1e-6))
+
+    # samples/fused_moe.tl: 7 tokens, 4 experts, top 2, routing blocks of 4 slots.
+    MOE_SMALL = {"T": 7, "K": 8, "E": 4, "N": 5}
+
+    def moe(self, weighted="false", dtype="f32"):
+        return problems.problem_for(build("fused_moe", dtype=dtype, topk="2", block_M="4",
+                                          mul_routed_weight=weighted))
+
+    def test_moe_routing_is_vllms_moe_align_block_size(self):
+        p = self.moe()
+        ins = p.inputs(self.MOE_SMALL, cpu_gen(5))
+        ids, experts, used = ins["SortedIds"], ins["ExpertIds"], int(ins["NumPostPadded"][0])
+        self.assertEqual(tuple(ids.shape), (14 + 4 * 3,))          # T * topk + E * (block_M - 1)
+        self.assertEqual(tuple(experts.shape), (-(-26 // 4),))
+        self.assertEqual(used % 4, 0)
+        self.assertTrue(bool((ids[used:] == 14).all()))              # unused entries: padding
+        slots = ids[:used][ids[:used] < 14]
+        self.assertEqual(sorted(slots.tolist()), list(range(14)))   # every slot exactly once
+        for block in range(used // 4):
+            mine = ids[block * 4:(block + 1) * 4]
+            self.assertTrue(bool((mine[mine < 14] >= 0).all()))
+            # Blocks of one expert follow each other in expert order, padding only at the end
+            # of an expert's last block.
+            if block:
+                self.assertLessEqual(int(experts[block - 1]), int(experts[block]))
+        per_token = p.slot_experts(ins, self.MOE_SMALL).view(7, 2)
+        self.assertTrue(bool((per_token[:, 0] != per_token[:, 1]).all()))   # distinct experts
+
+    def test_moe_reference_by_definition(self):
+        for weighted in ("false", "true"):
+            p = self.moe(weighted)
+            ins = p.inputs(self.MOE_SMALL, cpu_gen(6))
+            out = p.reference(ins, self.MOE_SMALL, "float64")["C"]
+            experts = p.slot_experts(ins, self.MOE_SMALL)
+            x, w, tw = ins["X"].double(), ins["W"].double(), ins["TopkWeights"].double()
+            for s in range(14):
+                want = w[experts[s]] @ x[s // 2] * (tw[s // 2, s % 2] if weighted == "true" else 1.0)
+                self.assertTrue(torch.allclose(out[s], want), (weighted, s))
+
+    def test_moe_torch_peer_is_the_reference(self):
+        for weighted in ("false", "true"):
+            p = self.moe(weighted)
+            ins = p.inputs(self.MOE_SMALL, cpu_gen(7))
+            want = p.reference(ins, self.MOE_SMALL, "float64")["C"]
+            got = measure.fused_moe_torch(ins, p, self.MOE_SMALL)()
+            self.assertTrue(torch.allclose(got.double(), want, rtol=1e-5, atol=1e-6), weighted)
+
+    def test_moe_bytes_and_flops(self):
+        # 2 of 4 experts for one token (only those weights are read), 4 of 4 for seven.
+        p = self.moe(dtype="f16")
+        one = {"T": 1, "K": 8, "E": 4, "N": 5}
+        em = 2 + 4 * 3
+        self.assertEqual(p.min_bytes(one), 2 * (8 + 2 * 5 * 8 + 2 * 5) + 4 * (em + -(-em // 4) + 1 + 2))
+        self.assertEqual(p.flops(self.MOE_SMALL), 2 * 14 * 5 * 8)
+        self.assertEqual(p.min_bytes(self.MOE_SMALL) - 4 * (26 + 7 + 1 + 14),
+                         2 * (7 * 8 + 4 * 5 * 8 + 14 * 5))
+
     def test_mla_reference_by_definition(self):
         p = problems.problem_for(build("mla", dtype="f16", dim="8", pe_dim="4"))
         shape = {"batch": 2, "heads": 4, "seqlen_kv": 5, "kv_heads": 2, "dim": 8, "pe_dim": 4}
