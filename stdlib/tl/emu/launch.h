@@ -67,6 +67,10 @@ inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) 
 }
 template <class T>
 cudaError_t cudaFuncSetAttribute(T*, cudaFuncAttribute, int) { return cudaSuccess; }
+// The untyped form cuda_runtime_api.h declares, which tlc/runtime.h calls (through a `const
+// void*`) to raise a kernel's dynamic shared memory above 48 KiB: defined here, or a kernel
+// with that much shared memory would not link.
+inline cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 inline const char* cudaGetErrorName(cudaError_t) { return "cudaEmulated"; }
 inline const char* cudaGetErrorString(cudaError_t) { return "error in the emulator"; }
