@@ -68,9 +68,9 @@ TITLES = {
     "conv2d": ("2-d convolution, NHWC, as an implicit GEMM (samples/conv2d.tl; TFLOP/s, "
                "2·N·P·Q·F·kh·kw·C; shape N×H×W×C→F, filter kh×kw/stride)"),
     "dequant_w4a16": ("W4A16 GEMM, C = A @ dequant(B)ᵀ, int4 weights with per-group scales, against its "
-                      "roofline floor (samples/dequant_gemm_w4a16.tl; M×N×K, group size; µs)"),
+                      "roofline floor (samples/dequant_gemm_w4a16.tl at group size 128; M×N×K; µs)"),
     "fused_moe": ("Fused MoE, grouped GEMM over routed tokens, against its roofline floor "
-                  "(samples/fused_moe.tl; tokens×K→N, experts, top-k; µs)"),
+                  "(samples/fused_moe.tl at top 2; tokens×K→N, experts; µs)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
