@@ -233,11 +233,12 @@ def dequant_gemm_w4a16(t, p):
     return {"C": C}
 
 
-def moe_align(T, E, topk, block_M, seed):
+def moe_align(T, E, topk, block_M, seed, absent=()):
     """vLLM's moe_align_block_size for a seeded random routing (topk distinct experts per
     token): (SortedIds, ExpertIds, NumPostPadded) as lists, SortedIds of vLLM's worst-case
     length T * topk + E * (block_M - 1), each expert's slots padded with T * topk to a multiple
-    of block_M; blocks past the used ones get expert 0 (the kernel must skip them)."""
+    of block_M; blocks past the used ones get expert 0 (the kernel must skip them). The blocks
+    of the experts in `absent` (held by another rank in expert parallelism) get expert -1."""
     import random
     rng = random.Random(seed)
     experts = [rng.sample(range(E), topk) for _ in range(T)]
@@ -250,7 +251,7 @@ def moe_align(T, E, topk, block_M, seed):
             continue
         blocks = -(-len(mine) // block_M)
         sorted_ids += mine + [slots] * (blocks * block_M - len(mine))
-        expert_ids += [e] * blocks
+        expert_ids += [-1 if e in absent else e] * blocks
     used = len(sorted_ids)
     sorted_ids += [slots] * (em - used)
     expert_ids += [0] * (-(-em // block_M) - len(expert_ids))
@@ -259,7 +260,8 @@ def moe_align(T, E, topk, block_M, seed):
 
 def fused_moe(t, p):
     """C[s] = X[s / topk] @ W[e]^T (times TopkWeights[s] when weighted) for every slot s the
-    routing lists in its first NumPostPadded entries, e the expert of its block."""
+    routing lists in its first NumPostPadded entries, e the expert of its block; zero rows for
+    experts < 0 (another rank's, in expert parallelism: vLLM writes zeros there)."""
     X, (T, K) = t["X"]
     Wt, (E, N, _) = t["W"]
     sorted_ids, _ = t["SortedIds"]
@@ -270,9 +272,12 @@ def fused_moe(t, p):
     C = [math.nan] * (T * topk * N)
     for m in range(used):
         s = int(sorted_ids[m])
+        e = int(expert_ids[m // bm])
         if s >= T * topk:
             continue
-        e = int(expert_ids[m // bm])
+        if e < 0:
+            C[s * N:(s + 1) * N] = [0.0] * N
+            continue
         x = X[(s // topk) * K:(s // topk + 1) * K]
         w = weights[s] if p.get("weighted") else 1.0
         for n in range(N):

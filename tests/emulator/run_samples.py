@@ -97,16 +97,22 @@ CASES = {
     "fused_moe_m64": ("fused_moe.tl", "fused_moe", ["block_M=64", "block_N=64", "block_K=32", "topk=3"],
                       ref.fused_moe, {"topk": 3, "block_M": 64},
                       [dict(T=30, K=48, E=5, N=72), dict(T=2, K=16, E=8, N=8)]),
+    # Expert parallelism: experts 1 and 3 are another rank's (their blocks' expert id is -1),
+    # so their rows must be written as zeros (the outputs start as NaN).
+    "fused_moe_ep": ("fused_moe.tl", "fused_moe", ["block_M=16", "block_N=32", "block_K=32", "topk=2"],
+                     ref.fused_moe, {"topk": 2, "block_M": 16, "absent": (1, 3)},
+                     [dict(T=9, K=24, E=4, N=40)]),
 }
 
 # Cases whose kernels read a routing (samples/fused_moe.tl): the tables of each shape, and the
 # shape symbol EM (their length).
-ROUTED = {"fused_moe", "fused_moe_m64"}
+ROUTED = {"fused_moe", "fused_moe_m64", "fused_moe_ep"}
 
 
 def write_routing(directory, shape, params, seed):
     """The --input and --shape arguments of a routed case's shape."""
-    sorted_ids, expert_ids, used = ref.moe_align(shape["T"], shape["E"], params["topk"], params["block_M"], seed)
+    sorted_ids, expert_ids, used = ref.moe_align(shape["T"], shape["E"], params["topk"], params["block_M"], seed,
+                                                 params.get("absent", ()))
     os.makedirs(directory, exist_ok=True)
     args = ["--shape", "EM=%d" % len(sorted_ids)]
     for name, values in (("SortedIds", sorted_ids), ("ExpertIds", expert_ids), ("NumPostPadded", used)):
