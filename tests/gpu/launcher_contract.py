@@ -61,6 +61,10 @@ class Kernel:
         self.params: list[Param] = []
         self.headrooms: list[int] = []  # one per launcher (variants of a shape dispatch)
         self.grid = ""                  # the launcher's grid expressions
+        # Shape symbol -> its variable in the launcher's C++: the same name, or u_NAME where the
+        # name would collide with generated code (compiler/lower/Naming.h: `EM` looks like an
+        # errno macro). Host expressions use the variables.
+        self.c_names: dict = {}
 
     def param(self, name):
         return next(p for p in self.params if p.name == name)
@@ -85,8 +89,10 @@ def parse_kernels(source: str) -> list[Kernel]:
         k.grid = re.search(r"const int64_t tl_gx = (.*);", body).group(1)
         for name, rank, code in re.findall(r'check::tensor\(tl_name, "(\w+)", &\w+, (\d+), (\w+)\)', body):
             k.params.append(Param(name, int(rank), DTYPE_OF_CODE[code]))
-        for sym, param, dim in re.findall(r'bindSymbol\(tl_name, "(\w+)", .*?, "(\w+)", (\d+)\)', body):
+        for sym, c_name, param, dim in re.findall(r'bindSymbol\(tl_name, "(\w+)", (\w+), .*?, "(\w+)", (\d+)\)',
+                                                  body):
             k.param(param).dims[int(dim)] = ("sym", sym)
+            k.c_names[sym] = c_name
         for param, dim, expr in re.findall(r'fixedDim\(tl_name, "(\w+)", \w+, (\d+), (.*)\)\)\) return tl_status;', body):
             k.param(param).dims[int(dim)] = ("expr", expr)
         for name in re.findall(r'check::writable\(tl_name, "(\w+)"', body):
@@ -109,7 +115,8 @@ class Case:
         self.kernel = kernel
         self.views = {}
         for i, p in enumerate(kernel.params):
-            shape = [symbols[d[1]] if d[0] == "sym" else host_eval(d[1], symbols) for d in p.dims]
+            env = {kernel.c_names.get(sym, sym): v for sym, v in symbols.items()}
+            shape = [symbols[d[1]] if d[0] == "sym" else host_eval(d[1], env) for d in p.dims]
             strides, step = [0] * p.rank, 1
             for d in reversed(range(p.rank)):
                 strides[d], step = step, step * max(shape[d], 1)
@@ -243,11 +250,19 @@ def mutations(kernel: Kernel):
             rf"'{outs[0].name}' is an output that overlaps output '{outs[1].name}'")
     # The 32-bit limit: the largest extent every variant takes is accepted, one more than the
     # smallest limit is not (the first tensor with the symbol is blamed). The accepted size goes
-    # to a symbol the grid does not depend on (the grid limits would refuse it first).
+    # to a symbol the grid does not depend on (the grid limits would refuse it first) and that
+    # no other extent multiplies past it (fused MoE's C has T * topk rows: T at the limit is
+    # rightly refused).
     symbols = [d[1] for p in params for d in p.dims if d[0] == "sym"]
-    free = next((s for s in symbols if not re.search(rf"\b{s}\b", kernel.grid)), None)
+    top = INT32_MAX - max(kernel.headrooms) + 1
+
+    def stays_below(sym):
+        at_top = {**default_symbols(kernel, 1), sym: top}
+        env = {kernel.c_names.get(s, s): v for s, v in at_top.items()}
+        return all(host_eval(d[1], env) <= top for p in params for d in p.dims if d[0] == "expr")
+    free = next((s for s in symbols if not re.search(rf"\b{kernel.c_names.get(s, s)}\b", kernel.grid)
+                 and stays_below(s)), None)
     if free:
-        top = INT32_MAX - max(kernel.headrooms) + 1
         add(f"{free} at the 32-bit limit", case({**default_symbols(kernel, 1), free: top}), *NO_DEVICE)
     for sym in dict.fromkeys(symbols):
         blamed, dim = next((p, d) for p in params for d, x in enumerate(p.dims) if x == ("sym", sym))
