@@ -545,6 +545,10 @@ def _add_samples(t: _Tables) -> None:
               [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((333, 1030), (7, 4099), (64, 1024), (3, 129))])
         t.add(Build(f"mem_{family}_f16_t512", family, {"dtype": "f16", "threads": "512", **eps}),
               [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (7, 129), (9, 8193), (1, 8192), (333, 1030))])
+        # Rows of up to 4096 read once by 128 threads (the same 32 elements a thread, twice the
+        # blocks per SM of the default on 4096-column rows, whose upper half it leaves idle).
+        t.add(Build(f"mem_{family}_f16_n4096", family, {"dtype": "f16", "block_N": "4096", "threads": "128", **eps}),
+              [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (7, 129), (2, 4097), (9, 8193), (333, 1030))])
     for dt in ("f16", "bf16"):
         t.add(Build(f"mem_gemv_{dt}", "gemv", {"dtype": dt}),
               [(f"{m}x{k}", {"M": m, "K": k}) for m, k in ((4096, 4096), (1000, 3000), (7, 129),
@@ -1005,11 +1009,13 @@ def _bench_items() -> list:
                                dict(zip(shape, (4096, 4096)))))
     # The row kernels' one-pass form (rows of up to 8192 columns read once, in registers) with
     # 512 threads, beside the default 256 (softmax and RMSNorm: softmax_f16 and rmsnorm_f16
-    # above), at the same problems.
+    # above), at the same problems; and rows of up to 4096 on 128 threads at 4096x4096.
     for family in ("log_softmax", "layernorm", "softmax", "rmsnorm"):
         for m, n in ((16384, 8192), (4096, 4096)):
             items.append(BenchItem(f"mem_{family}_f16_t512_{m}x{n}", f"mem_{family}_f16_t512",
                                    {"M": m, "N": n}))
+        items.append(BenchItem(f"mem_{family}_f16_n4096_4096x4096", f"mem_{family}_f16_n4096",
+                               {"M": 4096, "N": 4096}))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
