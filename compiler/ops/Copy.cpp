@@ -199,11 +199,15 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   // Registers r..r+V-1 hold V consecutive columns (a blocked vector, an mma pair): with a
   // global operand whose rows are 16-byte aligned (the kAligned instantiation) they move as
   // one access when the region's column origin is a multiple of V.
+  // The vector runs along the fragment's last dimension, which is then the tile's last (unit
+  // dimensions are dropped from the tile: a [1, N] row fragment is an N-element tile); it must
+  // be the other side's contiguous (last) dimension too.
   int V = F.kind == FragmentLayout::Blocked ? F.vec : F.kind == FragmentLayout::MmaC ? 2 : 1;
   int elemBytes = std::max(1, int(bitWidth(other.buffer->dtype) / 8));
-  bool vectorizable = other.buffer->scope == Scope::Global && !atomic && V > 1 &&
-                      o.extents.size() == frag.shape.size() &&
-                      o.tileDim.back() == int(o.extents.size()) - 1 && V * elemBytes <= 16 &&
+  bool lastDimAlong = !o.extents.empty() && frag.shape.back() != std::optional<int64_t>(1) &&
+                      o.tileDim.back() == int(o.extents.size()) - 1;
+  bool vectorizable = other.buffer->scope == Scope::Global && !atomic && V > 1 && lastDimAlong &&
+                      V * elemBytes <= 16 &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   // A shared tile's V consecutive columns lie in one 16-byte chunk, contiguous and aligned in
   // every inferred shared layout when its rows (or panels) are whole multiples of V (swizzles
@@ -211,19 +215,24 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   // access on every path, no kAligned instantiation needed. What an
   // accumulator staged for a bulk store (infer/StoreStaging) is written with.
   const ftg::Buffer &ob = *other.buffer;
-  bool sharedVector = ob.scope == Scope::Shared && ob.shared && !atomic && V > 1 &&
-                      o.extents.size() == frag.shape.size() && o.tileDim.back() == int(o.extents.size()) - 1 &&
+  bool sharedVector = ob.scope == Scope::Shared && ob.shared && !atomic && V > 1 && lastDimAlong &&
                       16 % (V * elemBytes) == 0 &&
                       (ob.shared->isPanelled() ? ob.shared->panelCols : ob.shared->cols) % V == 0 &&
                       ob.shared->keepsVectors(V) &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   auto body = [&](int v) {
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(F.registers()), v > 1 ? std::to_string(v) : "", 0), [&] {
+      // Register r's element, one coordinate per dimension of the tile: the fragment's unit
+      // dimensions are not in it (a [64, 1] column's coordinate is its row).
       std::vector<std::string> coords;
-      if (o.extents.size() == 2)
-        coords = {F.rowOf(kThreadIndex, r), F.colOf(kThreadIndex, r)};
-      else
+      if (frag.shape.size() == 2) {
+        if (frag.shape[0] != std::optional<int64_t>(1))
+          coords.push_back(F.rowOf(kThreadIndex, r));
+        if (frag.shape[1] != std::optional<int64_t>(1))
+          coords.push_back(F.colOf(kThreadIndex, r));
+      } else {
         coords = {F.kind == FragmentLayout::Row ? F.rowOf(kThreadIndex, r) : F.colOf(kThreadIndex, r)};
+      }
       for (size_t i = 0; i < coords.size(); ++i) {
         L.add(makeLet("const int", generatedName("t" + std::to_string(i)), coords[i], false));
         coords[i] = generatedName("t" + std::to_string(i));
