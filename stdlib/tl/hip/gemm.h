@@ -38,11 +38,21 @@ struct SwizzledOperand {};
 
 namespace mfma {
 
+#if defined(TL_EMULATE)
+// The CPU emulator (tl/emu/mfma.h) builds this with a host compiler: GCC vectors, and the f16
+// operand as its bits, since host compilers have no vector of _Float16.
+using half4 = std::uint16_t __attribute__((vector_size(8)));
+using short4 = short __attribute__((vector_size(8)));
+using u16x4 = std::uint16_t __attribute__((vector_size(8)));
+using float4 = float __attribute__((vector_size(16)));
+using float16 = float __attribute__((vector_size(64)));
+#else
 using half4 = _Float16 __attribute__((ext_vector_type(4)));
 using short4 = short __attribute__((ext_vector_type(4)));
 using u16x4 = std::uint16_t __attribute__((ext_vector_type(4)));
 using float4 = float __attribute__((ext_vector_type(4)));
 using float16 = float __attribute__((ext_vector_type(16)));
+#endif
 
 // The instruction of size S on input type T: K per instruction, accumulator registers per
 // lane, and one issue on the registers at c (SrcA = b, SrcB = a: D = C^T, see above).
