@@ -27,6 +27,7 @@
 #pragma once
 
 #include "../common.h"
+#include "../gemm.h"  // its block rasterization (swizzle_blocks, swizzled_coords) serves HIP too
 #include "../swizzle.h"
 
 #if TL_HIP
@@ -186,17 +187,6 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
 #pragma unroll
       for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
   }
-}
-
-// Rasterization of a 2-d grid in panels of `panel` block rows (tl/gemm.h's, which is inside
-// its CUDA-only part).
-TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
-  int id = blockIdx.y * gridDim.x + blockIdx.x;
-  int group = panel * gridDim.x;
-  int first = (id / group) * panel;
-  int rows = min(static_cast<int>(gridDim.y) - first, panel);
-  by = first + (id % group) % rows;
-  bx = (id % group) / rows;
 }
 
 }  // namespace tl
