@@ -207,8 +207,8 @@ int runEmulated(RunArgs &a) {
   const bool amd = target && target->vendor() == target::Vendor::Amd;
   if (!target || !target->hasBackEnd() || (!amd && target->computeCapability() >= 90))
     return usage("--target " + a.target + ": the emulator runs the sm_80-class lowering (mma.sync, ldmatrix, "
-                 "cp.async) and the gfx9 one (gfx90a, gfx940, gfx942: HIP, MFMA); wgmma, TMA and mbarriers of "
-                 "sm_90a are not emulated");
+                 "cp.async) and the gfx9 one (gfx90a, gfx940, gfx942: HIP, MFMA); wgmma, TMA and "
+                 "mbarriers of sm_90a are not emulated");
 
   Options opts = a.base;
   opts.inputs = {a.input};
