@@ -134,8 +134,29 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         cp.srcBase = bufferName(*src.buffer);
         cp.valid = "tl_valid";
       } else if (v > 1) {
-        std::string p = ps.empty() ? pd : pd.empty() ? ps : ps + " && " + pd;
-        L.guarded(p, withAccess(vectorCopy(v * bitWidth(dt) / 8, "&" + dstRef, "&" + srcRef), reads, writes));
+        const int bytes = v * bitWidth(dt) / 8;
+        StmtPtr copy = withAccess(vectorCopy(bytes, "&" + dstRef, "&" + srcRef), reads, writes);
+        if (ps.empty()) {
+          L.guarded(pd, std::move(copy));
+        } else {
+          // A chunk whose source lies outside the tensor stores zeros, as the scalar path and
+          // cp.async's zero fill do: the tile's padding, not what the buffer held before (a
+          // stale K tail of the previous stage in a gemm).
+          std::string b = std::to_string(bytes);
+          StmtPtr zero = withAccess(makeEval("tl::store_vec<" + b + ">(&" + dstRef + ", tl::vec_bytes_t<" + b + ">{})"),
+                                    {}, writes);
+          StmtPtr pick = makeIf(pd.empty() ? ps : ps + " && " + pd, IfStyle::Braced, /*uniform=*/false);
+          pick->body.push_back(std::move(copy));
+          if (pd.empty()) {
+            pick->elseBody.push_back(std::move(zero));
+          } else {
+            StmtPtr inDst = makeIf(pd, IfStyle::Braced, /*uniform=*/false);
+            inDst->body.push_back(std::move(zero));
+            pick->elseIf = true;
+            pick->elseBody.push_back(std::move(inDst));
+          }
+          L.add(std::move(pick));
+        }
       } else {
         std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
         if (!ps.empty())

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "../common.h"
+#include "../gemm.h"  // its block rasterization (swizzle_blocks, swizzled_coords) serves HIP too
 #include "../swizzle.h"
 
 #if TL_HIP
@@ -38,11 +39,21 @@ struct SwizzledOperand {};
 
 namespace mfma {
 
+#if defined(TL_EMULATE)
+// The CPU emulator (tl/emu/mfma.h) builds this with a host compiler: GCC vectors, and the f16
+// operand as its bits, since host compilers have no vector of _Float16.
+using half4 = std::uint16_t __attribute__((vector_size(8)));
+using short4 = short __attribute__((vector_size(8)));
+using u16x4 = std::uint16_t __attribute__((vector_size(8)));
+using float4 = float __attribute__((vector_size(16)));
+using float16 = float __attribute__((vector_size(64)));
+#else
 using half4 = _Float16 __attribute__((ext_vector_type(4)));
 using short4 = short __attribute__((ext_vector_type(4)));
 using u16x4 = std::uint16_t __attribute__((ext_vector_type(4)));
 using float4 = float __attribute__((ext_vector_type(4)));
 using float16 = float __attribute__((ext_vector_type(16)));
+#endif
 
 // The instruction of size S on input type T: K per instruction, accumulator registers per
 // lane, and one issue on the registers at c (SrcA = b, SrcB = a: D = C^T, see above).
@@ -176,17 +187,6 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
 #pragma unroll
       for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
   }
-}
-
-// Rasterization of a 2-d grid in panels of `panel` block rows (tl/gemm.h's, which is inside
-// its CUDA-only part).
-TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
-  int id = blockIdx.y * gridDim.x + blockIdx.x;
-  int group = panel * gridDim.x;
-  int first = (id / group) * panel;
-  int rows = min(static_cast<int>(gridDim.y) - first, panel);
-  by = first + (id % group) % rows;
-  bx = (id % group) / rows;
 }
 
 }  // namespace tl
