@@ -152,7 +152,7 @@ StmtList expand(Stmt &p) {
 // block's earlier tiles (PersistentTiles), so the producer fills stages for the next tile
 // while the consumers finish the last one.
 
-BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ring) {
+BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ring, const std::string &tilePhase) {
   const int S = int(p.count), T = p.consumers;
   const std::string St = std::to_string(S), &var = p.var, &user = p.text;
   const std::string count = generatedName(user + "_count"), full = fullBarrierRing(),
@@ -169,9 +169,14 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   rings.push_back(makeLet("std::uint64_t* const", full,
                           "reinterpret_cast<std::uint64_t*>(tl_smem + " + std::to_string(p.barrierOffset) + ")", false));
   rings.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
-  const std::string lead = leadBarrier();
+  // Lead copies: one barrier they complete on; in a persistent kernel (`ring`) also one the
+  // consumers release the lead tiles on, since each tile reloads them.
+  const std::string lead = leadBarrier(), leadFree = generatedName("lead_free");
+  const bool perTile = p.leads && !ring.empty();
   if (p.leads)
     rings.push_back(makeLet("std::uint64_t* const", lead, empty + " + " + St, false));
+  if (perTile)
+    rings.push_back(makeLet("std::uint64_t* const", leadFree, lead + " + 1", false));
   StmtPtr init = makeIf(tid + " == 0", IfStyle::Braced, /*uniform=*/false);
   const std::string slot = generatedName("s");
   StmtPtr initLoop = makeFor(ForRole::Stages, slot, "0", St, "", 0);
@@ -180,6 +185,8 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   init->body.push_back(std::move(initLoop));
   if (p.leads)
     init->body.push_back(makeEval("tl::mbarrier::init(" + lead + ", 1)"));
+  if (perTile)
+    init->body.push_back(makeEval("tl::mbarrier::init(" + leadFree + ", " + std::to_string(T) + ")"));
   init->body.push_back(makeEval("tl::mbarrier::fence_init()"));
   rings.push_back(std::move(init));
   rings.push_back(makeBarrier("the mbarrier rings are initialized"));
@@ -194,12 +201,17 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
     r.producer->body.push_back(makeEval("tl::tma::release_registers<" + std::to_string(p.producerRegisters) + ">()"));
   StmtPtr issuer = makeIf(tid + " == " + std::to_string(T), IfStyle::Braced, false);
   if (p.leads) {
-    // The lead copies first: the consumers wait for them before their first iteration.
-    issuer->body.push_back(makeComment("lead copies: needed before the loop, issued ahead of its stages"));
-    issuer->body.push_back(
+    // The lead copies first: the consumers wait for them before their first iteration. Per
+    // tile, once the consumers have released the last tile's (a fresh barrier reports the
+    // phase before the first complete, as the empty ring does).
+    StmtList &leadIssue = perTile ? r.leadIssue : issuer->body;
+    leadIssue.push_back(makeComment("lead copies: needed before the loop, issued ahead of its stages"));
+    if (perTile)
+      leadIssue.push_back(makeEval("tl::mbarrier::wait(" + leadFree + ", " + tilePhase + " ^ 1)"));
+    leadIssue.push_back(
         makeEval("tl::mbarrier::arrive_expect_tx(" + lead + ", " + std::to_string(p.leadBytes) + ")"));
     for (StmtPtr &c : p.leads->body)
-      issuer->body.push_back(std::move(c));
+      leadIssue.push_back(std::move(c));
   }
   StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
   produce->body.push_back(makeEval("tl::mbarrier::wait(" + empty + " + " + stage + ", " + phase + " ^ 1)"));
@@ -215,7 +227,7 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
     r.claim = makeEval("tl::tma::claim_registers<" + std::to_string(p.consumerRegisters) + ">()");
 
   if (p.leads)
-    r.consumers.push_back(makeEval("tl::mbarrier::wait(" + lead + ", 0)"));
+    r.consumers.push_back(makeEval("tl::mbarrier::wait(" + lead + ", " + (perTile ? tilePhase : "0") + ")"));
   StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
   steady->body.push_back(makeEval("tl::mbarrier::wait(" + full + " + " + stage + ", " + phase + ")"));
   for (StmtPtr &c : consumers) {
@@ -233,6 +245,8 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   r.consumers.push_back(std::move(steady));
   for (StmtPtr &s : after)
     r.consumers.push_back(std::move(s));
+  if (perTile) // nothing after the loop reads the lead tiles (infer::BulkPipelinePlan::leads)
+    r.consumers.push_back(makeEval("tl::mbarrier::arrive(" + leadFree + ")"));
   if (p.inFlight && !ring.empty()) {
     // `after` waited for the last group: its stage is free for the next tile's copies.
     StmtPtr release = makeIf(count + " > 0", IfStyle::SameLine);
@@ -246,7 +260,7 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
 namespace {
 
 StmtList expandBulk(Stmt &p, const std::string &tid) {
-  BulkParts parts = expandBulkParts(p, tid, "");
+  BulkParts parts = expandBulkParts(p, tid, "", "0");
   StmtList out;
   out.push_back(std::move(parts.comment));
   auto scope = std::make_unique<Stmt>(StmtKind::Scope);
