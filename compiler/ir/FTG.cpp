@@ -465,10 +465,8 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
            << (n.gatherNote.empty() ? "" : "; " + n.gatherNote) << (n.producer ? ", prefetched" : "") << "}";
       if (n.kind == NodeKind::Loop && !n.pipelineNote.empty())
         os << "  {" << n.pipelineNote << "}";
-      else if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined && !n.plannedAsOrdinaryLoop)
-        os << "  {cp.async multistage, " << n.stages << " buffers}";
       else if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined)
-        os << "  {not pipelined: synchronous copies into one buffer each (no asynchronous copy into LDS here)}";
+        os << "  {cp.async multistage, " << n.stages << " buffers}";
     }
     os << "\n";
     if (n.kind == NodeKind::Loop || n.kind == NodeKind::If) {

@@ -93,10 +93,12 @@ struct SharedLayout {
   // starting at a multiple of v, as vector accesses need. The inferred families keep 16-byte
   // chunks whole (their callers check the row width); an annotated layout says so itself.
   bool keepsVectors(int64_t v) const { return vectorRun(v) == v; }
-  // The widest such run of at most `v` columns (a power of two when v is): the swizzle's
-  // unit (16 bytes but on gfx9's MFMA operands), or what an annotated layout keeps.
+  // The widest such run of at most `v` columns (a power of two when v is): what an annotated
+  // layout keeps, the unit of a swizzle of units under 16 bytes (gfx9's MFMA operands), else v.
   int64_t vectorRun(int64_t v) const {
-    int64_t keep = annotated ? annotated->vectorRun : std::max<int64_t>(1, int64_t(unitBytes) * 8 / elemBits);
+    int64_t keep = annotated                        ? annotated->vectorRun
+                   : isSwizzled() && unitBytes < 16 ? std::max<int64_t>(1, int64_t(unitBytes) * 8 / elemBits)
+                                                    : v;
     return v < keep ? v : keep;
   }
   // Whether every element has the same offset in both (an annotation that spells out the
