@@ -116,6 +116,9 @@ public:
   // pipeline (which commits and waits), otherwise committed and waited for at once.
   void lowerGather(const ftg::Node &n, bool prefetch);
   void lowerPipelined(const ftg::Node &n);
+  // The register-staged form (gfx9): each producer lowered as a load into registers and a
+  // store from them, for the prologue and the steady state (PipelineExpansion.cpp).
+  void lowerRegisterStaged(const ftg::Node &n, const std::vector<const ftg::Node *> &producers);
   // The warp-specialized variant (BulkPipeline.cpp): the loop lowered with bulk copies by the
   // producer threads.
   void lowerBulkPipelined(const ftg::Node &n);
@@ -182,6 +185,15 @@ public:
     StageRef ref;
   };
   llvm::DenseMap<const ftg::Buffer *, Staging> stageOf;
+  // While a register-staged pipeline's producers are lowered (gfx9): which half of each copy
+  // to emit, and the per-thread array the tile passes through (the copy lowering names the
+  // elements it needs in `elements`, for the array's declaration).
+  struct RegisterStaging {
+    enum Half { Load, Store } half = Load;
+    std::string array;
+    int64_t elements = 0;
+  };
+  std::optional<RegisterStaging> registerStaging;
 
   // Loop variables whose loop starts at a non-negative value (registered as loops are
   // lowered, before their bodies).

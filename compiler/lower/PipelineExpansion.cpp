@@ -12,8 +12,8 @@
 // (one iteration less ahead when a consumer leaves its wgmma group in flight: PipelineSchedule)
 //
 // with async-copy groups (cp.async commit/wait), the expansion of the AsyncGroups style; the
-// kernel carries its target's style (target/PipelineStyle.h), and the mbarrier + bulk-copy
-// style (Hopper) and the register-staged style (AMD) get their expansions here. The pass fills in the stage index of every access in
+// kernel carries its target's style (target/PipelineStyle.h); the mbarrier + bulk-copy
+// style (Hopper) and the register-staged style (AMD) have their expansions here too. The pass fills in the stage index of every access in
 // text and as a StageRef, so that SyncInsertion sees that the prefetch into stage
 // (k + S - 1) % S and the reads of stage k % S touch different bytes.
 #include "lower/BulkExpansion.h"
@@ -128,6 +128,66 @@ StmtList expand(Stmt &p) {
   }
   scope->body.push_back(std::move(steady));
   scope->body.push_back(waitFor(0));
+  for (StmtPtr &s : after)
+    scope->body.push_back(std::move(s));
+  out.push_back(std::move(scope));
+  return out;
+}
+
+// The register-staged expansion (gfx9: no asynchronous copy into LDS), double-buffered as
+// rocWMMA's and Composable Kernel's GEMMs are:
+//
+//   prologue      load iteration 0's tiles into registers, store them into buffer 0; barrier
+//   steady state  for k: load iteration k + 1's tiles into registers (the global loads are in
+//                 flight while the consumers run), run the consumers on buffer k % 2, store
+//                 the registers into buffer (k + 1) % 2, barrier
+//
+// One barrier per iteration does both jobs: after it, buffer (k + 1) % 2 holds iteration
+// k + 1's tiles for every thread, and every thread is done reading buffer k % 2, which the
+// stores of iteration k + 1 overwrite.
+StmtList expandRegisterStaged(Stmt &p) {
+  const int S = int(p.count);
+  const std::string St = std::to_string(S), &var = p.var, &user = p.text;
+  const std::string count = generatedName(user + "_count"), next = generatedName("next");
+  StmtList &prologueCopies = p.body[0]->body, &loads = p.body[1]->body, &consumers = p.body[2]->body,
+           &after = p.body[3]->body, &stores = p.body[4]->body, &arrays = p.body[5]->body;
+  StmtList out;
+  out.push_back(makeComment("pipelined loop over " + user + ": " + std::to_string(arrays.size()) +
+                            " copies staged through registers (global -> registers -> LDS) one iteration "
+                            "ahead, into " + St + " LDS buffers"));
+  auto scope = std::make_unique<Stmt>(StmtKind::Scope);
+  scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
+  for (StmtPtr &a : arrays)
+    scope->body.push_back(std::move(a));
+  // The statements of iteration `iter` under `if (iter < count)`, the loop variable bound to it.
+  auto guarded = [&](StmtList &list, const std::string &iter) {
+    StmtPtr guard = makeIf(iter + " < " + count);
+    guard->body.push_back(makeLet("const int", var, iter));
+    for (StmtPtr &c : list)
+      guard->body.push_back(std::move(c));
+    return guard;
+  };
+  for (StmtPtr &c : prologueCopies)
+    fillSlot(*c, p.slots[0], "0", {"0", 0, S});
+  scope->body.push_back(guarded(prologueCopies, "0"));
+  scope->body.push_back(makeBarrier("buffer 0 holds the tiles of " + user + " = 0"));
+
+  StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
+  steady->body.push_back(makeLet("const int", next, var + " + 1", false));
+  steady->body.push_back(makeComment("load the tiles of " + user + " + 1 into registers: in flight while the "
+                                     "consumers run"));
+  steady->body.push_back(guarded(loads, next));
+  for (StmtPtr &c : consumers) {
+    fillSlot(*c, p.slots[2], "(" + var + " % " + St + ")", {var, 0, S});
+    steady->body.push_back(std::move(c));
+  }
+  steady->body.push_back(makeComment("store them into the other buffer"));
+  for (StmtPtr &c : stores)
+    fillSlot(*c, p.slots[1], "(" + next + " % " + St + ")", {var, 1, S});
+  steady->body.push_back(guarded(stores, next));
+  steady->body.push_back(makeBarrier("buffer (" + user + " + 1) % " + St + " holds the tiles of " + user +
+                                     " + 1; every thread is done with buffer " + user + " % " + St));
+  scope->body.push_back(std::move(steady));
   for (StmtPtr &s : after)
     scope->body.push_back(std::move(s));
   out.push_back(std::move(scope));
@@ -279,7 +339,9 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
 void expandIn(StmtList &list, const std::string &tid) {
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i]->kind == StmtKind::Pipeline) {
-      StmtList expanded = list[i]->bulk ? expandBulk(*list[i], tid) : expand(*list[i]);
+      StmtList expanded = list[i]->bulk             ? expandBulk(*list[i], tid)
+                          : list[i]->registerStaged ? expandRegisterStaged(*list[i])
+                                                    : expand(*list[i]);
       // The pipeline's machinery (waits, commits, rings) comes from the pipelined loop's line.
       for (StmtPtr &s : expanded)
         if (!s->line)
@@ -302,9 +364,10 @@ void expandPipelines(Kernel &k) {
     // The warp-specialized variant (sm_90a) carries its own mbarrier pipelines.
     expandIn(k.bulkBody, k.threadIndex);
     return expandIn(k.body, k.threadIndex);
-  case target::PipelineStyle::MbarrierBulk:
   case target::PipelineStyle::RegisterStaged:
-    // The lowering refuses pipelined loops on these targets until their expansions exist
+    return expandIn(k.body, k.threadIndex);
+  case target::PipelineStyle::MbarrierBulk:
+    // The lowering refuses pipelined loops on this style until its expansion exists
     // (KernelLowering::lowerPipelined), so no Pipeline statement reaches here.
     return;
   }

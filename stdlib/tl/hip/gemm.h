@@ -22,8 +22,9 @@
 // instruction. A is stored [M][K] ([K][M] when TransA), B [K][N] ([N][K] when TransB), in
 // tl::SwizzledLayout (16-byte chunks XOR-permuted per row), where a K-contiguous run of 4
 // elements starting at a multiple of 4 stays inside one chunk: one 8-byte LDS read
-// (ds_read_b64). Operands whose K is not contiguous, and operands in an annotated layout
-// (offset functor), are read element by element.
+// (ds_read_b64); so is a run of tl::mfma::XorUnits, the swizzle of 8-byte units tlc chooses
+// where the 16-byte one has LDS bank conflicts. Operands whose K is not contiguous, and
+// operands in an annotated layout (offset functor), are read element by element.
 #pragma once
 
 #include "../common.h"
@@ -97,13 +98,35 @@ struct SwizzledOffset {
   TL_DEVICE int operator()(int row, int col) const { return SwizzledLayout<Rows, Cols, 16>::offset(row, col); }
 };
 
+// The XOR swizzle of Unit-element units that tlc chooses for an operand when the bank
+// analysis finds the 16-byte swizzle conflicting under the lanes' 8-byte reads
+// (compiler/ir/LdsBanks.h): unit ^= (row >> Shift) & Mask in rows of Cols elements. Runs of
+// kRun columns stay contiguous.
+template <int Cols, int Unit, int Shift, int Mask>
+struct XorUnits {
+  static constexpr int kRun = Unit;
+  TL_DEVICE int operator()(int row, int col) const {
+    return row * Cols + (((col / Unit) ^ ((row >> Shift) & Mask)) * Unit) + col % Unit;
+  }
+};
+
+// The columns an offset functor keeps contiguous (its kRun, else 1).
+template <class Off, class = void>
+struct RunOf {
+  static constexpr int value = 1;
+};
+template <class Off>
+struct RunOf<Off, std::void_t<decltype(Off::kRun)>> {
+  static constexpr int value = Off::kRun;
+};
+
 // The 4 operand elements (mn, k..k + 3) of a tile stored [MN][K] (KMajor) or [K][MN], whose
-// element (row, col) of the stored tile is at off(row, col). A swizzled K-major run is one
-// 8-byte read; everything else is read element by element.
+// element (row, col) of the stored tile is at off(row, col). A K-major run in a layout that
+// keeps it (the swizzles) is one 8-byte read; everything else is read element by element.
 template <bool KMajor, bool Swizzled, class T, class Off>
 TL_DEVICE u16x4 load4(const T* tile, Off off, int mn, int k) {
   const std::uint16_t* bits = reinterpret_cast<const std::uint16_t*>(tile);
-  if constexpr (KMajor && Swizzled) {
+  if constexpr (KMajor && (Swizzled || RunOf<Off>::value % 4 == 0)) {
     return *reinterpret_cast<const u16x4*>(bits + off(mn, k));
   } else {
     u16x4 r;
