@@ -88,6 +88,18 @@ static const ftg::Buffer *prefetched(const ftg::Node &c) {
   return c.gather ? c.gather->dst : c.outputs[0].buffer;
 }
 
+// The lets the prefetched copies' addresses use, recomputed where the copies are issued (a
+// let that is a node of the loop keeps its tile-op comment and access sets).
+void KernelLowering::prefetchLets(const ftg::Node &n) {
+  for (const LetStmt *let : n.prefetchLets) {
+    auto letNode = llvm::find_if(n.body, [&](const auto &c) { return c->stmt == let; });
+    if (letNode != n.body.end())
+      tileOp(**letNode, [&] { scalarStmt(let); });
+    else
+      scalarStmt(let);
+  }
+}
+
 void KernelLowering::lowerPipelined(const ftg::Node &n) {
   if (&n == bulkPlan.loop)
     return lowerBulkPipelined(n);
@@ -127,13 +139,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
   for (int part = 0; part < 2; ++part) {
     staged(part);
     within(p->body[part]->body, [&] {
-      for (const LetStmt *let : n.prefetchLets) {
-        auto letNode = llvm::find_if(n.body, [&](const auto &c) { return c->stmt == let; });
-        if (letNode != n.body.end())
-          tileOp(**letNode, [&] { scalarStmt(let); });
-        else
-          scalarStmt(let);
-      }
+      prefetchLets(n);
       for (const ftg::Node *c : producers)
         guardedPrefetch(*c, [&] { c->op ? c->op->lowerPrefetch(*c, *this) : lowerGather(*c, true); });
     });
@@ -167,13 +173,7 @@ void KernelLowering::lowerRegisterStaged(const ftg::Node &n, const std::vector<c
       stageOf[c->outputs[0].buffer] = {p->slots[slot], {p->slots[slot], 0, S}};
     within(list, [&] {
       if (half == RegisterStaging::Load)
-        for (const LetStmt *let : n.prefetchLets) {
-          auto letNode = llvm::find_if(n.body, [&](const auto &c) { return c->stmt == let; });
-          if (letNode != n.body.end())
-            tileOp(**letNode, [&] { scalarStmt(let); });
-          else
-            scalarStmt(let);
-        }
+        prefetchLets(n);
       for (size_t i = 0; i < producers.size(); ++i) {
         registerStaging = RegisterStaging{half, generatedName(producers[i]->outputs[0].buffer->name + "_regs"), 0};
         atLineOf(*producers[i], [&] { producers[i]->op->lowerPrefetch(*producers[i], *this); });

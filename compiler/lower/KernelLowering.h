@@ -145,6 +145,7 @@ public:
   // Copy `c` as one bulk tensor store per panel, issued by one thread.
   void lowerBulkStore(const ftg::Node &c);
   // The drains of the accumulators of gemms left in flight, in the pipeline's part 3.
+  void prefetchLets(const ftg::Node &loop);
   void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);
   // The consumers of pipelined loop `n` into part 2 of `p` (reading the producers' buffers at
   // stage slot 2), the drains, and `p` added.
