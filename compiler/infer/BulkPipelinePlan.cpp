@@ -158,15 +158,10 @@ std::vector<const ftg::Node *> leadCopies(const ftg::Graph &g, const ftg::Node &
       return llvm::is_contained(m->reads, dst) || llvm::is_contained(m->writes, dst) ||
              llvm::is_contained(m->writes, src);
     });
-    if (g.persistent) {
-      // What runs after the loop (a compile-time `if` counts as the branch it takes).
-      std::vector<std::unique_ptr<ftg::Node>> none;
-      for (auto m = std::next(at); m != g.body.end(); ++m)
-        for (const ftg::Node *live : ftg::liveNodes(ftg::takenBranch(**m) ? *ftg::takenBranch(**m) : none))
-          untouched = untouched && !llvm::is_contained(live->reads, dst) && !llvm::is_contained(live->writes, dst);
-      for (auto m = std::next(at); m != g.body.end(); ++m)
-        if (!ftg::takenBranch(**m))
-          untouched = untouched && !llvm::is_contained((*m)->reads, dst) && !llvm::is_contained((*m)->writes, dst);
+    if (g.persistent) { // what runs after the loop (a compile-time `if` counts as the branch it takes)
+      std::vector<ftg::Node *> live = ftg::liveNodes(g.body);
+      for (auto m = std::next(llvm::find(live, &loop)); m < live.end(); ++m)
+        untouched = untouched && !llvm::is_contained((*m)->reads, dst) && !llvm::is_contained((*m)->writes, dst);
     }
     if (untouched)
       leads.push_back(&c);

@@ -138,6 +138,9 @@ public:
     std::vector<BulkPanel> panels;
   };
   std::optional<BulkPanels> bulkPanels(const ftg::Node &c, const ftg::Operand &global, const ftg::Buffer &tile);
+  // Load copy `c` as one bulk tensor copy per panel into `tile` (its destination, or a stage of
+  // it), completing on mbarrier `barrier`; false (reported) when it has no bulk form.
+  bool addBulkLoads(const ftg::Node &c, const std::string &tile, const std::string &barrier);
   // Whether copy `c` (a shared tile in wgmma panels to a global region that a tensor map can
   // describe) goes out as bulk tensor stores: in the warp-specialized variant, whose launcher
   // has encoded every tensor map before choosing it.
