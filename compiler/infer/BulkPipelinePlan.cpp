@@ -143,11 +143,11 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
 
 // The lead copies of `loop` (BulkPipelinePlan::leads): top-level copies before it that could be
 // producer copies, whose destination no node between them and the loop reads or writes and
-// whose source no such node writes, in a kernel that is not persistent.
+// whose source no such node writes. In a persistent kernel, where the consumers release the
+// lead tiles after the loop for the next tile's copies, also no node after the loop may touch
+// the destination.
 std::vector<const ftg::Node *> leadCopies(const ftg::Graph &g, const ftg::Node &loop) {
   std::vector<const ftg::Node *> leads;
-  if (g.persistent)
-    return leads;
   auto at = llvm::find_if(g.body, [&](const auto &n) { return n.get() == &loop; });
   for (auto n = g.body.begin(); n != at; ++n) {
     const ftg::Node &c = **n;
@@ -158,6 +158,11 @@ std::vector<const ftg::Node *> leadCopies(const ftg::Graph &g, const ftg::Node &
       return llvm::is_contained(m->reads, dst) || llvm::is_contained(m->writes, dst) ||
              llvm::is_contained(m->writes, src);
     });
+    if (g.persistent) { // what runs after the loop (a compile-time `if` counts as the branch it takes)
+      std::vector<ftg::Node *> live = ftg::liveNodes(g.body);
+      for (auto m = std::next(llvm::find(live, &loop)); m < live.end(); ++m)
+        untouched = untouched && !llvm::is_contained((*m)->reads, dst) && !llvm::is_contained((*m)->writes, dst);
+    }
     if (untouched)
       leads.push_back(&c);
   }
@@ -180,7 +185,7 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
   for (const ftg::Node *c : p.leads)
     p.leadBytes += c->outputs[0].buffer->bytes();
   if (!p.leads.empty())
-    p.sharedBytes += 8; // their mbarrier, after the rings
+    p.sharedBytes += g.persistent ? 16 : 8; // their mbarrier(s), after the rings
   if (p.sharedBytes > limits.sharedBytesPerBlock)
     return {};
   std::vector<bool> taken = namedBarrierIds(g);

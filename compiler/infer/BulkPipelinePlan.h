@@ -44,7 +44,7 @@ struct BulkPipelinePlan {
   // again (attention's Q tile, MLA's query), which the producer issues as bulk copies onto a
   // barrier of their own ahead of the loop's first stages, so that their latency overlaps the
   // ring's first loads instead of preceding them; the consumers wait for them before the
-  // loop. None in persistent kernels (each tile would reload them into a tile still in use).
+  // loop. In persistent kernels they are reloaded per tile once the consumers release them.
   std::vector<const ftg::Node *> leads;
   int64_t leadBytes = 0;
 

@@ -16,6 +16,9 @@ std::unique_ptr<ftg::Pass> createLayoutInference();
 std::unique_ptr<ftg::Pass> createGatherRecognition();
 // Pipelined loops: which copies are prefetched, how many buffers each shared tile needs.
 std::unique_ptr<ftg::Pass> createPipelinePlanner();
+// A register-staged pipelined loop (gfx9) back to an ordinary loop: its copies unprefetched,
+// their tiles single-buffered, `why` for --emit=inferred. Returns false when `loop` is not one.
+bool unstageRegisterPipeline(ftg::Node &loop, const std::string &why);
 // Accumulators leave through shared memory on Hopper: a copy of an accumulator fragment to
 // a global tile after the pipelined loop goes through a shared tile (and, in the
 // warp-specialized variant, out with bulk tensor stores), in bytes the loop's tiles free.

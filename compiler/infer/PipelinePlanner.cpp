@@ -7,6 +7,7 @@
 // overwriting buffer (k - 1) % s safe: every thread has finished iteration k - 1.
 #include "infer/Passes.h"
 
+#include "infer/RegisterEstimate.h"
 #include "ir/AccessAnalysis.h"
 #include "target/TargetInfo.h"
 
@@ -46,17 +47,10 @@ public:
   llvm::StringRef name() const override { return "pipeline-planner"; }
 
   bool run(Graph &g, DiagnosticEngine &diags) override {
-    // A target with no asynchronous copy into shared memory (gfx9) runs pipelined loops as
-    // ordinary loops for now: synchronous copies into one buffer each, a barrier before they
-    // overwrite what the previous iteration read. Its expansion, global -> registers -> LDS
-    // double-buffered (PipelineStyle::RegisterStaged), is not written yet.
-    if (g.target->pipelineStyle() == target::PipelineStyle::RegisterStaged) {
-      g.walk([&](Node &loop) {
-        if (loop.kind == NodeKind::Loop && loop.loop->loopKind == LoopKind::Pipelined)
-          loop.plannedAsOrdinaryLoop = true;
-      });
-      return true;
-    }
+    // A target with no asynchronous copy into shared memory (gfx9) stages the prefetch through
+    // registers (PipelineStyle::RegisterStaged): the same copies qualify, but only plain ones
+    // (no gathers, none under an `if`), into two LDS buffers, within a register budget.
+    const bool registerStaged = g.target->pipelineStyle() == target::PipelineStyle::RegisterStaged;
     g.walk([&](Node &loop) {
       if (loop.kind != NodeKind::Loop || loop.loop->loopKind != LoopKind::Pipelined)
         return;
@@ -145,7 +139,20 @@ public:
           loop.prefetchLets = lets;
         return true;
       };
-      if (loop.stages >= 2)
+      if (registerStaged && loop.stages < 2) {
+        loop.plannedAsOrdinaryLoop = true;
+        loop.pipelineNote = "not pipelined: stages = " + std::to_string(loop.stages);
+      } else if (registerStaged) {
+        for (Node *n : liveNodes(loop.body)) {
+          if (isGlobalToShared(*n))
+            plan(*n, nullptr);
+          else if (n->gather)
+            n->gatherNote += ", not prefetched: a register-staged pipeline stages plain copies only";
+          else if (n->kind == NodeKind::If || n->kind == NodeKind::Loop)
+            warnNestedCopies(*n, n->kind == NodeKind::If ? "an 'if'" : "an inner loop", diags);
+        }
+        planRegisterStaging(g, loop, inLoop);
+      } else if (loop.stages >= 2)
         for (Node *n : liveNodes(loop.body)) {
           if (isGlobalToShared(*n))
             plan(*n, nullptr);
@@ -161,6 +168,68 @@ public:
   }
 
 private:
+  // The register-staged form of pipelined loop `loop` (gfx9), after its copies were planned
+  // as for cp.async: iteration k + 1's tiles are loaded into registers before the consumers
+  // of iteration k and stored into the other of two LDS buffers after them
+  // (lower/PipelineExpansion.cpp). A staged tile stays live in registers across the gemm, so
+  // the copies are staged only when their registers fit the target's budget (and the
+  // kernel's estimate stays within the registers of a thread); otherwise the loop runs as an
+  // ordinary loop, and --emit=inferred says why. A copy whose LDS destination is addressed by
+  // values of the loop is not staged (the store half runs after the consumers).
+  static void planRegisterStaging(const Graph &g, Node &loop, const llvm::SmallPtrSetImpl<const Decl *> &inLoop) {
+    std::vector<Node *> staged;
+    std::string names;
+    int64_t registers = 0;
+    for (Node *n : liveNodes(loop.body)) {
+      if (!n->producer)
+        continue;
+      ftg::Buffer *dst = n->outputs[0].buffer;
+      llvm::SmallPtrSet<const Decl *, 8> used;
+      for (const Expr *o : n->outputs[0].region.origins)
+        collectDecls(o, used);
+      if (llvm::any_of(used, [&](const Decl *d) { return inLoop.count(d) != 0; })) {
+        n->producer = false;
+        dst->stages = 1;
+        continue;
+      }
+      staged.push_back(n);
+      registers += stagingRegisters(g, *n);
+      names += (names.empty() ? "" : ", ") + dst->name;
+    }
+    if (staged.empty()) {
+      loop.plannedAsOrdinaryLoop = true;
+      loop.pipelineNote = "not pipelined: no copy from global memory into a shared tile to stage";
+      return;
+    }
+    const int budget = g.target->stagingRegisterBudget();
+    const int64_t total = estimateRegisters(g) + registers;
+    if (registers > budget || total > g.target->limits().registersPerThread) {
+      loop.pipelineNote = "register-staged"; // what unstageRegisterPipeline undoes
+      unstageRegisterPipeline(
+          loop, "staging " + names + " through registers needs " + std::to_string(registers) +
+                    " registers per thread, over the budget of " +
+                    (registers > budget ? std::to_string(budget) + " (" + g.target->name().str() + ")"
+                                        : std::to_string(g.target->limits().registersPerThread - estimateRegisters(g)) +
+                                              " left by the kernel's other registers"));
+      return;
+    }
+    for (Node *n : staged)
+      n->outputs[0].buffer->stages = target::kRegisterStagedBuffers;
+    loop.pipelineNote = "register-staged: " + std::to_string(staged.size()) +
+                        " copies global -> registers -> LDS one iteration ahead, " +
+                        std::to_string(target::kRegisterStagedBuffers) + " LDS buffers, " + std::to_string(registers) +
+                        " registers per thread staged (budget " + std::to_string(budget) + ")";
+  }
+
+  // The 32-bit registers one thread holds for copy `n`'s staged tile: its share of the
+  // destination tile, in whole accesses of the widest vector.
+  static int64_t stagingRegisters(const Graph &g, const Node &n) {
+    const ftg::Buffer &dst = *n.outputs[0].buffer;
+    int64_t elements = dst.numElements(), vec = std::max(1, n.copyVector), threads = std::max<int64_t>(1, g.threads);
+    int64_t perThread = (elements / vec + threads - 1) / threads * vec;
+    return registersFor(perThread, dst.dtype);
+  }
+
   // Gathered copy `n` (infer/GatherCopy.cpp), a direct child of the loop body, is issued ahead
   // like a copy when everything its addresses and condition read can be read for a later
   // iteration: the loop variable, lets of the body computed from it and from values fixed
@@ -332,5 +401,19 @@ private:
 } // namespace
 
 std::unique_ptr<Pass> createPipelinePlanner() { return std::make_unique<PipelinePlanner>(); }
+
+bool unstageRegisterPipeline(Node &loop, const std::string &why) {
+  if (loop.kind != NodeKind::Loop || loop.plannedAsOrdinaryLoop || loop.pipelineNote.rfind("register-staged", 0) != 0)
+    return false;
+  for (Node *n : liveNodes(loop.body))
+    if (n->producer) {
+      n->producer = false;
+      n->outputs[0].buffer->stages = 1;
+    }
+  loop.prefetchLets.clear();
+  loop.plannedAsOrdinaryLoop = true;
+  loop.pipelineNote = "not pipelined: " + why + "; synchronous copies into one buffer each";
+  return true;
+}
 
 } // namespace tlc::infer

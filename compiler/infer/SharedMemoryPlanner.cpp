@@ -22,6 +22,25 @@ public:
   llvm::StringRef name() const override { return "shared-memory-planner"; }
 
   bool run(Graph &g, DiagnosticEngine &) override {
+    plan(g);
+    // gfx9's register-staged pipelines double their tiles; where that leaves the block over
+    // its LDS, they run as ordinary loops instead (one buffer each), and --emit=inferred says so.
+    const int64_t limit = g.target->limits().sharedBytesPerBlock, doubled = g.sharedBytes;
+    if (limit > 0 && doubled > limit) {
+      bool undone = false;
+      g.walk([&](Node &loop) {
+        undone |= unstageRegisterPipeline(loop, "double-buffering its tiles needs " + std::to_string(doubled) +
+                                                    " bytes of LDS, over the " + std::to_string(limit) + " of " +
+                                                    g.target->name().str());
+      });
+      if (undone)
+        plan(g);
+    }
+    return true;
+  }
+
+private:
+  static void plan(Graph &g) {
     struct Interval {
       ftg::Buffer *buffer;
       size_t first = SIZE_MAX, last = 0;
@@ -88,10 +107,8 @@ public:
     g.scratchSlotBytes = slot;
     g.scratchSlots = slot ? (secondSlotFits(g, total, slot, whole) ? 2 : 1) : 0;
     g.sharedBytes = total + std::max(whole, slot * g.scratchSlots);
-    return true;
   }
 
-private:
   // The second slot must leave the block within its shared-memory limit, with room for a
   // warp-specialized variant's mbarrier rings (16 bytes a stage, at most 16 stages), and
   // must not cost a block per SM.

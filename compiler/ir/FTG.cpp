@@ -463,10 +463,10 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
       if (n.kind == NodeKind::Parallel)
         os << "  {threads bound by " << (n.driver ? "fragment " + n.driver->name : "flattened index")
            << (n.gatherNote.empty() ? "" : "; " + n.gatherNote) << (n.producer ? ", prefetched" : "") << "}";
-      if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined && !n.plannedAsOrdinaryLoop)
-        os << "  {cp.async multistage, " << n.stages << " buffers}";
+      if (n.kind == NodeKind::Loop && !n.pipelineNote.empty())
+        os << "  {" << n.pipelineNote << "}";
       else if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined)
-        os << "  {not pipelined: synchronous copies into one buffer each (no asynchronous copy into LDS here)}";
+        os << "  {cp.async multistage, " << n.stages << " buffers}";
     }
     os << "\n";
     if (n.kind == NodeKind::Loop || n.kind == NodeKind::If) {

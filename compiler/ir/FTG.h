@@ -116,9 +116,11 @@ struct Node {
   // is the original copy's).
   bool staged = false;
 
-  // Pipelined loop on a target whose pipelines have no expansion yet (gfx9): lowered as an
-  // ordinary loop (infer/PipelinePlanner.cpp).
+  // Pipelined loop lowered as an ordinary loop (infer/PipelinePlanner.cpp: on gfx9, when no
+  // copy can be staged through registers within the budget), and, on gfx9, what the planner
+  // chose and why (--emit=inferred); empty on the cp.async targets.
   bool plannedAsOrdinaryLoop = false;
+  std::string pipelineNote;
   // Gemm.
   bool transA = false, transB = false, clearAccum = false;
   WarpPolicy policy = WarpPolicy::Square;

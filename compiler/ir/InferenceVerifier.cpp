@@ -21,10 +21,10 @@ std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
   if (l.isSwizzled()) {
     // The XOR may only permute chunks within a row: whole chunks, and groups of mask + 1
     // chunks that divide the row.
-    int64_t perChunk = 128 / l.elemBits;
+    int64_t perChunk = int64_t(l.unitBytes) * 8 / l.elemBits;
     int64_t chunks = perChunk > 0 && l.cols % perChunk == 0 ? l.cols / perChunk : 0;
     if (chunks == 0 || chunks % (int64_t(l.mask) + 1) != 0 || (l.mask & (l.mask + 1)) != 0)
-      return "swizzle " + l.str() + " moves 16-byte chunks out of their row";
+      return "swizzle " + l.str() + " moves chunks out of their row";
   }
   if (elems > kVerifyEnumerationLimit)
     return "";

@@ -59,6 +59,20 @@ SharedLayout SharedLayout::swizzled(int64_t rows, int64_t cols, int elemBits) {
   return l;
 }
 
+std::optional<SharedLayout> SharedLayout::xorUnits(int64_t rows, int64_t cols, int elemBits, int unitBytes,
+                                                   int rowShift, int mask) {
+  SharedLayout l = rowMajor(rows, cols, elemBits);
+  if (unitBytes <= 0 || unitBytes * 8 % elemBits != 0 || (mask & (mask + 1)) != 0)
+    return std::nullopt;
+  int64_t perUnit = int64_t(unitBytes) * 8 / elemBits;
+  if (cols % perUnit != 0 || (cols / perUnit) % (int64_t(mask) + 1) != 0)
+    return std::nullopt;
+  l.unitBytes = unitBytes;
+  l.mask = mask;
+  l.rowShift = rowShift;
+  return l;
+}
+
 std::optional<SharedLayout> SharedLayout::wgmmaOperand(int64_t rows, int64_t cols, int elemBits) {
   if (elemBits <= 0 || cols * elemBits % 8 != 0 || rows % 8 != 0)
     return std::nullopt;
@@ -101,7 +115,7 @@ std::string SharedLayout::offsetExpr(const std::string &row, const std::string &
   }
   if (!isSwizzled())
     return r + " * " + std::to_string(cols) + " + " + c;
-  int perChunk = 128 / elemBits;
+  int perChunk = unitBytes * 8 / elemBits;
   std::string key = rowShift ? "((" + r + " >> " + std::to_string(rowShift) + ") & " +
                                    std::to_string(mask) + ")"
                              : "(" + r + " & " + std::to_string(mask) + ")";
@@ -121,7 +135,7 @@ int64_t SharedLayout::offset(int64_t row, int64_t col) const {
   }
   if (!isSwizzled())
     return row * cols + col;
-  int perChunk = 128 / elemBits;
+  int perChunk = unitBytes * 8 / elemBits;
   int64_t chunk = (col / perChunk) ^ ((row >> rowShift) & mask);
   return row * cols + chunk * perChunk + col % perChunk;
 }
@@ -173,7 +187,7 @@ std::string SharedLayout::str() const {
   if (!isSwizzled())
     return s + "row-major";
   return s + "swizzled(chunk ^= (row >> " + std::to_string(rowShift) + ") & " +
-         std::to_string(mask) + ", 16-byte chunks)";
+         std::to_string(mask) + ", " + std::to_string(unitBytes) + "-byte chunks)";
 }
 
 // ------------------------------------------------------------------ fragments

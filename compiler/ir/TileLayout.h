@@ -22,6 +22,7 @@
 
 #include "ir/Fragment.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,6 +53,9 @@ struct SharedLayout {
   // XOR swizzle of 16-byte chunks: chunk ^= (row >> rowShift) & mask; mask 0: row-major.
   int mask = 0;
   int rowShift = 0;
+  // The bytes the XOR moves as one (16: the chunk of ldmatrix and cp.async; 8 on gfx9, where
+  // MFMA lanes read 8-byte runs and a conflict-free layout must permute those: ir/LdsBanks.h).
+  int unitBytes = 16;
   // wgmma operand tiles: the row is cut into panels of `panelCols` columns (one swizzle
   // span), each a [rows, panelCols] tile swizzled as above, stored one after another; 0: the
   // row is not cut. Such a tile starts 1024-byte aligned (the hardware swizzle's period).
@@ -64,6 +68,10 @@ struct SharedLayout {
   // distinct 16-byte bank groups (what ldmatrix reads).
   static SharedLayout rowMajor(int64_t rows, int64_t cols, int elemBits);
   static SharedLayout swizzled(int64_t rows, int64_t cols, int elemBits);
+  // unit ^= (row >> rowShift) & mask on `unitBytes`-byte units, or nullopt when the row is not
+  // whole groups of mask + 1 units (the XOR would move units out of their row).
+  static std::optional<SharedLayout> xorUnits(int64_t rows, int64_t cols, int elemBits, int unitBytes,
+                                              int rowShift, int mask);
   // The layout Hopper's wgmma reads through its 32/64/128-byte swizzle modes (tl::GmmaLayout):
   // panels of the widest span dividing the row, or nullopt when the tile has no such layout
   // (rows not a multiple of 32 bytes, or not a multiple of 8 rows).
@@ -84,7 +92,15 @@ struct SharedLayout {
   // Whether `v` consecutive columns starting at a multiple of v sit at v consecutive offsets
   // starting at a multiple of v, as vector accesses need. The inferred families keep 16-byte
   // chunks whole (their callers check the row width); an annotated layout says so itself.
-  bool keepsVectors(int64_t v) const { return !annotated || v <= annotated->vectorRun; }
+  bool keepsVectors(int64_t v) const { return vectorRun(v) == v; }
+  // The widest such run of at most `v` columns (a power of two when v is): what an annotated
+  // layout keeps, the unit of a swizzle of units under 16 bytes (gfx9's MFMA operands), else v.
+  int64_t vectorRun(int64_t v) const {
+    int64_t keep = annotated                        ? annotated->vectorRun
+                   : isSwizzled() && unitBytes < 16 ? std::max<int64_t>(1, int64_t(unitBytes) * 8 / elemBits)
+                                                    : v;
+    return v < keep ? v : keep;
+  }
   // Whether every element has the same offset in both (an annotation that spells out the
   // layout an instruction needs). Exact: compares the structure, then every element (tiles
   // are small; beyond kMaxOffsetCompare elements it answers false).
@@ -93,7 +109,8 @@ struct SharedLayout {
   std::string str() const;
   bool operator==(const SharedLayout &o) const {
     return rows == o.rows && cols == o.cols && elemBits == o.elemBits && mask == o.mask &&
-           rowShift == o.rowShift && panelCols == o.panelCols && annotated == o.annotated;
+           rowShift == o.rowShift && unitBytes == o.unitBytes && panelCols == o.panelCols &&
+           annotated == o.annotated;
   }
 };
 

@@ -73,6 +73,17 @@ std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::
   return r;
 }
 
+bool KernelLowering::addBulkLoads(const ftg::Node &c, const std::string &tile, const std::string &barrier) {
+  auto panels = bulkPanels(c, c.inputs[0], *c.outputs[0].buffer);
+  if (!panels)
+    return false;
+  for (const BulkPanel &q : panels->panels)
+    add(makeEval("tl::tma::load_" + std::to_string(panels->rank) + "d(" + tile +
+                 (q.offset ? " + " + std::to_string(q.offset) : "") + ", &" + panels->map + ", " + barrier +
+                 q.coords + ")"));
+  return true;
+}
+
 bool KernelLowering::bulkStorable(const ftg::Node &c) const {
   if (!bulkPlan || c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
     return false;
@@ -178,14 +189,9 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
     add(makeEval("tl::mbarrier::arrive_expect_tx(" + fullBarrierRing() + " + " + p->slots[0] + ", " + total + ")"));
     for (const ftg::Node *c : producers) guardedPrefetch(*c, [&] {
       const ftg::Buffer &dst = *c->outputs[0].buffer;
-      auto panels = bulkPanels(*c, c->inputs[0], dst);
-      if (!panels)
-        return;
-      for (const BulkPanel &q : panels->panels)
-        add(makeEval("tl::tma::load_" + std::to_string(panels->rank) + "d(" + bufferName(dst) + " + " + p->slots[0] +
-                     " * " + std::to_string(dst.numElements()) + (q.offset ? " + " + std::to_string(q.offset) : "") +
-                     ", &" + panels->map + ", tl_full + " + p->slots[0] + q.coords + ")"));
-      p->txBytes += dst.bytes();
+      if (addBulkLoads(*c, bufferName(dst) + " + " + p->slots[0] + " * " + std::to_string(dst.numElements()),
+                       fullBarrierRing() + " + " + p->slots[0]))
+        p->txBytes += dst.bytes();
     });
   });
   // The lead copies: bulk copies onto the lead barrier, issued once before the loop's.
@@ -193,16 +199,8 @@ void KernelLowering::lowerBulkPipelined(const ftg::Node &n) {
     p->leads = std::make_unique<Stmt>(StmtKind::Seq);
     p->leadBytes = bulkPlan.leadBytes;
     within(p->leads->body, [&] {
-      for (const ftg::Node *c : bulkPlan.leads) atLineOf(*c, [&] {
-        const ftg::Buffer &dst = *c->outputs[0].buffer;
-        auto panels = bulkPanels(*c, c->inputs[0], dst);
-        if (!panels)
-          return;
-        for (const BulkPanel &q : panels->panels)
-          add(makeEval("tl::tma::load_" + std::to_string(panels->rank) + "d(" + bufferName(dst) +
-                       (q.offset ? " + " + std::to_string(q.offset) : "") + ", &" + panels->map + ", " +
-                       leadBarrier() + q.coords + ")"));
-      });
+      for (const ftg::Node *c : bulkPlan.leads)
+        atLineOf(*c, [&] { addBulkLoads(*c, bufferName(*c->outputs[0].buffer), leadBarrier()); });
     });
   }
   // The consumers: everything else, reading stage slot 2.

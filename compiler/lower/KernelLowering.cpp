@@ -46,6 +46,10 @@ Stmt &KernelLowering::tileOp(const ftg::Node &n, const std::function<void()> &f)
     op->reads.push_back(access(b));
   for (const ftg::Buffer *b : n.writes)
     op->writes.push_back(access(b));
+  // Half of a register-staged copy: the load writes registers only, the store reads them only
+  // (SyncInsertion compares the shared accesses).
+  if (registerStaging)
+    (registerStaging->half == RegisterStaging::Load ? op->writes : op->reads).clear();
   Stmt *r = nullptr;
   atLineOf(n, [&] { r = &nest(std::move(op), f); });
   return *r;
@@ -84,6 +88,18 @@ static const ftg::Buffer *prefetched(const ftg::Node &c) {
   return c.gather ? c.gather->dst : c.outputs[0].buffer;
 }
 
+// The lets the prefetched copies' addresses use, recomputed where the copies are issued (a
+// let that is a node of the loop keeps its tile-op comment and access sets).
+void KernelLowering::prefetchLets(const ftg::Node &n) {
+  for (const LetStmt *let : n.prefetchLets) {
+    auto letNode = llvm::find_if(n.body, [&](const auto &c) { return c->stmt == let; });
+    if (letNode != n.body.end())
+      tileOp(**letNode, [&] { scalarStmt(let); });
+    else
+      scalarStmt(let);
+  }
+}
+
 void KernelLowering::lowerPipelined(const ftg::Node &n) {
   if (&n == bulkPlan.loop)
     return lowerBulkPipelined(n);
@@ -91,6 +107,8 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
   std::vector<const ftg::Node *> producers = ftg::producersOf(n);
   if (producers.empty() || n.stages < 2)
     return lowerLoop(n);
+  if (out->pipelineStyle == target::PipelineStyle::RegisterStaged)
+    return lowerRegisterStaged(n, producers);
   if (out->pipelineStyle != target::PipelineStyle::AsyncGroups) {
     unsupported(f->kindRange, "software pipelines on " + g.target->name().str() +
                                   " (its pipeline style has no expansion yet)");
@@ -121,18 +139,63 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
   for (int part = 0; part < 2; ++part) {
     staged(part);
     within(p->body[part]->body, [&] {
-      for (const LetStmt *let : n.prefetchLets) {
-        auto letNode = llvm::find_if(n.body, [&](const auto &c) { return c->stmt == let; });
-        if (letNode != n.body.end())
-          tileOp(**letNode, [&] { scalarStmt(let); });
-        else
-          scalarStmt(let);
-      }
+      prefetchLets(n);
       for (const ftg::Node *c : producers)
         guardedPrefetch(*c, [&] { c->op ? c->op->lowerPrefetch(*c, *this) : lowerGather(*c, true); });
     });
   }
   finishPipeline(n, std::move(p), producers, inFlight);
+}
+
+// Each producer twice in halves: the load of iteration 0 and its store into buffer 0 (part
+// 0, the prologue), the load of iteration k + 1 (part 1) and its store into the other buffer
+// (part 4), through one per-thread array per producer (declared in part 5).
+void KernelLowering::lowerRegisterStaged(const ftg::Node &n, const std::vector<const ftg::Node *> &producers) {
+  const ForStmt *f = n.loop;
+  const int S = target::kRegisterStagedBuffers;
+  nonNegativeVars.insert(f->vars[0]); // counts up from 0
+  auto p = std::make_unique<Stmt>(StmtKind::Pipeline);
+  p->registerStaged = true;
+  p->var = cppName(f->vars[0]->getName());
+  p->text = f->vars[0]->getName().str();
+  p->count = S;
+  p->hi = expr(f->extents[0]);
+  std::string id = std::to_string(pipelineCounter++);
+  for (int part = 0; part < 3; ++part)
+    p->slots.push_back("\x01stage" + id + "." + std::to_string(part) + "\x01");
+  for (int part = 0; part < 6; ++part)
+    p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq));
+  std::vector<int64_t> elements(producers.size(), 0);
+  // `half` of every producer into `list`, its stores at stage slot `slot`; the loads
+  // recompute the lets their addresses use.
+  auto halves = [&](StmtList &list, RegisterStaging::Half half, int slot) {
+    for (const ftg::Node *c : producers)
+      stageOf[c->outputs[0].buffer] = {p->slots[slot], {p->slots[slot], 0, S}};
+    within(list, [&] {
+      if (half == RegisterStaging::Load)
+        prefetchLets(n);
+      for (size_t i = 0; i < producers.size(); ++i) {
+        registerStaging = RegisterStaging{half, generatedName(producers[i]->outputs[0].buffer->name + "_regs"), 0};
+        atLineOf(*producers[i], [&] { producers[i]->op->lowerPrefetch(*producers[i], *this); });
+        elements[i] = std::max(elements[i], registerStaging->elements);
+      }
+      registerStaging.reset();
+    });
+  };
+  halves(p->body[0]->body, RegisterStaging::Load, 0);
+  halves(p->body[0]->body, RegisterStaging::Store, 0);
+  halves(p->body[1]->body, RegisterStaging::Load, 1);
+  halves(p->body[4]->body, RegisterStaging::Store, 1);
+  for (size_t i = 0; i < producers.size(); ++i) {
+    const ftg::Buffer &dst = *producers[i]->outputs[0].buffer;
+    auto decl = std::make_unique<Stmt>(StmtKind::Decl);
+    decl->type = cppType(dst.dtype);
+    decl->name = generatedName(dst.name + "_regs");
+    decl->count = std::max<int64_t>(1, elements[i]);
+    decl->align = 16;
+    p->body[5]->body.push_back(std::move(decl));
+  }
+  finishPipeline(n, std::move(p), producers, {});
 }
 
 void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,

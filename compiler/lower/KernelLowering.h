@@ -116,6 +116,9 @@ public:
   // pipeline (which commits and waits), otherwise committed and waited for at once.
   void lowerGather(const ftg::Node &n, bool prefetch);
   void lowerPipelined(const ftg::Node &n);
+  // The register-staged form (gfx9): each producer lowered as a load into registers and a
+  // store from them, for the prologue and the steady state (PipelineExpansion.cpp).
+  void lowerRegisterStaged(const ftg::Node &n, const std::vector<const ftg::Node *> &producers);
   // The warp-specialized variant (BulkPipeline.cpp): the loop lowered with bulk copies by the
   // producer threads.
   void lowerBulkPipelined(const ftg::Node &n);
@@ -135,6 +138,9 @@ public:
     std::vector<BulkPanel> panels;
   };
   std::optional<BulkPanels> bulkPanels(const ftg::Node &c, const ftg::Operand &global, const ftg::Buffer &tile);
+  // Load copy `c` as one bulk tensor copy per panel into `tile` (its destination, or a stage of
+  // it), completing on mbarrier `barrier`; false (reported) when it has no bulk form.
+  bool addBulkLoads(const ftg::Node &c, const std::string &tile, const std::string &barrier);
   // Whether copy `c` (a shared tile in wgmma panels to a global region that a tensor map can
   // describe) goes out as bulk tensor stores: in the warp-specialized variant, whose launcher
   // has encoded every tensor map before choosing it.
@@ -142,6 +148,7 @@ public:
   // Copy `c` as one bulk tensor store per panel, issued by one thread.
   void lowerBulkStore(const ftg::Node &c);
   // The drains of the accumulators of gemms left in flight, in the pipeline's part 3.
+  void prefetchLets(const ftg::Node &loop);
   void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);
   // The consumers of pipelined loop `n` into part 2 of `p` (reading the producers' buffers at
   // stage slot 2), the drains, and `p` added.
@@ -182,6 +189,15 @@ public:
     StageRef ref;
   };
   llvm::DenseMap<const ftg::Buffer *, Staging> stageOf;
+  // While a register-staged pipeline's producers are lowered (gfx9): which half of each copy
+  // to emit, and the per-thread array the tile passes through (the copy lowering names the
+  // elements it needs in `elements`, for the array's declaration).
+  struct RegisterStaging {
+    enum Half { Load, Store } half = Load;
+    std::string array;
+    int64_t elements = 0;
+  };
+  std::optional<RegisterStaging> registerStaging;
 
   // Loop variables whose loop starts at a non-negative value (registered as loops are
   // lowered, before their bodies).

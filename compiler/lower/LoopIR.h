@@ -175,6 +175,11 @@ struct Stmt {
   // the consumer threads (those below), the bytes one iteration's copies move, and where the
   // rings start in shared memory.
   bool bulk = false;
+  // A register-staged pipeline (gfx9, PipelineExpansion.cpp): body = [the prologue (loads and
+  // stores of iteration 0, stores at slots[0]), the loads of iteration k + 1, the consumers
+  // (slots[2]), what follows, the stores of iteration k + 1 (slots[1]), the per-thread arrays
+  // the tiles pass through]; count = the LDS buffers.
+  bool registerStaged = false;
   int consumers = 0, producers = 0;
   int producerRegisters = 0, consumerRegisters = 0; // setmaxnreg's counts; 0: not moved
   int64_t txBytes = 0, barrierOffset = 0;

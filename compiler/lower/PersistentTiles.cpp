@@ -131,7 +131,9 @@ std::string persistentBulkBody(Kernel &k) {
       return "a statement before its pipelined loop that its producer warp would have to run too (line " +
              std::to_string(s.line) + ")";
   }
-  BulkParts parts = expandBulkParts(p, k.threadIndex, kRing);
+  // The parity of the tiles this block ran before this one (the lead barriers' phase).
+  const std::string tilePhase = "(((" + kTile + " - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x)) & 1)";
+  BulkParts parts = expandBulkParts(p, k.threadIndex, kRing, tilePhase);
   const std::string count = parts.count->name;
   auto countAgain = [&] { return makeLet("const int", count, parts.count->value, false); };
   auto advance = [&] { return makeStore(kRing, kRing + " + " + count); };
@@ -149,6 +151,8 @@ std::string persistentBulkBody(Kernel &k) {
   issuer->body.push_back(makeLet("int", kRing, "0", false));
   StmtList producerTile = std::move(producerPre);
   producerTile.push_back(countAgain());
+  for (StmtPtr &s : parts.leadIssue)
+    producerTile.push_back(std::move(s));
   producerTile.push_back(std::move(produce));
   producerTile.push_back(advance());
   issuer->body.push_back(tileLoop(k, std::move(producerTile)));

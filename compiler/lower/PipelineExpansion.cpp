@@ -12,8 +12,8 @@
 // (one iteration less ahead when a consumer leaves its wgmma group in flight: PipelineSchedule)
 //
 // with async-copy groups (cp.async commit/wait), the expansion of the AsyncGroups style; the
-// kernel carries its target's style (target/PipelineStyle.h), and the mbarrier + bulk-copy
-// style (Hopper) and the register-staged style (AMD) get their expansions here. The pass fills in the stage index of every access in
+// kernel carries its target's style (target/PipelineStyle.h); the mbarrier + bulk-copy
+// style (Hopper) and the register-staged style (AMD) have their expansions here too. The pass fills in the stage index of every access in
 // text and as a StageRef, so that SyncInsertion sees that the prefetch into stage
 // (k + S - 1) % S and the reads of stage k % S touch different bytes.
 #include "lower/BulkExpansion.h"
@@ -134,6 +134,66 @@ StmtList expand(Stmt &p) {
   return out;
 }
 
+// The register-staged expansion (gfx9: no asynchronous copy into LDS), double-buffered as
+// rocWMMA's and Composable Kernel's GEMMs are:
+//
+//   prologue      load iteration 0's tiles into registers, store them into buffer 0; barrier
+//   steady state  for k: load iteration k + 1's tiles into registers (the global loads are in
+//                 flight while the consumers run), run the consumers on buffer k % 2, store
+//                 the registers into buffer (k + 1) % 2, barrier
+//
+// One barrier per iteration does both jobs: after it, buffer (k + 1) % 2 holds iteration
+// k + 1's tiles for every thread, and every thread is done reading buffer k % 2, which the
+// stores of iteration k + 1 overwrite.
+StmtList expandRegisterStaged(Stmt &p) {
+  const int S = int(p.count);
+  const std::string St = std::to_string(S), &var = p.var, &user = p.text;
+  const std::string count = generatedName(user + "_count"), next = generatedName("next");
+  StmtList &prologueCopies = p.body[0]->body, &loads = p.body[1]->body, &consumers = p.body[2]->body,
+           &after = p.body[3]->body, &stores = p.body[4]->body, &arrays = p.body[5]->body;
+  StmtList out;
+  out.push_back(makeComment("pipelined loop over " + user + ": " + std::to_string(arrays.size()) +
+                            " copies staged through registers (global -> registers -> LDS) one iteration "
+                            "ahead, into " + St + " LDS buffers"));
+  auto scope = std::make_unique<Stmt>(StmtKind::Scope);
+  scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
+  for (StmtPtr &a : arrays)
+    scope->body.push_back(std::move(a));
+  // The statements of iteration `iter` under `if (iter < count)`, the loop variable bound to it.
+  auto guarded = [&](StmtList &list, const std::string &iter) {
+    StmtPtr guard = makeIf(iter + " < " + count);
+    guard->body.push_back(makeLet("const int", var, iter));
+    for (StmtPtr &c : list)
+      guard->body.push_back(std::move(c));
+    return guard;
+  };
+  for (StmtPtr &c : prologueCopies)
+    fillSlot(*c, p.slots[0], "0", {"0", 0, S});
+  scope->body.push_back(guarded(prologueCopies, "0"));
+  scope->body.push_back(makeBarrier("buffer 0 holds the tiles of " + user + " = 0"));
+
+  StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
+  steady->body.push_back(makeLet("const int", next, var + " + 1", false));
+  steady->body.push_back(makeComment("load the tiles of " + user + " + 1 into registers: in flight while the "
+                                     "consumers run"));
+  steady->body.push_back(guarded(loads, next));
+  for (StmtPtr &c : consumers) {
+    fillSlot(*c, p.slots[2], "(" + var + " % " + St + ")", {var, 0, S});
+    steady->body.push_back(std::move(c));
+  }
+  steady->body.push_back(makeComment("store them into the other buffer"));
+  for (StmtPtr &c : stores)
+    fillSlot(*c, p.slots[1], "(" + next + " % " + St + ")", {var, 1, S});
+  steady->body.push_back(guarded(stores, next));
+  steady->body.push_back(makeBarrier("buffer (" + user + " + 1) % " + St + " holds the tiles of " + user +
+                                     " + 1; every thread is done with buffer " + user + " % " + St));
+  scope->body.push_back(std::move(steady));
+  for (StmtPtr &s : after)
+    scope->body.push_back(std::move(s));
+  out.push_back(std::move(scope));
+  return out;
+}
+
 } // namespace
 
 // The warp-specialized expansion (the mbarrier + bulk-copy style, lower/BulkPipeline.cpp):
@@ -152,7 +212,7 @@ StmtList expand(Stmt &p) {
 // block's earlier tiles (PersistentTiles), so the producer fills stages for the next tile
 // while the consumers finish the last one.
 
-BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ring) {
+BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ring, const std::string &tilePhase) {
   const int S = int(p.count), T = p.consumers;
   const std::string St = std::to_string(S), &var = p.var, &user = p.text;
   const std::string count = generatedName(user + "_count"), full = fullBarrierRing(),
@@ -169,9 +229,14 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   rings.push_back(makeLet("std::uint64_t* const", full,
                           "reinterpret_cast<std::uint64_t*>(tl_smem + " + std::to_string(p.barrierOffset) + ")", false));
   rings.push_back(makeLet("std::uint64_t* const", empty, full + " + " + St, false));
-  const std::string lead = leadBarrier();
+  // Lead copies: one barrier they complete on; in a persistent kernel (`ring`) also one the
+  // consumers release the lead tiles on, since each tile reloads them.
+  const std::string lead = leadBarrier(), leadFree = generatedName("lead_free");
+  const bool perTile = p.leads && !ring.empty();
   if (p.leads)
     rings.push_back(makeLet("std::uint64_t* const", lead, empty + " + " + St, false));
+  if (perTile)
+    rings.push_back(makeLet("std::uint64_t* const", leadFree, lead + " + 1", false));
   StmtPtr init = makeIf(tid + " == 0", IfStyle::Braced, /*uniform=*/false);
   const std::string slot = generatedName("s");
   StmtPtr initLoop = makeFor(ForRole::Stages, slot, "0", St, "", 0);
@@ -180,6 +245,8 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   init->body.push_back(std::move(initLoop));
   if (p.leads)
     init->body.push_back(makeEval("tl::mbarrier::init(" + lead + ", 1)"));
+  if (perTile)
+    init->body.push_back(makeEval("tl::mbarrier::init(" + leadFree + ", " + std::to_string(T) + ")"));
   init->body.push_back(makeEval("tl::mbarrier::fence_init()"));
   rings.push_back(std::move(init));
   rings.push_back(makeBarrier("the mbarrier rings are initialized"));
@@ -194,12 +261,17 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
     r.producer->body.push_back(makeEval("tl::tma::release_registers<" + std::to_string(p.producerRegisters) + ">()"));
   StmtPtr issuer = makeIf(tid + " == " + std::to_string(T), IfStyle::Braced, false);
   if (p.leads) {
-    // The lead copies first: the consumers wait for them before their first iteration.
-    issuer->body.push_back(makeComment("lead copies: needed before the loop, issued ahead of its stages"));
-    issuer->body.push_back(
+    // The lead copies first: the consumers wait for them before their first iteration. Per
+    // tile, once the consumers have released the last tile's (a fresh barrier reports the
+    // phase before the first complete, as the empty ring does).
+    StmtList &leadIssue = perTile ? r.leadIssue : issuer->body;
+    leadIssue.push_back(makeComment("lead copies: needed before the loop, issued ahead of its stages"));
+    if (perTile)
+      leadIssue.push_back(makeEval("tl::mbarrier::wait(" + leadFree + ", " + tilePhase + " ^ 1)"));
+    leadIssue.push_back(
         makeEval("tl::mbarrier::arrive_expect_tx(" + lead + ", " + std::to_string(p.leadBytes) + ")"));
     for (StmtPtr &c : p.leads->body)
-      issuer->body.push_back(std::move(c));
+      leadIssue.push_back(std::move(c));
   }
   StmtPtr produce = makeFor(ForRole::Stages, var, "0", count);
   produce->body.push_back(makeEval("tl::mbarrier::wait(" + empty + " + " + stage + ", " + phase + " ^ 1)"));
@@ -215,7 +287,7 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
     r.claim = makeEval("tl::tma::claim_registers<" + std::to_string(p.consumerRegisters) + ">()");
 
   if (p.leads)
-    r.consumers.push_back(makeEval("tl::mbarrier::wait(" + lead + ", 0)"));
+    r.consumers.push_back(makeEval("tl::mbarrier::wait(" + lead + ", " + (perTile ? tilePhase : "0") + ")"));
   StmtPtr steady = makeFor(ForRole::Tile, var, "0", count);
   steady->body.push_back(makeEval("tl::mbarrier::wait(" + full + " + " + stage + ", " + phase + ")"));
   for (StmtPtr &c : consumers) {
@@ -233,6 +305,8 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
   r.consumers.push_back(std::move(steady));
   for (StmtPtr &s : after)
     r.consumers.push_back(std::move(s));
+  if (perTile) // nothing after the loop reads the lead tiles (infer::BulkPipelinePlan::leads)
+    r.consumers.push_back(makeEval("tl::mbarrier::arrive(" + leadFree + ")"));
   if (p.inFlight && !ring.empty()) {
     // `after` waited for the last group: its stage is free for the next tile's copies.
     StmtPtr release = makeIf(count + " > 0", IfStyle::SameLine);
@@ -246,7 +320,7 @@ BulkParts expandBulkParts(Stmt &p, const std::string &tid, const std::string &ri
 namespace {
 
 StmtList expandBulk(Stmt &p, const std::string &tid) {
-  BulkParts parts = expandBulkParts(p, tid, "");
+  BulkParts parts = expandBulkParts(p, tid, "", "0");
   StmtList out;
   out.push_back(std::move(parts.comment));
   auto scope = std::make_unique<Stmt>(StmtKind::Scope);
@@ -265,7 +339,9 @@ StmtList expandBulk(Stmt &p, const std::string &tid) {
 void expandIn(StmtList &list, const std::string &tid) {
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i]->kind == StmtKind::Pipeline) {
-      StmtList expanded = list[i]->bulk ? expandBulk(*list[i], tid) : expand(*list[i]);
+      StmtList expanded = list[i]->bulk             ? expandBulk(*list[i], tid)
+                          : list[i]->registerStaged ? expandRegisterStaged(*list[i])
+                                                    : expand(*list[i]);
       // The pipeline's machinery (waits, commits, rings) comes from the pipelined loop's line.
       for (StmtPtr &s : expanded)
         if (!s->line)
@@ -288,9 +364,10 @@ void expandPipelines(Kernel &k) {
     // The warp-specialized variant (sm_90a) carries its own mbarrier pipelines.
     expandIn(k.bulkBody, k.threadIndex);
     return expandIn(k.body, k.threadIndex);
-  case target::PipelineStyle::MbarrierBulk:
   case target::PipelineStyle::RegisterStaged:
-    // The lowering refuses pipelined loops on these targets until their expansions exist
+    return expandIn(k.body, k.threadIndex);
+  case target::PipelineStyle::MbarrierBulk:
+    // The lowering refuses pipelined loops on this style until its expansion exists
     // (KernelLowering::lowerPipelined), so no Pipeline statement reaches here.
     return;
   }

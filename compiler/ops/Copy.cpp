@@ -87,6 +87,22 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
     vec = 1;
   bool cpAsync = n.instr == ftg::CopyInstr::CpAsync16 && vec > 1;
   DType dt = dst.buffer->dtype;
+  // The widest run a shared operand's layout keeps together (ir/TileLayout.h: vectorRun): a
+  // vector access is split into runs of it on the shared side (8-byte units on gfx9's MFMA
+  // operands; every other inferred layout keeps whole 16-byte accesses).
+  auto runOf = [&](int v) {
+    int64_t run = v;
+    for (const Operand *o : {&src, &dst})
+      if (o->buffer->scope == Scope::Shared && o->buffer->shared)
+        run = std::min(run, o->buffer->shared->vectorRun(v));
+    return int(run);
+  };
+  // A register-staged pipeline's producer (gfx9): one half of the copy, through this thread's
+  // array. The load zero-fills out-of-bounds elements as cp.async does; the store writes the
+  // whole chunk. Every loop unrolls fully, so that the array's indices are constants and it
+  // stays in registers.
+  auto *staging = L.registerStaging ? &*L.registerStaging : nullptr;
+  const std::vector<Access> none;
 
   auto body = [&](int v) {
     std::string c = L.fresh("c");
@@ -100,10 +116,15 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
       // Long scalar paths unroll partially: full unrolling would spill registers.
       it = L.fresh("it");
       loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "",
-                     chunks / threads <= 8 ? 0 : 4);
+                     chunks / threads <= 8 || staging ? 0 : 4);
     } else {
-      loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads), 4);
+      loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads),
+                     staging ? 0 : 4);
     }
+    // This thread's `it`-th chunk is elements [it * v, it * v + v) of the staging array.
+    std::string slot = (it.empty() ? "(" + c + " / " + std::to_string(threads) + ")" : it) + " * " + std::to_string(v);
+    if (staging)
+      staging->elements = std::max(staging->elements, (chunks + threads - 1) / threads * v);
     L.nest(std::move(loop), [&] {
       if (!it.empty())
         L.add(makeLet("const int", c, kThreadIndex + " + " + it + " * " + std::to_string(threads), false));
@@ -125,7 +146,39 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
       auto si = s.indices(coords), di = d.indices(coords);
       std::string ps = inBounds(L, *src.buffer, si, s), pd = inBounds(L, *dst.buffer, di, d);
       std::string srcRef = elementAt(L, *src.buffer, si), dstRef = elementAt(L, *dst.buffer, di);
-      if (v > 1 && cpAsync) {
+      // Run `j` of the access (runOf(v) elements from column + j * run): its two elements.
+      const int run = runOf(v);
+      auto runRefs = [&](int j) {
+        if (j == 0)
+          return std::pair{srcRef, dstRef};
+        std::vector<std::string> at = coords;
+        at.back() = coords.back() + " + " + std::to_string(j * run);
+        return std::pair{elementAt(L, *src.buffer, s.indices(at)), elementAt(L, *dst.buffer, d.indices(at))};
+      };
+      const std::string runBytes = std::to_string(run * bitWidth(dt) / 8);
+      if (staging) {
+        std::string regs = staging->array + "[" + slot + "]";
+        if (staging->half == KernelLowering::RegisterStaging::Store) {
+          for (int j = 0; j < v / run; ++j) {
+            std::string part = staging->array + "[" + slot + (j ? " + " + std::to_string(j * run) : "") + "]";
+            StmtPtr st = v > 1 ? makeEval("tl::store_vec<" + runBytes + ">(&" + runRefs(j).second + ", tl::load_vec<" +
+                                          runBytes + ">(&" + part + "))")
+                               : makeStore(dstRef, regs);
+            L.guarded(pd, withAccess(std::move(st), none, writes));
+          }
+        } else if (v > 1) {
+          std::string bytes = std::to_string(v * bitWidth(dt) / 8);
+          std::string load = "tl::load_vec<" + bytes + ">(&" + srcRef + ")";
+          if (!ps.empty())
+            load = "(" + ps + ") ? " + load + " : tl::vec_bytes_t<" + bytes + ">{}";
+          L.add(withAccess(makeEval("tl::store_vec<" + bytes + ">(&" + regs + ", " + load + ")"), reads, none));
+        } else {
+          std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
+          if (!ps.empty())
+            value = "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
+          L.add(withAccess(makeStore(regs, value), reads, none));
+        }
+      } else if (v > 1 && cpAsync) {
         L.add(makeLet("const bool", "tl_valid", ps.empty() ? std::string("true") : ps, false));
         Stmt &cp = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), reads, writes);
         cp.bytes = 16;
@@ -134,8 +187,31 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         cp.srcBase = bufferName(*src.buffer);
         cp.valid = "tl_valid";
       } else if (v > 1) {
-        std::string p = ps.empty() ? pd : pd.empty() ? ps : ps + " && " + pd;
-        L.guarded(p, withAccess(vectorCopy(v * bitWidth(dt) / 8, "&" + dstRef, "&" + srcRef), reads, writes));
+        // Run by run (an 8-byte swizzle stores 16-byte chunks as two runs). A chunk whose source
+        // lies outside the tensor stores zeros, as the scalar path and cp.async's zero fill
+        // do: the tile's padding, not what the buffer held before (a stale K tail of the
+        // previous stage in a gemm).
+        for (int j = 0; j < v / run; ++j) {
+          auto [from, to] = runRefs(j);
+          StmtPtr copy = withAccess(vectorCopy(run * bitWidth(dt) / 8, "&" + to, "&" + from), reads, writes);
+          if (ps.empty()) {
+            L.guarded(pd, std::move(copy));
+            continue;
+          }
+          StmtPtr zero = withAccess(
+              makeEval("tl::store_vec<" + runBytes + ">(&" + to + ", tl::vec_bytes_t<" + runBytes + ">{})"), {}, writes);
+          StmtPtr pick = makeIf(pd.empty() ? ps : ps + " && " + pd, IfStyle::Braced, /*uniform=*/false);
+          pick->body.push_back(std::move(copy));
+          if (pd.empty()) {
+            pick->elseBody.push_back(std::move(zero));
+          } else {
+            StmtPtr inDst = makeIf(pd, IfStyle::Braced, /*uniform=*/false);
+            inDst->body.push_back(std::move(zero));
+            pick->elseIf = true;
+            pick->elseBody.push_back(std::move(inDst));
+          }
+          L.add(std::move(pick));
+        }
       } else {
         std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
         if (!ps.empty())
@@ -199,11 +275,15 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   // Registers r..r+V-1 hold V consecutive columns (a blocked vector, an mma pair): with a
   // global operand whose rows are 16-byte aligned (the kAligned instantiation) they move as
   // one access when the region's column origin is a multiple of V.
+  // The vector runs along the fragment's last dimension, which is then the tile's last (unit
+  // dimensions are dropped from the tile: a [1, N] row fragment is an N-element tile); it must
+  // be the other side's contiguous (last) dimension too.
   int V = F.kind == FragmentLayout::Blocked ? F.vec : F.kind == FragmentLayout::MmaC ? 2 : 1;
   int elemBytes = std::max(1, int(bitWidth(other.buffer->dtype) / 8));
-  bool vectorizable = other.buffer->scope == Scope::Global && !atomic && V > 1 &&
-                      o.extents.size() == frag.shape.size() &&
-                      o.tileDim.back() == int(o.extents.size()) - 1 && V * elemBytes <= 16 &&
+  bool lastDimAlong = !o.extents.empty() && frag.shape.back() != std::optional<int64_t>(1) &&
+                      o.tileDim.back() == int(o.extents.size()) - 1;
+  bool vectorizable = other.buffer->scope == Scope::Global && !atomic && V > 1 && lastDimAlong &&
+                      V * elemBytes <= 16 &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   // A shared tile's V consecutive columns lie in one 16-byte chunk, contiguous and aligned in
   // every inferred shared layout when its rows (or panels) are whole multiples of V (swizzles
@@ -211,19 +291,24 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   // access on every path, no kAligned instantiation needed. What an
   // accumulator staged for a bulk store (infer/StoreStaging) is written with.
   const ftg::Buffer &ob = *other.buffer;
-  bool sharedVector = ob.scope == Scope::Shared && ob.shared && !atomic && V > 1 &&
-                      o.extents.size() == frag.shape.size() && o.tileDim.back() == int(o.extents.size()) - 1 &&
+  bool sharedVector = ob.scope == Scope::Shared && ob.shared && !atomic && V > 1 && lastDimAlong &&
                       16 % (V * elemBytes) == 0 &&
                       (ob.shared->isPanelled() ? ob.shared->panelCols : ob.shared->cols) % V == 0 &&
                       ob.shared->keepsVectors(V) &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
   auto body = [&](int v) {
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(F.registers()), v > 1 ? std::to_string(v) : "", 0), [&] {
+      // Register r's element, one coordinate per dimension of the tile: the fragment's unit
+      // dimensions are not in it (a [64, 1] column's coordinate is its row).
       std::vector<std::string> coords;
-      if (o.extents.size() == 2)
-        coords = {F.rowOf(kThreadIndex, r), F.colOf(kThreadIndex, r)};
-      else
+      if (frag.shape.size() == 2) {
+        if (frag.shape[0] != std::optional<int64_t>(1))
+          coords.push_back(F.rowOf(kThreadIndex, r));
+        if (frag.shape[1] != std::optional<int64_t>(1))
+          coords.push_back(F.colOf(kThreadIndex, r));
+      } else {
         coords = {F.kind == FragmentLayout::Row ? F.rowOf(kThreadIndex, r) : F.colOf(kThreadIndex, r)};
+      }
       for (size_t i = 0; i < coords.size(); ++i) {
         L.add(makeLet("const int", generatedName("t" + std::to_string(i)), coords[i], false));
         coords[i] = generatedName("t" + std::to_string(i));
@@ -370,8 +455,11 @@ public:
       const ftg::Buffer *tile = to == Scope::Shared ? n.outputs[0].buffer : n.inputs[0].buffer;
       int64_t cols = tile->shared ? tile->shared->cols : 0;
       int perAccess = g.target->maxVectorBytes() * 8 / bits;
-      // An annotated layout may scatter a chunk's elements: then element by element.
-      bool whole = cols % perAccess == 0 && tile->shared && tile->shared->keepsVectors(perAccess);
+      // An annotated layout may scatter a chunk's elements: then element by element. An
+      // inferred one keeps runs of its swizzle's unit (8 bytes on gfx9's MFMA operands), into
+      // which cooperativeCopy splits the shared side of each access.
+      bool whole = cols % perAccess == 0 && tile->shared &&
+                   (tile->shared->keepsVectors(perAccess) || !tile->shared->isAnnotated());
       n.copyVector = whole ? perAccess : 1;
       // cp.async where the target has it; elsewhere (gfx9) 16-byte loads into registers and
       // stores into shared memory.

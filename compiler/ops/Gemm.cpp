@@ -135,6 +135,31 @@ bool kernelUsesWarpgroupMma(const ftg::Graph &g) {
   return *g.gemmsOnWarpgroupMma;
 }
 
+// How the gemms of the kernel read shared tile `tile` through warp atom `atom` (gfx9's bank
+// analysis, ir/LdsBanks.h): per gemm and operand, which rows (columns) each wave reads.
+std::vector<lds::MfmaOperandUse> mfmaUses(const ftg::Graph &g, const ftg::Buffer &tile, const target::MmaAtom &atom) {
+  std::vector<lds::MfmaOperandUse> uses;
+  g.walk([&](const Node &m) {
+    if (m.kind != ftg::NodeKind::Gemm || m.inputs.size() != 3)
+      return;
+    auto [M, N, K] = shapeOf(m);
+    infer::WarpSplit split = infer::splitWarps(M, N, g.threads / g.target->warpSize(), m.policy, atom);
+    if (!split.fits)
+      return;
+    for (int operand = 0; operand < 2; ++operand) {
+      if (m.inputs[size_t(operand)].buffer != &tile)
+        continue;
+      int64_t mn = operand == 0 ? M : N, parts = operand == 0 ? split.m : split.n;
+      bool kMajor = operand == 0 ? !m.transA : m.transB;
+      lds::MfmaOperandUse use{kMajor, atom.m, atom.k, {}, mn / parts, K};
+      for (int64_t w = 0; w < parts; ++w)
+        use.mnBases.push_back(w * (mn / parts));
+      uses.push_back(std::move(use));
+    }
+  });
+  return uses;
+}
+
 // Whether a gemm's tile splits over the warps into whole tiles of `atom` with whole k steps
 // (and, for an A in registers, whole accumulator columns of K).
 bool fitsWarpAtom(const Node &n, const ftg::Graph &g, const target::MmaAtom &atom) {
@@ -326,16 +351,22 @@ public:
       if (buf->scope != Scope::Shared)
         continue;
       SharedLayout swizzled = SharedLayout::swizzled(rows, cols, int(bitWidth(buf->dtype)));
+      std::string reason = wide || kMajor ? "strict: gemm operand, bank-conflict-free for ldmatrix"
+                                          : "strict: gemm operand, gathered element-wise";
+      if (const lds::BankModel *banks = g.target->operandBanks()) {
+        // gfx9: the swizzle whose MFMA reads (by every gemm of the kernel that reads the
+        // tile, so that they agree) and copy stores the bank analysis proves conflict-free,
+        // or the one with the fewest conflicts.
+        lds::LdsChoice choice = lds::chooseMfmaOperandLayout(*banks, rows, cols, int(bitWidth(buf->dtype)),
+                                                             mfmaUses(g, *buf, atom), g.threads);
+        swizzled = choice.layout;
+        reason = "strict: gemm operand read by MFMA lanes; " + choice.text;
+      }
       if (buf->shared && buf->shared->isAnnotated() && !buf->shared->sameOffsets(swizzled)) {
         *elementwise = true;
         continue;
       }
-      rules.assignShared(*buf, swizzled,
-                         g.target->vendor() == target::Vendor::Amd
-                             ? "strict: gemm operand, XOR-swizzled 16-byte chunks read by MFMA lanes"
-                         : wide || kMajor ? "strict: gemm operand, bank-conflict-free for ldmatrix"
-                                          : "strict: gemm operand, gathered element-wise",
-                         at);
+      rules.assignShared(*buf, swizzled, reason, at);
     }
     // After the operands: the text says which of them are read element by element.
     n.mmaText = g.target->vendor() == target::Vendor::Amd
@@ -424,8 +455,17 @@ public:
                       false));
         return name;
       };
-      std::string aOffset = n.elementwiseA ? offsetFunctor(A) : "";
-      std::string bOffset = n.elementwiseB ? offsetFunctor(B) : "";
+      // gfx9's XOR swizzle of 8-byte units (ir/LdsBanks.h) as tl/hip/gemm.h's functor, which
+      // reads its K-major runs of 4 elements as one 8-byte access.
+      auto unitFunctor = [&](const ftg::Buffer &b) -> std::string {
+        const SharedLayout *l = b.scope == Scope::Shared && b.shared ? &*b.shared : nullptr;
+        if (!l || l->isAnnotated() || !l->isSwizzled() || l->unitBytes == 16)
+          return "";
+        return "tl::mfma::XorUnits<" + std::to_string(l->cols) + ", " + std::to_string(l->unitBytes * 8 / l->elemBits) +
+               ", " + std::to_string(l->rowShift) + ", " + std::to_string(l->mask) + ">{}";
+      };
+      std::string aOffset = n.elementwiseA ? offsetFunctor(A) : unitFunctor(A);
+      std::string bOffset = n.elementwiseB ? offsetFunctor(B) : unitFunctor(B);
       if (n.clearAccum) {
         std::string zero = C.dtype == DType::F32 ? "0.0f" : "tl::convert<" + cppType(C.dtype) + ">(0.0f)";
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),

@@ -136,6 +136,11 @@ MmaAtom makeMfma(int size, DType input) {
   atom.b = fragmentFromCute(operand, atom.k, size, /*transposed=*/true);
   atom.c = size == 32 ? fragmentFromCute(makeCuteLayout({{{32, 1}, {2, 128}}, {{4, 32}, {4, 256}}}), 32, 32)
                       : fragmentFromCute(operand, 16, 16);
+  // Test hook (tests/emulator, as for m16n8k16): registers 1 and 2 of the accumulator
+  // exchanged, which the CPU emulator (its own tables, from the CDNA ISA) must catch.
+  if (std::getenv("TLC_TEST_WRONG_MMA_LAYOUT"))
+    atom.c = size == 32 ? fragmentFromCute(makeCuteLayout({{{32, 1}, {2, 128}}, {{2, 64}, {2, 32}, {4, 256}}}), 32, 32)
+                        : fragmentFromCute(makeCuteLayout({{{16, 1}, {4, 64}}, {{2, 32}, {2, 16}}}), 16, 16);
   return atom;
 }
 

@@ -12,4 +12,8 @@ enum class PipelineStyle {
   RegisterStaged, // no asynchronous copy into shared memory: load to registers, then store
 };
 
+// LDS buffers of a tile a RegisterStaged pipeline fills: iteration k + 1's tile is stored into
+// one while iteration k's consumers read the other (double buffering, whatever `stages` says).
+constexpr int kRegisterStagedBuffers = 2;
+
 } // namespace tlc::target

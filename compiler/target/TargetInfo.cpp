@@ -155,6 +155,12 @@ public:
     };
     barriers_ = {BarrierKind::Block};
     pipelineStyle_ = PipelineStyle::RegisterStaged;
+    // A quarter of the 256 architectural VGPRs a lane addresses: the staged tiles stay live
+    // across the gemm beside its operands and addresses (the accumulators may live in the
+    // accumulation registers).
+    stagingRegisterBudget_ = 64;
+    // 32 banks of 4 bytes, 128 bytes per cycle (CDNA2/3 LDS).
+    operandBanks_ = lds::BankModel{32, 4, 128, warpSize_};
   }
 };
 

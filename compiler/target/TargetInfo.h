@@ -19,6 +19,7 @@
 
 #include "frontend/Types.h"
 #include "ir/Fragment.h"
+#include "ir/LdsBanks.h"
 #include "target/PipelineStyle.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -143,6 +144,13 @@ public:
   llvm::ArrayRef<BarrierKind> barriers() const { return barriers_; }
   bool hasBarrier(BarrierKind kind) const;
   PipelineStyle pipelineStyle() const { return pipelineStyle_; }
+  // RegisterStaged pipelines: the 32-bit registers per thread the staged tiles of one loop may
+  // hold (they stay live across the gemm of the iteration); 0 on the other styles.
+  int stagingRegisterBudget() const { return stagingRegisterBudget_; }
+  // The shared-memory banks that choose the layouts of gemm operand tiles (ir/LdsBanks.h:
+  // gfx9's LDS, read by MFMA lanes in 8-byte runs), or null where the operand layout is the
+  // instruction's (ldmatrix's and wgmma's swizzles).
+  const lds::BankModel *operandBanks() const { return operandBanks_ ? &*operandBanks_ : nullptr; }
 
   // Warps of `threads` threads, rounded up.
   int warpsOf(int64_t threads) const { return int((threads + warpSize_ - 1) / warpSize_); }
@@ -160,6 +168,8 @@ protected:
   std::vector<CopyAtom> copyAtoms_;
   std::vector<BarrierKind> barriers_;
   PipelineStyle pipelineStyle_ = PipelineStyle::AsyncGroups;
+  int stagingRegisterBudget_ = 0;
+  std::optional<lds::BankModel> operandBanks_;
 };
 
 // Every target tlc knows, in the order --help lists them: those with a back end first.

@@ -352,6 +352,12 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
   }
 }
 
+}  // namespace tl
+#endif  // TL_CUDA
+
+// Block rasterization serves both vendors (tl/hip/gemm.h has the MFMA gemm).
+namespace tl {
+
 // Rasterization of a 2-d grid in panels of `panel` block rows (TileLang's use_swizzle,
 // Triton's grouped ordering): consecutive blocks share A rows and sweep B columns, so their
 // tiles are reused from L2.
@@ -371,4 +377,4 @@ TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
 }
 
 }  // namespace tl
-#endif
+

@@ -17,15 +17,15 @@ fi
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 fast="-std=c++17 -arch=compute_80 -code=compute_80 -Xcicc -O0 -Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror,-fPIC -I $root/stdlib -I $root/runtime"
 
-"$tlc" "$root/samples/softmax.tl" --target sm_80 --namespace rows4 -o rows4.cu
-"$tlc" "$root/samples/softmax.tl" --target sm_80 --namespace rows8 -D block_M=8 -o rows8.cu
+"$tlc" "$root/samples/softmax.tl" --target sm_80 --namespace rows1 -o rows1.cu
+"$tlc" "$root/samples/softmax.tl" --target sm_80 --namespace rows2 -D block_M=2 -o rows2.cu
 # shellcheck disable=SC2086
-"$nvcc" $fast -c rows4.cu -o rows4.o
+"$nvcc" $fast -c rows1.cu -o rows1.o
 # shellcheck disable=SC2086
-"$nvcc" $fast -c rows8.cu -o rows8.o
-"$nvcc" -shared rows4.o rows8.o -o libboth.so
-nm -D libboth.so | grep -q ' T tlc_rows4_softmax$'
-nm -D libboth.so | grep -q ' T tlc_rows8_softmax$'
+"$nvcc" $fast -c rows2.cu -o rows2.o
+"$nvcc" -shared rows1.o rows2.o -o libboth.so
+nm -D libboth.so | grep -q ' T tlc_rows1_softmax$'
+nm -D libboth.so | grep -q ' T tlc_rows2_softmax$'
 echo "1. two specialisations link into one library"
 
 "$tlc" --emit=header --namespace kern "$root/samples/softmax.tl" --target sm_80 -o kern.cuh
@@ -39,7 +39,7 @@ CU
 "$nvcc" $fast -I . -c both.cu -o both.o
 echo "2. tlc/runtime.h and a generated header share a translation unit"
 
-if "$nvcc" -std=c++17 -arch=sm_75 -I "$root/stdlib" -I "$root/runtime" -c rows4.cu -o sm75.o > sm75.log 2>&1; then
+if "$nvcc" -std=c++17 -arch=sm_75 -I "$root/stdlib" -I "$root/runtime" -c rows1.cu -o sm75.o > sm75.log 2>&1; then
   echo "FAIL: generated code compiled for sm_75"; exit 1
 fi
 grep -q 'tlc-generated code needs compute capability 8.0 or newer' sm75.log

@@ -2,11 +2,12 @@
 """Runs samples on tlc's CPU emulator (tlc run --emulate) at small shapes and compares every
 output with a float64 reference (references.py) within the dtype's tolerance.
 
-  run_samples.py --tlc build/bin/tlc --work DIR [--only REGEX] [--expect-mismatch]
+  run_samples.py --tlc build/bin/tlc --work DIR [--only REGEX] [--target T] [--expect-mismatch]
                  [--env NAME=VALUE]
 
 Each case builds its program once (a kept --build-dir) and runs it at three shapes, tile
-multiples and not. --expect-mismatch inverts the verdict for the fault-injection tests: they
+multiples and not. --target picks the lowering: sm_80 (CUDA: mma.sync, ldmatrix, cp.async; the
+default) or gfx90a/gfx940/gfx942 (HIP: 64-lane waves, MFMA), with the same knobs and shapes. --expect-mismatch inverts the verdict for the fault-injection tests: they
 pass only if the emulator gives a wrong answer (a lowering with a deliberate fault, selected by
 --env TLC_TEST_...). Exit status 0 pass, 1 fail, 77 skip (no CUDA headers: the emulator needs
 cuda_fp16.h).
@@ -36,14 +37,17 @@ CASES = {
                         [dict(M=200, N=136, K=72), dict(M=256, N=192, K=40)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
-    "softmax": ("softmax.tl", "softmax", ["block_N=256"], ref.softmax, {},
-                [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
-    "log_softmax": ("log_softmax.tl", "log_softmax", ["block_N=256"], ref.log_softmax, {},
-                    [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
-    "rmsnorm": ("rmsnorm.tl", "rmsnorm", ["block_N=256"], ref.rmsnorm, {"eps": 1e-6},
-                [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
-    "layernorm": ("layernorm.tl", "layernorm", ["block_N=256"], ref.layernorm, {"eps": 1e-5},
-                  [dict(M=4, N=256), dict(M=7, N=300), dict(M=2, N=600)]),
+    # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element
+    # vector each): a whole row in 16-byte vectors, a ragged one element by element, and three
+    # tiles in two passes (16-byte aligned rows, a 16-column tail).
+    "softmax": ("softmax.tl", "softmax", ["block_N=512", "threads=64"], ref.softmax, {},
+                [dict(M=4, N=512), dict(M=7, N=300), dict(M=2, N=1040)]),
+    "log_softmax": ("log_softmax.tl", "log_softmax", ["block_N=512", "threads=64"], ref.log_softmax, {},
+                    [dict(M=4, N=512), dict(M=7, N=300), dict(M=2, N=1040)]),
+    "rmsnorm": ("rmsnorm.tl", "rmsnorm", ["block_N=512", "threads=64"], ref.rmsnorm, {"eps": 1e-6},
+                [dict(M=4, N=512), dict(M=7, N=300), dict(M=2, N=1040)]),
+    "layernorm": ("layernorm.tl", "layernorm", ["block_N=512", "threads=64"], ref.layernorm, {"eps": 1e-5},
+                  [dict(M=4, N=512), dict(M=7, N=300), dict(M=2, N=1040)]),
     "swiglu": ("swiglu.tl", "swiglu", [], ref.swiglu, {},
                [dict(M=16, N=256), dict(M=19, N=300), dict(M=5, N=40)]),
     "flash_attention": ("flash_attention.tl", "flash_attention",
@@ -122,6 +126,15 @@ def write_routing(directory, shape, params, seed):
         args += ["--input", "%s=%s" % (name, path)]
     return args
 
+
+# Cases for the gfx9 (HIP) lowering only: what the samples above do not reach there. The 16x16
+# MFMA on bf16 (v_mfma_f32_16x16x16bf16_1k): a 32x32 tile over two waves, 32x16 each.
+CASES_GFX9 = {
+    "gemm_bf16_mfma16": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "threads=128", "dtype=bf16",
+                                             "out_dtype=f32"], ref.gemm, {},
+                         [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=72)]),
+}
+
 # |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
 # accumulation and approximate exp2/rsqrt.
 TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3)}
@@ -163,7 +176,9 @@ def run_case(args, name, case, env):
     for n, shape in enumerate(shapes):
         out = os.path.join(args.work, name, "shape%d" % n)
         cmd = [args.tlc, "run", "--emulate", os.path.join(ROOT, "samples", sample), "--kernel", kernel,
-               "--build-dir", build, "--output-dir", out, "--seed", str(args.seed + n)]
+               "--target", args.target, "--build-dir", build, "--output-dir", out, "--seed", str(args.seed + n),
+               # No debug information: a third of each build's time, and CI builds about 40.
+               "--cxx-arg=-g0"]
         for d in defines:
             cmd += ["-D", d]
         for k, v in shape.items():
@@ -171,7 +186,7 @@ def run_case(args, name, case, env):
         if name in ROUTED:
             cmd += write_routing(os.path.join(args.work, name, "routing%d" % n), shape, params, args.seed + n)
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-        label = "%s %s" % (name, " ".join("%s=%d" % kv for kv in shape.items()))
+        label = "%s [%s] %s" % (name, args.target, " ".join("%s=%d" % kv for kv in shape.items()))
         if r.returncode != 0:
             print("FAIL %s: tlc run exited with %d\n%s" % (label, r.returncode, r.stdout[-4000:]))
             return False
@@ -195,6 +210,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--only", default=".*", help="regex over case names")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--target", default="sm_80", help="the lowering: sm_80, or gfx90a/gfx940/gfx942 (HIP)")
     ap.add_argument("--expect-mismatch", action="store_true")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for tlc (test hooks)")
     args = ap.parse_args()
@@ -206,11 +222,12 @@ def main():
     for e in args.env:
         k, _, v = e.partition("=")
         env[k] = v
-    names = [n for n in CASES if re.fullmatch(args.only, n)]
+    cases = dict(CASES, **(CASES_GFX9 if args.target.startswith("gfx") else {}))
+    names = [n for n in cases if re.fullmatch(args.only, n)]
     if not names:
         print("no case matches " + args.only)
         return 1
-    results = {n: run_case(args, n, CASES[n], env) for n in names}
+    results = {n: run_case(args, n, cases[n], env) for n in names}
     if args.expect_mismatch:
         caught = [n for n, ok in results.items() if not ok]
         missed = [n for n, ok in results.items() if ok]

@@ -7,16 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-alignas(1024) static unsigned char smem[4096];
-static int failures = 0;
-
-#define EXPECT(cond)                                                  \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      std::printf("FAIL line %d: %s\n", __LINE__, #cond);            \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+#include "selftest_common.h"
 
 static int results[64][8];
 

@@ -538,10 +538,30 @@ def _add_samples(t: _Tables) -> None:
                     {"dtype": dt, "group_size": str(group)}), shapes + (sizes[group] if dt == "f16" else []))
     # The memory-bound operator samples (issue 12): 5 shapes each, ragged ones included.
     rows = [(4096, 4096), (1000, 3000), (7, 129), (1, 8192), (333, 1030)]
-    for family in ("log_softmax", "layernorm", "swiglu"):
+    t_rows = [(f"{m}x{n}", {"M": m, "N": n}) for m, n in rows]
+    t.add(Build("mem_swiglu_f16", "swiglu", {"dtype": "f16"}), t_rows)
+    t.add(Build("mem_swiglu_bf16", "swiglu", {"dtype": "bf16"}), t_rows)
+    # The row kernels read a row of up to block_N = 8192 columns once, into registers; wider
+    # rows take two passes over 8192-column tiles: 8193 (a tile and one column), 20000 (three
+    # tiles, the last ragged). 4095 and 1030 are no multiple of the 8-element vector (the
+    # scalar instantiation), 2 rows of one column the smallest.
+    one_pass = rows + [(5, 4095), (2, 1)]
+    two_pass = [(9, 8193), (3, 20000)]
+    for family in ("log_softmax", "layernorm", "softmax", "rmsnorm"):
+        eps = {"eps": "1e-6"} if family == "rmsnorm" else {}  # the reference reads it
         for dt in ("f16", "bf16"):
-            t.add(Build(f"mem_{family}_{dt}", family, {"dtype": dt}),
-                  [(f"{m}x{n}", {"M": m, "N": n}) for m, n in rows])
+            t.add(Build(f"mem_{family}_{dt}", family, {"dtype": dt, **eps}),
+                  [(f"{m}x{n}", {"M": m, "N": n}) for m, n in one_pass + two_pass])
+        # A narrow block_N: the two-pass path over many tiles at small shapes; and 512 threads
+        # (two 16-byte vectors of an 8192-column row each), benchmarked beside the default.
+        t.add(Build(f"mem_{family}_f16_n1024", family, {"dtype": "f16", "block_N": "1024", **eps}),
+              [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((333, 1030), (7, 4099), (64, 1024), (3, 129))])
+        t.add(Build(f"mem_{family}_f16_t512", family, {"dtype": "f16", "threads": "512", **eps}),
+              [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (7, 129), (9, 8193), (1, 8192), (333, 1030))])
+        # Rows of up to 4096 read once by 128 threads (the same 32 elements a thread, twice the
+        # blocks per SM of the default on 4096-column rows, whose upper half it leaves idle).
+        t.add(Build(f"mem_{family}_f16_n4096", family, {"dtype": "f16", "block_N": "4096", "threads": "128", **eps}),
+              [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (7, 129), (2, 4097), (9, 8193), (333, 1030))])
     for dt in ("f16", "bf16"):
         t.add(Build(f"mem_gemv_{dt}", "gemv", {"dtype": dt}),
               [(f"{m}x{k}", {"M": m, "K": k}) for m, k in ((4096, 4096), (1000, 3000), (7, 129),
@@ -1090,6 +1110,15 @@ def _bench_items() -> list:
         items.append(BenchItem(f"mem_{family}_f16_{label}", f"mem_{family}_f16", shape))
         items.append(BenchItem(f"mem_{family}_f16_4096x4096", f"mem_{family}_f16",
                                dict(zip(shape, (4096, 4096)))))
+    # The row kernels' one-pass form (rows of up to 8192 columns read once, in registers) with
+    # 512 threads, beside the default 256 (softmax and RMSNorm: softmax_f16 and rmsnorm_f16
+    # above), at the same problems; and rows of up to 4096 on 128 threads at 4096x4096.
+    for family in ("log_softmax", "layernorm", "softmax", "rmsnorm"):
+        for m, n in ((16384, 8192), (4096, 4096)):
+            items.append(BenchItem(f"mem_{family}_f16_t512_{m}x{n}", f"mem_{family}_f16_t512",
+                                   {"M": m, "N": n}))
+        items.append(BenchItem(f"mem_{family}_f16_n4096_4096x4096", f"mem_{family}_f16_n4096",
+                               {"M": 4096, "N": 4096}))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:

@@ -2,7 +2,7 @@
 # The one command for the GPU machine: build the bundle's kernels, check them, benchmark them.
 #
 #   bash tests/gpu/gpu_check.sh [BUNDLE] [--skip-bench] [--skip-triton] [--only REGEX]
-#                               [--sanitize] [--torch]
+#                               [--sanitize] [--torch] [--emu-compare]
 #
 # BUNDLE defaults to gpu-bundle (made by tests/gpu/make_bundle.sh on the build machine).
 # Everything goes to $OUT (the device tool brings back at most 8 files; this writes 6, and
@@ -26,6 +26,14 @@
 # goes into results.json ("torch_ext") and its output to torch_ext.log. A failure makes the
 # command exit 5 (unless an earlier stage already failed).
 #
+# --emu-compare adds a stage after the checks: tests/gpu/emu_compare.py builds the sm_80 code of
+# every emulator sample in BUNDLE/emu (make_bundle.sh --emu-compare), runs it on the inputs the
+# CPU emulator drew and compares each output element with the emulator's (one JSON record per
+# sample, then a summary: cases, passed, elements compared); records and summary go into
+# results.json ("emu_compare") and the output into run.log. A mismatch makes the command exit 6
+# (unless an earlier stage already failed). A bundle made with --only '^$' --emu-compare has no
+# other builds: then the checks and the benchmark are skipped.
+#
 # The benchmark runs even when a check fails (so one lease yields both), except for kernels
 # that crashed or hung in the checks. Exit status: the first non-zero of run.py and bench.py.
 set -uo pipefail
@@ -36,6 +44,7 @@ pass_args=()
 bench_args=()
 sanitize=${TLC_GPU_SANITIZE:-}
 torch=
+emu=
 while (($#)); do
   case $1 in
     --skip-bench) bench=; shift ;;
@@ -43,6 +52,7 @@ while (($#)); do
     --only) pass_args+=(--only "$2"); shift 2 ;;
     --sanitize) sanitize=1; shift ;;
     --torch) torch=1; shift ;;
+    --emu-compare) emu=1; shift ;;
     -*) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     *) bundle=$1; shift ;;
   esac
@@ -58,9 +68,19 @@ start=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
   --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
-python3 "$root/tests/gpu/run.py" "$bundle" --out "$out" --budget-s $((budget / 2)) \
-  "${pass_args[@]}" 2>&1 | tee "$out/run.log"
-run_rc=${PIPESTATUS[0]}
+# A bundle of only the emulator comparison (make_bundle.sh --only '^$' --emu-compare) has no
+# builds for run.py and bench.py.
+builds=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["builds"]))' \
+  "$bundle/manifest.json" 2>/dev/null || echo 1)
+run_rc=0
+if [[ $builds == 0 && -n $emu ]]; then
+  echo "gpu_check: the bundle has no builds besides the emulator comparison" | tee "$out/run.log"
+  bench=
+else
+  python3 "$root/tests/gpu/run.py" "$bundle" --out "$out" --budget-s $((budget / 2)) \
+    "${pass_args[@]}" 2>&1 | tee "$out/run.log"
+  run_rc=${PIPESTATUS[0]}
+fi
 
 san_rc=0
 [[ $sanitize == 1 ]] && sanitize='^layout_'
@@ -115,6 +135,13 @@ if [[ -n $torch ]]; then
   ((torch_rc != 0)) && torch_rc=5
 fi
 
+emu_rc=0
+if [[ -n $emu ]]; then
+  python3 "$root/tests/gpu/emu_compare.py" run "$bundle" --out "$out" 2>&1 | tee -a "$out/run.log"
+  emu_rc=${PIPESTATUS[0]}
+  ((emu_rc != 0)) && emu_rc=6
+fi
+
 bench_rc=0
 if [[ -n $bench ]]; then
   left=$((budget - (SECONDS - start)))
@@ -127,4 +154,5 @@ echo "gpu_check: run.py exit $run_rc, bench.py exit $bench_rc, $((SECONDS - star
 ((run_rc != 0)) && exit "$run_rc"
 ((san_rc != 0)) && exit "$san_rc"
 ((torch_rc != 0)) && exit "$torch_rc"
+((emu_rc != 0)) && exit "$emu_rc"
 exit "$bench_rc"

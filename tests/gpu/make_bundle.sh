@@ -5,6 +5,7 @@
 # on the GPU machine.
 #
 #   tests/gpu/make_bundle.sh [--out DIR] [--tlc PATH] [--target sm_90a] [--only REGEX] [--torch]
+#                            [--emu-compare [--emu-only REGEX]]
 #   tests/gpu/make_bundle.sh --selftest [--out DIR]
 #
 #   --out DIR      the bundle directory (default gpu-bundle, emptied first)
@@ -17,6 +18,11 @@
 #                  and causal flash attention, and the same kernels' plain CUDA for the ctypes
 #                  comparison, which tests/gpu/torch_ext_check.py builds and checks
 #                  (gpu_check.sh --torch)
+#   --emu-compare  also DIR/emu/: every emulator sample (tests/emulator/run_samples.py) run by
+#                  `tlc run --emulate --target sm_80` at one small awkward shape, its inputs and
+#                  outputs (*.bin) and the same kernel's CUDA, for tests/gpu/emu_compare.py
+#                  (gpu_check.sh --emu-compare); --emu-only REGEX picks samples. Minutes here:
+#                  each sample is compiled for the emulator.
 #
 # A build that tlc cannot generate is reported and left out of the bundle (its cases then fail
 # on the GPU machine as "not generated"); the exit status is 1 if any build failed.
@@ -29,8 +35,10 @@ target=sm_90a
 only=
 selftest=
 torch=
+emu=
+emu_only=
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while (($#)); do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -39,6 +47,8 @@ while (($#)); do
     --only) only=$2; shift 2 ;;
     --selftest) selftest=1; shift ;;
     --torch) torch=1; shift ;;
+    --emu-compare) emu=1; shift ;;
+    --emu-only) emu_only=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "make_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -109,6 +119,12 @@ if [[ -n $torch && -z $selftest ]]; then
       rm -f "$out/torch/$emit.tlc.log"
     fi
   done
+fi
+
+if [[ -n $emu && -z $selftest ]]; then
+  emu_args=(prepare --tlc "$tlc" --out "$out/emu")
+  [[ -n $emu_only ]] && emu_args+=(--only "$emu_only")
+  python3 "$root/tests/gpu/emu_compare.py" "${emu_args[@]}" || failed+=("emu")
 fi
 
 generator="selftest (tests/gpu/selftest/naive_gemm.cu)"

@@ -409,10 +409,13 @@ class OperatorCoverage(unittest.TestCase):
 
     def test_prefixes_select_the_operator_cases(self):
         builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe)_")
+        # Issue 3's builds of these families; the one-pass row kernels' softmax and RMSNorm
+        # builds (issue 12) are mem_ ones.
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
         self.assertEqual({b.name for b in builds},
                          {b.name for b in self.builds
-                          if b.family not in issue3 and not b.name.startswith(("layout_", "dtypes_"))})
+                          if (b.family not in issue3 or b.name.startswith("mem_"))
+                          and not b.name.startswith(("layout_", "dtypes_"))})
 
     def test_layout_prefix_selects_the_issue9_cases(self):
         """Tile widths of gemm, head dims of attention, the gathered table (issue 9)."""

@@ -15,7 +15,7 @@
 #define blockIdx (::tl::emu::current_block().block_index)
 #define blockDim (::tl::emu::current_block().block_dim)
 #define gridDim (::tl::emu::current_block().grid_dim)
-#define warpSize 32
+#define warpSize ::tl::emu::kWarpSize
 
 inline void __syncthreads() { ::tl::emu::syncthreads(); }
 inline void __threadfence() {}
@@ -32,8 +32,20 @@ namespace tl::emu {
 // its mode names within its segment, or keeps its own when the source is outside it.
 enum class Shfl { Idx, Up, Down, Xor };
 
+// The lanes of the running thread's warp that exist in the block and have not exited.
+inline LaneMask live_lanes() {
+  Block& b = current_block();
+  const int warp = self().warp;
+  LaneMask m = 0;
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    const std::size_t i = static_cast<std::size_t>(warp * kWarpSize + lane);
+    if (i < b.threads.size() && b.threads[i].state != Thread::State::Done) m |= lane_bit(lane);
+  }
+  return m;
+}
+
 template <class T>
-T shfl(Shfl mode, std::uint32_t mask, T value, int arg, int width, const char* name) {
+T shfl(Shfl mode, LaneMask mask, T value, int arg, int width, const char* name) {
   struct Operands {
     T in, out;
     int arg, width;
@@ -59,15 +71,15 @@ T shfl(Shfl mode, std::uint32_t mask, T value, int arg, int width, const char* n
   return mine.out;
 }
 
-inline std::uint32_t vote(std::uint32_t mask, bool predicate, const char* name) {
+inline LaneMask vote(LaneMask mask, bool predicate, const char* name) {
   struct Operands {
     bool in;
-    std::uint32_t out;
+    LaneMask out;
   } mine{predicate, 0};
   warp_collective(name, mask, &mine, [](void** slots) {
-    std::uint32_t ballot = 0;
+    LaneMask ballot = 0;
     for (int lane = 0; lane < kWarpSize; ++lane)
-      if (slots[lane] && static_cast<Operands*>(slots[lane])->in) ballot |= 1u << lane;
+      if (slots[lane] && static_cast<Operands*>(slots[lane])->in) ballot |= lane_bit(lane);
     for (int lane = 0; lane < kWarpSize; ++lane)
       if (slots[lane]) static_cast<Operands*>(slots[lane])->out = ballot;
   });
@@ -92,22 +104,14 @@ template <class T>
 T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   return ::tl::emu::shfl(::tl::emu::Shfl::Xor, mask, v, lane_mask, width, "__shfl_xor_sync");
 }
-inline unsigned __ballot_sync(unsigned mask, int p) { return ::tl::emu::vote(mask, p != 0, "__ballot_sync"); }
+inline unsigned __ballot_sync(unsigned mask, int p) {
+  return static_cast<unsigned>(::tl::emu::vote(mask, p != 0, "__ballot_sync"));
+}
 inline int __any_sync(unsigned mask, int p) { return ::tl::emu::vote(mask, p != 0, "__any_sync") != 0; }
 inline int __all_sync(unsigned mask, int p) {
   return ::tl::emu::vote(mask, p != 0, "__all_sync") == mask;
 }
-inline unsigned __activemask() {
-  // The lanes of this warp that have not exited.
-  auto& b = ::tl::emu::current_block();
-  const int warp = ::tl::emu::self().warp;
-  unsigned m = 0;
-  for (int lane = 0; lane < 32; ++lane) {
-    const std::size_t i = static_cast<std::size_t>(warp * 32 + lane);
-    if (i < b.threads.size() && b.threads[i].state != ::tl::emu::Thread::State::Done) m |= 1u << lane;
-  }
-  return m;
-}
+inline unsigned __activemask() { return static_cast<unsigned>(::tl::emu::live_lanes()); }
 
 // ---- Atomics: plain read-modify-write (no fiber switch can interrupt one) ----------------
 template <class T>

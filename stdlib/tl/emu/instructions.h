@@ -10,8 +10,8 @@
 // a fragment is a_i / b_i / c_i, packed into registers in order (two 16-bit elements or four
 // 8-bit elements per 32-bit register, lowest bits first).
 //
-// The AMD lowering's MFMA instructions (v_mfma_*) get their own table functions here, from
-// the CDNA ISA documents, when the HIP back end exists (issue 13).
+// The AMD lowering's MFMA instructions (v_mfma_*) have their own tables, from the CDNA ISA
+// documents, in mfma.h.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +113,7 @@ struct MmaOperands {
 // (the tensor cores' internal order and rounding are not specified; this is the exact sum).
 template <MmaInput In, class Acc>
 void mma_m16n8(const char* name, MmaOperands mine) {
+  static_assert(kWarpSize == 32 && sizeof(Acc) > 0, "mma.sync is an instruction of 32-lane warps");
   warp_collective(name, 0xFFFFFFFFu, &mine, [](void** slots) {
     constexpr int K = In == MmaInput::S8 ? 32 : In == MmaInput::TF32 ? 8 : 16;
     constexpr int kAElems = In == MmaInput::S8 ? 16 : In == MmaInput::TF32 ? 4 : 8;
@@ -186,6 +187,7 @@ void mma_m16n8(const char* name, MmaOperands mine) {
 // elements at rows 2 * (l % 4) and 2 * (l % 4) + 1 of column l / 4.
 template <int Num, bool Trans>
 void ldmatrix(std::uint32_t* regs, std::uint32_t addr) {
+  static_assert(kWarpSize == 32 && Num > 0, "ldmatrix is an instruction of 32-lane warps");
   struct Operands {
     std::uint32_t addr;
     std::uint32_t* regs;

@@ -36,7 +36,15 @@ inline Config& config() {
   return c;
 }
 
-inline constexpr int kWarpSize = 32;
+// Lanes per warp: 32 for CUDA; 64 for the HIP lowering (CDNA's wave64), which tlc run
+// --emulate compiles with -DTL_EMU_WARP_SIZE=64. Lane masks are 64 bits either way.
+#ifndef TL_EMU_WARP_SIZE
+#define TL_EMU_WARP_SIZE 32
+#endif
+inline constexpr int kWarpSize = TL_EMU_WARP_SIZE;
+static_assert(kWarpSize == 32 || kWarpSize == 64, "tl emulator: a warp has 32 or 64 lanes");
+using LaneMask = std::uint64_t;
+inline constexpr LaneMask lane_bit(int lane) { return LaneMask{1} << lane; }
 inline constexpr int kNumBarriers = 16;  // bar.sync ids 0..15; __syncthreads() is id 0
 
 struct Block;
@@ -70,7 +78,7 @@ struct Barrier {
 // The rendezvous of a warp-collective instruction: each participating lane leaves a pointer to
 // its operands; the last one to arrive computes for all (instructions.h, builtins.h).
 struct WarpRendezvous {
-  std::uint32_t arrived = 0, mask = 0;
+  LaneMask arrived = 0, mask = 0;
   const char* op = nullptr;
   void* slots[kWarpSize] = {};
 };
@@ -167,18 +175,21 @@ inline void syncthreads() {
 // operands; `compute(slots)` runs once, in the last lane to arrive, with every lane's operand
 // pointer (slots[lane]; lanes outside the mask have none), before any lane goes on.
 template <class Compute>
-void warp_collective(const char* op, std::uint32_t mask, void* operands, Compute&& compute) {
+void warp_collective(const char* op, LaneMask mask, void* operands, Compute&& compute) {
   Block& b = current_block();
   Thread& t = self();
   WarpRendezvous& w = b.warps[t.warp];
-  const std::uint32_t bit = 1u << t.lane;
-  if (!(mask & bit)) fail("%s: lane %d calls it with mask 0x%08x, which leaves the lane out", op, t.lane, mask);
+  const LaneMask bit = lane_bit(t.lane);
+  if (!(mask & bit))
+    fail("%s: lane %d calls it with mask 0x%llx, which leaves the lane out", op, t.lane,
+         static_cast<unsigned long long>(mask));
   if (w.arrived == 0) {
     w.op = op;
     w.mask = mask;
   } else if (std::strcmp(w.op, op) != 0 || w.mask != mask) {
-    fail("the lanes of warp %d disagree: %s (mask 0x%08x) here, %s (mask 0x%08x) in lanes 0x%08x", t.warp, op,
-         mask, w.op, w.mask, w.arrived);
+    fail("the lanes of warp %d disagree: %s (mask 0x%llx) here, %s (mask 0x%llx) in lanes 0x%llx", t.warp, op,
+         static_cast<unsigned long long>(mask), w.op, static_cast<unsigned long long>(w.mask),
+         static_cast<unsigned long long>(w.arrived));
   }
   w.slots[t.lane] = operands;
   w.arrived |= bit;
@@ -188,7 +199,7 @@ void warp_collective(const char* op, std::uint32_t mask, void* operands, Compute
     compute(w.slots);
     w.arrived = 0;
     for (int lane = 0; lane < kWarpSize; ++lane)
-      if (mask & (1u << lane)) make_ready(t.warp * kWarpSize + lane);
+      if (mask & lane_bit(lane)) make_ready(t.warp * kWarpSize + lane);
   }
   yield();
 }
@@ -251,6 +262,7 @@ inline void install_fault_handler() {
   sigaction(SIGSEGV, &sa, nullptr);
   sigaction(SIGBUS, &sa, nullptr);
   sigaction(SIGFPE, &sa, nullptr);
+  sigaction(SIGILL, &sa, nullptr);  // __builtin_trap() (tl::trap on HIP)
 }
 }  // namespace detail
 

@@ -22,11 +22,13 @@
 // instruction. A is stored [M][K] ([K][M] when TransA), B [K][N] ([N][K] when TransB), in
 // tl::SwizzledLayout (16-byte chunks XOR-permuted per row), where a K-contiguous run of 4
 // elements starting at a multiple of 4 stays inside one chunk: one 8-byte LDS read
-// (ds_read_b64). Operands whose K is not contiguous, and operands in an annotated layout
-// (offset functor), are read element by element.
+// (ds_read_b64); so is a run of tl::mfma::XorUnits, the swizzle of 8-byte units tlc chooses
+// where the 16-byte one has LDS bank conflicts. Operands whose K is not contiguous, and
+// operands in an annotated layout (offset functor), are read element by element.
 #pragma once
 
 #include "../common.h"
+#include "../gemm.h"  // its block rasterization (swizzle_blocks, swizzled_coords) serves HIP too
 #include "../swizzle.h"
 
 #if TL_HIP
@@ -38,11 +40,21 @@ struct SwizzledOperand {};
 
 namespace mfma {
 
+#if defined(TL_EMULATE)
+// The CPU emulator (tl/emu/mfma.h) builds this with a host compiler: GCC vectors, and the f16
+// operand as its bits, since host compilers have no vector of _Float16.
+using half4 = std::uint16_t __attribute__((vector_size(8)));
+using short4 = short __attribute__((vector_size(8)));
+using u16x4 = std::uint16_t __attribute__((vector_size(8)));
+using float4 = float __attribute__((vector_size(16)));
+using float16 = float __attribute__((vector_size(64)));
+#else
 using half4 = _Float16 __attribute__((ext_vector_type(4)));
 using short4 = short __attribute__((ext_vector_type(4)));
 using u16x4 = std::uint16_t __attribute__((ext_vector_type(4)));
 using float4 = float __attribute__((ext_vector_type(4)));
 using float16 = float __attribute__((ext_vector_type(16)));
+#endif
 
 // The instruction of size S on input type T: K per instruction, accumulator registers per
 // lane, and one issue on the registers at c (SrcA = b, SrcB = a: D = C^T, see above).
@@ -86,13 +98,35 @@ struct SwizzledOffset {
   TL_DEVICE int operator()(int row, int col) const { return SwizzledLayout<Rows, Cols, 16>::offset(row, col); }
 };
 
+// The XOR swizzle of Unit-element units that tlc chooses for an operand when the bank
+// analysis finds the 16-byte swizzle conflicting under the lanes' 8-byte reads
+// (compiler/ir/LdsBanks.h): unit ^= (row >> Shift) & Mask in rows of Cols elements. Runs of
+// kRun columns stay contiguous.
+template <int Cols, int Unit, int Shift, int Mask>
+struct XorUnits {
+  static constexpr int kRun = Unit;
+  TL_DEVICE int operator()(int row, int col) const {
+    return row * Cols + (((col / Unit) ^ ((row >> Shift) & Mask)) * Unit) + col % Unit;
+  }
+};
+
+// The columns an offset functor keeps contiguous (its kRun, else 1).
+template <class Off, class = void>
+struct RunOf {
+  static constexpr int value = 1;
+};
+template <class Off>
+struct RunOf<Off, std::void_t<decltype(Off::kRun)>> {
+  static constexpr int value = Off::kRun;
+};
+
 // The 4 operand elements (mn, k..k + 3) of a tile stored [MN][K] (KMajor) or [K][MN], whose
-// element (row, col) of the stored tile is at off(row, col). A swizzled K-major run is one
-// 8-byte read; everything else is read element by element.
+// element (row, col) of the stored tile is at off(row, col). A K-major run in a layout that
+// keeps it (the swizzles) is one 8-byte read; everything else is read element by element.
 template <bool KMajor, bool Swizzled, class T, class Off>
 TL_DEVICE u16x4 load4(const T* tile, Off off, int mn, int k) {
   const std::uint16_t* bits = reinterpret_cast<const std::uint16_t*>(tile);
-  if constexpr (KMajor && Swizzled) {
+  if constexpr (KMajor && (Swizzled || RunOf<Off>::value % 4 == 0)) {
     return *reinterpret_cast<const u16x4*>(bits + off(mn, k));
   } else {
     u16x4 r;
@@ -176,17 +210,6 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
 #pragma unroll
       for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
   }
-}
-
-// Rasterization of a 2-d grid in panels of `panel` block rows (tl/gemm.h's, which is inside
-// its CUDA-only part).
-TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
-  int id = blockIdx.y * gridDim.x + blockIdx.x;
-  int group = panel * gridDim.x;
-  int first = (id / group) * panel;
-  int rows = min(static_cast<int>(gridDim.y) - first, panel);
-  by = first + (id % group) % rows;
-  bx = (id % group) / rows;
 }
 
 }  // namespace tl

@@ -1,0 +1,138 @@
+#include "ir/LdsBanks.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tlc::lds {
+
+Conflicts countConflicts(const BankModel &model, const WaveAccess &access) {
+  Conflicts c;
+  const int lanesPerPhase = std::max(1, model.bytesPerCycle / std::max(model.bankBytes, access.bytes));
+  const int64_t lanes = int64_t(access.address.size());
+  for (int64_t first = 0; first < lanes; first += lanesPerPhase) {
+    // bank -> the distinct words asked of it in this phase
+    std::map<int64_t, std::set<int64_t>> words;
+    for (int64_t l = first; l < std::min(lanes, first + lanesPerPhase); ++l) {
+      int64_t a = access.address[size_t(l)];
+      if (a < 0)
+        continue;
+      for (int64_t w = a / model.bankBytes; w <= (a + access.bytes - 1) / model.bankBytes; ++w)
+        words[w % model.banks].insert(w);
+    }
+    if (words.empty())
+      continue;
+    int ways = 1;
+    for (auto &[bank, set] : words)
+      ways = std::max(ways, int(set.size()));
+    c.ideal += 1;
+    c.cycles += ways;
+    c.ways = std::max(c.ways, ways);
+  }
+  return c;
+}
+
+Conflicts countConflicts(const BankModel &model, const std::vector<WaveAccess> &accesses) {
+  Conflicts sum;
+  for (const WaveAccess &a : accesses) {
+    Conflicts c = countConflicts(model, a);
+    sum.cycles += c.cycles;
+    sum.ideal += c.ideal;
+    sum.ways = std::max(sum.ways, c.ways);
+  }
+  return sum;
+}
+
+std::vector<WaveAccess> mfmaReads(const SharedLayout &layout, const MfmaOperandUse &use, int waveSize) {
+  std::vector<WaveAccess> out;
+  const int64_t elemBytes = std::max(1, layout.elemBits / 8);
+  // A K-major run of 4 elements is one read when the layout keeps it (tl/hip/gemm.h).
+  const bool vector = use.kMajor && layout.vectorRun(4) == 4;
+  for (int64_t base : use.mnBases)
+    for (int64_t mi = 0; mi < use.mnPerWave / use.size; ++mi)
+      for (int64_t kk = 0; kk < use.k / use.kStep; ++kk)
+        for (int part = 0; part < (vector ? 1 : 4); ++part) {
+          WaveAccess a;
+          a.bytes = int(vector ? 4 * elemBytes : elemBytes);
+          for (int l = 0; l < waveSize; ++l) {
+            int64_t mn = base + mi * use.size + l % use.size;
+            int64_t k = kk * use.kStep + 4 * (l / use.size) + part;
+            bool inside = k < use.k && mn < (use.kMajor ? layout.rows : layout.cols);
+            int64_t off = !inside ? -1 : use.kMajor ? layout.offset(mn, k) : layout.offset(k, mn);
+            a.address.push_back(off < 0 ? -1 : off * elemBytes);
+          }
+          out.push_back(std::move(a));
+        }
+  return out;
+}
+
+std::vector<WaveAccess> copyStores(const SharedLayout &layout, int64_t threads, int64_t vec, int waveSize) {
+  std::vector<WaveAccess> out;
+  const int64_t elemBytes = std::max(1, layout.elemBits / 8);
+  if (vec < 1 || layout.cols % vec != 0)
+    vec = 1;
+  const int64_t run = layout.vectorRun(vec), chunks = layout.rows * layout.cols / vec, perRow = layout.cols / vec;
+  for (int64_t first = 0; first < chunks; first += threads)
+    for (int64_t wave = 0; wave * waveSize < threads; ++wave)
+      for (int64_t part = 0; part < vec / run; ++part) {
+        WaveAccess a;
+        a.bytes = int(run * elemBytes);
+        for (int64_t l = 0; l < waveSize; ++l) {
+          int64_t t = wave * waveSize + l, c = first + t;
+          bool active = t < threads && c < chunks;
+          a.address.push_back(active ? layout.offset(c / perRow, (c % perRow) * vec + part * run) * elemBytes : -1);
+        }
+        out.push_back(std::move(a));
+      }
+  return out;
+}
+
+namespace {
+
+std::string describe(const char *what, const Conflicts &c) {
+  return std::string(what) + (c.extra() == 0 ? " conflict-free" : " " + std::to_string(c.ways) + "-way");
+}
+
+} // namespace
+
+LdsChoice chooseMfmaOperandLayout(const BankModel &model, int64_t rows, int64_t cols, int elemBits,
+                                  const std::vector<MfmaOperandUse> &uses, int64_t threads) {
+  const int64_t maxVec = std::max<int64_t>(1, 128 / elemBits); // 16-byte accesses
+  auto measure = [&](const SharedLayout &l, Conflicts &reads, Conflicts &stores) {
+    std::vector<WaveAccess> r;
+    for (const MfmaOperandUse &u : uses) {
+      std::vector<WaveAccess> one = mfmaReads(l, u, model.waveSize);
+      r.insert(r.end(), one.begin(), one.end());
+    }
+    reads = countConflicts(model, r);
+    stores = countConflicts(model, copyStores(l, threads, cols % maxVec == 0 ? maxVec : 1, model.waveSize));
+  };
+  LdsChoice best{SharedLayout::swizzled(rows, cols, elemBits), {}, {}, {}, {}, ""};
+  measure(best.layout, best.reads, best.stores);
+  best.swizzle16Reads = best.reads;
+  best.swizzle16Stores = best.stores;
+  // XOR swizzles of 8-byte units (the MFMA lanes' runs), key (row >> shift) & mask: a key
+  // that changes with the row inside one phase's rows moves their runs apart.
+  if (best.reads.extra() + best.stores.extra() > 0)
+    for (int shift = 0; shift <= 3; ++shift)
+      for (int mask : {1, 3, 7, 15}) {
+        std::optional<SharedLayout> l = SharedLayout::xorUnits(rows, cols, elemBits, 8, shift, mask);
+        if (!l)
+          continue;
+        Conflicts r, s;
+        measure(*l, r, s);
+        if (r.extra() + s.extra() < best.reads.extra() + best.stores.extra()) {
+          best.layout = *l;
+          best.reads = r;
+          best.stores = s;
+        }
+      }
+  best.text = "LDS banks: MFMA reads" + describe("", best.reads).substr(0) + ", copy stores" +
+              describe("", best.stores);
+  if (!(best.layout == SharedLayout::swizzled(rows, cols, elemBits)))
+    best.text += " (the 16-byte swizzle:" + describe(" reads", best.swizzle16Reads) + "," +
+                 describe(" stores", best.swizzle16Stores) + ")";
+  return best;
+}
+
+} // namespace tlc::lds

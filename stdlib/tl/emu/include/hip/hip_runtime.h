@@ -1,0 +1,4 @@
+// hip/hip_runtime.h of the CPU emulator (tlc run --emulate --target gfx90a, docs/emulator.md): with this
+// directory first on the include path (and -DTL_EMULATE), HIP code gets the emulation layer.
+#pragma once
+#include "tl/emu/hip.h"
