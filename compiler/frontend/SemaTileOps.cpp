@@ -332,9 +332,12 @@ bool TileOpChecker::checkSameTile(const Region &src, const Region &dst) {
                                     std::to_string(rank) + "-d '" + placed.buffer->getName() + "'");
       return false;
     }
-    // Bounds of constant origins against constant dims.
+    // Bounds of constant origins against constant dims. A tile of more dims than the buffer
+    // (a [1, N] fragment into an [N] vector) is placed by its squeezed extents, which fit.
     std::vector<std::optional<int64_t>> full = sized.tileShape();
-    for (size_t k = 0; k < full.size() && k < rank; ++k) {
+    if (full.size() > rank)
+      full = tile;
+    for (size_t k = 0; k < full.size(); ++k) {
       size_t dim = rank - full.size() + k;
       const Expr *origin = placed.origins[dim];
       auto size = placed.buffer->shape.constDim(dim);
