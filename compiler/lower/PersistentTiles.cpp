@@ -2,9 +2,12 @@
 // PipelineExpansion): the launcher starts only as many blocks as are resident on the GPU at
 // once, and each block runs the kernel body for one block index after another,
 //
-//   for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) { bx, by = tile's indices; body }
+//   for (slot = blockIdx.x; slot < tiles; slot += gridDim.x) {
+//     tile = tl::persistent_tile(slot, tiles); bx, by = tile's indices; body }
 //
 // in swizzle_blocks' order when the kernel asks for it (the grid's row-major order otherwise).
+// persistent_tile walks every other full round of gridDim.x tiles backward, so that blocks
+// whose tiles cost less in one round get costlier ones in the next (tl/gemm.h says why).
 // The body is unchanged, so SyncInsertion orders what one tile leaves in shared memory
 // before the next tile's first accesses, as for any loop; and the shared-memory planner
 // overlaps no buffers (ir/AccessAnalysis: in a persistent kernel every buffer lives through
@@ -26,7 +29,8 @@ namespace tlc::lower {
 
 namespace {
 
-const std::string kTile = generatedName("tile"), kTiles = generatedName("tiles"), kRing = generatedName("ring");
+const std::string kSlot = generatedName("slot"), kTile = generatedName("tile"), kTiles = generatedName("tiles"),
+                  kRing = generatedName("ring");
 
 std::string gridExtent(size_t d) { return generatedName(std::string("grid_") + "xyz"[d]); }
 
@@ -40,9 +44,10 @@ void addGridLets(const Kernel &k, StmtList &out) {
   out.push_back(makeLet("const int", kTiles, tiles.empty() ? "1" : tiles, false));
 }
 
-// `for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) { block indices; body }`.
+// `for (slot = blockIdx.x; slot < tiles; slot += gridDim.x) { tile; block indices; body }`.
 StmtPtr tileLoop(const Kernel &k, StmtList body) {
-  StmtPtr loop = makeFor(ForRole::Tile, kTile, "static_cast<int>(blockIdx.x)", kTiles, "static_cast<int>(gridDim.x)");
+  StmtPtr loop = makeFor(ForRole::Tile, kSlot, "static_cast<int>(blockIdx.x)", kTiles, "static_cast<int>(gridDim.x)");
+  loop->body.push_back(makeLet("const int", kTile, "tl::persistent_tile(" + kSlot + ", " + kTiles + ")", false));
   const std::vector<std::string> &idx = k.blockIndices;
   const size_t dims = k.persistent.grid.size();
   auto set = [&](size_t d, const std::string &value) {
@@ -132,15 +137,15 @@ std::string persistentBulkBody(Kernel &k) {
              std::to_string(s.line) + ")";
   }
   // The parity of the tiles this block ran before this one (the lead barriers' phase).
-  const std::string tilePhase = "(((" + kTile + " - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x)) & 1)";
+  const std::string tilePhase = "(((" + kSlot + " - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x)) & 1)";
   BulkParts parts = expandBulkParts(p, k.threadIndex, kRing, tilePhase);
   const std::string count = parts.count->name;
   auto countAgain = [&] { return makeLet("const int", count, parts.count->value, false); };
   auto advance = [&] { return makeStore(kRing, kRing + " + " + count); };
 
   StmtList out;
-  out.push_back(makeComment("persistent: each block runs the tiles blockIdx.x, blockIdx.x + gridDim.x, ...; "
-                            "the mbarrier rings run on from tile to tile"));
+  out.push_back(makeComment("persistent: each block runs one tile of each round of gridDim.x tiles "
+                            "(tl::persistent_tile); the mbarrier rings run on from tile to tile"));
   addGridLets(k, out);
   for (StmtPtr &s : parts.rings->body)
     out.push_back(std::move(s));
@@ -195,7 +200,7 @@ std::string makePersistent(Kernel &k) {
     if (std::string why = persistentBulkBody(k); !why.empty())
       return why;
   StmtList out;
-  out.push_back(makeComment("persistent: each block runs the tiles blockIdx.x, blockIdx.x + gridDim.x, ..."));
+  out.push_back(makeComment("persistent: each block runs one tile of each round of gridDim.x tiles (tl::persistent_tile)"));
   addGridLets(k, out);
   out.push_back(tileLoop(k, std::move(k.body)));
   k.body = std::move(out);

@@ -371,6 +371,20 @@ TL_DEVICE void swizzled_coords(int panel, int id, int gx, int gy, int& bx, int& 
   bx = (id % group) / rows;
 }
 
+// The tile a persistent block runs at its `slot`-th step (slot = blockIdx.x + step * gridDim.x,
+// of `tiles` in all): each full round of gridDim.x tiles is walked forward in even rounds and
+// backward in odd ones. Where the tiles' cost falls or rises along their order (causal
+// attention's query blocks), a block that ran a cheap tile runs an expensive one next, so the
+// blocks finish together (round-robin gave a block of causal attention at 1024 keys twice the
+// work of another). The last, partial round keeps its order, so every tile runs exactly once.
+TL_DEVICE int persistent_tile(int slot, int tiles) {
+  const int blocks = static_cast<int>(gridDim.x);
+  const int first = slot - static_cast<int>(blockIdx.x);
+  if (((first / blocks) & 1) && first + blocks <= tiles)
+    return first + blocks - 1 - static_cast<int>(blockIdx.x);
+  return slot;
+}
+
 TL_DEVICE void swizzle_blocks(int panel, int& bx, int& by) {
   swizzled_coords(panel, static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x), static_cast<int>(gridDim.x),
                   static_cast<int>(gridDim.y), bx, by);
