@@ -736,10 +736,17 @@ def _add_layout_widths(t: _Tables) -> None:
     # the warp-specialized variant's rings run on from tile to tile. More tiles than blocks
     # (every block loops), ragged edges (the ordinary instantiation where rows are unaligned),
     # a causal mask (tiles of different trip counts, so blocks' rings drift apart).
-    for dim, causal in ((128, False), (128, True), (64, True)):
+    for dim, causal in ((128, False), (128, True), (64, False), (64, True)):
         t.add(Build(f"persist_fa_d{dim}" + ("_causal" if causal else ""), "attention",
                     {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(), "persist": "true"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
+    # D64 persistent on FlashAttention-3's D64 tiles (192 query rows, three consumer warpgroups).
+    for causal in (False, True):
+        t.add(Build("persist_fa_d64_m192" + ("_causal" if causal else ""), "attention",
+                    {"dtype": "f16", "dim": "64", "causal": str(causal).lower(), "block_M": "192",
+                     "threads": "384", "stages": "3", "persist": "true"}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64))
                for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
     # tests/gpu/ops/attention_overlap.tl (GPU run 41: 0.88-1.01x the sample's schedule, so a
     # test of two wgmma groups in flight, not a sample): S_k = Q K_k^T and O += P_{k-1} V_{k-1} in flight
@@ -1088,9 +1095,10 @@ def _bench_items() -> list:
             items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 64)))
     # persistent() attention at issue 11's shapes, beside the default rows above.
     for causal in (False, True):
-        for b, h, s in ISSUE11_ATTENTION_SHAPES:
-            build = "persist_fa_d128" + ("_causal" if causal else "")
-            items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 128)))
+        for dim, rows in ((128, ""), (64, ""), (64, "_m192")):
+            for b, h, s in ISSUE11_ATTENTION_SHAPES:
+                build = f"persist_fa_d{dim}{rows}" + ("_causal" if causal else "")
+                items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, dim)))
     # Block-sparse attention (issue 12): the problem's random masks keep about half the
     # 128x128 blocks; against SDPA with the element mask and a Triton block-sparse kernel.
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
