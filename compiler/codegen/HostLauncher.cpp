@@ -196,19 +196,12 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.line("auto tl_kernel = " + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") + " ? " + kernel.name +
          "<true> : " + kernel.name + "<false>;");
   auto rt = [&](const std::string &cudaName) { return runtimeName(k, cudaName); };
-  // CUDA: once per instantiation and device (tlc::SharedMemoryLimit), so that the launches a
-  // CUDA graph captures make no attribute call.
+  // Once per instantiation and device (tlc::SharedMemoryLimit), so that the launches a CUDA or
+  // HIP graph captures make no attribute call.
   w.open("if (tl_smem > 48 * 1024)");
-  if (k.hip) {
-    w.line(rt("cudaError_t") + " tl_err = " + rt("cudaFuncSetAttribute") + "(reinterpret_cast<const void*>(tl_kernel), " +
-           rt("cudaFuncAttributeMaxDynamicSharedMemorySize") + ", static_cast<int>(tl_smem));");
-    w.line("if (tl_err != " + rt("cudaSuccess") + ") return tlc::check::" + rt("cudaFailure") +
-           "(tl_name, \"cannot reserve \" + std::to_string(tl_smem) + \" bytes of shared memory\", tl_err);");
-  } else {
-    w.line("static tlc::SharedMemoryLimit tl_smem_limit[2];  // per instantiation: <false>, <true>");
-    w.line("if (!(tl_status = tl_smem_limit[" + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") +
-           "].raise(tl_name, reinterpret_cast<const void*>(tl_kernel), tl_smem))) return tl_status;");
-  }
+  w.line("static tlc::SharedMemoryLimit tl_smem_limit[2];  // per instantiation: <false>, <true>");
+  w.line("if (!(tl_status = tl_smem_limit[" + std::string(kernel.hasBulk() ? "tl_bulk" : "tl_aligned") +
+         "].raise(tl_name, reinterpret_cast<const void*>(tl_kernel), tl_smem))) return tl_status;");
   w.close();
   std::string launchGrid = "dim3(unsigned(tl_gx), unsigned(tl_gy), unsigned(tl_gz))";
   if (kernel.persistent.on) {

@@ -455,25 +455,37 @@ inline Status persistentBlocks(const char *kernel, Kernel *fn, int threads, size
 
 } // namespace check
 
-#ifdef CUDART_VERSION
-// The dynamic shared-memory limit of one kernel instantiation, raised to what it needs once per
-// device rather than at every launch: launches stay cheap, and a launch captured into a CUDA
-// graph (after a first, eager one on that device) makes no call besides the launch itself.
-// Devices past the table's end are raised every time (harmless, only slower). Concurrent first
-// launches may both raise it; the attribute call is idempotent.
+#if defined(CUDART_VERSION) || defined(__HIP_PLATFORM_AMD__)
+// The dynamic shared-memory (LDS) limit of one kernel instantiation, raised to what it needs
+// once per device rather than at every launch: launches stay cheap, and a launch captured into
+// a CUDA or HIP graph (after a first, eager one on that device) makes no call besides the
+// launch itself. Devices past the table's end are raised every time (harmless, only slower).
+// Concurrent first launches may both raise it; the attribute call is idempotent.
 class SharedMemoryLimit {
 public:
   Status raise(const char *kernel, const void *function, size_t bytes) {
     int dev = 0;
+#if defined(__HIP_PLATFORM_AMD__)
+    hipError_t e = hipGetDevice(&dev);
+    if (e != hipSuccess)
+      return check::hipFailure(kernel, "cannot query the current device", e);
+#else
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
       return check::cudaFailure(kernel, "cannot query the current device", e);
+#endif
     bool cached = dev >= 0 && dev < kDevices;
     if (cached && raised_[dev].load(std::memory_order_acquire) >= bytes)
       return Status::ok();
+#if defined(__HIP_PLATFORM_AMD__)
+    e = hipFuncSetAttribute(function, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (e != hipSuccess)
+      return check::hipFailure(kernel, "cannot reserve " + std::to_string(bytes) + " bytes of shared memory", e);
+#else
     e = cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     if (e != cudaSuccess)
       return check::cudaFailure(kernel, "cannot reserve " + std::to_string(bytes) + " bytes of shared memory", e);
+#endif
     if (cached)
       raised_[dev].store(bytes, std::memory_order_release);
     return Status::ok();
