@@ -4,11 +4,16 @@
 
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <map>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 namespace tlc::ftg {
 
 namespace {
+
+std::string enumerateSharedLayout(const SharedLayout &l, int64_t elems);
 
 // Why `l` does not map the [rows, cols] tile of `b` one-to-one into its elements, or "".
 std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
@@ -28,6 +33,28 @@ std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
   }
   if (elems > kVerifyEnumerationLimit)
     return "";
+  // The inferred families are pure functions of their parameters, and `tlc recommend` infers
+  // the same few tiles for every candidate it ranks (a third of its time went to enumerating
+  // them again): each parameter set is enumerated once per thread. Annotated layouts are not
+  // cached (their offsets are the user's lambda).
+  using Key = std::tuple<int64_t, int64_t, int, int, int, int, int64_t>;
+  thread_local std::map<Key, std::string> verified;
+  std::optional<Key> key;
+  if (!l.isAnnotated()) {
+    key = Key(l.rows, l.cols, l.elemBits, l.mask, l.rowShift, l.unitBytes, l.panelCols);
+    if (auto it = verified.find(*key); it != verified.end())
+      return it->second;
+    if (verified.size() >= 4096)
+      verified.clear();
+  }
+  std::string problem = enumerateSharedLayout(l, elems);
+  if (key)
+    verified.emplace(*key, problem);
+  return problem;
+}
+
+// Every element of `l`'s [rows, cols] tile at a distinct offset in [0, elems), or why not.
+std::string enumerateSharedLayout(const SharedLayout &l, int64_t elems) {
   std::vector<bool> hit(size_t(elems), false);
   for (int64_t i = 0; i < l.rows; ++i)
     for (int64_t j = 0; j < l.cols; ++j) {
