@@ -725,7 +725,7 @@ def _add_layout_widths(t: _Tables) -> None:
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77))])
     # FlashAttention-3's ping-pong schedule (named barriers over the two consumer warpgroups,
     # ids from warpgroup_id()); the threads=128 build runs the same barriers with one warpgroup.
-    for dim, causal, extra in ((128, False, {}), (128, True, {}), (64, False, {}),
+    for dim, causal, extra in ((128, False, {}), (128, True, {}), (64, False, {}), (64, True, {}),
                                (64, False, {"threads": "128", "block_M": "64"})):
         name = f"layout_fa_pingpong_d{dim}" + ("_causal" if causal else "") + ("_wg1" if extra else "")
         t.add(Build(name, "attention", {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(),
@@ -739,6 +739,13 @@ def _add_layout_widths(t: _Tables) -> None:
     for dim, causal in ((128, False), (128, True), (64, False), (64, True)):
         t.add(Build(f"persist_fa_d{dim}" + ("_causal" if causal else ""), "attention",
                     {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(), "persist": "true"}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
+               for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
+    # Ping-pong and persistent together: the named barriers' turns run on from tile to tile.
+    for dim, causal in ((128, False), (128, True), (64, False), (64, True)):
+        t.add(Build(f"persist_fa_pingpong_d{dim}" + ("_causal" if causal else ""), "attention",
+                    {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(), "persist": "true",
+                     "ping_pong": "true"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
     # D64 persistent on FlashAttention-3's D64 tiles (192 query rows, three consumer warpgroups).
@@ -1088,16 +1095,20 @@ def _bench_items() -> list:
                 if any(i.name == name for i in items):
                     continue
                 items.append(BenchItem(name, build, _attention_shape(b, h, s, dim)))
-    # D64 with 192-row tiles at issue 11's shapes, beside the default rows above.
+    # D64 with 192-row tiles and with the ping-pong schedule at issue 11's shapes, beside the
+    # default rows above (at D64 the exponentials take as long as the two gemms, which is what
+    # ping-pong overlaps).
     for causal in (False, True):
         for b, h, s in ISSUE11_ATTENTION_SHAPES:
-            build = "layout_fa_d64_m192" + ("_causal" if causal else "")
-            items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 64)))
+            for build in ("layout_fa_d64_m192", "layout_fa_pingpong_d64"):
+                build += "_causal" if causal else ""
+                items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 64)))
     # persistent() attention at issue 11's shapes, beside the default rows above.
     for causal in (False, True):
-        for dim, rows in ((128, ""), (64, ""), (64, "_m192")):
+        for dim, rows in ((128, ""), (64, ""), (64, "_m192"), (128, "_pingpong"), (64, "_pingpong")):
             for b, h, s in ISSUE11_ATTENTION_SHAPES:
-                build = f"persist_fa_d{dim}{rows}" + ("_causal" if causal else "")
+                build = (f"persist_fa_pingpong_d{dim}" if rows == "_pingpong" else f"persist_fa_d{dim}{rows}") + \
+                    ("_causal" if causal else "")
                 items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, dim)))
     # Block-sparse attention (issue 12): the problem's random masks keep about half the
     # 128x128 blocks; against SDPA with the element mask and a Triton block-sparse kernel.
