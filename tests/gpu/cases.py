@@ -527,6 +527,14 @@ def _add_samples(t: _Tables) -> None:
         t.add(Build(f"mla_{dt}", "mla", {"dtype": dt, "dim": "512", "pe_dim": "64"}),
               [(f"b{b}h{h}s{s}g{g}", {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": g,
                                       "dim": 512, "pe_dim": 64}) for b, h, s, g in shapes])
+    # Deeper pipelines over the latent cache (32 keys per step, 3-4 stages; 64 keys fit only
+    # 2), benchmarked beside the defaults: more bytes in flight per SM where one block streams
+    # a whole sequence.
+    for keys, stages in ((32, 3), (32, 4)):
+        t.add(Build(f"mla_f16_n{keys}_s{stages}", "mla", {"dtype": "f16", "dim": "512", "pe_dim": "64",
+                                                         "block_N": str(keys), "stages": str(stages)}),
+              [(f"b{b}h{h}s{s}g{g}", {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": g,
+                                      "dim": 512, "pe_dim": 64}) for b, h, s, g in MLA_SHAPES[:2]])
     # K must be a multiple of group_size; 1152 = 9 tiles of block_K = 128. The f16 builds also
     # run the sizes of issue 12 (W4A16_SHAPES: M = 1, 16, 77, 4096), group 64 with K off the
     # tiles.
@@ -1166,10 +1174,14 @@ def _bench_items() -> list:
                                "tests/gpu/ops/gemm_batched.tl with the h100tiles of samples/gemm.tl"))
     # The sample's defaults (block_H = 64, block_N = 64, 2 stages), as the checks build it.
     b, h = MLA_BENCH_BATCH, MLA_BENCH_HEADS
-    for s in MLA_BENCH_SEQ:
-        items.append(BenchItem(f"mla_f16_b{b}h{h}s{s}g1", "mla_f16",
-                               {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": 1,
-                                "dim": 512, "pe_dim": 64}))
+    for build in ("mla_f16", "mla_f16_n32_s3", "mla_f16_n32_s4"):
+        for s in MLA_BENCH_SEQ:
+            items.append(BenchItem(f"{build}_b{b}h{h}s{s}g1", build,
+                                   {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": 1,
+                                    "dim": 512, "pe_dim": 64},
+                                   "" if build == "mla_f16" else "-D " + " -D ".join(
+                                       ("block_N=" + build.split("_n")[1].split("_s")[0],
+                                        "stages=" + build.split("_s")[-1]))))
     # The shape dispatch against the sample's fixed 128x128 tiles, across its buckets.
     for m, n, k in DISPATCH_BENCH_SHAPES:
         shape = {"M": m, "N": n, "K": k}
