@@ -9,6 +9,7 @@
 // shuffle scan for lines inside one warp can replace. The destination fragment takes the
 // source's layout (COMMON), as a copy does.
 #include "ops/Arguments.h"
+#include "ops/Lines.h"
 
 #include "ir/TileOp.h"
 #include "lower/KernelLowering.h"
@@ -28,34 +29,6 @@ std::string accumulatorType(DType t) {
   if (t == DType::F64)
     return "double";
   return isFloat(t) ? "float" : "int64_t";
-}
-
-// The tile of a region as constants, or empty when an extent is not one.
-std::vector<int64_t> constantTile(const Operand &op) {
-  std::vector<int64_t> tile;
-  for (const std::optional<int64_t> &e : op.region.tileShape()) {
-    if (!e)
-      return {};
-    tile.push_back(*e);
-  }
-  return tile;
-}
-
-// Coordinates of line `line` (row-major over every dimension but `dim`), with `dim` at `at`.
-std::vector<std::string> lineCoords(const std::vector<int64_t> &tile, size_t dim, const std::string &line,
-                                    const std::string &at) {
-  std::vector<std::string> coords(tile.size());
-  size_t outermost = dim == 0 ? 1 : 0;
-  std::string rest = line;
-  for (size_t i = tile.size(); i-- > 0;) {
-    if (i == dim) {
-      coords[i] = at;
-      continue;
-    }
-    coords[i] = i == outermost ? rest : "(" + rest + ") % " + std::to_string(tile[i]);
-    rest = "(" + rest + ") / " + std::to_string(tile[i]);
-  }
-  return coords;
 }
 
 // Threads stride over the lines of `tile`; each scans its line with `element(coords)` giving
@@ -112,13 +85,6 @@ void lowerShared(KernelLowering &L, const Node &n, const std::vector<int64_t> &t
                                elementAt(L, *dst.buffer, d.indices(squeeze(coords)))};
             },
             srcReads, writes);
-}
-
-// The scratch index of the element register `r` of fragment layout `f` holds.
-std::string scratchIndex(const FragmentLayout &f, const std::vector<int64_t> &tile, const std::string &r) {
-  if (tile.size() == 1)
-    return f.kind == FragmentLayout::Row ? f.rowOf(kThreadIndex, r) : f.colOf(kThreadIndex, r);
-  return "(" + f.rowOf(kThreadIndex, r) + ") * " + std::to_string(tile[1]) + " + " + f.colOf(kThreadIndex, r);
 }
 
 void lowerFragment(KernelLowering &L, const Node &n, const std::vector<int64_t> &tile) {

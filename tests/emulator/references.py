@@ -283,3 +283,30 @@ def fused_moe(t, p):
         for n in range(N):
             C[s * N + n] = w * math.fsum(a * b for a, b in zip(x, Wt[(e * N + n) * K:(e * N + n + 1) * K]))
     return {"C": C}
+
+
+def reduce_any(t, p):
+    """tests/gpu/ops/reduce_any.tl: reductions of each [block_M, block_N] tile of zero-padded X,
+    broadcast back over the tile."""
+    X, (M, N) = t["X"]
+    bm, bn = p["block_M"], p["block_N"]
+
+    def x(i, j):
+        return X[i * N + j] if i < M and j < N else 0.0
+    out = {k: [0.0] * (M * N) for k in ("ColSum", "ColMax", "RowMin", "Total", "Depth")}
+    for ti in range(0, M, bm):
+        for tj in range(0, N, bn):
+            cols = [[x(ti + a, tj + b) for a in range(bm)] for b in range(bn)]
+            col_sum = [math.fsum(c) for c in cols]
+            col_max = [max(c) for c in cols]
+            row_min = [min(x(ti + a, tj + b) for b in range(bn)) for a in range(bm)]
+            total = math.fsum(abs(v) for v in col_sum)
+            for a in range(min(bm, M - ti)):
+                for b in range(min(bn, N - tj)):
+                    o = (ti + a) * N + tj + b
+                    out["ColSum"][o] = col_sum[b]
+                    out["ColMax"][o] = col_max[b]
+                    out["RowMin"][o] = row_min[a]
+                    out["Total"][o] = total
+                    out["Depth"][o] = math.fsum(x(ti + a // 4 * 4 + c, tj + b) for c in range(4))
+    return out

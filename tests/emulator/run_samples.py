@@ -35,6 +35,10 @@ CASES = {
     # persistent(): three blocks (the emulator's persistent grid) loop over 6-12 tiles each.
     "gemm_persistent": ("gemm.tl", "gemm", ["block_M=64", "block_N=64", "persist=true"], ref.gemm, {},
                         [dict(M=200, N=136, K=72), dict(M=256, N=192, K=40)]),
+    # The reductions' general path (any dimension, shared, local and 1-d fragment buffers), a
+    # test kernel of tests/gpu: ragged tiles of 80 columns, f16 fragments.
+    "reduce_any": ("../tests/gpu/ops/reduce_any.tl", "reduce_any", ["block_M=32", "block_N=80", "dtype=f16"],
+                   ref.reduce_any, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element

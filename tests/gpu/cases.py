@@ -212,6 +212,8 @@ KERNELS.update({
                                        "out:GemmPar"), ("M", "N", "K"), ("dtype",)),
     "cumsum": _op_kernel("cumsum", _tensors("X", "out:Rows", "out:Cols", "out:Frag", "out:FragRows"),
                          ("M", "N"), ("dtype", "block_M", "block_N")),
+    "reduce_any": _op_kernel("reduce_any", _tensors("X", "out:ColSum", "out:ColMax", "out:RowMin", "out:Total",
+                                                    "out:Depth"), ("M", "N"), ("dtype", "block_M", "block_N")),
     "small_fragments": _op_kernel("small_fragments", _tensors("X", "out:Y", "out:S"), ("M",),
                                   ("dtype", "n")),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
@@ -508,6 +510,13 @@ def _add_memory_ops(t: _Tables) -> None:
           plain + [("77x250", {"M": 77, "N": 250})], F32_TOLERANCE)
     t.add(Build("ops_cumsum_f16_32x96", "cumsum", {"dtype": "f16", "block_M": "32", "block_N": "96"}),
           plain + [("77x250", {"M": 77, "N": 250})])
+    # The reductions' general path: shared and 1-d/2-d fragment sources along any dimension,
+    # into shared, fragment and local buffers (f32 tolerance in both: the f16 fragment's
+    # maxima are of X rounded to f16, which the reference rounds too).
+    t.add(Build("ops_reduce_any_f32", "reduce_any", {"dtype": "f32", "block_M": "64", "block_N": "80"}),
+          plain + [("77x250", {"M": 77, "N": 250}), ("5x3", {"M": 5, "N": 3})], F32_TOLERANCE)
+    t.add(Build("ops_reduce_any_f16_32x96", "reduce_any", {"dtype": "f16", "block_M": "32", "block_N": "96"}),
+          plain + [("77x250", {"M": 77, "N": 250})], F32_TOLERANCE)
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
     _add_annotated_layouts(t, plain)

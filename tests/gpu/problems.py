@@ -819,6 +819,48 @@ class CumsumProblem(Problem):
 
     def flops(self, shape):
         return 4.0 * shape["M"] * shape["N"]
+class ReduceAnyProblem(Problem):
+    """tests/gpu/ops/reduce_any.tl: the reductions' general path on each block's tile, each
+    result broadcast back over the tile."""
+    bound = "memory"
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_m = int(build.defines.get("block_M", 64))
+        self.block_n = int(build.defines.get("block_N", 80))
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"X": s, "ColSum": s, "ColMax": s, "RowMin": s, "Total": s, "Depth": s}
+
+    def tensor_dtype(self, name):
+        return torch.float32
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        m, n, bm, bn = shape["M"], shape["N"], self.block_m, self.block_n
+        pm, pn = -m % bm, -n % bn
+
+        def tiles_of(x):
+            return torch.nn.functional.pad(x, (0, pn, 0, pm)).reshape((m + pm) // bm, bm, (n + pn) // bn, bn)
+
+        def spread(t):  # a per-tile result broadcast over its tile, cropped to [M, N]
+            return t.expand(-1, bm, -1, bn).reshape(m + pm, n + pn)[:m, :n]
+        tiles = tiles_of(inputs["X"].to(ref))
+        col_sum = tiles.sum(dim=1, keepdim=True)
+        # ColMax reads X through a `dtype` fragment.
+        col_max = tiles_of(inputs["X"].to(self.dtype).to(ref)).amax(dim=1, keepdim=True)
+        row_min = tiles.amin(dim=3, keepdim=True)
+        total = col_sum.abs().sum(dim=3, keepdim=True)
+        depth = tiles.reshape(tiles.shape[0], bm // 4, 4, tiles.shape[2], bn).sum(dim=2, keepdim=True)
+        depth = depth.expand(-1, -1, 4, -1, -1).reshape(m + pm, n + pn)[:m, :n]
+        return {"ColSum": spread(col_sum), "ColMax": spread(col_max), "RowMin": spread(row_min),
+                "Total": spread(total), "Depth": depth}
+
+    def flops(self, shape):
+        return 5.0 * shape["M"] * shape["N"]
+
+
 class SmallFragmentsProblem(Problem):
     """tests/gpu/ops/small_fragments.tl: Y = 2 X + 1 and S = Y.sum(1) from a replicated fragment."""
     bound = "memory"
@@ -1133,7 +1175,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
-            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem,
+            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
