@@ -3,6 +3,7 @@
 // cp.async, 128-bit or scalar accesses with bounds predicates, threads striding over the
 // tile; fragment copies are per thread, through the fragment's layout.
 #include "ops/Arguments.h"
+#include "ops/Lines.h"
 
 #include "ir/TileOp.h"
 #include "lower/KernelLowering.h"
@@ -229,6 +230,51 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   alignedOrScalar(L, vec, body);
 }
 
+// Whether a copy moves a fragment into a fragment of another layout (through the scratch).
+bool convertsLayout(const Node &n) {
+  if (n.inputs.empty() || n.outputs.empty())
+    return false;
+  const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+  return src.scope == Scope::Fragment && dst.scope == Scope::Fragment && src.fragment && dst.fragment &&
+         *src.fragment != *dst.fragment;
+}
+
+// A copy between fragments of different layouts (a gemm's accumulator into another gemm's
+// register operand under another warp policy, say): each thread writes its registers of `src`
+// to the shared scratch area at their elements' row-major indices, and after a barrier reads
+// its registers of `dst` from there. The scratch holds the tile in `src`'s element type.
+void convertingCopy(KernelLowering &L, const Node &n, const ftg::Buffer &src, const ftg::Buffer &dst) {
+  std::vector<int64_t> tile;
+  for (const std::optional<int64_t> &e : src.shape)
+    tile.push_back(e.value_or(0));
+  if (src.shape != dst.shape || tile.empty() || tile.size() > 2 || llvm::is_contained(tile, 0)) {
+    L.unsupported(n.call->getRange(), "a copy between fragments of different shapes or layouts");
+    return;
+  }
+  const std::string T = cppType(src.dtype), slots = L.fresh("slots");
+  L.add(makeComment("the layouts differ: through shared memory (the scratch area), in " + T));
+  L.add(makeBarrier("the scratch area may still be read"));
+  L.add(makeLet(T + "* const", slots, "reinterpret_cast<" + T + "*>(tl_reduce_scratch)", false));
+  auto registers = [&](const ftg::Buffer &b, const std::function<StmtPtr(const std::string &, const std::string &)> &leaf) {
+    const FragmentLayout &f = *b.fragment;
+    std::string r = L.fresh("r");
+    L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(f.registers()), "", 0), [&] {
+      std::string at = L.fresh("s");
+      L.add(makeLet("const int", at, scratchIndex(f, tile, r), false));
+      L.add(leaf(r, slots + "[" + at + "]"));
+    });
+  };
+  registers(src, [&](const std::string &r, const std::string &slot) {
+    return withAccess(makeStore(slot, bufferName(src) + "[" + r + "]"), {L.access(&src)}, {});
+  });
+  L.add(makeBarrier("the tile is in the scratch"));
+  registers(dst, [&](const std::string &r, const std::string &slot) {
+    return withAccess(makeStore(bufferName(dst) + "[" + r + "]", "tl::convert<" + cppType(dst.dtype) + ">(" + slot + ")"),
+                      {}, {L.access(&dst)});
+  });
+  L.add(makeBarrier("the scratch area may be reused"));
+}
+
 void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Operand &dst, bool atomic) {
   bool fromFragment = src.buffer->scope == Scope::Fragment;
   const ftg::Buffer &frag = fromFragment ? *src.buffer : *dst.buffer;
@@ -236,10 +282,12 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   const FragmentLayout &F = *frag.fragment;
   std::string r = L.fresh("r");
   if (other.buffer->scope == Scope::Fragment) {
-    if (!other.buffer->fragment || *other.buffer->fragment != F) {
-      L.unsupported(n.call->getRange(), "a copy between fragments with different layouts");
+    if (!other.buffer->fragment) {
+      L.unsupported(n.call->getRange(), "a copy into a fragment without an inferred layout");
       return;
     }
+    if (*other.buffer->fragment != F)
+      return convertingCopy(L, n, *src.buffer, *dst.buffer);
     L.add(compactFor(r, F.registers(),
                      withAccess(makeStore(bufferName(*dst.buffer) + "[" + r + "]",
                                           "tl::convert<" + cppType(dst.buffer->dtype) + ">(" +
@@ -430,9 +478,20 @@ public:
   }
 
   void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
-    // A copy between two fragments of one shape gives them one layout.
-    if (level == ftg::InferLevel::Common)
-      rules.shareLayout(n, "copied from", "copied to");
+    // A copy between two fragments of one shape gives them one layout, unless stricter rules
+    // gave each its own (then the copy converts through shared memory: convertingCopy).
+    if (level != ftg::InferLevel::Common || n.inputs.empty() || n.outputs.empty())
+      return;
+    if (n.inputs[0].buffer->fragment && n.outputs[0].buffer->fragment)
+      return;
+    rules.shareLayout(n, "copied from", "copied to");
+  }
+
+  int64_t scratchBytes(const Node &n, const ftg::Graph &) const override {
+    if (!convertsLayout(n))
+      return 0;
+    const ftg::Buffer &src = *n.inputs[0].buffer;
+    return src.numElements() * std::max<int64_t>(1, int64_t(bitWidth(src.dtype)) / 8);
   }
 
   void selectInstruction(Node &n, const ftg::Graph &g) const override {

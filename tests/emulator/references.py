@@ -310,3 +310,21 @@ def reduce_any(t, p):
                     out["Total"][o] = total
                     out["Depth"][o] = math.fsum(x(ti + a // 4 * 4 + c, tj + b) for c in range(4))
     return out
+
+
+def _round_f16(v):
+    import struct as _s
+    return _s.unpack("<e", _s.pack("<e", v))[0]
+
+
+def fragment_convert(t, p):
+    """tests/gpu/ops/fragment_convert.tl: O = (A @ B rounded to f16) @ V."""
+    A, (M, K) = t["A"]
+    B, _ = t["B"]
+    V, _ = t["V"]
+    O = [0.0] * (M * 64)
+    for i in range(M):
+        P = [_round_f16(math.fsum(A[i * K + k] * B[k * 64 + j] for k in range(K))) for j in range(64)]
+        for j in range(64):
+            O[i * 64 + j] = math.fsum(P[c] * V[c * 64 + j] for c in range(64))
+    return {"O": O}

@@ -39,6 +39,9 @@ CASES = {
     # test kernel of tests/gpu: ragged tiles of 80 columns, f16 fragments.
     "reduce_any": ("../tests/gpu/ops/reduce_any.tl", "reduce_any", ["block_M=32", "block_N=80", "dtype=f16"],
                    ref.reduce_any, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
+    # A copy between fragments of different layouts (through shared memory).
+    "fragment_convert": ("../tests/gpu/ops/fragment_convert.tl", "fragment_convert", [], ref.fragment_convert, {},
+                         [dict(M=64, K=32), dict(M=100, K=72)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element

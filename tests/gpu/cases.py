@@ -214,6 +214,8 @@ KERNELS.update({
                          ("M", "N"), ("dtype", "block_M", "block_N")),
     "reduce_any": _op_kernel("reduce_any", _tensors("X", "out:ColSum", "out:ColMax", "out:RowMin", "out:Total",
                                                     "out:Depth"), ("M", "N"), ("dtype", "block_M", "block_N")),
+    "fragment_convert": _op_kernel("fragment_convert", _tensors("A", "B", "V", "out:O"), ("M", "K"),
+                                   ("dtype",)),
     "small_fragments": _op_kernel("small_fragments", _tensors("X", "out:Y", "out:S"), ("M",),
                                   ("dtype", "n")),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
@@ -517,6 +519,12 @@ def _add_memory_ops(t: _Tables) -> None:
           plain + [("77x250", {"M": 77, "N": 250}), ("5x3", {"M": 5, "N": 3})], F32_TOLERANCE)
     t.add(Build("ops_reduce_any_f16_32x96", "reduce_any", {"dtype": "f16", "block_M": "32", "block_N": "96"}),
           plain + [("77x250", {"M": 77, "N": 250})], F32_TOLERANCE)
+    # A copy between fragments of different layouts (the sm_80 path: an mma accumulator under
+    # the square policy into a full_row register operand; on sm_90a the two layouts agree).
+    for dt, target in (("f16", "sm_80"), ("bf16", "sm_80"), ("f16", "sm_90a")):
+        t.add(Build(f"ops_fragment_convert_{dt}" + ("_sm80" if target == "sm_80" else ""), "fragment_convert",
+                    {"dtype": dt}, target=target),
+              [("1000x72", {"M": 1000, "K": 72}), ("64x32", {"M": 64, "K": 32}), ("77x200", {"M": 77, "K": 200})])
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
     _add_annotated_layouts(t, plain)

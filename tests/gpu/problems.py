@@ -861,6 +861,24 @@ class ReduceAnyProblem(Problem):
         return 5.0 * shape["M"] * shape["N"]
 
 
+class FragmentConvertProblem(Problem):
+    """tests/gpu/ops/fragment_convert.tl: O = (A @ B rounded to dtype) @ V, the rounded product
+    copied between fragments of different layouts."""
+    bound = "compute"
+
+    def tensor_shapes(self, shape):
+        m, k = shape["M"], shape["K"]
+        return {"A": (m, k), "B": (k, 64), "V": (64, 64), "O": (m, 64)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        p = (inputs["A"].to(ref) @ inputs["B"].to(ref)).to(self.dtype).to(ref)
+        return {"O": p @ inputs["V"].to(ref)}
+
+    def flops(self, shape):
+        return 2.0 * shape["M"] * 64 * (shape["K"] + 64)
+
+
 class SmallFragmentsProblem(Problem):
     """tests/gpu/ops/small_fragments.tl: Y = 2 X + 1 and S = Y.sum(1) from a replicated fragment."""
     bound = "memory"
@@ -1175,7 +1193,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
-            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem,
+            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
