@@ -177,6 +177,8 @@ class ItemBench:
             return [Impl("cublas", lambda: torch.bmm(x["A"], x["B"]))]
         if family in ("attention", "attention_overlap"):
             return self._sdpa_peers()
+        if family == "attention_bwd":
+            return self._sdpa_backward_peers()
         if family == "softmax":
             return [Impl("torch", lambda: torch.softmax(x["X"], dim=-1))]
         if family == "log_softmax":
@@ -221,6 +223,31 @@ class ItemBench:
         return [Impl(key, sdpa, lambda b=backend: sdpa_kernel(b))
                 for key, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION),
                                      ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION))]
+
+    def _sdpa_backward_peers(self) -> list:
+        """SDPA's backward on its flash and cuDNN backends: the forward runs once per backend,
+        under it, on the first call (outside the timing, which measures the repeats: the
+        backward alone, as ours). Ours gives dQ (in f32) as its result, so the peers give dQ,
+        back in [batch, seq, heads, dim]."""
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        causal = self.problem.causal
+        do = self.inputs["dO"].transpose(1, 2).contiguous()
+
+        def peer(key, backend):
+            q, k, v = (self.inputs[n].transpose(1, 2).contiguous().requires_grad_()
+                       for n in ("Q", "K", "V"))
+            forward = {}
+
+            def run():
+                with torch.enable_grad():
+                    if "out" not in forward:
+                        forward["out"] = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    dq, _, _ = torch.autograd.grad(forward["out"], (q, k, v), do, retain_graph=True)
+                return dq.transpose(1, 2)
+            run.keepalive = (q, k, v, forward)
+            return Impl(key, run, lambda: sdpa_kernel(backend))
+        return [peer("sdpa_flash", SDPBackend.FLASH_ATTENTION),
+                peer("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)]
 
     def triton_candidates(self) -> list:
         """One Impl per configuration, each with its own NaN-poisoned output, so that a

@@ -33,6 +33,7 @@ PEERS = {
     "conv2d": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
     "dequant_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
+    "attention_bwd": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
 }
 
 # Families timed in GB/s (each input read once, each output written once) against the copy
@@ -71,6 +72,9 @@ TITLES = {
                       "roofline floor (samples/dequant_gemm_w4a16.tl at group size 128; M×N×K; µs)"),
     "fused_moe": ("Fused MoE, grouped GEMM over routed tokens, against its roofline floor "
                   "(samples/fused_moe.tl at top 2; tokens×K→N, experts; µs)"),
+    "attention_bwd": ("Flash attention backward, dQ, dK and dV from dO (samples/flash_attention_bwd.tl: "
+                      "the preprocess and the backward as one operation, dQ left in f32; TFLOP/s, "
+                      "10·B·H·S²·D = 2.5x the forward's, halved when causal)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
@@ -117,7 +121,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "gemm_batched":
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
-    if item["family"] in ("attention", "attention_overlap", "block_sparse_attention"):
+    if item["family"] in ("attention", "attention_overlap", "block_sparse_attention", "attention_bwd"):
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
     if item["family"] == "attention_sink":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
@@ -181,7 +185,7 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     memory_bound = family in MEMORY_FAMILIES
     metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
-    causal_column = family in ("attention", "attention_overlap", "attention_sink")
+    causal_column = family in ("attention", "attention_overlap", "attention_sink", "attention_bwd")
     head = ["shape", "dtype"] + (["causal"] if causal_column else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:

@@ -20,7 +20,11 @@ constexpr int kScalarRegisters = 32;
 // 32-bit registers that hold `elements` values of `dtype` in one thread (packed, rounded up).
 int64_t registersFor(int64_t elements, DType dtype);
 
-// Registers of the graph's fragments (by their inferred layouts) and local arrays, per thread.
+// Registers of the graph's fragments (by their inferred layouts) and local arrays, per thread:
+// the most that are live at one point of the kernel. A buffer is live from its first access to
+// its last, and across a whole loop whose iterations may carry its value; nvcc reuses the
+// registers of the others (FlashAttention's backward holds 5 score-sized fragments and 3
+// accumulators, never all at once).
 int bufferRegisters(const ftg::Graph &g);
 
 // The estimate instruction selection checks against the target's registers per thread.

@@ -481,6 +481,19 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
 
 } // namespace
 
+bool coversWholeBuffer(const Region &r, const Buffer &b) {
+  if (r.originOnly)
+    return false;
+  for (size_t d = 0; d < r.extents.size(); ++d) {
+    const Expr *lo = r.origins[d];
+    bool fromZero = !lo || (lo->constant && lo->constant->isInt() && lo->constant->getInt() == 0);
+    std::optional<int64_t> extent = r.isPoint[d] ? std::optional<int64_t>(1) : r.extents[d];
+    if (!fromZero || !extent || d >= b.shape.size() || b.shape[d] != extent)
+      return false;
+  }
+  return true;
+}
+
 const std::vector<std::unique_ptr<Node>> *takenBranch(const Node &n) {
   if (n.kind != NodeKind::If)
     return nullptr;

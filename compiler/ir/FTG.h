@@ -165,6 +165,10 @@ struct Node {
   std::vector<const LetStmt *> prefetchLets;
 };
 
+// Whether a region is its whole buffer: every dimension from 0 over its full extent (a point
+// only in a dimension of extent 1). A sliced region such as `F[0:32, :]` is not.
+bool coversWholeBuffer(const Region &r, const Buffer &b);
+
 // For an `if` whose condition is a compile-time constant, the branch it takes (lowering
 // generates only that one); null for any other node.
 const std::vector<std::unique_ptr<Node>> *takenBranch(const Node &n);

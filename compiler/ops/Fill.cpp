@@ -13,21 +13,6 @@ using ftg::Node;
 
 namespace {
 
-// Whether a region is its whole buffer: every dimension from 0 over its full extent (a point
-// only in a dimension of extent 1). A sliced region such as `F[0:32, :]` is not.
-bool coversWholeBuffer(const Region &r, const ftg::Buffer &b) {
-  if (r.originOnly)
-    return false;
-  for (size_t d = 0; d < r.extents.size(); ++d) {
-    const Expr *lo = r.origins[d];
-    bool fromZero = !lo || (lo->constant && lo->constant->isInt() && lo->constant->getInt() == 0);
-    std::optional<int64_t> extent = r.isPoint[d] ? std::optional<int64_t>(1) : r.extents[d];
-    if (!fromZero || !extent || d >= b.shape.size() || b.shape[d] != extent)
-      return false;
-  }
-  return true;
-}
-
 void lowerFill(KernelLowering &L, const Node &n) {
   const ftg::Operand &dst = n.outputs[0];
   ftg::Buffer &b = *dst.buffer;
@@ -44,7 +29,7 @@ void lowerFill(KernelLowering &L, const Node &n) {
     if (b.scope == Scope::Fragment || b.scope == Scope::Local) {
       int64_t count = b.scope == Scope::Fragment ? b.fragment->registers() : b.numElements();
       // Registers are filled whole; a part of them would need the element-to-register map.
-      if (!coversWholeBuffer(dst.region, b)) {
+      if (!ftg::coversWholeBuffer(dst.region, b)) {
         L.unsupported(n.call->getRange(), "filling part of a " + scopeName(b.scope).str() +
                                             " buffer (fill the whole buffer, or assign the "
                                             "elements one by one)");

@@ -50,10 +50,11 @@ std::optional<std::string> QuickCheck::reject(const Config &config) {
 
 // Before inference there are no fragment layouts, so this is a lower bound of
 // infer::estimateRegisters (never stricter than the compile, see QuickCheck.h): the same
-// scalar registers and per-element rounding, with each 2-d fragment spread evenly over the
-// threads (a layout holds at least that many per thread).
+// scalar registers and per-element rounding, and the largest local array or 2-d fragment
+// spread evenly over the threads (a layout holds at least that many per thread). The
+// estimate counts the buffers live at once, and every buffer is live somewhere.
 std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
-  int64_t regs = infer::kScalarRegisters;
+  int64_t largest = 0;
   for (const Stmt *s : k.body->body) {
     // A 1-d fragment may be a row vector, replicated over the threads of a row: skipped.
     auto *a = dyn_cast<AllocStmt>(s);
@@ -72,13 +73,13 @@ std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
     int64_t bits = 0;
     if (llvm::MulOverflow(elems, int64_t(bitWidth(a->buffer->elemType)), bits))
       return std::nullopt;
-    regs += a->buffer->scope == Scope::Local ? infer::registersFor(elems, a->buffer->elemType)
-                                             : infer::registersFor(elems / threads, a->buffer->elemType);
-    if (regs > target.registersPerThread)
-      break; // already too many; stop before the sum can overflow
+    largest = std::max(largest, a->buffer->scope == Scope::Local
+                                    ? infer::registersFor(elems, a->buffer->elemType)
+                                    : infer::registersFor(elems / threads, a->buffer->elemType));
   }
+  int64_t regs = infer::kScalarRegisters + largest;
   if (regs > target.registersPerThread)
-    return "fragments need at least " + std::to_string(regs) + " registers per thread, but " +
+    return "a fragment needs at least " + std::to_string(regs) + " registers per thread, but " +
            target.name + " allows " + std::to_string(target.registersPerThread);
   return std::nullopt;
 }

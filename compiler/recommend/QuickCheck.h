@@ -4,9 +4,10 @@
 // judged by the passes, so a quick check may be weaker than the pass it anticipates but
 // never stricter.
 //
-//   registers  the 2-d fragments alone (their elements spread over the block's threads, as
-//              every fragment layout does) plus instruction selection's scalar registers
-//              (infer/RegisterEstimate.h) exceed the registers a thread may have
+//   registers  the largest 2-d fragment or local array alone (a fragment's elements spread
+//              over the block's threads, as every fragment layout does) plus instruction
+//              selection's scalar registers (infer/RegisterEstimate.h) exceed the registers a
+//              thread may have
 //   warps      a gemm's accumulator cannot be split over the warps as its policy demands:
 //              each warp needs a multiple of the MMA atom's m x n tile (infer/WarpSplit.h,
 //              as LayoutInference::strictGemm)

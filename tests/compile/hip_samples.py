@@ -34,6 +34,7 @@ TLC_FLAGS = {
     "dequant_gemm_w4a16": ["-D", "block_M=64"],
     "flash_attention": ["-D", "block_N=64"],
     "flash_mla_decode": ["-D", "block_H=16", "-D", "block_N=32", "-D", "threads=128"],
+    "flash_attention_bwd": ["-D", "flash_attention_fwd_lse.block_N=64", "-D", "flash_attention_bwd.block_M=32"],
 }
 # `auto` knobs are tuned for a GPU's descriptor: gfx940 (hipcc 5.2's CDNA3) has none of its own.
 TLC_ARCH_FLAGS = {"gfx940": ["--device", "mi300x"]}

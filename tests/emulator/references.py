@@ -116,6 +116,78 @@ def flash_attention(t, p):
     return {"O": O}
 
 
+def flash_attention_fwd_lse(t, p):
+    """samples/flash_attention_bwd.tl's forward: O as flash_attention, and LSE [batch, heads,
+    seq_len] = ln(sum_j exp(Q[i] . K[j] / sqrt(dim))) over the visible keys."""
+    Q, (Bn, S, H, D) = t["Q"]
+    K, _ = t["K"]
+    V, _ = t["V"]
+    causal = p.get("causal", False)
+    scale = 1.0 / math.sqrt(D)
+    O = [0.0] * len(Q)
+    LSE = [0.0] * (Bn * H * S)
+    vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
+    for b in range(Bn):
+        for h in range(H):
+            keys = [vec(K, b, j, h) for j in range(S)]
+            vals = [vec(V, b, j, h) for j in range(S)]
+            for i in range(S):
+                n = i + 1 if causal else S
+                q = vec(Q, b, i, h)
+                base = _idx((Bn, S, H, D), b, i, h, 0)
+                O[base:base + D] = _attend(q, keys[:n], vals[:n], scale)
+                s = [scale * math.fsum(a * c for a, c in zip(q, k)) for k in keys[:n]]
+                m = max(s)
+                LSE[_idx((Bn, H, S), b, h, i)] = m + math.log(math.fsum(math.exp(v - m) for v in s))
+    return {"O": O, "LSE": LSE}
+
+
+def flash_attention_bwd_preprocess(t, p):
+    """Delta [batch, heads, seq_len] = rowsum(dO * O); dQ_accum zeroed."""
+    O, (Bn, S, H, D) = t["O"]
+    dO, _ = t["dO"]
+    Delta = [0.0] * (Bn * H * S)
+    for b in range(Bn):
+        for i in range(S):
+            for h in range(H):
+                base = _idx((Bn, S, H, D), b, i, h, 0)
+                Delta[_idx((Bn, H, S), b, h, i)] = math.fsum(
+                    O[base + d] * dO[base + d] for d in range(D))
+    return {"Delta": Delta, "dQ_accum": [0.0] * len(O)}
+
+
+def flash_attention_bwd(t, p):
+    """The backward's formulas on the given LSE and Delta (whatever they are: the emulator's
+    are random): P = exp(Q K^T / sqrt(D) - LSE) on the visible pairs, dV = P^T dO,
+    dS = P * (dO V^T - Delta), dQ = dS K / sqrt(D), dK = dS^T Q / sqrt(D)."""
+    Q, (Bn, S, H, D) = t["Q"]
+    K, _ = t["K"]
+    V, _ = t["V"]
+    dO, _ = t["dO"]
+    LSE, _ = t["LSE"]
+    Delta, _ = t["Delta"]
+    causal = p.get("causal", False)
+    scale = 1.0 / math.sqrt(D)
+    dQ, dK, dV = [0.0] * len(Q), [0.0] * len(Q), [0.0] * len(Q)
+    vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
+    for b in range(Bn):
+        for h in range(H):
+            for i in range(S):
+                q, do = vec(Q, b, i, h), vec(dO, b, i, h)
+                lse, delta = LSE[_idx((Bn, H, S), b, h, i)], Delta[_idx((Bn, H, S), b, h, i)]
+                qi = _idx((Bn, S, H, D), b, i, h, 0)
+                for j in range(i + 1 if causal else S):
+                    k, v = vec(K, b, j, h), vec(V, b, j, h)
+                    kj = _idx((Bn, S, H, D), b, j, h, 0)
+                    pr = math.exp(scale * math.fsum(a * c for a, c in zip(q, k)) - lse)
+                    ds = pr * (math.fsum(a * c for a, c in zip(do, v)) - delta)
+                    for d in range(D):
+                        dV[kj + d] += pr * do[d]
+                        dK[kj + d] += scale * ds * q[d]
+                        dQ[qi + d] += scale * ds * k[d]
+    return {"dQ_accum": dQ, "dK": dK, "dV": dV}
+
+
 def flash_mla_decode(t, p):
     """Q [batch, heads, dim], Q_pe [batch, heads, pe], KV [batch, seq, kv_heads, dim],
     K_pe [batch, seq, kv_heads, pe] -> O [batch, heads, dim]."""

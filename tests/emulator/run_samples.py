@@ -26,6 +26,13 @@ import references as ref  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
+# accumulation and approximate exp2/rsqrt.
+TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3)}
+# The attention backward's f32 dQ_accum sums products of dS rounded to f16 (the gemm's
+# operand): f16's tolerance. A reference parameter "tolerance" replaces TOLERANCE for a case.
+BWD_TOLERANCE = dict(TOLERANCE, f32=TOLERANCE["f16"])
+
 # name: (sample, kernel, compile-time -D, reference, reference parameters, [shapes])
 CASES = {
     "gemm": ("gemm.tl", "gemm", ["block_M=64", "block_N=64"], ref.gemm, {},
@@ -71,6 +78,28 @@ CASES = {
                                            "persist=true"],
                                           ref.flash_attention, {"causal": True},
                                           [dict(batch=2, seq_len=150, heads=2)]),
+    # samples/flash_attention_bwd.tl, kernel by kernel (-D KERNEL.knob: the file's kernels have
+    # different tiles). The backward runs on random LSE and Delta (its reference applies the
+    # same formulas to them) into a zeroed dQ_accum, as the preprocess leaves it; keys and
+    # queries past a 64-key or 32-query tile must add nothing.
+    "flash_attention_fwd_lse": ("flash_attention_bwd.tl", "flash_attention_fwd_lse",
+                                ["flash_attention_fwd_lse.block_M=64", "flash_attention_fwd_lse.block_N=64",
+                                 "flash_attention_fwd_lse.threads=128", "dim=64", "causal=true"],
+                                ref.flash_attention_fwd_lse, {"causal": True},
+                                [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=37, heads=1)]),
+    "flash_attention_bwd_preprocess": ("flash_attention_bwd.tl", "flash_attention_bwd_preprocess", ["dim=64"],
+                                       ref.flash_attention_bwd_preprocess, {},
+                                       [dict(batch=1, seq_len=64, heads=2), dict(batch=2, seq_len=37, heads=3)]),
+    "flash_attention_bwd": ("flash_attention_bwd.tl", "flash_attention_bwd",
+                            ["flash_attention_bwd.block_N=64", "flash_attention_bwd.threads=128", "dim=64"],
+                            ref.flash_attention_bwd, {"tolerance": BWD_TOLERANCE},
+                            [dict(batch=1, seq_len=64, heads=1), dict(batch=1, seq_len=100, heads=2),
+                             dict(batch=2, seq_len=37, heads=1)]),
+    "flash_attention_bwd_causal": ("flash_attention_bwd.tl", "flash_attention_bwd",
+                                   ["flash_attention_bwd.block_N=64", "flash_attention_bwd.threads=128", "dim=64",
+                                    "causal=true"],
+                                   ref.flash_attention_bwd, {"causal": True, "tolerance": BWD_TOLERANCE},
+                                   [dict(batch=1, seq_len=100, heads=1), dict(batch=2, seq_len=37, heads=2)]),
     "flash_mla_decode": ("flash_mla_decode.tl", "flash_mla_decode",
                          ["block_H=16", "block_N=32", "threads=128", "dim=64", "pe_dim=32"], ref.flash_mla_decode, {},
                          [dict(batch=1, heads=16, seqlen_kv=64, kv_heads=1),
@@ -119,6 +148,9 @@ CASES = {
 # shape symbol EM (their length).
 ROUTED = {"fused_moe", "fused_moe_m64", "fused_moe_ep"}
 
+# Cases whose kernel accumulates into its outputs (atomic_add into dQ_accum): they start at 0.
+ZERO_OUTPUTS = {"flash_attention_bwd", "flash_attention_bwd_causal"}
+
 
 def write_routing(directory, shape, params, seed):
     """The --input and --shape arguments of a routed case's shape."""
@@ -142,11 +174,6 @@ CASES_GFX9 = {
                          [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=72)]),
 }
 
-# |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
-# accumulation and approximate exp2/rsqrt.
-TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3)}
-
-
 def load(directory, t):
     raw = open(os.path.join(directory, t["file"]), "rb").read()
     dtype = t["dtype"]
@@ -166,8 +193,8 @@ def load(directory, t):
     return [float(v) for v in values], tuple(t["shape"])
 
 
-def compare(name, got, want, dtype):
-    atol, rtol = TOLERANCE[dtype]
+def compare(name, got, want, dtype, tolerance=None):
+    atol, rtol = (tolerance or TOLERANCE)[dtype]
     bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want))
            if not (math.isfinite(g) and abs(g - w) <= atol + rtol * abs(w))]
     if len(got) != len(want):
@@ -190,6 +217,8 @@ def run_case(args, name, case, env):
             cmd += ["-D", d]
         for k, v in shape.items():
             cmd += ["--shape", "%s=%d" % (k, v)]
+        if name in ZERO_OUTPUTS:
+            cmd += ["--init-outputs", "zero"]
         if name in ROUTED:
             cmd += write_routing(os.path.join(args.work, name, "routing%d" % n), shape, params, args.seed + n)
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
@@ -203,7 +232,8 @@ def run_case(args, name, case, env):
         shape_problems = []
         for t in manifest["tensors"]:
             if t["out"]:
-                shape_problems += compare(t["name"], tensors[t["name"]][0], want[t["name"]], t["dtype"])
+                shape_problems += compare(t["name"], tensors[t["name"]][0], want[t["name"]], t["dtype"],
+                                          params.get("tolerance"))
         print("%s %s" % ("ok  " if not shape_problems else "DIFF", label))
         for p in shape_problems:
             print("     " + p)

@@ -174,6 +174,19 @@ KERNELS = {
                             _tensors("X", "W", "SortedIds", "ExpertIds", "NumPostPadded",
                                      "TopkWeights", "out:C"),
                             ("T", "K", "E", "N"), ("dtype", "topk", "block_M", "mul_routed_weight")),
+    # FlashAttention-2 backward (samples/flash_attention_bwd.tl): the preprocess (Delta, dQ_accum
+    # zeroed), then the key-block kernel; O and LSE are inputs a forward left. And that
+    # file's forward, which writes LSE beside O.
+    "attention_bwd": KernelSpec("attention_bwd", "samples/flash_attention_bwd.tl",
+                                "flash_attention_bwd_preprocess",
+                                _tensors("O", "dO", "out:Delta", "out:dQ_accum"),
+                                ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal"),
+                                then=(Launch("flash_attention_bwd",
+                                             _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum",
+                                                      "out:dK", "out:dV")),)),
+    "attention_fwd_lse": KernelSpec("attention_fwd_lse", "samples/flash_attention_bwd.tl",
+                                    "flash_attention_fwd_lse", _tensors("Q", "K", "V", "out:O", "out:LSE"),
+                                    ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
     # `auto` knobs, dynamic M, N, K: variants behind a shape dispatch (docs/recommend.md).
     "gemm_auto": KernelSpec("gemm_auto", "samples/gemm_auto.tl", "gemm_auto",
                             _tensors("A", "B", "out:C"), ("M", "N", "K"), ("dtype",)),
@@ -692,6 +705,60 @@ def _flash_decoding_bench_items() -> list:
     return items
 
 
+# ---- samples/flash_attention_bwd.tl: FlashAttention-2 backward (issue 12) ----------------------
+# Build, case and bench item names start with bwd_ (`--only '^bwd_'`). A case runs the
+# preprocess and the backward as one operation on Q, K, V, dO and the O and LSE of a float32
+# forward, and compares dQ (f32), dK and dV with float64 autograd; bwd_fwd_lse_ builds check
+# the file's forward (O and LSE).
+
+# (batch, seq_len, heads): one 64-row tile, ragged lengths (77, 300, 513, 1000, 2053: queries
+# and keys past the end of the last tile), several heads and batches.
+BWD_SHAPES = [(1, 64, 1), (2, 1000, 4), (1, 77, 2), (4, 513, 8), (1, 2053, 16), (3, 300, 3)]
+# sm_80 at D128: 16 query rows per step on 8 warps with 128 keys per block keep ptxas within
+# 255 registers (the defaults spill there; they are for wgmma).
+BWD_SM80_D128 = {"flash_attention_bwd.block_M": "16", "flash_attention_bwd.block_N": "128",
+                 "flash_attention_bwd.threads": "256"}
+
+
+def _bwd_label(batch, seq, heads) -> str:
+    return f"b{batch}h{heads}s{seq}"
+
+
+def _add_attention_bwd(t: _Tables) -> None:
+    for name, defines, target, shapes in (
+            ("bwd_f16_d128", {"dtype": "f16", "dim": "128", "causal": "false"}, "", BWD_SHAPES),
+            ("bwd_f16_d128_causal", {"dtype": "f16", "dim": "128", "causal": "true"}, "", BWD_SHAPES),
+            ("bwd_bf16_d128", {"dtype": "bf16", "dim": "128", "causal": "false"}, "", BWD_SHAPES[:4]),
+            ("bwd_bf16_d128_causal", {"dtype": "bf16", "dim": "128", "causal": "true"}, "", BWD_SHAPES[1:5]),
+            ("bwd_f16_d64", {"dtype": "f16", "dim": "64", "causal": "false"}, "", BWD_SHAPES),
+            ("bwd_f16_d64_causal", {"dtype": "f16", "dim": "64", "causal": "true"}, "", BWD_SHAPES),
+            ("bwd_bf16_d64_causal", {"dtype": "bf16", "dim": "64", "causal": "true"}, "", BWD_SHAPES[:4]),
+            ("bwd_f16_d128_causal_sm80", {"dtype": "f16", "dim": "128", "causal": "true", **BWD_SM80_D128},
+             "sm_80", BWD_SHAPES[:5]),
+            ("bwd_f16_d64_sm80", {"dtype": "f16", "dim": "64", "causal": "false"}, "sm_80", BWD_SHAPES[:5])):
+        dim = int(defines["dim"])
+        t.add(Build(name, "attention_bwd", defines, target=target),
+              [(_bwd_label(*shape), _attention_shape(shape[0], shape[2], shape[1], dim)) for shape in shapes])
+    for name, defines in (("bwd_fwd_lse_f16_d128", {"dtype": "f16", "dim": "128", "causal": "false"}),
+                          ("bwd_fwd_lse_f16_d64_causal", {"dtype": "f16", "dim": "64", "causal": "true"}),
+                          ("bwd_fwd_lse_bf16_d128_causal", {"dtype": "bf16", "dim": "128", "causal": "true"})):
+        dim = int(defines["dim"])
+        t.add(Build(name, "attention_fwd_lse", defines),
+              [(_bwd_label(*shape), _attention_shape(shape[0], shape[2], shape[1], dim)) for shape in BWD_SHAPES[:5]])
+
+
+def _attention_bwd_bench_items() -> list:
+    """Issue 12's backward shapes (B, H, S, D) = (8, 16, 1024, 128), (4, 32, 4096, 128),
+    (8, 16, 1024, 64), causal and not, against SDPA's backward on its cuDNN and flash
+    backends (FLOPs: 2.5x the forward's, as FlashAttention-2 counts)."""
+    items = []
+    for causal in (False, True):
+        for b, h, s, d in ((8, 16, 1024, 128), (4, 32, 4096, 128), (8, 16, 1024, 64)):
+            build = f"bwd_f16_d{d}" + ("_causal" if causal else "")
+            items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, d)))
+    return items
+
+
 # Builds that tlc refuses although docs/language.md says their kernel is valid, with the error
 # tlc gives. They stay out of the bundle (one known failure would fail every run) until tlc
 # accepts them; test_tables checks that tlc still gives this error, so a fix shows up there.
@@ -1068,7 +1135,7 @@ def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_fused_moe, _add_w4a16_small_m):
+                _add_gather_rows, _add_fused_moe, _add_w4a16_small_m, _add_attention_bwd):
         add(t)
     return t.builds, t.cases
 
@@ -1209,6 +1276,7 @@ def _bench_items() -> list:
     items += _flash_decoding_bench_items()
     items += _conv2d_bench_items()
     items += _moe_and_w4a16_bench_items()
+    items += _attention_bwd_bench_items()
     return items
 
 

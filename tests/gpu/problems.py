@@ -71,6 +71,9 @@ class Problem:
     # (cases.KernelSpec.then): poisoned like the others, but the reference does not give them
     # (they are not compared) and min_bytes does not count them.
     scratch = ()
+    # True for kernels that sum with float atomics (in an order that changes from run to run)
+    # into outputs they clear themselves: their error may move by rounding between runs.
+    float_atomics = False
 
     def __init__(self, build: Build):
         self.build = build
@@ -507,6 +510,105 @@ class FlashDecodingProblem(Problem):
     def flops(self, shape):
         # Q K^T and P V: 2 * seqlen * dim each per query head.
         return 4.0 * shape["batch"] * shape["heads"] * shape["seqlen"] * shape["dim"]
+
+
+def attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, ref: torch.dtype):
+    """O [batch, seq, heads, dim] and LSE [batch, heads, seq] = ln(sum_j exp(q . k_j / sqrt(dim)))
+    of softmax attention in `ref`, a few heads at a time (as AttentionProblem.reference)."""
+    batch, seq, heads, dim = q.shape
+    out = torch.empty(q.shape, dtype=ref, device=q.device)
+    lse = torch.empty((batch, heads, seq), dtype=ref, device=q.device)
+    mask = torch.ones(seq, seq, dtype=torch.bool, device=q.device).triu(1) if causal else None
+    heads_per_chunk = max(1, min(heads, _ATTENTION_SCORE_BYTES // (seq * seq * 4)))
+    for b in range(batch):
+        for h0 in range(0, heads, heads_per_chunk):
+            h1 = min(heads, h0 + heads_per_chunk)
+            qh, kh, vh = (t[b, :, h0:h1, :].to(ref).transpose(0, 1) for t in (q, k, v))
+            scores = (qh @ kh.transpose(-1, -2)) / math.sqrt(dim)
+            if mask is not None:
+                scores.masked_fill_(mask, -math.inf)
+            lse[b, h0:h1] = torch.logsumexp(scores, dim=-1)
+            out[b, :, h0:h1, :] = (torch.softmax(scores, dim=-1) @ vh).transpose(0, 1)
+    return out, lse
+
+
+class AttentionFwdLseProblem(AttentionProblem):
+    """samples/flash_attention_bwd.tl's forward: O as samples/flash_attention.tl, and the
+    log-sum-exp LSE [batch, heads, seq_len] (f32, natural log) the backward reads."""
+
+    def tensor_shapes(self, shape):
+        s = (shape["batch"], shape["seq_len"], shape["heads"], shape["dim"])
+        return {"Q": s, "K": s, "V": s, "O": s, "LSE": s[:1] + s[2:3] + s[1:2]}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name == "LSE" else self.dtype
+
+    def reference(self, inputs, shape, precision):
+        out, lse = attention_lse(inputs["Q"], inputs["K"], inputs["V"], self.causal,
+                                 REFERENCE_DTYPES[precision])
+        return {"O": out, "LSE": lse}
+
+
+class AttentionBwdProblem(Problem):
+    """samples/flash_attention_bwd.tl's backward: the preprocess (Delta = rowsum(dO * O), dQ_accum
+    zeroed), then the key-block kernel, as one operation. Its inputs are Q, K, V and dO drawn
+    at random, and the forward's O (rounded to dtype) and LSE computed here from them in
+    float32, as a forward would leave them. The reference is float64 autograd through softmax
+    attention on the same Q, K, V and dO: dQ (the f32 dQ_accum), dK and dV are all compared.
+    dQ is summed with float atomics in an order that changes from run to run."""
+    float_atomics = True
+    scratch = ("Delta",)
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.causal = parse_bool(build.defines["causal"])
+
+    def tensor_shapes(self, shape):
+        s = (shape["batch"], shape["seq_len"], shape["heads"], shape["dim"])
+        rows = (shape["batch"], shape["heads"], shape["seq_len"])
+        return {"O": s, "dO": s, "Delta": rows, "dQ_accum": s, "Q": s, "K": s, "V": s,
+                "LSE": rows, "dK": s, "dV": s}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name in ("Delta", "dQ_accum", "LSE") else self.dtype
+
+    def inputs(self, shape, gen):
+        shapes = self.tensor_shapes(shape)
+        x = {n: self._random(n, shapes[n], gen) for n in ("Q", "K", "V", "dO")}
+        out, lse = attention_lse(x["Q"], x["K"], x["V"], self.causal, torch.float32)
+        x["O"], x["LSE"] = out.to(self.dtype), lse
+        return x
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        batch, seq, heads, dim = inputs["Q"].shape
+        grads = {n: torch.empty(inputs["Q"].shape, dtype=ref, device=inputs["Q"].device)
+                 for n in ("dQ_accum", "dK", "dV")}
+        mask = torch.ones(seq, seq, dtype=torch.bool, device=inputs["Q"].device).triu(1) \
+            if self.causal else None
+        # Autograd keeps the scores and probabilities: a few heads at a time.
+        heads_per_chunk = max(1, min(heads, _ATTENTION_SCORE_BYTES // (seq * seq * 8 * 4)))
+        for b in range(batch):
+            for h0 in range(0, heads, heads_per_chunk):
+                h1 = min(heads, h0 + heads_per_chunk)
+                q, k, v = (inputs[n][b, :, h0:h1, :].to(ref).transpose(0, 1).clone().requires_grad_()
+                           for n in ("Q", "K", "V"))
+                do = inputs["dO"][b, :, h0:h1, :].to(ref).transpose(0, 1)
+                with torch.enable_grad():
+                    scores = (q @ k.transpose(-1, -2)) / math.sqrt(dim)
+                    if mask is not None:
+                        scores = scores.masked_fill(mask, -math.inf)
+                    out = torch.softmax(scores, dim=-1) @ v
+                    dq, dk, dv = torch.autograd.grad(out, (q, k, v), do)
+                for name, g in (("dQ_accum", dq), ("dK", dk), ("dV", dv)):
+                    grads[name][b, :, h0:h1, :] = g.transpose(0, 1)
+        return grads
+
+    def flops(self, shape):
+        # 2.5x the forward's 4 * S * S * D per (batch, head), as FlashAttention-2 counts (five
+        # S x S x D products against the forward's two); causal does half.
+        full = 10.0 * shape["batch"] * shape["heads"] * shape["seq_len"] ** 2 * shape["dim"]
+        return full * (0.5 if self.causal else 1.0)
 
 
 class DequantW4A16Problem(Problem):
@@ -1198,7 +1300,8 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
-            "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem}
+            "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem,
+            "attention_fwd_lse": AttentionFwdLseProblem, "attention_bwd": AttentionBwdProblem}
 
 
 def problem_for(build: Build) -> Problem:

@@ -94,15 +94,17 @@ class SamplesInSync(unittest.TestCase):
             self.assertLessEqual(set(spec.knobs), knobs, family)
 
     def test_later_launches_read_what_earlier_ones_write(self):
-        # A `then` launch takes only the operation's inputs and what an earlier launch wrote
-        # (the operation's result is its last launch's output).
+        # A launch reads a tensor that some launch of the operation writes only after an
+        # earlier launch wrote it (the operation's result is its last launch's output); the
+        # operation's inputs, which no launch writes, may first appear in any launch (the
+        # attention backward's Q, K, V and LSE in its second).
         for family, spec in cases.KERNELS.items():
-            written = {p.name for p in spec.params if p.role == "out"}
-            inputs = {p.name for p in spec.params if p.role == "in"}
-            for launch in spec.then:
+            outputs = {p.name for launch in spec.launches for p in launch.tensors if p.role == "out"}
+            written = set()
+            for launch in spec.launches:
                 for p in launch.tensors:
-                    if p.role == "in":
-                        self.assertIn(p.name, written | inputs, f"{family}: {launch.kernel}")
+                    if p.role == "in" and p.name in outputs:
+                        self.assertIn(p.name, written, f"{family}: {launch.kernel}")
                 written |= {p.name for p in launch.tensors if p.role == "out"}
         spec = cases.KERNELS["flash_decoding"]
         self.assertEqual([(p.name, p.role) for p in spec.tensors],
@@ -114,11 +116,12 @@ class SamplesInSync(unittest.TestCase):
     def test_every_define_is_a_compile_time_parameter(self):
         builds, _, _ = cases.default_tables()
         for b in builds:
-            # A -D applies to every kernel of the file that has the parameter.
+            # A -D applies to every kernel of the file that has the parameter; -D kernel.name
+            # to that kernel only.
             compile_params = set()
             for launch in b.spec.launches:
-                compile_params |= set(tl_signature(os.path.join(ROOT, b.spec.source),
-                                                   launch.kernel)[0])
+                params = tl_signature(os.path.join(ROOT, b.spec.source), launch.kernel)[0]
+                compile_params |= set(params) | {f"{launch.kernel}.{p}" for p in params}
             self.assertLessEqual(set(b.defines), compile_params, b.name)
 
     def test_every_kernel_has_a_dtype_knob(self):
@@ -410,7 +413,7 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in cs if c.build == name])
 
     def test_prefixes_select_the_operator_cases(self):
-        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe)_")
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe|bwd)_")
         # Issue 3's builds of these families; the one-pass row kernels' softmax and RMSNorm
         # builds (issue 12) are mem_ ones.
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}
