@@ -46,17 +46,19 @@ Conflicts countConflicts(const BankModel &model, const std::vector<WaveAccess> &
 std::vector<WaveAccess> mfmaReads(const SharedLayout &layout, const MfmaOperandUse &use, int waveSize) {
   std::vector<WaveAccess> out;
   const int64_t elemBytes = std::max(1, layout.elemBits / 8);
-  // A K-major run of 4 elements is one read when the layout keeps it (tl/hip/gemm.h).
-  const bool vector = use.kMajor && layout.vectorRun(4) == 4;
+  // Each lane reads `run` consecutive K elements per instruction (8 bytes: 4 16-bit or 8 fp8
+  // elements); a K-major run is one read when the layout keeps it (tl/hip/gemm.h).
+  const int run = std::max(1, use.size * use.kStep / waveSize);
+  const bool vector = use.kMajor && layout.vectorRun(run) == run;
   for (int64_t base : use.mnBases)
     for (int64_t mi = 0; mi < use.mnPerWave / use.size; ++mi)
       for (int64_t kk = 0; kk < use.k / use.kStep; ++kk)
-        for (int part = 0; part < (vector ? 1 : 4); ++part) {
+        for (int part = 0; part < (vector ? 1 : run); ++part) {
           WaveAccess a;
-          a.bytes = int(vector ? 4 * elemBytes : elemBytes);
+          a.bytes = int(vector ? run * elemBytes : elemBytes);
           for (int l = 0; l < waveSize; ++l) {
             int64_t mn = base + mi * use.size + l % use.size;
-            int64_t k = kk * use.kStep + 4 * (l / use.size) + part;
+            int64_t k = kk * use.kStep + run * (l / use.size) + part;
             bool inside = k < use.k && mn < (use.kMajor ? layout.rows : layout.cols);
             int64_t off = !inside ? -1 : use.kMajor ? layout.offset(mn, k) : layout.offset(k, mn);
             a.address.push_back(off < 0 ? -1 : off * elemBytes);

@@ -9,9 +9,10 @@
 // words takes n cycles. An access's conflicts are the cycles beyond one per phase.
 //
 // What the gemm and the copies of a tile do to LDS (stdlib/tl/hip/gemm.h, ops/Copy.cpp):
-//  - an MFMA operand stored K-major is read as 8-byte runs: lane l of the S x S instruction
-//    reads (mn0 + l % S, k0 + 4 (l / S) .. + 3), one ds_read_b64 when the layout keeps the run;
-//    stored MN-major it is read element by element (four 2-byte reads);
+//  - an MFMA operand stored K-major is read as 8-byte runs: lane l of the S x S x K instruction
+//    reads P = S K / 64 elements (4 16-bit or 8 fp8), (mn0 + l % S, k0 + P (l / S) .. + P - 1),
+//    one ds_read_b64 when the layout keeps the run; stored MN-major it is read element by
+//    element (P reads);
 //  - a cooperative copy into the tile writes chunks of v elements, chunk c = tid + i * threads
 //    at row c / (cols / v), columns (c % (cols / v)) * v.., split into the runs the layout keeps.
 #pragma once
