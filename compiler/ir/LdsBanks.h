@@ -15,6 +15,10 @@
 //    element (P reads);
 //  - a cooperative copy into the tile writes chunks of v elements, chunk c = tid + i * threads
 //    at row c / (cols / v), columns (c % (cols / v)) * v.., split into the runs the layout keeps.
+// K-major rows of 256 bytes or more need the unit flip of SharedLayout::unitFlipBit: with
+// 16-byte chunks kept whole the reads stay 2-way (a phase's 16 rows share 8 chunk slots), and
+// under a row-keyed 8-byte XOR alone the copy's 8-byte halves do (a phase's 16 lanes store one
+// half of 16 chunks of one row); chooseMfmaOperandLayout finds the flip where it is better.
 #pragma once
 
 #include "ir/TileLayout.h"

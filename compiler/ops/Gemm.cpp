@@ -475,7 +475,8 @@ public:
         if (!l || l->isAnnotated() || !l->isSwizzled() || l->unitBytes == 16)
           return "";
         return "tl::mfma::XorUnits<" + std::to_string(l->cols) + ", " + std::to_string(l->unitBytes * 8 / l->elemBits) +
-               ", " + std::to_string(l->rowShift) + ", " + std::to_string(l->mask) + ">{}";
+               ", " + std::to_string(l->rowShift) + ", " + std::to_string(l->mask) +
+               (l->unitFlipBit > 0 ? ", " + std::to_string(l->unitFlipBit) : "") + ">{}";
       };
       std::string aOffset = n.elementwiseA ? offsetFunctor(A) : unitFunctor(A);
       std::string bOffset = n.elementwiseB ? offsetFunctor(B) : unitFunctor(B);

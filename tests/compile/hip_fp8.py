@@ -6,7 +6,8 @@
 The kernel (all four operand orders into one f32 accumulator) is lowered with `tlc --target
 gfx940` (Debian's hipcc 5.2 knows CDNA3, the MI300's gfx942, only as gfx940) on f8e4m3 with
 64x64 tiles (32x32 wave tiles: v_mfma_f32_32x32x16_fp8_fp8) and on f8e5m2 with 32x32 tiles
-(32x16 wave tiles: v_mfma_f32_16x16x32_bf8_bf8), each into its own namespace, and hipcc compiles
+(32x16 wave tiles: v_mfma_f32_16x16x32_bf8_bf8), and on f8e4m3 with 256-byte K-major rows (the
+flipped 8-byte swizzle), each into its own namespace, and hipcc compiles
 both (host and device, warnings as errors, -save-temps). Each kernel's device assembly must
 issue its fp8 MFMA instruction. Exit 77 (skipped) when hipcc is not installed.
 """
@@ -23,6 +24,8 @@ ARCH = "gfx940"
 VARIANTS = {
     "fp8_e4m3": ([], r"v_mfma_f32_32x32x16_fp8_fp8"),
     "fp8_e5m2": (["-D", "ab=f8e5m2", "-D", "bM=32", "-D", "bN=32"], r"v_mfma_f32_16x16x32_bf8_bf8"),
+    # K-major rows of 256 bytes: the 8-byte swizzle with the unit flip (XorUnits<256, 8, 0, 15, 4>).
+    "fp8_rows256": (["-D", "bM=32", "-D", "bN=32", "-D", "bK=256"], r"v_mfma_f32_16x16x32_fp8_fp8"),
 }
 
 

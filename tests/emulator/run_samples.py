@@ -133,6 +133,11 @@ CASES_GFX9 = {
     "gemm_bf16_mfma16": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "threads=128", "dtype=bf16",
                                              "out_dtype=f32"], ref.gemm, {},
                          [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=72)]),
+    # K-major A rows of 256 bytes (block_K = 128 f16): the 8-byte swizzle with the unit flip
+    # (compiler/ir/LdsBanks.cpp), stored in 8-byte halves, read by the 16x16x16 MFMA.
+    "gemm_rows256": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "block_K=128", "threads=128",
+                                         "out_dtype=f32"], ref.gemm, {},
+                     [dict(M=32, N=32, K=128), dict(M=45, N=50, K=200), dict(M=7, N=70, K=72)]),
 }
 
 # CDNA3 only (gfx940/gfx942): gemm on fp8 through v_mfma_f32_32x32x16_fp8_fp8 (64x64 tiles) and
@@ -145,6 +150,10 @@ CASES_GFX942 = {
     "gemm_bf8_mfma16": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "threads=128", "dtype=f8e5m2",
                                             "out_dtype=f32"], ref.gemm, {},
                         [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=100)]),
+    # fp8 rows of 256 bytes (block_K = 256): the flipped 8-byte swizzle under the 32x32x16 MFMA.
+    "gemm_fp8_rows256": ("gemm.tl", "gemm", ["block_M=64", "block_N=64", "block_K=256", "dtype=f8e4m3",
+                                             "out_dtype=f32"], ref.gemm, {},
+                         [dict(M=64, N=64, K=256), dict(M=45, N=100, K=300), dict(M=7, N=70, K=40)]),
 }
 
 # |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32

@@ -117,13 +117,16 @@ struct SwizzledOffset {
 
 // The XOR swizzle of Unit-element units that tlc chooses for an operand when the bank
 // analysis finds the 16-byte swizzle conflicting under the lanes' 8-byte reads
-// (compiler/ir/LdsBanks.h): unit ^= (row >> Shift) & Mask in rows of Cols elements. Runs of
-// kRun columns stay contiguous.
-template <int Cols, int Unit, int Shift, int Mask>
+// (compiler/ir/LdsBanks.h): unit ^= (row >> Shift) & Mask in rows of Cols elements, and where
+// Flip > 0 (rows of 256 bytes or more) also ^= (unit >> Flip) & 1. Runs of kRun columns stay
+// contiguous.
+template <int Cols, int Unit, int Shift, int Mask, int Flip = 0>
 struct XorUnits {
   static constexpr int kRun = Unit;
   TL_DEVICE int operator()(int row, int col) const {
-    return row * Cols + (((col / Unit) ^ ((row >> Shift) & Mask)) * Unit) + col % Unit;
+    const int unit = col / Unit;
+    const int flip = Flip > 0 ? (unit >> Flip) & 1 : 0;
+    return row * Cols + ((unit ^ ((row >> Shift) & Mask) ^ flip) * Unit) + col % Unit;
   }
 };
 
