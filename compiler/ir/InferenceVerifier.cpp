@@ -28,7 +28,8 @@ std::string sharedLayoutProblem(const Buffer &b, const SharedLayout &l) {
     // chunks that divide the row.
     int64_t perChunk = int64_t(l.unitBytes) * 8 / l.elemBits;
     int64_t chunks = perChunk > 0 && l.cols % perChunk == 0 ? l.cols / perChunk : 0;
-    if (chunks == 0 || chunks % (int64_t(l.mask) + 1) != 0 || (l.mask & (l.mask + 1)) != 0)
+    if (chunks == 0 || chunks % (int64_t(l.mask) + 1) != 0 || (l.mask & (l.mask + 1)) != 0 ||
+        (l.unitFlipBit > 0 && chunks % 2 != 0))
       return "swizzle " + l.str() + " moves chunks out of their row";
   }
   if (elems > kVerifyEnumerationLimit)

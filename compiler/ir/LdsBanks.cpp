@@ -46,17 +46,19 @@ Conflicts countConflicts(const BankModel &model, const std::vector<WaveAccess> &
 std::vector<WaveAccess> mfmaReads(const SharedLayout &layout, const MfmaOperandUse &use, int waveSize) {
   std::vector<WaveAccess> out;
   const int64_t elemBytes = std::max(1, layout.elemBits / 8);
-  // A K-major run of 4 elements is one read when the layout keeps it (tl/hip/gemm.h).
-  const bool vector = use.kMajor && layout.vectorRun(4) == 4;
+  // Each lane reads `run` consecutive K elements per instruction (8 bytes: 4 16-bit or 8 fp8
+  // elements); a K-major run is one read when the layout keeps it (tl/hip/gemm.h).
+  const int run = std::max(1, use.size * use.kStep / waveSize);
+  const bool vector = use.kMajor && layout.vectorRun(run) == run;
   for (int64_t base : use.mnBases)
     for (int64_t mi = 0; mi < use.mnPerWave / use.size; ++mi)
       for (int64_t kk = 0; kk < use.k / use.kStep; ++kk)
-        for (int part = 0; part < (vector ? 1 : 4); ++part) {
+        for (int part = 0; part < (vector ? 1 : run); ++part) {
           WaveAccess a;
-          a.bytes = int(vector ? 4 * elemBytes : elemBytes);
+          a.bytes = int(vector ? run * elemBytes : elemBytes);
           for (int l = 0; l < waveSize; ++l) {
             int64_t mn = base + mi * use.size + l % use.size;
-            int64_t k = kk * use.kStep + 4 * (l / use.size) + part;
+            int64_t k = kk * use.kStep + run * (l / use.size) + part;
             bool inside = k < use.k && mn < (use.kMajor ? layout.rows : layout.cols);
             int64_t off = !inside ? -1 : use.kMajor ? layout.offset(mn, k) : layout.offset(k, mn);
             a.address.push_back(off < 0 ? -1 : off * elemBytes);
@@ -112,21 +114,34 @@ LdsChoice chooseMfmaOperandLayout(const BankModel &model, int64_t rows, int64_t 
   best.swizzle16Reads = best.reads;
   best.swizzle16Stores = best.stores;
   // XOR swizzles of 8-byte units (the MFMA lanes' runs), key (row >> shift) & mask: a key
-  // that changes with the row inside one phase's rows moves their runs apart.
+  // that changes with the row inside one phase's rows moves their runs apart. Then the same
+  // with the flip (rows of 256 bytes or more): a phase of 16 lanes reads one unit of 16 rows,
+  // which a key of row & 15 spreads over all 32 banks, but the 16-byte chunks of the copy no
+  // longer stay whole under an 8-byte XOR and are stored as two 8-byte halves, and 16 lanes
+  // storing the same half of 16 consecutive chunks (256 bytes of one row) hit only the even or
+  // the odd 8-byte slots of the banks: 2-way under any key that is constant along the row.
+  // Flipping unit bit 0 by unit bit 4 (which 128 bytes of the 256 the unit is in) puts the
+  // second 8 chunks' halves on the other slots; the reads are unchanged (one unit for all 16
+  // rows: the flip moves it the same way for each). Flips come last, so they are taken only
+  // where they are strictly better.
+  int flipBit = 0; // log2 of the 8-byte units in one cycle's bytes (4 on CDNA)
+  while ((int64_t(8) << flipBit) < model.bytesPerCycle)
+    ++flipBit;
   if (best.reads.extra() + best.stores.extra() > 0)
-    for (int shift = 0; shift <= 3; ++shift)
-      for (int mask : {1, 3, 7, 15}) {
-        std::optional<SharedLayout> l = SharedLayout::xorUnits(rows, cols, elemBits, 8, shift, mask);
-        if (!l)
-          continue;
-        Conflicts r, s;
-        measure(*l, r, s);
-        if (r.extra() + s.extra() < best.reads.extra() + best.stores.extra()) {
-          best.layout = *l;
-          best.reads = r;
-          best.stores = s;
+    for (int flip : {0, flipBit})
+      for (int shift = 0; shift <= 3; ++shift)
+        for (int mask : {1, 3, 7, 15}) {
+          std::optional<SharedLayout> l = SharedLayout::xorUnits(rows, cols, elemBits, 8, shift, mask, flip);
+          if (!l)
+            continue;
+          Conflicts r, s;
+          measure(*l, r, s);
+          if (r.extra() + s.extra() < best.reads.extra() + best.stores.extra()) {
+            best.layout = *l;
+            best.reads = r;
+            best.stores = s;
+          }
         }
-      }
   best.text = "LDS banks: MFMA reads" + describe("", best.reads).substr(0) + ", copy stores" +
               describe("", best.stores);
   if (!(best.layout == SharedLayout::swizzled(rows, cols, elemBits)))

@@ -9,11 +9,16 @@
 // words takes n cycles. An access's conflicts are the cycles beyond one per phase.
 //
 // What the gemm and the copies of a tile do to LDS (stdlib/tl/hip/gemm.h, ops/Copy.cpp):
-//  - an MFMA operand stored K-major is read as 8-byte runs: lane l of the S x S instruction
-//    reads (mn0 + l % S, k0 + 4 (l / S) .. + 3), one ds_read_b64 when the layout keeps the run;
-//    stored MN-major it is read element by element (four 2-byte reads);
+//  - an MFMA operand stored K-major is read as 8-byte runs: lane l of the S x S x K instruction
+//    reads P = S K / 64 elements (4 16-bit or 8 fp8), (mn0 + l % S, k0 + P (l / S) .. + P - 1),
+//    one ds_read_b64 when the layout keeps the run; stored MN-major it is read element by
+//    element (P reads);
 //  - a cooperative copy into the tile writes chunks of v elements, chunk c = tid + i * threads
 //    at row c / (cols / v), columns (c % (cols / v)) * v.., split into the runs the layout keeps.
+// K-major rows of 256 bytes or more need the unit flip of SharedLayout::unitFlipBit: with
+// 16-byte chunks kept whole the reads stay 2-way (a phase's 16 rows share 8 chunk slots), and
+// under a row-keyed 8-byte XOR alone the copy's 8-byte halves do (a phase's 16 lanes store one
+// half of 16 chunks of one row); chooseMfmaOperandLayout finds the flip where it is better.
 #pragma once
 
 #include "ir/TileLayout.h"

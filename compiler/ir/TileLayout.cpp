@@ -60,16 +60,22 @@ SharedLayout SharedLayout::swizzled(int64_t rows, int64_t cols, int elemBits) {
 }
 
 std::optional<SharedLayout> SharedLayout::xorUnits(int64_t rows, int64_t cols, int elemBits, int unitBytes,
-                                                   int rowShift, int mask) {
+                                                   int rowShift, int mask, int flipBit) {
   SharedLayout l = rowMajor(rows, cols, elemBits);
-  if (unitBytes <= 0 || unitBytes * 8 % elemBits != 0 || (mask & (mask + 1)) != 0)
+  if (unitBytes <= 0 || unitBytes * 8 % elemBits != 0 || (mask & (mask + 1)) != 0 || mask == 0 || flipBit < 0 ||
+      flipBit > 30)
     return std::nullopt;
   int64_t perUnit = int64_t(unitBytes) * 8 / elemBits;
   if (cols % perUnit != 0 || (cols / perUnit) % (int64_t(mask) + 1) != 0)
     return std::nullopt;
+  // The flip exchanges units 2i and 2i + 1, and is only worth its name where bit flipBit of a
+  // unit index varies inside the row.
+  if (flipBit > 0 && (cols / perUnit) % (int64_t(2) << flipBit) != 0)
+    return std::nullopt;
   l.unitBytes = unitBytes;
   l.mask = mask;
   l.rowShift = rowShift;
+  l.unitFlipBit = flipBit;
   return l;
 }
 
@@ -119,6 +125,8 @@ std::string SharedLayout::offsetExpr(const std::string &row, const std::string &
   std::string key = rowShift ? "((" + r + " >> " + std::to_string(rowShift) + ") & " +
                                    std::to_string(mask) + ")"
                              : "(" + r + " & " + std::to_string(mask) + ")";
+  if (unitFlipBit > 0)
+    key += " ^ (((" + c + " / " + std::to_string(perChunk) + ") >> " + std::to_string(unitFlipBit) + ") & 1)";
   return r + " * " + std::to_string(cols) + " + (((" + c + " / " + std::to_string(perChunk) +
          ") ^ " + key + ") * " + std::to_string(perChunk) + ") + " + c + " % " +
          std::to_string(perChunk);
@@ -137,6 +145,8 @@ int64_t SharedLayout::offset(int64_t row, int64_t col) const {
     return row * cols + col;
   int perChunk = unitBytes * 8 / elemBits;
   int64_t chunk = (col / perChunk) ^ ((row >> rowShift) & mask);
+  if (unitFlipBit > 0)
+    chunk ^= ((col / perChunk) >> unitFlipBit) & 1;
   return row * cols + chunk * perChunk + col % perChunk;
 }
 
@@ -186,8 +196,9 @@ std::string SharedLayout::str() const {
          (panelCols != cols ? " in panels of " + std::to_string(panelCols) + " columns" : "") + ", ";
   if (!isSwizzled())
     return s + "row-major";
-  return s + "swizzled(chunk ^= (row >> " + std::to_string(rowShift) + ") & " +
-         std::to_string(mask) + ", " + std::to_string(unitBytes) + "-byte chunks)";
+  return s + "swizzled(chunk ^= (row >> " + std::to_string(rowShift) + ") & " + std::to_string(mask) +
+         (unitFlipBit > 0 ? " ^ (chunk >> " + std::to_string(unitFlipBit) + ") & 1" : "") + ", " +
+         std::to_string(unitBytes) + "-byte chunks)";
 }
 
 // ------------------------------------------------------------------ fragments

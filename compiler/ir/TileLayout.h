@@ -56,6 +56,11 @@ struct SharedLayout {
   // The bytes the XOR moves as one (16: the chunk of ldmatrix and cp.async; 8 on gfx9, where
   // MFMA lanes read 8-byte runs and a conflict-free layout must permute those: ir/LdsBanks.h).
   int unitBytes = 16;
+  // gfx9's rows of 256 bytes or more: with unitFlipBit f > 0 the unit also moves by bit f of
+  // its own index, unit ^= (row >> rowShift) & mask ^ (unit >> f) & 1, so that the two 128-byte
+  // halves of every 256 bytes of a row put a unit's even and odd halves on opposite banks
+  // (ir/LdsBanks.h says why); 0: no flip.
+  int unitFlipBit = 0;
   // wgmma operand tiles: the row is cut into panels of `panelCols` columns (one swizzle
   // span), each a [rows, panelCols] tile swizzled as above, stored one after another; 0: the
   // row is not cut. Such a tile starts 1024-byte aligned (the hardware swizzle's period).
@@ -68,10 +73,12 @@ struct SharedLayout {
   // distinct 16-byte bank groups (what ldmatrix reads).
   static SharedLayout rowMajor(int64_t rows, int64_t cols, int elemBits);
   static SharedLayout swizzled(int64_t rows, int64_t cols, int elemBits);
-  // unit ^= (row >> rowShift) & mask on `unitBytes`-byte units, or nullopt when the row is not
-  // whole groups of mask + 1 units (the XOR would move units out of their row).
+  // unit ^= (row >> rowShift) & mask (^ (unit >> flipBit) & 1 where flipBit > 0) on
+  // `unitBytes`-byte units, or nullopt when the row is not whole groups of mask + 1 units (or,
+  // with a flip, of two units and of 2^(flipBit + 1) units): the XOR would move units out of
+  // their row.
   static std::optional<SharedLayout> xorUnits(int64_t rows, int64_t cols, int elemBits, int unitBytes,
-                                              int rowShift, int mask);
+                                              int rowShift, int mask, int flipBit = 0);
   // The layout Hopper's wgmma reads through its 32/64/128-byte swizzle modes (tl::GmmaLayout):
   // panels of the widest span dividing the row, or nullopt when the tile has no such layout
   // (rows not a multiple of 32 bytes, or not a multiple of 8 rows).
@@ -109,7 +116,8 @@ struct SharedLayout {
   std::string str() const;
   bool operator==(const SharedLayout &o) const {
     return rows == o.rows && cols == o.cols && elemBits == o.elemBits && mask == o.mask &&
-           rowShift == o.rowShift && unitBytes == o.unitBytes && panelCols == o.panelCols &&
+           rowShift == o.rowShift && unitBytes == o.unitBytes && unitFlipBit == o.unitFlipBit &&
+           panelCols == o.panelCols &&
            annotated == o.annotated;
   }
 };

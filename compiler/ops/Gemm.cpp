@@ -198,13 +198,19 @@ size_t kernelWarpAtom(const ftg::Graph &g) {
   return *g.gemmsWarpAtom;
 }
 
-// The back-end targets whose warp atom takes `input` ("sm_89 or sm_90a"), for the error on a
-// target that has none.
-std::string targetsWithWarpMma(DType input) {
-  std::vector<std::string> names;
+// The back-end targets whose warp atom takes `input` ("sm_89 or sm_90a"), for the error on
+// target `on`, which has none: those of its own vendor where there are any (fp8 on gfx90a:
+// "gfx940 or gfx942"), else all.
+std::string targetsWithWarpMma(DType input, const target::TargetInfo &on) {
+  std::vector<std::string> names, sameVendor;
   for (const target::TargetInfo *t : target::allTargets())
-    if (t->hasBackEnd() && t->warpMma(input))
+    if (t->hasBackEnd() && t->warpMma(input)) {
       names.push_back(t->name().str());
+      if (t->vendor() == on.vendor())
+        sameVendor.push_back(t->name().str());
+    }
+  if (!sameVendor.empty())
+    names = sameVendor;
   std::string list;
   for (size_t i = 0; i < names.size(); ++i)
     list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
@@ -288,11 +294,17 @@ public:
     size_t pick = kernelWarpAtom(g);
     const target::MmaAtom *warpAtom = candidates.empty() ? nullptr : candidates[std::min(pick, candidates.size() - 1)];
     if (!warpAtom) {
-      std::string others = targetsWithWarpMma(A->dtype);
+      std::string others = targetsWithWarpMma(A->dtype, *g.target);
       std::string in = dtypeName(A->dtype).str();
       if (others.empty())
         rules.error(at, "gemm on " + in + " inputs has no tensor-core instruction on " + g.target->name().str(),
                     "use f16 or bf16 inputs");
+      else if (g.target->vendor() == target::Vendor::Amd && bitWidth(A->dtype) == 8 && isFloat(A->dtype))
+        // CDNA2 has no fp8 MFMA; CDNA3's reads AMD's FNUZ fp8 (docs/language.md, 9.2).
+        rules.error(at, "gemm on " + in + " inputs needs " + others + ": " + g.target->name().str() +
+                            " (CDNA2) has no fp8 MFMA",
+                    "compile with --target gfx942 (MI300, CDNA3: v_mfma_f32_*_fp8_fp8 on FNUZ fp8), or "
+                    "convert the tiles to f16 or bf16");
       else
         rules.error(at, "gemm on " + in + " inputs needs " + others + ": " + g.target->name().str() +
                             " has no tensor-core instruction for them",
@@ -372,7 +384,8 @@ public:
     n.mmaText = g.target->vendor() == target::Vendor::Amd
                     ? "waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + instr + ", " +
                           (n.elementwiseA || n.elementwiseB ? "annotated operands element by element, " : "") +
-                          "operands from LDS in 4-element runs"
+                          "operands from LDS in " + std::to_string(atom.m * atom.k / atom.threads) +
+                          "-element runs"
                     : "warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", mma." + shape +
                           inputSuffix(A->dtype) + ", " + operandLoads(n, A->dtype);
     // Where the target has a warpgroup atom, say why this kernel's gemms do not take it.
@@ -462,7 +475,8 @@ public:
         if (!l || l->isAnnotated() || !l->isSwizzled() || l->unitBytes == 16)
           return "";
         return "tl::mfma::XorUnits<" + std::to_string(l->cols) + ", " + std::to_string(l->unitBytes * 8 / l->elemBits) +
-               ", " + std::to_string(l->rowShift) + ", " + std::to_string(l->mask) + ">{}";
+               ", " + std::to_string(l->rowShift) + ", " + std::to_string(l->mask) +
+               (l->unitFlipBit > 0 ? ", " + std::to_string(l->unitFlipBit) : "") + ">{}";
       };
       std::string aOffset = n.elementwiseA ? offsetFunctor(A) : unitFunctor(A);
       std::string bOffset = n.elementwiseB ? offsetFunctor(B) : unitFunctor(B);

@@ -90,6 +90,12 @@ void printTable(const Recommendation &r, const ReportOptions &opts, llvm::raw_os
   os << "kernel " << r.kernel << " (" << r.file << ") on " << r.target.name << " ("
      << r.target.description << ", " << r.target.tensorPathName
      << (r.target.warpgroupPathName.empty() ? "" : " and " + r.target.warpgroupPathName) << " tensor cores)\n";
+  // No AMD GPU has been lent to this project: say so where the ranking is read, not only in
+  // the descriptor's description (docs/recommend.md, "Limitations of the AMD descriptors").
+  if (r.target.vendor == "amd")
+    os << "note: " << r.target.name
+       << " is not validated on hardware: tlc's HIP code has never run on an AMD GPU (the CPU emulator "
+          "checks its lowering) and the descriptor's rates are datasheet figures; the ranking is indicative\n";
   os << "shapes: " << shapesStr(r) << "\n";
   std::string knobs;
   for (const Knob &k : r.knobs)

@@ -104,7 +104,15 @@ MmaAtom makeWgmmaM64N8K16() {
 //     SrcB[4 * (l / 32) + v][l % 32];  v < 16:  D[8 * (v / 4) + 4 * (l / 32) + v % 4][l % 32]
 //   v_mfma_f32_16x16x16{f16,bf16_1k}: lane l, v < 4:  SrcA[l % 16][4 * (l / 16) + v],
 //     SrcB[4 * (l / 16) + v][l % 16];  D[4 * (l / 16) + v][l % 16]
-// The bf16 "_1k" forms (gfx90a+) read 4 bf16 per lane in the f16 forms' layout.
+// The bf16 "_1k" forms (gfx90a+) read 4 bf16 per lane in the f16 forms' layout. CDNA3's fp8
+// forms (gfx940+, ISA section 7.1 and the calculator's CDNA3 tables) read 8 elements per lane,
+// one 64-bit register pair, in the same pattern with twice the K:
+//   v_mfma_f32_32x32x16_{fp8_fp8,bf8_bf8}:  lane l, v < 8:  SrcA[l % 32][8 * (l / 32) + v],
+//     SrcB[8 * (l / 32) + v][l % 32];  D as 32x32x8's
+//   v_mfma_f32_16x16x32_{fp8_fp8,bf8_bf8}:  lane l, v < 8:  SrcA[l % 16][8 * (l / 16) + v],
+//     SrcB[8 * (l / 16) + v][l % 16];  D as 16x16x16's
+// tlc's f8e4m3 is fp8 and f8e5m2 bf8 there, both FNUZ (tl/fp8_fnuz.h); the mixed fp8 x bf8
+// forms are not used, since a tlc gemm's A and B share one dtype.
 //
 // tlc issues the instruction with its operands swapped, SrcA = B^T and SrcB = A^T, so that
 // D = C^T: tlc's accumulator C[m][n] sits in lane m (+ a lane half or quarter chosen by n) and
@@ -120,22 +128,28 @@ MmaAtom makeWgmmaM64N8K16() {
 // m + M * n of C):
 //   32x32x8:   A, B ((32,2),4):((1,128),32);  C ((32,2),(4,4)):((1,128),(32,256))
 //   16x16x16:  A, B, C ((16,4),4):((1,64),16)
+//   fp8, P = 8 elements per lane: A, B ((S,64/S),8):((1,8S),S); C as the 16-bit forms'
 MmaAtom makeMfma(int size, DType input) {
-  assert((size == 32 || size == 16) && (input == DType::F16 || input == DType::BF16));
-  bool bf16 = input == DType::BF16;
+  bool fp8 = input == DType::F8E4M3 || input == DType::F8E5M2;
+  assert((size == 32 || size == 16) && (input == DType::F16 || input == DType::BF16 || fp8));
+  int perLane = fp8 ? 8 : 4; // 8 bytes of K per lane and operand
   MmaAtom atom;
   atom.m = atom.n = size;
-  atom.k = size == 32 ? 8 : 16;
-  atom.name = "v_mfma_f32_" + std::to_string(size) + "x" + std::to_string(size) + "x" + std::to_string(atom.k) +
-              (bf16 ? "bf16_1k" : "f16");
+  atom.k = 64 * perLane / size;
+  std::string shape = std::to_string(size) + "x" + std::to_string(size) + "x" + std::to_string(atom.k);
+  atom.name = "v_mfma_f32_" + shape +
+              (input == DType::BF16     ? "bf16_1k"
+               : input == DType::F16    ? "f16"
+               : input == DType::F8E4M3 ? "_fp8_fp8"
+                                        : "_bf8_bf8");
   atom.threads = 64;
   atom.dtypes = {{input, DType::F32}};
   int lanes = size, halves = 64 / size; // lanes along M (or N), lane groups along K
-  Layout operand = makeCuteLayout({{{lanes, 1}, {halves, 4 * size}}, {{4, size}}});
+  Layout operand = makeCuteLayout({{{lanes, 1}, {halves, perLane * size}}, {{perLane, size}}});
   atom.a = fragmentFromCute(operand, size, atom.k);
   atom.b = fragmentFromCute(operand, atom.k, size, /*transposed=*/true);
   atom.c = size == 32 ? fragmentFromCute(makeCuteLayout({{{32, 1}, {2, 128}}, {{4, 32}, {4, 256}}}), 32, 32)
-                      : fragmentFromCute(operand, 16, 16);
+                      : fragmentFromCute(makeCuteLayout({{{16, 1}, {4, 64}}, {{4, 16}}}), 16, 16);
   // Test hook (tests/emulator, as for m16n8k16): registers 1 and 2 of the accumulator
   // exchanged, which the CPU emulator (its own tables, from the CDNA ISA) must catch.
   if (std::getenv("TLC_TEST_WRONG_MMA_LAYOUT"))

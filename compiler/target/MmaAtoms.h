@@ -30,7 +30,8 @@ MmaAtom makeMmaSyncM16N8K8Tf32();
 MmaAtom makeWgmmaM64N8K16();
 // v_mfma_f32_32x32x8{f16,bf16_1k} (size 32) and v_mfma_f32_16x16x16{f16,bf16_1k} (size 16),
 // CDNA2/3: one wave of 64 lanes, f16 or bf16 inputs accumulating in f32, issued with A and B
-// swapped so that the accumulator's rows lie along lanes (MmaAtoms.cpp says why).
+// swapped so that the accumulator's rows lie along lanes (MmaAtoms.cpp says why). On f8e4m3
+// (f8e5m2) inputs, CDNA3 only: v_mfma_f32_32x32x16_fp8_fp8 (_bf8_bf8) and 16x16x32, FNUZ.
 MmaAtom makeMfma(int size, DType input);
 
 } // namespace tlc::target

@@ -149,6 +149,11 @@ public:
     for (int size : {32, 16})
       for (DType input : {DType::F16, DType::BF16})
         mmaAtoms_.push_back(makeMfma(size, input));
+    // CDNA3 (gfx940/gfx942) adds fp8 MFMA on its FNUZ formats; CDNA2 (gfx90a) has none.
+    if (name != "gfx90a")
+      for (int size : {32, 16})
+        for (DType input : {DType::F8E4M3, DType::F8E5M2})
+          mmaAtoms_.push_back(makeMfma(size, input));
     copyAtoms_ = {
         {CopyKind::BufferLoad, "buffer_load_dwordx4", 16, false, false},
         {CopyKind::Vector, "global_load_dwordx4 / global_store_dwordx4", 16, false, false},

@@ -1,7 +1,7 @@
 // tl/common.h - the base of tlc's device library.
 //
 // Every other tl/*.h header includes this one. It picks the toolchain (CUDA or HIP), pulls
-// in the vendor half/bfloat16/fp8 types, defines the function-attribute macros, the
+// in the vendor half/bfloat16/fp8 types (AMD's FNUZ fp8: tl/fp8_fnuz.h), defines the function-attribute macros, the
 // architecture feature macros that guard inline PTX, the TileLang dtype aliases and a few
 // integer helpers that generated code and the other headers share.
 //
@@ -12,7 +12,7 @@
 //     introduced the instruction. The host pass (where TL_CUDA_ARCH is 0) and older device
 //     architectures take a portable fallback or, where none exists, `tl::trap()`, so that
 //     every header compiles for every architecture nvcc accepts.
-//   * Parts that only exist on NVIDIA hardware (mma.sync, ldmatrix, named barriers, fp8) are
+//   * Parts that only exist on NVIDIA hardware (mma.sync, ldmatrix, named barriers) are
 //     compiled only when TL_CUDA is 1; the rest also compiles under hipcc.
 #pragma once
 
@@ -22,6 +22,7 @@
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_bfloat16.h>
+#include "fp8_fnuz.h"
 #else
 #define TL_HIP 0
 #define TL_CUDA 1
@@ -87,6 +88,10 @@ using f8e4m3x2 = __nv_fp8x2_e4m3;
 using f8e5m2x2 = __nv_fp8x2_e5m2;
 #else
 using bf16 = hip_bfloat16;
+// AMD's fp8 is FNUZ (bias 8 / 16, no -0, 0x80 NaN): the formats of CDNA3's fp8 MFMA, not
+// NVIDIA's OCP e4m3/e5m2 (tl/fp8_fnuz.h, docs/language.md).
+using f8e4m3 = fp8_fnuz<4>;
+using f8e5m2 = fp8_fnuz<5>;
 #endif
 using f32 = float;
 using f64 = double;

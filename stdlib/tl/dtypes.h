@@ -27,6 +27,8 @@ TL_HOST_DEVICE float to_float(f8e4m3 x) { return static_cast<float>(x); }
 TL_HOST_DEVICE float to_float(f8e5m2 x) { return static_cast<float>(x); }
 #else
 TL_HOST_DEVICE float to_float(bf16 x) { return static_cast<float>(x); }
+TL_HOST_DEVICE float to_float(f8e4m3 x) { return static_cast<float>(x); }  // FNUZ (tl/fp8_fnuz.h)
+TL_HOST_DEVICE float to_float(f8e5m2 x) { return static_cast<float>(x); }
 #endif
 
 template <class T>
@@ -39,10 +41,9 @@ TL_HOST_DEVICE T from_float(float x) {
 #else
     return bf16(x);
 #endif
-#if TL_CUDA
   } else if constexpr (is_one_of_v<T, f8e4m3, f8e5m2>) {
-    return T(x);  // cuda_fp8.h: round to nearest even, __NV_SATFINITE
-#endif
+    // Round to nearest even, saturating: cuda_fp8.h's __NV_SATFINITE, tl/fp8_fnuz.h on HIP.
+    return T(x);
   } else {
     static_assert(std::is_arithmetic_v<T>, "tl::convert: unsupported destination type");
     return static_cast<T>(x);

@@ -194,6 +194,9 @@ TL_HOST_DEVICE T inf() {
     return bit_cast<f8e5m2>(std::uint8_t{0x7C});
   } else if constexpr (std::is_same_v<T, f8e4m3>) {
     return bit_cast<f8e4m3>(std::uint8_t{0x7E});  // 448, e4m3 has no infinity
+#else
+  } else if constexpr (is_one_of_v<T, f8e4m3, f8e5m2>) {
+    return bit_cast<T>(std::uint8_t{0x7F});  // FNUZ has no infinity: 240 (e4m3), 57344 (e5m2)
 #endif
   } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
     return static_cast<T>(~std::make_unsigned_t<T>(0) >> 1);

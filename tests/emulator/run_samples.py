@@ -172,11 +172,51 @@ CASES_GFX9 = {
     "gemm_bf16_mfma16": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "threads=128", "dtype=bf16",
                                              "out_dtype=f32"], ref.gemm, {},
                          [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=72)]),
+    # K-major A rows of 256 bytes (block_K = 128 f16): the 8-byte swizzle with the unit flip
+    # (compiler/ir/LdsBanks.cpp), stored in 8-byte halves, read by the 16x16x16 MFMA.
+    "gemm_rows256": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "block_K=128", "threads=128",
+                                         "out_dtype=f32"], ref.gemm, {},
+                     [dict(M=32, N=32, K=128), dict(M=45, N=50, K=200), dict(M=7, N=70, K=72)]),
 }
 
-def load(directory, t):
+# CDNA3 only (gfx940/gfx942): gemm on fp8 through v_mfma_f32_32x32x16_fp8_fp8 (64x64 tiles) and
+# v_mfma_f32_16x16x32_bf8_bf8 (32x32 tiles over 2 waves), A K-major and B [K, N] (MN-major, read
+# element by element). The inputs are FNUZ bytes (the driver rounds its random floats to the
+# grid); the reference decodes them (load) and sums in float64.
+CASES_GFX942 = {
+    "gemm_fp8": ("gemm.tl", "gemm", ["block_M=64", "block_N=64", "dtype=f8e4m3", "out_dtype=f32"], ref.gemm, {},
+                 [dict(M=64, N=64, K=64), dict(M=45, N=100, K=40), dict(M=7, N=70, K=72)]),
+    "gemm_bf8_mfma16": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "threads=128", "dtype=f8e5m2",
+                                            "out_dtype=f32"], ref.gemm, {},
+                        [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=100)]),
+    # fp8 rows of 256 bytes (block_K = 256): the flipped 8-byte swizzle under the 32x32x16 MFMA.
+    "gemm_fp8_rows256": ("gemm.tl", "gemm", ["block_M=64", "block_N=64", "block_K=256", "dtype=f8e4m3",
+                                             "out_dtype=f32"], ref.gemm, {},
+                         [dict(M=64, N=64, K=256), dict(M=45, N=100, K=300), dict(M=7, N=70, K=40)]),
+}
+
+
+def fp8_value(b, exp_bits, fnuz):
+    """One fp8 byte: AMD's FNUZ format (bias 8 / 16, 0x80 NaN, no -0 or infinity) or OCP's
+    (bias 7 / 15, e4m3: 0x7F/0xFF NaN; e5m2: IEEE-style infinities and NaNs)."""
+    mant_bits = 7 - exp_bits
+    bias = (1 << (exp_bits - 1)) - (0 if fnuz else 1)
+    if fnuz and b == 0x80:
+        return float("nan")
+    e, m = (b >> mant_bits) & ((1 << exp_bits) - 1), b & ((1 << mant_bits) - 1)
+    if not fnuz and ((exp_bits == 4 and e == 15 and m == 7) or (exp_bits == 5 and e == 31)):
+        return float("nan") if (exp_bits == 4 or m) else math.copysign(float("inf"), 0x80 - b)
+    v = m * 2.0 ** (1 - bias - mant_bits) if e == 0 else (1 + m / 2.0 ** mant_bits) * 2.0 ** (e - bias)
+    return -v if b & 0x80 else v
+
+
+def load(directory, t, target="sm_80"):
     raw = open(os.path.join(directory, t["file"]), "rb").read()
     dtype = t["dtype"]
+    if dtype in ("f8e4m3", "f8e5m2"):
+        # tlc's fp8 is FNUZ on the AMD targets, OCP on NVIDIA's (docs/language.md).
+        fnuz = target.startswith("gfx")
+        return [fp8_value(b, 4 if dtype == "f8e4m3" else 5, fnuz) for b in raw], tuple(t["shape"])
     if dtype == "f16":
         values = struct.unpack("<%de" % (len(raw) // 2), raw)
     elif dtype == "bf16":
@@ -227,7 +267,7 @@ def run_case(args, name, case, env):
             print("FAIL %s: tlc run exited with %d\n%s" % (label, r.returncode, r.stdout[-4000:]))
             return False
         manifest = json.load(open(os.path.join(out, "manifest.json")))
-        tensors = {t["name"]: load(out, t) for t in manifest["tensors"]}
+        tensors = {t["name"]: load(out, t, args.target) for t in manifest["tensors"]}
         want = reference(tensors, params)
         shape_problems = []
         for t in manifest["tensors"]:
@@ -260,6 +300,8 @@ def main():
         k, _, v = e.partition("=")
         env[k] = v
     cases = dict(CASES, **(CASES_GFX9 if args.target.startswith("gfx") else {}))
+    if args.target in ("gfx940", "gfx942"):
+        cases.update(CASES_GFX942)
     names = [n for n in cases if re.fullmatch(args.only, n)]
     if not names:
         print("no case matches " + args.only)

@@ -105,17 +105,73 @@ TEST_CASE("the 16x16x16 MFMA's K-major reads are conflict-free on the chosen lay
   }
 }
 
-TEST_CASE("rows of 256 bytes: no row-keyed XOR serves both reads and stores; the choice is no worse", "[lds]") {
+TEST_CASE("rows of 256 bytes: no row-keyed XOR serves both reads and stores", "[lds]") {
   // 16 lanes read one 8-byte unit of 16 rows (a conflict-free key needs row & 15), while a
   // phase of the copy's first 8-byte stores writes the 16 even units of one row, which only
-  // cover half the banks under such a key: 2-way either way. The 16-byte swizzle is kept.
+  // cover half the banks under such a key: 2-way either way.
   MfmaOperandUse use{true, 16, 16, {0, 32}, 32, 128};
-  LdsChoice c = chooseMfmaOperandLayout(kCdna, 64, 128, 16, {use}, 256);
-  CHECK(c.reads.extra() + c.stores.extra() <= c.swizzle16Reads.extra() + c.swizzle16Stores.extra());
   std::optional<SharedLayout> readsFree = SharedLayout::xorUnits(64, 128, 16, 8, 0, 15);
   REQUIRE(readsFree);
   CHECK(countConflicts(kCdna, mfmaReads(*readsFree, use, 64)).extra() == 0);
   CHECK(countConflicts(kCdna, copyStores(*readsFree, 256, 8, 64)).ways == 2);
+  for (int shift = 0; shift <= 3; ++shift)
+    for (int mask : {1, 3, 7, 15}) {
+      std::optional<SharedLayout> l = SharedLayout::xorUnits(64, 128, 16, 8, shift, mask);
+      REQUIRE(l);
+      CHECK(countConflicts(kCdna, mfmaReads(*l, use, 64)).extra() +
+                countConflicts(kCdna, copyStores(*l, 256, 8, 64)).extra() >
+            0);
+    }
+}
+
+// The flip (unit ^= (unit >> 4) & 1 besides the row's key) frees both: the stores of chunks
+// 8..15 of a row land on the other 8-byte slots than those of chunks 0..7, and the reads keep
+// one distinct slot per row. Checked for every K-major case of 256 bytes and more: f16 and fp8
+// rows (8 elements per lane: the fp8 MFMA), 16x16 and 32x32 instructions, 1 to 4 waves.
+TEST_CASE("rows of 256 bytes or more: the flipped 8-byte swizzle is conflict-free for reads and stores", "[lds]") {
+  struct Case {
+    int64_t rows, cols;
+    int elemBits, size, kStep;
+    int64_t threads;
+  };
+  for (Case k : {Case{64, 128, 16, 16, 16, 256}, Case{32, 128, 16, 16, 16, 128}, Case{64, 128, 16, 32, 8, 128},
+                 Case{64, 256, 16, 32, 8, 256}, Case{64, 256, 8, 32, 16, 128}, Case{32, 256, 8, 16, 32, 128},
+                 Case{64, 512, 8, 32, 16, 256}}) {
+    std::vector<int64_t> bases;
+    int64_t waves = k.threads / 64, perWave = std::max<int64_t>(k.size, k.rows / waves);
+    for (int64_t b = 0; b < k.rows; b += perWave)
+      bases.push_back(b);
+    MfmaOperandUse use{true, k.size, k.kStep, bases, perWave, k.cols};
+    LdsChoice c = chooseMfmaOperandLayout(kCdna, k.rows, k.cols, k.elemBits, {use}, k.threads);
+    INFO(k.rows << "x" << k.cols << " of " << k.elemBits << "-bit, " << k.size << "x" << k.size << ": "
+                << c.layout.str());
+    CHECK(c.layout.unitFlipBit == 4);
+    CHECK(c.reads.extra() == 0);
+    CHECK(c.stores.extra() == 0);
+    CHECK(c.swizzle16Reads.ways == 2); // what the 16-byte swizzle gave
+    // A bijection of the tile that keeps the lanes' 8-byte runs.
+    const int64_t run = 64 / k.elemBits;
+    std::vector<bool> hit(size_t(k.rows * k.cols), false);
+    for (int64_t r = 0; r < k.rows; ++r)
+      for (int64_t col = 0; col < k.cols; ++col) {
+        int64_t o = c.layout.offset(r, col);
+        REQUIRE(o >= 0);
+        REQUIRE(o < k.rows * k.cols);
+        REQUIRE(!hit[size_t(o)]);
+        hit[size_t(o)] = true;
+        if (col % run)
+          REQUIRE(o == c.layout.offset(r, col - 1) + 1);
+      }
+    CHECK(c.layout.vectorRun(16) == run);
+  }
+}
+
+TEST_CASE("the flip is refused where bit 4 of a unit does not vary in the row", "[lds]") {
+  CHECK(!SharedLayout::xorUnits(16, 64, 16, 8, 0, 15, 4)); // 16 units of 8 bytes per row
+  CHECK(SharedLayout::xorUnits(16, 128, 16, 8, 0, 15, 4));
+  // Rows of 64 and 128 bytes keep their unflipped choice.
+  LdsChoice c = chooseMfmaOperandLayout(kCdna, 128, 32, 16, {gemmA()}, 128);
+  CHECK(c.layout.unitFlipBit == 0);
 }
 
 TEST_CASE("xorUnits refuses keys that would move units out of their row", "[lds]") {

@@ -151,6 +151,15 @@ TEST_CASE("MMA atoms list the (input, accumulator) dtypes of their ISA", "[targe
   CHECK(gfx->warpMma(DType::F16)->supports(DType::F16, DType::F32));
   CHECK_FALSE(gfx->warpMma(DType::F16)->supports(DType::F16, DType::F16));
   CHECK_FALSE(gfx->warpMma(DType::I8));
+  // CDNA3's fp8 MFMA (FNUZ e4m3 = fp8, e5m2 = bf8) into f32; CDNA2 (gfx90a) has none.
+  REQUIRE(gfx->warpMma(DType::F8E4M3));
+  CHECK(gfx->warpMma(DType::F8E4M3)->name == "v_mfma_f32_32x32x16_fp8_fp8");
+  CHECK(gfx->warpMma(DType::F8E5M2)->name == "v_mfma_f32_32x32x16_bf8_bf8");
+  CHECK(gfx->warpMma(DType::F8E4M3)->supports(DType::F8E4M3, DType::F32));
+  CHECK_FALSE(gfx->warpMma(DType::F8E4M3)->takesInput(DType::F8E5M2));
+  CHECK(lookupTarget("gfx940")->warpMma(DType::F8E5M2));
+  CHECK_FALSE(lookupTarget("gfx90a")->warpMma(DType::F8E4M3));
+  CHECK_FALSE(lookupTarget("gfx90a")->warpMma(DType::F8E5M2));
 }
 
 TEST_CASE("gfx9's MFMA atoms match the CDNA ISA's operand tables, operands swapped", "[target][mma]") {
@@ -159,9 +168,11 @@ TEST_CASE("gfx9's MFMA atoms match the CDNA ISA's operand tables, operands swapp
   REQUIRE(gfx->warpSize() == 64);
   REQUIRE(gfx->hasBackEnd());
   REQUIRE_FALSE(gfx->copyAtom(CopyKind::CpAsync));
-  REQUIRE(gfx->mmaAtoms().size() == 4);
+  REQUIRE(gfx->mmaAtoms().size() == 8);
+  REQUIRE(lookupTarget("gfx90a")->mmaAtoms().size() == 4);
   // CDNA3 ISA 7.1: the instruction computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j]; lane l
-  // holds SrcA[l % S][4 (l / S) + v] and SrcB[4 (l / S) + v][l % S] for v < 4, and
+  // holds SrcA[l % S][P (l / S) + v] and SrcB[P (l / S) + v][l % S] for v < P (P = 4 f16/bf16
+  // items, 8 fp8/bf8 items: K = 64 P / S), and
   //   S = 32: D[8 (v / 4) + 4 (l / 32) + v % 4][l % 32] for v < 16,
   //   S = 16: D[4 (l / 16) + v][l % 16] for v < 4.
   // tlc passes SrcA = B^T and SrcB = A^T, so C[m][n] = D[n][m], A[m][k] = SrcB[k][m] and
@@ -170,11 +181,13 @@ TEST_CASE("gfx9's MFMA atoms match the CDNA ISA's operand tables, operands swapp
     INFO(mfma.name);
     int64_t S = mfma.m;
     REQUIRE(mfma.n == S);
-    REQUIRE(mfma.k == (S == 32 ? 8 : 16));
+    bool fp8 = mfma.dtypes.front().input == DType::F8E4M3 || mfma.dtypes.front().input == DType::F8E5M2;
+    int64_t P = fp8 ? 8 : 4;
+    REQUIRE(mfma.k == (S == 32 ? 8 : 16) * (fp8 ? 2 : 1));
     REQUIRE(mfma.threads == 64);
     for (int64_t lane = 0; lane < 64; ++lane) {
-      for (int64_t v = 0; v < 4; ++v) {
-        int64_t row = lane % S, k = 4 * (lane / S) + v;
+      for (int64_t v = 0; v < P; ++v) {
+        int64_t row = lane % S, k = P * (lane / S) + v;
         REQUIRE(mfma.a->evaluate({row, k}) == Fragment::Location{lane, v}); // SrcB[k][row]
         REQUIRE(mfma.b->evaluate({k, row}) == Fragment::Location{lane, v}); // SrcA[row][k]
       }
@@ -189,6 +202,9 @@ TEST_CASE("gfx9's MFMA atoms match the CDNA ISA's operand tables, operands swapp
   REQUIRE(gfx->warpMmas(DType::F16).size() == 2);
   CHECK(gfx->warpMmas(DType::F16)[1]->name == "v_mfma_f32_16x16x16f16");
   CHECK(gfx->warpMmas(DType::BF16)[1]->name == "v_mfma_f32_16x16x16bf16_1k");
+  REQUIRE(gfx->warpMmas(DType::F8E4M3).size() == 2);
+  CHECK(gfx->warpMmas(DType::F8E4M3)[1]->name == "v_mfma_f32_16x16x32_fp8_fp8");
+  CHECK(gfx->warpMmas(DType::F8E5M2)[1]->name == "v_mfma_f32_16x16x32_bf8_bf8");
 }
 
 TEST_CASE("an MFMA accumulator tile is the A operand of the next gemm as it is", "[target][mma]") {

@@ -70,8 +70,9 @@ inline void fill_random(const TensorSpec& t, unsigned char* p, std::size_t bytes
       case TLC_BF16: { __nv_bfloat16 h = __float2bfloat16_rn(real(rng)); std::memcpy(p + 2 * i, &h, 2); break; }
       case TLC_F32: { float f = real(rng); std::memcpy(p + 4 * i, &f, 4); break; }
       case TLC_F64: { double f = real(rng); std::memcpy(p + 8 * i, &f, 8); break; }
-      case TLC_F8E4M3: { __nv_fp8_e4m3 v(real(rng)); std::memcpy(p + i, &v, 1); break; }
-      case TLC_F8E5M2: { __nv_fp8_e5m2 v(real(rng)); std::memcpy(p + i, &v, 1); break; }
+      // tl's fp8 types: OCP (cuda_fp8.h) on the CUDA lowering, FNUZ (tl/fp8_fnuz.h) on HIP's.
+      case TLC_F8E4M3: { ::tl::f8e4m3 v(real(rng)); std::memcpy(p + i, &v, 1); break; }
+      case TLC_F8E5M2: { ::tl::f8e5m2 v(real(rng)); std::memcpy(p + i, &v, 1); break; }
       case TLC_I8: p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(static_cast<int>(rng() % 16) - 8)); break;
       case TLC_I4: case TLC_U4: case TLC_U8: p[i] = static_cast<unsigned char>(rng()); break;
       case TLC_BOOL: p[i] = static_cast<unsigned char>(rng() % 2); break;

@@ -7,10 +7,13 @@
 //       accumulator layout of an earlier gemm (attention's P @ V)
 //
 // Size 32 issues v_mfma_f32_32x32x8{f16,bf16_1k}, size 16 v_mfma_f32_16x16x16{f16,bf16_1k}
-// (bf16 "_1k" forms: gfx90a and later), f32 accumulators. AMD CDNA3 ISA, section 7.1: one wave
-// computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j] + C[i][j]; lane l holds SrcA[l % S][4 (l / S)
-// + v] and SrcB[4 (l / S) + v][l % S] (v < 4), and D[8 (v / 4) + 4 (l / 32) + v % 4][l % 32]
-// (S = 32, v < 16) or D[4 (l / 16) + v][l % 16] (S = 16, v < 4).
+// (bf16 "_1k" forms: gfx90a and later), f32 accumulators; on fp8 inputs (CDNA3, gfx940+)
+// v_mfma_f32_32x32x16_{fp8_fp8,bf8_bf8} and v_mfma_f32_16x16x32_{fp8_fp8,bf8_bf8} (tl::f8e4m3
+// and f8e5m2 are the FNUZ formats there: tl/fp8_fnuz.h). AMD CDNA3 ISA, section 7.1: one wave
+// computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j] + C[i][j]; lane l holds P items per operand
+// (P = 4 16-bit or 8 fp8 items), SrcA[l % S][P (l / S) + v] and SrcB[P (l / S) + v][l % S]
+// (v < P), and D[8 (v / 4) + 4 (l / 32) + v % 4][l % 32] (S = 32, v < 16) or
+// D[4 (l / 16) + v][l % 16] (S = 16, v < 4), whatever the input type.
 // tlc issues it as D = C^T (SrcA = B^T, SrcB = A^T), so that the accumulator's rows lie along
 // lanes (compiler/target/MmaAtoms.cpp, the atom's Fragments): for S = 32, register
 // r = (mi * NT + ni) * 16 + v of lane l holds C[wr*WTM + mi*32 + l % 32,
@@ -18,10 +21,10 @@
 // C[wr*WTM + mi*16 + l % 16, wc*WTN + ni*16 + 4 (l / 16) + v]. Waves form a WM x WN grid (wave w
 // owns rows (w / WN) * WTM.. and columns (w % WN) * WTN.., WTM = M / WM, WTN = N / WN).
 //
-// Operands: each lane reads 4 consecutive K elements of one row of A (one column of B) per
-// instruction. A is stored [M][K] ([K][M] when TransA), B [K][N] ([N][K] when TransB), in
-// tl::SwizzledLayout (16-byte chunks XOR-permuted per row), where a K-contiguous run of 4
-// elements starting at a multiple of 4 stays inside one chunk: one 8-byte LDS read
+// Operands: each lane reads P consecutive K elements (8 bytes) of one row of A (one column of
+// B) per instruction. A is stored [M][K] ([K][M] when TransA), B [K][N] ([N][K] when TransB),
+// in tl::SwizzledLayout (16-byte chunks XOR-permuted per row), where a K-contiguous run of P
+// elements starting at a multiple of P stays inside one chunk: one 8-byte LDS read
 // (ds_read_b64); so is a run of tl::mfma::XorUnits, the swizzle of 8-byte units tlc chooses
 // where the 16-byte one has LDS bank conflicts. Operands whose K is not contiguous, and
 // operands in an annotated layout (offset functor), are read element by element.
@@ -46,12 +49,14 @@ namespace mfma {
 using half4 = std::uint16_t __attribute__((vector_size(8)));
 using short4 = short __attribute__((vector_size(8)));
 using u16x4 = std::uint16_t __attribute__((vector_size(8)));
+using u8x8 = std::uint8_t __attribute__((vector_size(8)));
 using float4 = float __attribute__((vector_size(16)));
 using float16 = float __attribute__((vector_size(64)));
 #else
 using half4 = _Float16 __attribute__((ext_vector_type(4)));
 using short4 = short __attribute__((ext_vector_type(4)));
 using u16x4 = std::uint16_t __attribute__((ext_vector_type(4)));
+using u8x8 = std::uint8_t __attribute__((ext_vector_type(8)));
 using float4 = float __attribute__((ext_vector_type(4)));
 using float16 = float __attribute__((ext_vector_type(16)));
 #endif
@@ -61,11 +66,15 @@ using float16 = float __attribute__((ext_vector_type(16)));
 template <int S, class T>
 struct Atom {
   static_assert(S == 32 || S == 16, "tl::gemm (HIP): the MFMA size is 32 or 16");
-  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm (HIP): inputs must be f16 or bf16");
-  static constexpr int kK = S == 32 ? 8 : 16;
+  static_assert(is_one_of_v<T, f16, bf16, f8e4m3, f8e5m2>, "tl::gemm (HIP): inputs must be f16, bf16 or fp8");
+  static constexpr bool kFp8 = is_one_of_v<T, f8e4m3, f8e5m2>;
+  // Elements per lane and operand: 8 bytes of K (4 16-bit or 8 fp8 elements).
+  static constexpr int kPerLane = kFp8 ? 8 : 4;
+  static constexpr int kK = 64 * kPerLane / S;  // 64 lanes of kPerLane elements over S rows
   static constexpr int kRegs = S * S / 64;
-  // Four operand elements, element 0 in the low bits.
-  using Operand = u16x4;
+  // kPerLane operand elements as their bits, element 0 in the low bits.
+  using Bits = std::conditional_t<kFp8, std::uint8_t, std::uint16_t>;
+  using Operand = std::conditional_t<kFp8, u8x8, u16x4>;
 
   TL_DEVICE static void run(float* c, Operand a, Operand b) {
     if constexpr (S == 32) {
@@ -74,8 +83,12 @@ struct Atom {
       for (int v = 0; v < 16; ++v) acc[v] = c[v];
       if constexpr (std::is_same_v<T, f16>)
         acc = __builtin_amdgcn_mfma_f32_32x32x8f16(bit_cast<half4>(b), bit_cast<half4>(a), acc, 0, 0, 0);
-      else
+      else if constexpr (std::is_same_v<T, bf16>)
         acc = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(bit_cast<short4>(b), bit_cast<short4>(a), acc, 0, 0, 0);
+      else if constexpr (std::is_same_v<T, f8e4m3>)
+        acc = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(bit_cast<long>(b), bit_cast<long>(a), acc, 0, 0, 0);
+      else
+        acc = __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8(bit_cast<long>(b), bit_cast<long>(a), acc, 0, 0, 0);
 #pragma unroll
       for (int v = 0; v < 16; ++v) c[v] = acc[v];
     } else {
@@ -84,29 +97,36 @@ struct Atom {
       for (int v = 0; v < 4; ++v) acc[v] = c[v];
       if constexpr (std::is_same_v<T, f16>)
         acc = __builtin_amdgcn_mfma_f32_16x16x16f16(bit_cast<half4>(b), bit_cast<half4>(a), acc, 0, 0, 0);
-      else
+      else if constexpr (std::is_same_v<T, bf16>)
         acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(bit_cast<short4>(b), bit_cast<short4>(a), acc, 0, 0, 0);
+      else if constexpr (std::is_same_v<T, f8e4m3>)
+        acc = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(bit_cast<long>(b), bit_cast<long>(a), acc, 0, 0, 0);
+      else
+        acc = __builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8(bit_cast<long>(b), bit_cast<long>(a), acc, 0, 0, 0);
 #pragma unroll
       for (int v = 0; v < 4; ++v) c[v] = acc[v];
     }
   }
 };
 
-// tl::SwizzledLayout<Rows, Cols, 16> as an offset functor.
-template <int Rows, int Cols>
+// tl::SwizzledLayout<Rows, Cols, ElemBits> as an offset functor.
+template <int Rows, int Cols, int ElemBits>
 struct SwizzledOffset {
-  TL_DEVICE int operator()(int row, int col) const { return SwizzledLayout<Rows, Cols, 16>::offset(row, col); }
+  TL_DEVICE int operator()(int row, int col) const { return SwizzledLayout<Rows, Cols, ElemBits>::offset(row, col); }
 };
 
 // The XOR swizzle of Unit-element units that tlc chooses for an operand when the bank
 // analysis finds the 16-byte swizzle conflicting under the lanes' 8-byte reads
-// (compiler/ir/LdsBanks.h): unit ^= (row >> Shift) & Mask in rows of Cols elements. Runs of
-// kRun columns stay contiguous.
-template <int Cols, int Unit, int Shift, int Mask>
+// (compiler/ir/LdsBanks.h): unit ^= (row >> Shift) & Mask in rows of Cols elements, and where
+// Flip > 0 (rows of 256 bytes or more) also ^= (unit >> Flip) & 1. Runs of kRun columns stay
+// contiguous.
+template <int Cols, int Unit, int Shift, int Mask, int Flip = 0>
 struct XorUnits {
   static constexpr int kRun = Unit;
   TL_DEVICE int operator()(int row, int col) const {
-    return row * Cols + (((col / Unit) ^ ((row >> Shift) & Mask)) * Unit) + col % Unit;
+    const int unit = col / Unit;
+    const int flip = Flip > 0 ? (unit >> Flip) & 1 : 0;
+    return row * Cols + ((unit ^ ((row >> Shift) & Mask) ^ flip) * Unit) + col % Unit;
   }
 };
 
@@ -120,27 +140,29 @@ struct RunOf<Off, std::void_t<decltype(Off::kRun)>> {
   static constexpr int value = Off::kRun;
 };
 
-// The 4 operand elements (mn, k..k + 3) of a tile stored [MN][K] (KMajor) or [K][MN], whose
-// element (row, col) of the stored tile is at off(row, col). A K-major run in a layout that
-// keeps it (the swizzles) is one 8-byte read; everything else is read element by element.
-template <bool KMajor, bool Swizzled, class T, class Off>
-TL_DEVICE u16x4 load4(const T* tile, Off off, int mn, int k) {
-  const std::uint16_t* bits = reinterpret_cast<const std::uint16_t*>(tile);
-  if constexpr (KMajor && (Swizzled || RunOf<Off>::value % 4 == 0)) {
-    return *reinterpret_cast<const u16x4*>(bits + off(mn, k));
+// The P = A::kPerLane operand elements (mn, k..k + P - 1) of a tile stored [MN][K] (KMajor)
+// or [K][MN], whose element (row, col) of the stored tile is at off(row, col). A K-major run in
+// a layout that keeps it (the swizzles) is one 8-byte read; everything else is read element by
+// element.
+template <class A, bool KMajor, bool Swizzled, class T, class Off>
+TL_DEVICE typename A::Operand load_run(const T* tile, Off off, int mn, int k) {
+  constexpr int P = A::kPerLane;
+  const typename A::Bits* bits = reinterpret_cast<const typename A::Bits*>(tile);
+  if constexpr (KMajor && (Swizzled || RunOf<Off>::value % P == 0)) {
+    return *reinterpret_cast<const typename A::Operand*>(bits + off(mn, k));
   } else {
-    u16x4 r;
+    typename A::Operand r;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) r[i] = bits[KMajor ? off(mn, k + i) : off(k + i, mn)];
+    for (int i = 0; i < P; ++i) r[i] = bits[KMajor ? off(mn, k + i) : off(k + i, mn)];
     return r;
   }
 }
 
-// The default functor of an operand stored [Rows][Cols], or the caller's.
-template <int Rows, int Cols, class Off>
+// The default functor of an operand of T stored [Rows][Cols], or the caller's.
+template <int Rows, int Cols, class T, class Off>
 TL_DEVICE auto offset_of(Off off) {
   if constexpr (std::is_same_v<Off, SwizzledOperand>)
-    return SwizzledOffset<Rows, Cols>{};
+    return SwizzledOffset<Rows, Cols, 8 * sizeof(T)>{};
   else
     return off;
 }
@@ -151,24 +173,25 @@ template <int M, int N, int K, int WM, int WN, bool TransA, bool TransB, int S, 
           class OffA = SwizzledOperand, class OffB = SwizzledOperand>
 TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB offB = {}) {
   using Atom = mfma::Atom<S, T>;
-  static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
+  static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates in f32");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S;
   static_assert(WTM % S == 0 && WTN % S == 0 && K % Atom::kK == 0, "tl::gemm_ss (HIP): tile shape");
   static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_ss (HIP): accumulator size does not match the wave grid");
   const int lane = threadIdx.x % 64, wave = threadIdx.x / 64;
-  const int row0 = (wave / WN) * WTM + lane % S, col0 = (wave % WN) * WTN + lane % S, k0 = (lane / S) * 4;
+  const int row0 = (wave / WN) * WTM + lane % S, col0 = (wave % WN) * WTN + lane % S,
+            k0 = (lane / S) * Atom::kPerLane;
   // Stored [M][K] or [K][M], [K][N] or [N][K].
-  const auto oa = mfma::offset_of<TransA ? K : M, TransA ? M : K>(offA);
-  const auto ob = mfma::offset_of<TransB ? N : K, TransB ? K : N>(offB);
+  const auto oa = mfma::offset_of<TransA ? K : M, TransA ? M : K, T>(offA);
+  const auto ob = mfma::offset_of<TransB ? N : K, TransB ? K : N, T>(offB);
   constexpr bool kSwA = std::is_same_v<OffA, SwizzledOperand>, kSwB = std::is_same_v<OffB, SwizzledOperand>;
 #pragma unroll
   for (int kk = 0; kk < K / Atom::kK; ++kk) {
     const int k = kk * Atom::kK + k0;
     typename Atom::Operand a[MT], b[NT];
 #pragma unroll
-    for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::load4<!TransA, kSwA>(A, oa, row0 + mi * S, k);
+    for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::load_run<Atom, !TransA, kSwA>(A, oa, row0 + mi * S, k);
 #pragma unroll
-    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::load4<TransB, kSwB>(B, ob, col0 + ni * S, k);
+    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::load_run<Atom, TransB, kSwB>(B, ob, col0 + ni * S, k);
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
@@ -185,6 +208,7 @@ template <int M, int N, int K, int WM, int WN, bool TransB, int S, class T, clas
 TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}) {
   using Atom = mfma::Atom<S, T>;
   static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
+  static_assert(!Atom::kFp8, "tl::gemm_rs (HIP): A in registers takes f16 or bf16");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S, KT = K / S;
   constexpr int kStepsPerTile = S / Atom::kK;
   static_assert(WTM % S == 0 && WTN % S == 0 && K % S == 0, "tl::gemm_rs (HIP): tile shape");
@@ -192,7 +216,7 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
   static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_rs (HIP): accumulator size does not match the wave grid");
   const int lane = threadIdx.x % 64, wave = threadIdx.x / 64;
   const int col0 = (wave % WN) * WTN + lane % S, k0 = (lane / S) * 4;
-  const auto ob = mfma::offset_of<TransB ? N : K, TransB ? K : N>(offB);
+  const auto ob = mfma::offset_of<TransB ? N : K, TransB ? K : N, T>(offB);
   constexpr bool kSwB = std::is_same_v<OffB, SwizzledOperand>;
 #pragma unroll
   for (int kk = 0; kk < K / Atom::kK; ++kk) {
@@ -204,7 +228,8 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
       for (int i = 0; i < 4; ++i) a[mi][i] = bit_cast<std::uint16_t>(run[i]);
     }
 #pragma unroll
-    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::load4<TransB, kSwB>(B, ob, col0 + ni * S, kk * Atom::kK + k0);
+    for (int ni = 0; ni < NT; ++ni)
+      b[ni] = mfma::load_run<Atom, TransB, kSwB>(B, ob, col0 + ni * S, kk * Atom::kK + k0);
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
