@@ -1,6 +1,8 @@
 """The vertical-slash index builder (vertical_slash.py): every key at most once, the slash
 diagonals and verticals all reachable, and the torch version equal to the pure-Python one."""
+import os
 import random
+import sys
 import unittest
 
 import vertical_slash as vs
@@ -50,6 +52,31 @@ class BuilderTest(unittest.TestCase):
             for name, (values, shape) in want.items():
                 self.assertEqual(tuple(got[name].shape), shape, name)
                 self.assertEqual(got[name].flatten().tolist(), values, (name, seq))
+
+
+    @unittest.skipIf(torch is None, "no torch")
+    def test_gpu_problem_reference_equals_the_emulator_reference(self):
+        # problems.py (torch, the GPU cases) and tests/emulator/references.py (plain Python)
+        # read the same tables the same way; query block 1 of head (0, 0) sees no key.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "emulator"))
+        import cases
+        import problems
+        import references
+        b = cases.Build("t_vs", "vertical_slash_attention",
+                        {"dtype": "f16", "dim": "16", "block_M": "32", "block_N": "16"})
+        p = problems.problem_for(b)
+        shape = {"batch": 1, "seq_len": 77, "heads": 2, "dim": 16, "nnz_s": 3, "nnz_v": 9}
+        gen = torch.Generator()
+        gen.manual_seed(3)
+        x = p.inputs(shape, gen)
+        self.assertEqual(int(x["BlockCount"][0, 0, 1]) + int(x["ColumnCount"][0, 0, 1]), 0)
+        self.assertGreater(int(x["ColumnCount"].sum()), 0)
+        got = p.reference(x, shape, "float64")["O"]
+        flat = {n: ([float(v) for v in t.flatten().tolist()], tuple(t.shape)) for n, t in x.items()}
+        want = references.vertical_slash_attention(flat, {"block_M": 32, "block_N": 16})["O"]
+        self.assertTrue(torch.allclose(got.flatten(), torch.tensor(want, dtype=torch.float64), atol=1e-9))
+        self.assertEqual(float(got[0, 32:64, 0].abs().max()), 0.0)
+        self.assertGreater(p.flops(shape), 0)
 
 
 if __name__ == "__main__":

@@ -108,19 +108,22 @@ def visible_keys(offsets, columns, row: int, seq_len: int, block_N: int) -> list
     return [k for k in keys if 0 <= k < seq_len and k <= row]
 
 
-def tables_torch(seq_len: int, block_M: int, block_N: int, patterns: list, device="cpu") -> dict:
-    """tables() as int32 torch tensors, vectorized over query blocks (patterns as in tables())."""
+def tables_torch(seq_len: int, block_M: int, block_N: int, patterns: list, widths=None,
+                 device="cpu") -> dict:
+    """tables() as int32 torch tensors on `device`, vectorized over query blocks (patterns as in
+    tables()). `widths` = (nnz_s, nnz_v) pads the tables to those widths instead (MInference
+    sizes them by the numbers of slashes and verticals); a row longer than that is an error."""
     import torch
     q_blocks = -(-seq_len // block_M)
-    r0 = torch.arange(q_blocks, dtype=torch.int64) * block_M
+    r0 = torch.arange(q_blocks, dtype=torch.int64, device=device) * block_M
     r1 = torch.clamp(r0 + block_M, max=seq_len)
     heads = []
     for per_head in patterns:
         for vert, slash in per_head:
-            layout = torch.tensor(slash_layout(slash, block_M, block_N), dtype=torch.int64)
-            v = torch.tensor(vert, dtype=torch.int64)
-            if layout.numel() == 0:
-                layout = torch.tensor([PAD], dtype=torch.int64)   # no block: never selected
+            # An empty layout gets one block no query block selects.
+            layout = torch.tensor(slash_layout(slash, block_M, block_N) or [PAD], dtype=torch.int64,
+                                  device=device)
+            v = torch.tensor(vert, dtype=torch.int64, device=device)
             first = torch.searchsorted(layout, -r0 - block_N, right=True)
             last = torch.searchsorted(layout, r1 - r0, right=False)
             rel = v[None, :] - r0[:, None]                          # [q_blocks, verticals]
@@ -128,11 +131,18 @@ def tables_torch(seq_len: int, block_M: int, block_N: int, patterns: list, devic
             covered = (i >= 0) & (rel < layout[i.clamp(min=0)] + block_N)
             keep = (v[None, :] < r1[:, None]) & ~covered
             heads.append((layout, first, last - first, v, keep))
-    nnz_s = 1 + max(int(c.max()) for _, _, c, _, _ in heads)
-    nnz_v = 1 + max(int(k.sum(1).max()) if k.numel() else 0 for *_, k in heads)
+    longest_s = max(int(c.max()) for _, _, c, _, _ in heads)
+    longest_v = max(int(k.sum(1).max()) if k.numel() else 0 for *_, k in heads)
+    if widths is None:
+        nnz_s, nnz_v = longest_s + 1, longest_v + 1
+    else:
+        nnz_s, nnz_v = widths
+        if longest_s > nnz_s or longest_v > nnz_v:
+            raise ValueError(f"a query block lists {longest_s} slash blocks and {longest_v} "
+                             f"verticals: more than the widths {nnz_s}, {nnz_v}")
     counts, offsets, col_counts, columns = [], [], [], []
-    j_s = torch.arange(nnz_s, dtype=torch.int64)
-    j_v = torch.arange(nnz_v, dtype=torch.int64)
+    j_s = torch.arange(nnz_s, dtype=torch.int64, device=device)
+    j_v = torch.arange(nnz_v, dtype=torch.int64, device=device)
     for layout, first, count, v, keep in heads:
         idx = (first[:, None] + j_s[None, :]).clamp(max=layout.numel() - 1)
         offs = torch.where(j_s[None, :] < count[:, None], r0[:, None] + layout[idx],
@@ -140,11 +150,11 @@ def tables_torch(seq_len: int, block_M: int, block_N: int, patterns: list, devic
         n = keep.sum(1)
         # The kept verticals of each row first, in ascending order (a stable sort).
         order = torch.sort((~keep).to(torch.int8), dim=1, stable=True).indices
-        vals = v[order] if v.numel() else torch.zeros(q_blocks, 0, dtype=torch.int64)
-        pad = torch.full((q_blocks, nnz_v), PAD, dtype=torch.int64)
+        vals = v[order]
         width = min(nnz_v, vals.shape[1])
-        pad[:, :width] = vals[:, :width]
-        cols = torch.where(j_v[None, :] < n[:, None], pad, torch.full_like(pad, PAD))
+        cols = torch.full((q_blocks, nnz_v), PAD, dtype=torch.int64, device=device)
+        cols[:, :width] = vals[:, :width]
+        cols = torch.where(j_v[None, :] < n[:, None], cols, torch.full_like(cols, PAD))
         counts.append(count)
         offsets.append(offs)
         col_counts.append(n)
@@ -152,6 +162,6 @@ def tables_torch(seq_len: int, block_M: int, block_N: int, patterns: list, devic
     b, h = len(patterns), len(patterns[0])
 
     def stack(parts, *shape):
-        return torch.stack(parts).reshape(b, h, q_blocks, *shape).to(torch.int32).to(device)
+        return torch.stack(parts).reshape(b, h, q_blocks, *shape).to(torch.int32)
     return {"BlockCount": stack(counts), "BlockOffset": stack(offsets, nnz_s),
             "ColumnCount": stack(col_counts), "ColumnIndex": stack(columns, nnz_v)}
