@@ -266,8 +266,9 @@ class VerticalSlashAttentionProblem(AttentionProblem):
     """samples/vertical_slash_attention.tl: causal attention over the keys that MInference-style
     index tables list per query block of block_M rows: slash blocks of block_N keys from
     BlockOffset (BlockCount of them) and single keys from ColumnIndex (ColumnCount). As in
-    MInference the tables are nnz_s = the number of slash diagonals and nnz_v = the number of
-    verticals wide (entries past a count are vertical_slash.PAD); the patterns come from
+    MInference the tables are nnz_s = the number of slash diagonals (times ceil(block_M /
+    block_N), the most blocks one diagonal can take) and nnz_v = the number of verticals wide
+    (entries past a count are vertical_slash.PAD); the patterns come from
     vertical_slash.pattern, one per (batch, head), and the tables from its index builder (each
     key listed at most once). Query block 1 of head (0, 0) lists nothing: its rows see no key and
     must be written 0."""

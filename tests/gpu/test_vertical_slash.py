@@ -79,5 +79,26 @@ class BuilderTest(unittest.TestCase):
         self.assertGreater(p.flops(shape), 0)
 
 
+    @unittest.skipIf(torch is None, "no torch")
+    def test_bench_torch_peer_equals_the_reference(self):
+        # bench/measure.py's torch implementation (the benchmark's reference output), in f32
+        # on the CPU, in chunks of one query block.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+        import cases
+        import measure
+        import problems
+        b = cases.Build("t_vs", "vertical_slash_attention", {"dtype": "f32", "dim": "16", "block_M": "16",
+                                                             "block_N": "16"})
+        p = problems.problem_for(b)
+        shape = {"batch": 2, "seq_len": 70, "heads": 2, "dim": 16, "nnz_s": 3, "nnz_v": 12}
+        gen = torch.Generator()
+        gen.manual_seed(5)
+        x = p.inputs(shape, gen)
+        want = p.reference(x, shape, "float64")["O"]
+        got = measure.vertical_slash_torch(x, p, chunk_bytes=1)()
+        self.assertEqual(tuple(got.shape), tuple(want.shape))
+        self.assertTrue(torch.allclose(got.double(), want, atol=1e-4), float((got.double() - want).abs().max()))
+
+
 if __name__ == "__main__":
     unittest.main()
