@@ -146,14 +146,15 @@ def write_routing(directory, shape, params, seed):
 
 def write_vs_tables(directory, shape, params, seed):
     """The --input and --shape arguments of a vertical-slash case's shape: random head patterns
-    (vertical_slash.pattern), the last query block of the first head emptied (its rows see no
-    key and must be written 0)."""
+    (vertical_slash.pattern; head 1 without the local band), the last query block of the first
+    head emptied (its rows see no key and must be written 0)."""
     import random
     import vertical_slash
     rng = random.Random(seed)
     S = shape["seq_len"]
-    patterns = [[vertical_slash.pattern(S, params["verticals"], params["slashes"], rng)
-                 for _ in range(shape["heads"])] for _ in range(shape["batch"])]
+    # Head 1 has no local band, so that verticals right of the diagonal reach the kernel.
+    patterns = [[vertical_slash.pattern(S, params["verticals"], params["slashes"], rng, local=h != 1)
+                 for h in range(shape["heads"])] for _ in range(shape["batch"])]
     tables = vertical_slash.tables(S, params["block_M"], params["block_N"], patterns)
     q_blocks = tables["BlockCount"][1][2]
     if q_blocks > 1:

@@ -306,8 +306,9 @@ class VerticalSlashAttentionProblem(AttentionProblem):
         seed = int(torch.randint(0, 1 << 30, (1,), generator=gen, device=gen.device))
         rng = random.Random(seed)
         seq = shape["seq_len"]
-        patterns = [[vertical_slash.pattern(seq, shape["nnz_v"], self.slashes(shape), rng)
-                     for _ in range(shape["heads"])] for _ in range(shape["batch"])]
+        # Head 1 has no local band, so that verticals right of the diagonal reach the kernel.
+        patterns = [[vertical_slash.pattern(seq, shape["nnz_v"], self.slashes(shape), rng, local=h != 1)
+                     for h in range(shape["heads"])] for _ in range(shape["batch"])]
         tables = vertical_slash.tables_torch(seq, self.block_m, self.block_n, patterns,
                                              (shape["nnz_s"], shape["nnz_v"]), gen.device)
         if tables["BlockCount"].shape[2] > 1:

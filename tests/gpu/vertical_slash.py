@@ -59,15 +59,17 @@ def query_block(layout: list, verticals, r0: int, r1: int, block_N: int) -> tupl
     return offsets, columns
 
 
-def pattern(seq_len: int, verticals: int, slashes: int, rng: random.Random) -> tuple:
+def pattern(seq_len: int, verticals: int, slashes: int, rng: random.Random, local: bool = True) -> tuple:
     """A MInference-like head pattern: the first few keys (attention sinks) and random others as
-    verticals; the nearest half of the slashes as a local band, the rest in bands of 32
-    neighbouring diagonals at random distances. Sorted, distinct, inside [0, seq_len)."""
+    verticals; the nearest half of the slashes as a local band (unless `local` is false), the
+    rest in bands of 32 neighbouring diagonals at random distances. Sorted, distinct, inside
+    [0, seq_len). Without the local band, verticals in a query block's own rows survive (the
+    kernel masks them causally) and rows may see no slash key at all."""
     sinks = list(range(min(4, verticals, seq_len)))
     rest = rng.sample(range(len(sinks), seq_len), max(0, min(verticals, seq_len) - len(sinks)))
     vert = sorted(sinks + rest)
-    local = max(1, slashes // 2)
-    diags = set(range(min(local, seq_len)))
+    band = max(1, slashes // 2) if local else 0
+    diags = set(range(min(band, seq_len)))
     while len(diags) < min(slashes, seq_len):
         d0 = rng.randrange(seq_len)
         diags.update(d for d in range(d0, min(d0 + 32, seq_len)) if len(diags) < slashes)
