@@ -30,7 +30,7 @@ from report import PEERS, TITLES  # noqa: E402  (the peers and titles report.py'
 GROUPS = [
     ("gemm", "GEMM", ["gemm", "gemm_nt", "gemm_batched", "gemm_auto"]),
     ("attention", "Attention",
-     ["attention", "attention_sink", "block_sparse_attention", "flash_decoding"]),
+     ["attention", "attention_sink", "block_sparse_attention", "vertical_slash_attention", "flash_decoding"]),
     ("mla", "MLA decoding", ["mla"]),
     ("rows", "Row kernels", ["softmax", "log_softmax", "rmsnorm", "layernorm", "swiglu", "gemv"]),
 ]

@@ -197,6 +197,8 @@ class ItemBench:
             return [Impl("torch", mla_decode_torch(x))]
         if family == "block_sparse_attention":
             return [Impl("sdpa_masked", block_sparse_sdpa(x, self.problem))]
+        if family == "vertical_slash_attention":
+            return [Impl("torch", vertical_slash_torch(x, self.problem))]
         if family == "attention_sink":
             return [Impl("torch", attention_sink_torch(x, self.problem)),
                     Impl("sdpa_sink", attention_sink_sdpa(x, self.problem))]
@@ -290,6 +292,19 @@ class ItemBench:
                 return Impl("triton", run, config=_config_text(cfg))
             return [sparse(cfg) for cfg in tk.block_sparse_attention_configs(self.problem.block_m,
                                                                               self.problem.block_n)]
+        if family == "vertical_slash_attention":
+            q = x["Q"]
+            tables = [x[n] for n in ("BlockCount", "BlockOffset", "ColumnCount", "ColumnIndex")]
+
+            def vertical_slash(cfg):
+                o = torch.full_like(q, math.nan)
+
+                def run():
+                    tk.vertical_slash_attention(q, x["K"], x["V"], *tables, o, cfg)
+                    return o
+                return Impl("triton", run, config=_config_text(cfg))
+            return [vertical_slash(cfg) for cfg in
+                    tk.vertical_slash_attention_configs(self.problem.block_m, self.problem.block_n)]
         if family == "attention_sink":
             if self.problem.window:
                 return []  # the Triton kernel has no sliding window
@@ -391,6 +406,52 @@ def block_sparse_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
         return out.masked_fill_(blind, 0.0).transpose(1, 2)
     run.keepalive = (keep, blind)
+    return run
+
+
+def vertical_slash_torch(inputs: dict, problem, chunk_bytes: int = 1 << 30) -> Callable[[], torch.Tensor]:
+    """Vertical-slash attention as a PyTorch user writes it without a custom kernel, over the
+    same index tables: per (batch, head) and chunk of query blocks, the listed keys' K and V
+    rows gathered, the scores as a dtype GEMM (cuBLAS accumulates in f32), masked to the listed
+    keys in [0, seq_len) at or left of each row, the softmax in f32 (rows that see no key: 0),
+    probabilities in dtype @ V. The key lists (slash blocks expanded, then the verticals) are
+    built once, outside the timing, trimmed to the longest row."""
+    q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+    batch, seq, heads, dim = q.shape
+    bm, bn, dev = problem.block_m, problem.block_n, q.device
+    counts, ccounts = inputs["BlockCount"].long(), inputs["ColumnCount"].long()
+    ns, nv = max(1, int(counts.max())), max(1, int(ccounts.max()))
+    offs = inputs["BlockOffset"][..., :ns].long()
+    cols = inputs["ColumnIndex"][..., :nv].long()
+    qb = offs.shape[2]
+    keys = torch.cat([(offs[..., None] + torch.arange(bn, device=dev)).flatten(-2), cols], dim=-1)
+    listed = torch.cat([(torch.arange(ns, device=dev) < counts[..., None]).repeat_interleave(bn, dim=-1),
+                        torch.arange(nv, device=dev) < ccounts[..., None]], dim=-1)
+    valid = listed & (keys >= 0) & (keys < seq)
+    keys = torch.where(valid, keys, torch.zeros_like(keys))        # [batch, heads, qb, L]
+    length = keys.shape[-1]
+    rows = torch.arange(qb * bm, device=dev).view(qb, bm)
+    qp = F.pad(q, (0, 0, 0, 0, 0, qb * bm - seq))                   # whole query blocks
+    # About chunk_bytes of gathered rows and scores per chunk of query blocks.
+    chunk = max(1, chunk_bytes // (length * (4 * dim + 12 * bm)))
+    scale = 1.0 / math.sqrt(dim)
+
+    def run():
+        out = torch.empty((batch, qb * bm, heads, dim), dtype=q.dtype, device=dev)
+        for b in range(batch):
+            for h in range(heads):
+                kh, vh = k[b, :, h], v[b, :, h]
+                for m0 in range(0, qb, chunk):
+                    m1 = min(qb, m0 + chunk)
+                    kk = keys[b, h, m0:m1]
+                    s = torch.matmul(qp[b, m0 * bm:m1 * bm, h].view(m1 - m0, bm, dim),
+                                     kh[kk].transpose(1, 2)).float().mul_(scale)
+                    visible = valid[b, h, m0:m1, None, :] & (kk[:, None, :] <= rows[m0:m1, :, None])
+                    s.masked_fill_(~visible, -math.inf)
+                    p = torch.softmax(s, dim=-1).nan_to_num_(0.0).to(q.dtype)
+                    out[b, m0 * bm:m1 * bm, h] = torch.matmul(p, vh[kk]).view(-1, dim)
+        return out[:, :seq]
+    run.keepalive = (keys, valid, qp)
     return run
 
 

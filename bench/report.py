@@ -23,6 +23,7 @@ PEERS = {
     "rmsnorm": [("torch", "F.rms_norm")],
     "mla": [("torch", "torch")],
     "block_sparse_attention": [("sdpa_masked", "SDPA, element mask"), ("triton", "Triton block-sparse")],
+    "vertical_slash_attention": [("torch", "torch, gathered keys"), ("triton", "Triton (MInference's structure)")],
     "attention_sink": [("torch", "torch (explicit softmax)"), ("sdpa_sink", "SDPA, sink as a key"),
                        ("triton", "Triton attention-sink")],
     "log_softmax": [("torch", "torch.log_softmax")],
@@ -57,6 +58,9 @@ TITLES = {
     "rmsnorm": "RMSNorm (GB/s: input and weight read once, output written once)",
     "block_sparse_attention": ("Block-sparse attention forward (samples/block_sparse_attention.tl; TFLOP/s "
                                "of the dense 4·B·H·S²·D, so the kept fraction of blocks scales them)"),
+    "vertical_slash_attention": ("Vertical-slash sparse attention forward (MInference; "
+                                 "samples/vertical_slash_attention.tl; TFLOP/s of the (query, key) pairs the "
+                                 "index tables list, 4·D each; shape B×H×S×D, verticals and slash diagonals per head)"),
     "attention_sink": ("Attention with sinks and GQA, forward (samples/attention_sink.tl; TFLOP/s, "
                        "4·B·H·S²·D, halved when causal; shape B×H×S×D, g = H / kv_heads query heads per K/V head)"),
     "log_softmax": "Row log-softmax (GB/s: input read once, output written once)",
@@ -125,6 +129,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
     if item["family"] == "attention_sink":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
+    if item["family"] == "vertical_slash_attention":
+        return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, {s['nnz_v']} v + {s['nnz_s']} s"
     if item["family"] == "gemv":
         return f"{s['M']}×{s['K']}"
     if item["family"] == "conv2d":

@@ -1,6 +1,6 @@
 """Triton peers for the benchmark: a tuned GEMM, FlashAttention-2 style forward passes (dense,
-with attention sinks and GQA, block-sparse) and a fused MoE GEMM in the structure of vLLM's
-fused_moe_kernel.
+with attention sinks and GQA, block-sparse, MInference's vertical-slash sparse) and a fused MoE
+GEMM in the structure of vLLM's fused_moe_kernel.
 
 Both are what a user would write in Triton today (the structure of Triton's tutorials 03 and
 06): no vendor libraries, a small configuration search per shape instead of triton.autotune,
@@ -275,6 +275,101 @@ def block_sparse_attention(q, k, v, mask, o, cfg: AttentionConfig) -> None:
                                     mask.stride(1), mask.stride(2), o.stride(0), o.stride(1),
                                     o.stride(2), D=dim, BM=cfg.bm, BN=cfg.bn,
                                     num_warps=cfg.warps, num_stages=cfg.stages)
+
+
+# ---- Vertical-slash sparse attention ----------------------------------------------------------
+
+@triton.jit
+def _vs_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, keys, listed, rows, rd, S,
+             qk_scale):
+    """One tile of keys (any positions, `listed` marking the real entries): K and V rows loaded
+    by key, zeros for the others; scores masked to listed keys in [0, S) at or left of the
+    diagonal; the online softmax, whose running maximum starts at a finite floor, so that a
+    tile a row cannot see adds 0 instead of NaN."""
+    valid = listed & (keys >= 0) & (keys < S)
+    k = tl.load(k_base + keys[None, :].to(tl.int64) * stride_ks + rd[:, None], mask=valid[None, :],
+                other=0.0)
+    v = tl.load(v_base + keys[:, None].to(tl.int64) * stride_vs + rd[None, :], mask=valid[:, None],
+                other=0.0)
+    qk = tl.dot(q, k) * qk_scale
+    qk = tl.where(valid[None, :] & (keys[None, :] <= rows[:, None]), qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    p = tl.math.exp2(qk - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _vertical_slash_attn_kernel(Q, K, V, BlockCount, BlockOffset, ColumnCount, ColumnIndex, O,
+                                sm_scale, S, H, QB, NNZ_S, NNZ_V, stride_qb, stride_qs, stride_qh,
+                                stride_kb, stride_ks, stride_kh, stride_vb, stride_vs, stride_vh,
+                                stride_ob, stride_os, stride_oh, D: tl.constexpr, BM: tl.constexpr,
+                                BN: tl.constexpr, CN: tl.constexpr):
+    """The structure of MInference's _triton_mixed_sparse_attn_fwd_kernel: one program per
+    (query block of BM rows, batch * head); first the slash blocks of BN keys starting at
+    BlockOffset[b, h, m, :BlockCount], then the verticals ColumnIndex[b, h, m, :ColumnCount], CN
+    at a time; both masked causally and to [0, S) (the tlc sample's semantics); rows that see no
+    key are 0. Tensors [batch, seq, heads, dim], tables as tests/gpu/vertical_slash.py builds
+    them."""
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = (bh // H).to(tl.int64)
+    h = (bh % H).to(tl.int64)
+    rows = start_m * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(Q + b * stride_qb + h * stride_qh + rows[:, None] * stride_qs + rd[None, :],
+                mask=rows[:, None] < S, other=0.0)
+    k_base = K + b * stride_kb + h * stride_kh
+    v_base = V + b * stride_vb + h * stride_vh
+    table_row = (b * H + h) * QB + start_m
+    n_blocks = tl.minimum(tl.maximum(tl.load(BlockCount + table_row), 0), NNZ_S)
+    n_cols = tl.minimum(tl.maximum(tl.load(ColumnCount + table_row), 0), NNZ_V)
+    offsets = BlockOffset + table_row * NNZ_S
+    columns = ColumnIndex + table_row * NNZ_V
+    m_i = tl.zeros([BM], dtype=tl.float32) - 1e30
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    rn = tl.arange(0, BN)
+    for i in range(0, n_blocks):
+        keys = tl.load(offsets + i) + rn
+        acc, l_i, m_i = _vs_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, keys,
+                                 rn < BN, rows, rd, S, qk_scale)
+    rc = tl.arange(0, CN)
+    for c0 in range(0, n_cols, CN):
+        listed = c0 + rc < n_cols
+        keys = tl.load(columns + c0 + rc, mask=listed, other=0)
+        acc, l_i, m_i = _vs_step(acc, l_i, m_i, q, k_base, v_base, stride_ks, stride_vs, keys,
+                                 listed, rows, rd, S, qk_scale)
+    acc = tl.where(l_i[:, None] > 0, acc / l_i[:, None], 0.0)
+    o_base = O + b * stride_ob + h * stride_oh
+    tl.store(o_base + rows[:, None] * stride_os + rd[None, :], acc.to(O.dtype.element_ty),
+             mask=rows[:, None] < S)
+
+
+def vertical_slash_attention_configs(block_m: int, block_n: int) -> list:
+    # BM and the slash blocks' BN are the tables' (those of the tlc build being compared); the
+    # vertical tile is BN too, as in MInference. Warps and stages vary.
+    return [AttentionConfig(block_m, block_n, w, s) for w, s in ((4, 2), (4, 3), (8, 2))]
+
+
+def vertical_slash_attention(q, k, v, block_count, block_offset, column_count, column_index, o,
+                             cfg: AttentionConfig) -> None:
+    """q, k, v, o: [batch, seq, heads, dim] (unit innermost stride); the int32 index tables
+    [batch, heads, q_blocks(, width)] for query blocks of cfg.bm rows, contiguous."""
+    batch, seq, heads, dim = q.shape
+    q_blocks = block_count.shape[2]
+    grid = (triton.cdiv(seq, cfg.bm), batch * heads)
+    _vertical_slash_attn_kernel[grid](q, k, v, block_count, block_offset, column_count, column_index,
+                                      o, 1.0 / math.sqrt(dim), seq, heads, q_blocks,
+                                      block_offset.shape[3], column_index.shape[3], q.stride(0),
+                                      q.stride(1), q.stride(2), k.stride(0), k.stride(1),
+                                      k.stride(2), v.stride(0), v.stride(1), v.stride(2),
+                                      o.stride(0), o.stride(1), o.stride(2), D=dim, BM=cfg.bm,
+                                      BN=cfg.bn, CN=cfg.bn, num_warps=cfg.warps,
+                                      num_stages=cfg.stages)
 
 
 # ---- Fused MoE --------------------------------------------------------------------------------

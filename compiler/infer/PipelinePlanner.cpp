@@ -56,8 +56,14 @@ public:
         return;
       llvm::SmallPtrSet<const Decl *, 8> inLoop;
       collectLocalLets(loop.loop->body, inLoop);
+      // Tensors and buffers the loop writes: a prefetch reading them for a later iteration
+      // would read them before this iteration writes them.
+      auto writtenByLoop = [&](const Decl *d) {
+        return llvm::any_of(loop.writes, [&](const ftg::Buffer *w) { return w->decl == d; });
+      };
       // Top-level lets of the body computed from the loop variable and values fixed before
-      // the loop (or such lets) can be recomputed for a later iteration by the prefetch.
+      // the loop (or such lets) can be recomputed for a later iteration by the prefetch; they
+      // may read elements of global tensors the loop does not write (a table of offsets).
       llvm::SmallPtrSet<const Decl *, 8> recomputable;
       std::vector<const LetStmt *> lets;
       for (auto &n : loop.body) {
@@ -67,7 +73,8 @@ public:
         llvm::SmallPtrSet<const Decl *, 8> deps;
         collectDecls(let->decl->init, deps);
         bool ok = llvm::all_of(deps, [&](const Decl *d) {
-          return d && d->getKind() != Decl::DK_Buffer && (!inLoop.count(d) || recomputable.count(d));
+          return d && d->getKind() != Decl::DK_Buffer && !writtenByLoop(d) &&
+                 (!inLoop.count(d) || recomputable.count(d));
         });
         if (ok) {
           recomputable.insert(let->decl);
@@ -111,13 +118,14 @@ public:
         const Decl *blocker = nullptr;
         bool independent = !writtenOtherwise.count(dst);
         for (const Decl *d : used)
-          if ((inLoop.count(d) && !recomputable.count(d)) || (d && d->getKind() == Decl::DK_Buffer)) {
+          if ((inLoop.count(d) && !recomputable.count(d)) ||
+              (d && (d->getKind() == Decl::DK_Buffer || writtenByLoop(d)))) {
             independent = false;
             blocker = d;
           }
         if (!independent) {
           // Not an error (the loop still runs correctly), but the author asked for a pipeline.
-          bool data = blocker && blocker->getKind() == Decl::DK_Buffer;
+          bool data = blocker && (blocker->getKind() == Decl::DK_Buffer || writtenByLoop(blocker));
           auto w = diags.warning(
               n.call->getRange(),
               "this copy is not prefetched by the pipelined loop: " +

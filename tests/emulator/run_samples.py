@@ -22,6 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
 import references as ref  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -115,6 +116,15 @@ CASES = {
                                [dict(batch=1, seq_len=64, heads=1, q_blocks=1, k_blocks=2),
                                 dict(batch=1, seq_len=100, heads=2, q_blocks=2, k_blocks=4),
                                 dict(batch=1, seq_len=70, heads=1, q_blocks=1, k_blocks=2)]),
+    # The index tables are not random data: each shape's come from tests/gpu/vertical_slash.py
+    # (INDEXED below), with slash blocks sticking out of both ends of the sequence, verticals
+    # the blocks cover dropped, one query block with no key at all and PAD entries past the
+    # counts.
+    "vertical_slash_attention": ("vertical_slash_attention.tl", "vertical_slash_attention",
+                                 ["block_M=32", "block_N=32", "threads=64", "dim=64"],
+                                 ref.vertical_slash_attention,
+                                 {"block_M": 32, "block_N": 32, "verticals": 12, "slashes": 3},
+                                 [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=64, heads=1)]),
     "conv2d": ("conv2d.tl", "conv2d", ["block_M=64", "block_N=64", "block_K=32", "threads=128"], ref.conv2d, {},
                [dict(N=1, H=8, W=8, C=32, F=64), dict(N=1, H=5, W=7, C=16, F=24), dict(N=2, H=3, W=4, C=8, F=8)]),
     "dequant_gemm_w4a16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
@@ -164,6 +174,36 @@ def write_routing(directory, shape, params, seed):
             f.write(struct.pack("<%di" % len(values), *values))
         args += ["--input", "%s=%s" % (name, path)]
     return args
+
+
+def write_vs_tables(directory, shape, params, seed):
+    """The --input and --shape arguments of a vertical-slash case's shape: random head patterns
+    (vertical_slash.pattern; head 1 without the local band), the last query block of the first
+    head emptied (its rows see no key and must be written 0)."""
+    import random
+    import vertical_slash
+    rng = random.Random(seed)
+    S = shape["seq_len"]
+    # Head 1 has no local band, so that verticals right of the diagonal reach the kernel.
+    patterns = [[vertical_slash.pattern(S, params["verticals"], params["slashes"], rng, local=h != 1)
+                 for h in range(shape["heads"])] for _ in range(shape["batch"])]
+    tables = vertical_slash.tables(S, params["block_M"], params["block_N"], patterns)
+    q_blocks = tables["BlockCount"][1][2]
+    if q_blocks > 1:
+        tables["BlockCount"][0][q_blocks - 1] = 0
+        tables["ColumnCount"][0][q_blocks - 1] = 0
+    os.makedirs(directory, exist_ok=True)
+    args = ["--shape", "nnz_s=%d" % tables["BlockOffset"][1][3], "--shape", "nnz_v=%d" % tables["ColumnIndex"][1][3]]
+    for name, (values, _) in tables.items():
+        path = os.path.join(directory, name + ".i32")
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%di" % len(values), *values))
+        args += ["--input", "%s=%s" % (name, path)]
+    return args
+
+
+# Cases whose integer inputs are index tables written by a function of the shape (--input).
+INDEXED = dict({name: write_routing for name in ROUTED}, vertical_slash_attention=write_vs_tables)
 
 
 # Cases for the gfx9 (HIP) lowering only: what the samples above do not reach there. The 16x16
@@ -259,8 +299,8 @@ def run_case(args, name, case, env):
             cmd += ["--shape", "%s=%d" % (k, v)]
         if name in ZERO_OUTPUTS:
             cmd += ["--init-outputs", "zero"]
-        if name in ROUTED:
-            cmd += write_routing(os.path.join(args.work, name, "routing%d" % n), shape, params, args.seed + n)
+        if name in INDEXED:
+            cmd += INDEXED[name](os.path.join(args.work, name, "tables%d" % n), shape, params, args.seed + n)
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         label = "%s [%s] %s" % (name, args.target, " ".join("%s=%d" % kv for kv in shape.items()))
         if r.returncode != 0:

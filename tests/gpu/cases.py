@@ -133,6 +133,14 @@ KERNELS = {
                                          "block_sparse_attention",
                                          _tensors("Q", "K", "V", "BlockMask", "out:O"),
                                          ("batch", "seq_len", "heads", "dim"), ("dtype", "dim")),
+    # Vertical-slash sparse attention: MInference's index tables, nnz_s slash diagonals and
+    # nnz_v verticals wide, per (batch, head, query block of block_M rows).
+    "vertical_slash_attention": KernelSpec("vertical_slash_attention", "samples/vertical_slash_attention.tl",
+                                           "vertical_slash_attention",
+                                           _tensors("Q", "K", "V", "BlockCount", "BlockOffset", "ColumnCount",
+                                                    "ColumnIndex", "out:O"),
+                                           ("batch", "seq_len", "heads", "dim", "nnz_s", "nnz_v"),
+                                           ("dtype", "dim")),
     # Attention sinks with GQA: [batch, heads, seq_len, dim] tensors, kv_heads K/V heads.
     "attention_sink": KernelSpec("attention_sink", "samples/attention_sink.tl", "attention_sink",
                                  _tensors("Q", "K", "V", "Sinks", "out:O"),
@@ -354,8 +362,8 @@ def _check_cases() -> list:
 
 # ---- Tile-operator coverage: tests/gpu/ops/ and the remaining samples ----------------------------
 # Small shapes: these check that each lowering computes the right thing, not how fast. Build
-# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_, decode_, conv_ or moe_ (samples),
-# and every case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|moe)_'` selects them all in
+# names start with ops_ (test kernels), mla_, w4a16_, auto_, sparse_, mem_, sink_, decode_, conv_, gather_, ovl_, moe_ or vs_ (samples),
+# and every case name with its build's name, so `--only '^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe|vs)_'` selects them all in
 # make_bundle.sh, run.py and gpu_check.sh.
 
 # For f32 outputs that the kernel computes as the reference does up to f32 rounding (~1e-6).
@@ -616,6 +624,34 @@ def _add_samples(t: _Tables) -> None:
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (2, 4, 1024))])
     _add_attention_sink(t)
+    _add_vertical_slash(t)
+
+
+def _vs_shape(batch, heads, seq_len, dim, slashes, verticals) -> dict:
+    return {"batch": batch, "seq_len": seq_len, "heads": heads, "dim": dim, "nnz_s": slashes,
+            "nnz_v": verticals}
+
+
+# samples/vertical_slash_attention.tl: (batch, heads, seq_len, slash diagonals, verticals) per
+# head; seq_len mostly no multiple of the 64-row tiles, densities from sparse to nearly full.
+VS_SHAPES = [(1, 2, 1000, 40, 60), (2, 3, 777, 20, 100), (1, 4, 2048, 100, 200), (2, 2, 1500, 300, 30),
+             (1, 2, 130, 4, 10), (3, 1, 64, 8, 8)]
+
+
+def _add_vertical_slash(t: _Tables) -> None:
+    """samples/vertical_slash_attention.tl, build names vs_<dtype>_d<dim>[_variant]: both head
+    dims, f16 and bf16, the sm_80 path, and 128-row query blocks on two warpgroups."""
+    for name, defines, target in (("vs_f16_d128", {}, "sm_90a"),
+                                  ("vs_bf16_d128", {"dtype": "bf16"}, "sm_90a"),
+                                  ("vs_f16_d64", {"dim": "64"}, "sm_90a"),
+                                  ("vs_bf16_d64", {"dtype": "bf16", "dim": "64"}, "sm_90a"),
+                                  ("vs_f16_d128_m128", {"block_M": "128", "threads": "256"}, "sm_90a"),
+                                  ("vs_f16_d128_sm80", {}, "sm_80")):
+        defines = {"dtype": "f16", "dim": "128", **defines}
+        dim = int(defines["dim"])
+        t.add(Build(name, "vertical_slash_attention", defines, target=target),
+              [(f"b{b}h{h}s{s}_ns{ns}_nv{nv}", _vs_shape(b, h, s, dim, ns, nv))
+               for b, h, s, ns, nv in VS_SHAPES])
 
 
 def _sink_shape(batch, heads, kv_heads, seq_len, dim) -> dict:
@@ -1207,6 +1243,16 @@ def _bench_items() -> list:
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):
         items.append(BenchItem(f"sparse_attn_f16_b{b}h{h}s{s}", "sparse_attn_f16",
                                _attention_shape(b, h, s, 128), "about half of the 128x128 blocks kept"))
+    # Vertical-slash sparse attention (issue 12) at MInference's default budget, 1000
+    # verticals and 6096 slash diagonals per head, H = 32, D = 128; against a torch
+    # implementation over the same index tables and a Triton kernel in the structure of
+    # MInference's _triton_mixed_sparse_attn_fwd_kernel.
+    # The 128-row build's tables are twice as wide (a diagonal may take two 64-key blocks of a
+    # 128-row query block), for the same 6096 diagonals.
+    for s in (8192, 16384, 32768):
+        for build, width in (("vs_f16_d128", 6096), ("vs_f16_d128_m128", 2 * 6096)):
+            items.append(BenchItem(f"{build}_b1h32s{s}", build, _vs_shape(1, 32, s, 128, width, 1000),
+                                   "1000 verticals, 6096 slash diagonals per head"))
     # Attention sinks with GQA (issue 12) at issue 11's attention shapes: groups = 8 (kv_heads =
     # heads / 8), causal, both head dims; against torch (explicit softmax with the sink), SDPA
     # with the sink as an extra key, and a Triton attention-sink kernel.

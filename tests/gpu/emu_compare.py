@@ -128,7 +128,7 @@ def prepare(args) -> int:
     import run_samples  # noqa: E402  (the samples, knobs and shapes the emulator tests use)
     os.makedirs(args.out, exist_ok=True)
     listed, failed = [], []
-    for name, (sample, kernel, defines, _ref, _params, shapes) in run_samples.CASES.items():
+    for name, (sample, kernel, defines, _ref, params, shapes) in run_samples.CASES.items():
         if args.only and not re.search(args.only, name):
             continue
         shape, seed = chosen_shape(shapes), 11
@@ -139,6 +139,8 @@ def prepare(args) -> int:
                    "--output-dir", d, "--seed", str(seed)] + dflags
         for k, v in shape.items():
             emulate += ["--shape", "%s=%d" % (k, v)]
+        if name in run_samples.INDEXED:   # index tables (routings): built, not random
+            emulate += run_samples.INDEXED[name](os.path.join(d, "tables"), shape, params, seed)
         generate = [args.tlc, source, "--target", "sm_80", "-o", os.path.join(d, name + ".cu")] + dflags
         for cmd in (emulate, generate):
             print(shlex.join(os.path.relpath(c, ROOT) if c.startswith(ROOT + "/") else c for c in cmd))

@@ -265,6 +265,119 @@ class BlockSparseAttentionProblem(AttentionProblem):
         return 4.0 * shape["batch"] * shape["heads"] * shape["seq_len"] ** 2 * shape["dim"]
 
 
+class VerticalSlashAttentionProblem(AttentionProblem):
+    """samples/vertical_slash_attention.tl: causal attention over the keys that MInference-style
+    index tables list per query block of block_M rows: slash blocks of block_N keys from
+    BlockOffset (BlockCount of them) and single keys from ColumnIndex (ColumnCount). As in
+    MInference the tables are nnz_s = the number of slash diagonals (times ceil(block_M /
+    block_N), the most blocks one diagonal can take) and nnz_v = the number of verticals wide
+    (entries past a count are vertical_slash.PAD); the patterns come from
+    vertical_slash.pattern, one per (batch, head), and the tables from its index builder (each
+    key listed at most once). Query block 1 of head (0, 0) lists nothing: its rows see no key and
+    must be written 0."""
+
+    def __init__(self, build):
+        Problem.__init__(self, build)
+        self.causal = True
+        self.block_m = int(build.defines.get("block_M", "64"))
+        self.block_n = int(build.defines.get("block_N", "64"))
+        # Keys (query, key pairs) the tables list, per shape: the work the kernels do.
+        self._pairs = {}
+
+    def tensor_shapes(self, shape):
+        shapes = super().tensor_shapes(shape)
+        qb = -(-shape["seq_len"] // self.block_m)
+        rows = (shape["batch"], shape["heads"], qb)
+        shapes.update(BlockCount=rows, BlockOffset=rows + (shape["nnz_s"],), ColumnCount=rows,
+                      ColumnIndex=rows + (shape["nnz_v"],))
+        return shapes
+
+    def tensor_dtype(self, name):
+        return torch.int32 if name in ("BlockCount", "BlockOffset", "ColumnCount", "ColumnIndex") \
+            else self.dtype
+
+    def slashes(self, shape) -> int:
+        """Slash diagonals per head: as many as the table is wide, fewer where one diagonal can
+        take more than one block (block_M > block_N)."""
+        return max(1, shape["nnz_s"] // -(-self.block_m // self.block_n))
+
+    def inputs(self, shape, gen):
+        import random
+        import vertical_slash
+        x = {n: self._random(n, s, gen) for n, s in AttentionProblem.tensor_shapes(self, shape).items()
+             if n != "O"}
+        seed = int(torch.randint(0, 1 << 30, (1,), generator=gen, device=gen.device))
+        rng = random.Random(seed)
+        seq = shape["seq_len"]
+        # Head 1 has no local band, so that verticals right of the diagonal reach the kernel.
+        patterns = [[vertical_slash.pattern(seq, shape["nnz_v"], self.slashes(shape), rng, local=h != 1)
+                     for h in range(shape["heads"])] for _ in range(shape["batch"])]
+        tables = vertical_slash.tables_torch(seq, self.block_m, self.block_n, patterns,
+                                             (shape["nnz_s"], shape["nnz_v"]), gen.device)
+        if tables["BlockCount"].shape[2] > 1:
+            tables["BlockCount"][0, 0, 1] = 0
+            tables["ColumnCount"][0, 0, 1] = 0
+        x.update(tables)
+        self._pairs[tuple(sorted(shape.items()))] = self.listed_pairs(x)
+        return x
+
+    def listed(self, inputs, b, h):
+        """[q_blocks, seq] int: how often the tables of (b, h) list each key in range."""
+        bm, bn = self.block_m, self.block_n
+        seq = inputs["Q"].shape[1]
+        dev = inputs["Q"].device
+        counts = torch.zeros(inputs["BlockCount"].shape[2], seq + 1, dtype=torch.int32, device=dev)
+        for n_name, t_name, width in (("BlockCount", "BlockOffset", bn), ("ColumnCount", "ColumnIndex", 1)):
+            table = inputs[t_name][b, h].long()
+            n = inputs[n_name][b, h].long().clamp(0, table.shape[1])
+            table = table[:, :max(1, int(n.max()))]   # the entries past every count: unread
+            keys = table[:, :, None] + torch.arange(width, device=dev)
+            use = (torch.arange(table.shape[1], device=dev)[None, :, None] < n[:, None, None]) \
+                & (keys >= 0) & (keys < seq)
+            keys = torch.where(use, keys, torch.full_like(keys, seq))   # column seq: discarded
+            counts.scatter_add_(1, keys.reshape(keys.shape[0], -1),
+                                torch.ones(keys.shape[0], keys[0].numel(), dtype=torch.int32, device=dev))
+        return counts[:, :seq]
+
+    def listed_pairs(self, inputs) -> int:
+        """(query, key) pairs with key <= query that the tables list: what the kernels compute."""
+        batch, seq, heads, _ = inputs["Q"].shape
+        dev = inputs["Q"].device
+        r0 = torch.arange(inputs["BlockCount"].shape[2], device=dev) * self.block_m
+        r1 = torch.clamp(r0 + self.block_m, max=seq)
+        key = torch.arange(seq, device=dev)
+        # Rows of each query block at or after each key.
+        rows = (r1[:, None] - torch.maximum(key[None, :], r0[:, None])).clamp(min=0)
+        return sum(int((self.listed(inputs, b, h).long() * rows).sum())
+                   for b in range(batch) for h in range(heads))
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+        batch, seq, heads, dim = q.shape
+        rows = torch.arange(seq, device=q.device)
+        causal = rows[None, :] <= rows[:, None]
+        out = torch.empty(q.shape, dtype=ref, device=q.device)
+        for b in range(batch):
+            for h in range(heads):
+                counts = self.listed(inputs, b, h)
+                # The kernel does not deduplicate: the builder must list each key once.
+                assert int(counts.max()) <= 1, "the index tables list a key twice"
+                keep = (counts[rows // self.block_m] > 0) & causal        # [seq, seq]
+                scores = (q[b, :, h].to(ref) @ k[b, :, h].to(ref).T) / math.sqrt(dim)
+                scores.masked_fill_(~keep, -math.inf)
+                p = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # rows that see no key: 0
+                out[b, :, h] = p @ v[b, :, h].to(ref)
+        return {"O": out}
+
+    def flops(self, shape):
+        # The listed (query, key) pairs when the inputs were made here, else dense causal.
+        pairs = self._pairs.get(tuple(sorted(shape.items())))
+        if pairs is None:
+            pairs = shape["batch"] * shape["heads"] * shape["seq_len"] ** 2 / 2
+        return 4.0 * pairs * shape["dim"]
+
+
 class AttentionSinkProblem(Problem):
     """samples/attention_sink.tl: Q, O [batch, heads, seq_len, dim], K, V [batch, kv_heads,
     seq_len, dim] (query head h reads K/V head h // (heads / kv_heads)), Sinks f32 [heads]: a
@@ -1286,6 +1399,7 @@ class Conv2dProblem(Problem):
 PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": AttentionProblem,
             "attention_overlap": AttentionProblem, "softmax": SoftmaxProblem,
             "block_sparse_attention": BlockSparseAttentionProblem,
+            "vertical_slash_attention": VerticalSlashAttentionProblem,
             "attention_sink": AttentionSinkProblem,
             "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,
             "gemv": GemvProblem,
