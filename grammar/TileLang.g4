@@ -146,7 +146,7 @@ callExpr : callee '(' argList? ')' ;
 callee   : tileOpName | builtinName | dtypeName | name ;
 
 tileOpName
-    : 'copy' | 'gemm' | 'fill' | 'clear' | 'atomic_add' | 'cumsum'
+    : 'copy' | 'gemm' | 'fill' | 'clear' | 'atomic_add' | 'cumsum' | 'dequant_i4'
     | 'reduce_sum' | 'reduce_max' | 'reduce_min' | 'reduce_abssum' | 'reduce_absmax'
     | 'annotate_layout' | 'swizzle_blocks' | 'barrier_arrive' | 'barrier_wait' | 'warp_specialize' | 'persistent'
     | 'call_extern' | 'print'

@@ -152,6 +152,7 @@ llvm::StringRef loopKindName(LoopKind k) {
 static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::Copy, "copy"}, {Builtin::Gemm, "gemm"}, {Builtin::Fill, "fill"},
     {Builtin::Clear, "clear"}, {Builtin::AtomicAdd, "atomic_add"}, {Builtin::Cumsum, "cumsum"},
+    {Builtin::DequantI4, "dequant_i4"},
     {Builtin::ReduceSum, "reduce_sum"}, {Builtin::ReduceMax, "reduce_max"},
     {Builtin::ReduceMin, "reduce_min"}, {Builtin::ReduceAbsSum, "reduce_abssum"},
     {Builtin::ReduceAbsMax, "reduce_absmax"}, {Builtin::AnnotateLayout, "annotate_layout"},

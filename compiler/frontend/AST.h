@@ -301,7 +301,7 @@ enum class CalleeKind { TileOp, Builtin, Cast, Named };
 
 enum class Builtin {
   // Tile operators (statements).
-  Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum,
+  Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum, DequantI4,
   ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax,
   AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, Persistent, CallExtern,
   Print, // printf for debugging: a per-thread statement like call_extern

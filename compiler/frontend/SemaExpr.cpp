@@ -399,7 +399,7 @@ Type Sema::checkCall(CallExpr *e) {
   }
   auto diag = diags.error(e->calleeRange, "unknown function '" + e->callee + "'");
   std::vector<std::string> candidates = scalarBuiltinNames();
-  for (const char *op : {"copy", "gemm", "fill", "clear", "atomic_add", "cumsum", "reduce_sum",
+  for (const char *op : {"copy", "gemm", "fill", "clear", "atomic_add", "cumsum", "dequant_i4", "reduce_sum",
                          "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax",
                          "annotate_layout", "swizzle_blocks", "barrier_arrive", "barrier_wait",
                          "warp_specialize", "persistent", "call_extern"})

@@ -62,6 +62,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::Clear: return {{"dst"}, 1, {}};
   case Builtin::AtomicAdd: return {{"dst", "src"}, 2, {}};
   case Builtin::Cumsum: return {{"src", "dst"}, 2, {"dim", "reverse"}};
+  case Builtin::DequantI4: return {{"src", "dst", "scales"}, 2, {}};
   case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
   case Builtin::SwizzleBlocks: return {{"panel"}, 0, {}};
   case Builtin::BarrierArrive: return {{"id"}, 1, {}};
@@ -109,6 +110,7 @@ private:
   void checkGemmShapes(BufferDecl *a, BufferDecl *b, BufferDecl *c, bool transA, bool transB);
   void checkReduce();
   void checkCumsum();
+  void checkDequantI4();
   void checkFill();
   void checkAnnotateLayout();
   void checkSwizzleBlocks();
@@ -573,6 +575,74 @@ void TileOpChecker::checkCumsum() {
   checkDim("dim", src->tileShape().size(), "the " + src->shapeStr() + " tile");
 }
 
+// dequant_i4(src, dst, scales?): whole shared buffers; src u8/i8 [R, C / 2] holds two signed
+// 4-bit weights per byte, dst f16/bf16 [R, C], scales dst's dtype [R, C / group]. The lowering
+// converts eight weights (one 32-bit word) at a time with one scale, hence C and the group
+// multiples of 8.
+void TileOpChecker::checkDequantI4() {
+  BufferDecl *src = wholeBuffer("src", {Scope::Shared});
+  BufferDecl *dst = wholeBuffer("dst", {Scope::Shared});
+  BufferDecl *scales = arg("scales") ? wholeBuffer("scales", {Scope::Shared}) : nullptr;
+  if (!src || !dst || (arg("scales") && !scales))
+    return;
+  auto named = [](BufferDecl *b) { return "'" + b->getName().str() + "' " + b->shape.str(); };
+  if (src->elemType != DType::U8 && src->elemType != DType::I8) {
+    diags.error(arg("src")->getRange(), "dequant_i4's src must be a u8 or i8 buffer of packed weights, but '" +
+                                            src->getName() + "' is " + dtypeName(src->elemType))
+        .note(src->getRange(), "'" + src->getName() + "' is declared here")
+        .hint("declare it u8: byte c holds weight 2c in its low nibble and weight 2c + 1 in its high nibble");
+    return;
+  }
+  if (dst->elemType != DType::F16 && dst->elemType != DType::BF16) {
+    diags.error(arg("dst")->getRange(), "dequant_i4's dst must be an f16 or bf16 buffer, but '" +
+                                            dst->getName() + "' is " + dtypeName(dst->elemType))
+        .note(dst->getRange(), "'" + dst->getName() + "' is declared here")
+        .hint("dequantize into f16 or bf16 and convert from there");
+    return;
+  }
+  if (scales && scales->elemType != dst->elemType) {
+    diags.error(arg("scales")->getRange(), "dequant_i4's scales must have dst's dtype " +
+                                               dtypeName(dst->elemType) + ", but '" + scales->getName() +
+                                               "' is " + dtypeName(scales->elemType))
+        .note(scales->getRange(), "'" + scales->getName() + "' is declared here");
+    return;
+  }
+  for (BufferDecl *b : {src, dst, scales})
+    if (b && b->shape.rank() != 2) {
+      diags.error(b == src ? arg("src")->getRange() : b == dst ? arg("dst")->getRange() : arg("scales")->getRange(),
+                  "dequant_i4 takes 2-d buffers [rows, columns], but " + named(b) + " has " +
+                      std::to_string(b->shape.rank()) + " dimensions");
+      return;
+    }
+  std::optional<int64_t> rows = dst->shape.constDim(0), cols = dst->shape.constDim(1);
+  std::optional<int64_t> srcRows = src->shape.constDim(0), bytes = src->shape.constDim(1);
+  if (!rows || !cols || !srcRows || !bytes)
+    return; // shared buffers have constant shapes; Sema reported otherwise
+  if (*srcRows != *rows || *bytes * 2 != *cols) {
+    diags.error(call->getRange(), "dequant_i4 unpacks two weights per byte: src " + named(src) +
+                                      " needs dst [" + std::to_string(*srcRows) + ", " + std::to_string(*bytes * 2) +
+                                      "], but dst is " + named(dst))
+        .hint("src is [rows, columns / 2] and dst [rows, columns]");
+    return;
+  }
+  if (*cols % 8 != 0) {
+    diags.error(arg("dst")->getRange(), "dequant_i4 converts eight weights at a time, but dst " + named(dst) +
+                                            " has " + std::to_string(*cols) + " columns")
+        .hint("make the number of columns a multiple of 8");
+    return;
+  }
+  if (!scales)
+    return;
+  std::optional<int64_t> scaleRows = scales->shape.constDim(0), groups = scales->shape.constDim(1);
+  if (!scaleRows || !groups)
+    return;
+  if (*scaleRows != *rows || *cols % *groups != 0 || (*cols / *groups) % 8 != 0) {
+    diags.error(arg("scales")->getRange(), "dequant_i4's scales " + named(scales) + " do not divide dst " + named(dst) +
+                                               " into groups of a multiple of 8 columns")
+        .hint("scales is [rows, columns / group_size], with group_size a multiple of 8");
+  }
+}
+
 void TileOpChecker::checkFill() {
   std::optional<Region> dst = operand("dst", true);
   if (Expr *value = arg("value")) {
@@ -768,6 +838,7 @@ void TileOpChecker::run() {
   case Builtin::Fill: return checkFill();
   case Builtin::Clear: return checkFill();
   case Builtin::Cumsum: return checkCumsum();
+  case Builtin::DequantI4: return checkDequantI4();
   case Builtin::AnnotateLayout: return checkAnnotateLayout();
   case Builtin::SwizzleBlocks: return checkSwizzleBlocks();
   case Builtin::BarrierArrive:

@@ -21,6 +21,7 @@ llvm::StringRef nodeKindName(NodeKind k) {
   case NodeKind::Fill: return "fill";
   case NodeKind::AtomicAdd: return "atomic_add";
   case NodeKind::Cumsum: return "cumsum";
+  case NodeKind::DequantI4: return "dequant_i4";
   case NodeKind::Parallel: return "parallel";
   case NodeKind::Let: return "let";
   case NodeKind::Scalar: return "scalar";

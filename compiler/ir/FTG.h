@@ -53,7 +53,7 @@ struct Buffer {
 };
 
 enum class NodeKind {
-  Copy, Gemm, Reduce, Fill, AtomicAdd, Cumsum, Parallel, Let, Scalar, Extern, Barrier,
+  Copy, Gemm, Reduce, Fill, AtomicAdd, Cumsum, DequantI4, Parallel, Let, Scalar, Extern, Barrier,
   AnnotateLayout, SwizzleBlocks, Loop, If,
 };
 llvm::StringRef nodeKindName(NodeKind k);

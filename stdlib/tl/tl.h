@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "dtypes.h"
+#include "dequant.h"
 #include "math.h"
 #include "memory.h"
 #include "cp_async.h"

@@ -138,6 +138,14 @@ CASES = {
                                 "threads=128"],
                                ref.dequant_gemm_w4a16, {},
                                [dict(M=1, N=64, K=256), dict(M=16, N=128, K=128), dict(M=5, N=40, K=96)]),
+    # The decode tiles of tests/gpu/cases.py's w4a16_*_dec builds, narrowed (block_K 256, not 512)
+    # to keep the emulator fast, in bf16 (dequant_i4's bf16 magic number): K off block_K, M = 1, 3
+    # and 16, N off the tiles.
+    "dequant_gemm_w4a16_dec": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
+                               ["block_M=16", "block_N=32", "block_K=256", "group_size=32", "stages=3",
+                                "threads=128", "dtype=bf16"],
+                               ref.dequant_gemm_w4a16, {},
+                               [dict(M=1, N=40, K=288), dict(M=3, N=32, K=256), dict(M=16, N=72, K=544)]),
     # The routing tables are not random data: each shape's come from references.moe_align
     # (ROUTED below), written as raw i32 files and read with --input.
     "fused_moe": ("fused_moe.tl", "fused_moe",

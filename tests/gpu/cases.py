@@ -1152,6 +1152,17 @@ W4A16_SHAPES_G64 = W4A16_SHAPES + [(16, 264, 1088), (77, 1000, 1088)]
 W4A16_SMALL_M = {"block_M": "16", "block_N": "64", "block_K": "128", "stages": "4", "threads": "128"}
 
 
+# Decode tiles with more weight bytes per step (dequant_i4 unpacks them fast enough to stream):
+# 16 rows, 32 weight rows and 512 columns of K per block (a [4096, K] weight gives 128 blocks,
+# 8 KiB of packed weights per stage), or 64 x 256 with four stages. The shapes: M = 1, 3, 16 and
+# 5, N off the tiles, K a multiple of the group but not of block_K (1152 = 2.25 tiles of 512,
+# 640 = 2.5 tiles of 256), and the 1x4096x14336.
+W4A16_DECODE = {"_dec": {"block_M": "16", "block_N": "32", "block_K": "512", "stages": "3", "threads": "128"},
+                "_dec256": {"block_M": "16", "block_N": "64", "block_K": "256", "stages": "4", "threads": "128"}}
+W4A16_DECODE_SHAPES = [(1, 4096, 4096), (3, 1000, 1152), (16, 4096, 4096), (5, 264, 640), (1, 14336, 1152),
+                       (16, 1000, 4224)]
+
+
 def _w4a16_shapes(sizes: list) -> list:
     return [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k}) for m, n, k in sizes]
 
@@ -1165,6 +1176,15 @@ def _add_w4a16_small_m(t: _Tables) -> None:
                 {"dtype": "bf16", "group_size": "128", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES[:3]))
     t.add(Build("w4a16_f16_g64_m16", "dequant_w4a16",
                 {"dtype": "f16", "group_size": "64", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES_G64))
+    for tiles, knobs in W4A16_DECODE.items():
+        t.add(Build(f"w4a16_f16_g128{tiles}", "dequant_w4a16", {"dtype": "f16", "group_size": "128", **knobs}),
+              _w4a16_shapes(W4A16_DECODE_SHAPES))
+    t.add(Build("w4a16_bf16_g128_dec", "dequant_w4a16", {"dtype": "bf16", "group_size": "128",
+                                                         **W4A16_DECODE["_dec"]}),
+          _w4a16_shapes(W4A16_DECODE_SHAPES[:4]))
+    t.add(Build("w4a16_f16_g32_dec", "dequant_w4a16", {"dtype": "f16", "group_size": "32",
+                                                       **W4A16_DECODE["_dec"]}),
+          _w4a16_shapes(W4A16_DECODE_SHAPES[:4]))
 
 
 def _op_tables() -> tuple:
@@ -1356,6 +1376,9 @@ def _moe_and_w4a16_bench_items() -> list:
             if m <= 16:
                 items.append(BenchItem(f"w4a16_f16_g128_m16_{m}x{n}x{k}", "w4a16_f16_g128_m16", shape,
                                        "-D block_M=16 -D block_N=64 -D block_K=128 -D stages=4 -D threads=128"))
+                for tiles, knobs in W4A16_DECODE.items():
+                    items.append(BenchItem(f"w4a16_f16_g128{tiles}_{m}x{n}x{k}", f"w4a16_f16_g128{tiles}", shape,
+                                           " ".join(f"-D {a}={b}" for a, b in knobs.items())))
     return items
 
 

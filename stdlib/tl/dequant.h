@@ -1,0 +1,41 @@
+// tl/dequant.h - the per-thread step of the dequant_i4 tile operator (compiler/ops/Dequant.cpp).
+//
+//   tl::dequant_i4x8<T, Scaled>(src, scale, dst)
+//
+// Reads one 32-bit word of packed two's-complement 4-bit weights at `src` (weight 2c in the low
+// nibble of byte c, 4-byte aligned), converts the eight weights to T (f16 or bf16), multiplies
+// them by `scale` when Scaled, and stores them as one 16-byte vector at `dst` (16-byte
+// aligned). On NVIDIA GPUs the conversion is tl::unpack_int4x8's magic-number path (per pair
+// of weights one prmt, one lop3 and one packed subtraction) and the scaling one packed
+// multiply: both exact but for the product's one rounding, so the result equals
+// T(float(q) * float(scale)), which the portable path computes element by element.
+#pragma once
+
+#include "common.h"
+#include "dtypes.h"
+#include "memory.h"
+
+namespace tl {
+
+template <class T, bool Scaled>
+TL_DEVICE void dequant_i4x8(const void* src, T scale, void* dst) {
+  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8: T must be f16 or bf16");
+  const std::uint32_t word = load_vec<4>(src);
+#if TL_CUDA
+  vec2_t<T> w[4];
+  unpack_int4x8<true, T>(word, w);
+  if constexpr (Scaled) {
+    const vec2_t<T> scale2 = Vec2Ops<T>::splat(convert<float>(scale));
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
+  }
+  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(w));
+#else
+  T out[8];
+  const float s = Scaled ? convert<float>(scale) : 1.0f;
+  for (int i = 0; i < 8; ++i) out[i] = convert<T>(static_cast<float>(extract_int4<true>(word, i)) * s);
+  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
+#endif
+}
+
+}  // namespace tl
