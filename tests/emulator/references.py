@@ -240,58 +240,55 @@ def attention_sink(t, p):
     return {"O": O}
 
 
-def block_sparse_attention(t, p):
-    """Q, K, V, O [batch, seq, heads, dim]; BlockMask [batch, heads, q_blocks, k_blocks] over
-    blocks of p["block_M"] queries and p["block_N"] keys; a row that sees no key is 0."""
+def _attend_listed(t, keys_of):
+    """Q, K, V, O [batch, seq, heads, dim]: query i of (b, h) attends to the keys keys_of(b, h, i)
+    lists; a row that sees no key is 0 (the sparse attention samples' references)."""
     Q, (Bn, S, H, D) = t["Q"]
     K, _ = t["K"]
     V, _ = t["V"]
-    mask, (_, _, QB, KB) = t["BlockMask"]
-    bm, bn = p["block_M"], p["block_N"]
     scale = 1.0 / math.sqrt(D)
     O = [0.0] * len(Q)
     vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
     for b in range(Bn):
         for h in range(H):
             for i in range(S):
-                seen = [j for j in range(S) if i // bm < QB and j // bn < KB
-                        and mask[_idx((Bn, H, QB, KB), b, h, i // bm, j // bn)] != 0]
+                seen = keys_of(b, h, i)
                 if not seen:
                     continue
                 o = _attend(vec(Q, b, i, h), [vec(K, b, j, h) for j in seen], [vec(V, b, j, h) for j in seen], scale)
                 base = _idx((Bn, S, H, D), b, i, h, 0)
                 O[base:base + D] = o
     return {"O": O}
+
+
+def block_sparse_attention(t, p):
+    """Q, K, V, O [batch, seq, heads, dim]; BlockMask [batch, heads, q_blocks, k_blocks] over
+    blocks of p["block_M"] queries and p["block_N"] keys; a row that sees no key is 0."""
+    Bn, S, H, _ = t["Q"][1]
+    mask, (_, _, QB, KB) = t["BlockMask"]
+    bm, bn = p["block_M"], p["block_N"]
+    return _attend_listed(t, lambda b, h, i: [
+        j for j in range(S) if i // bm < QB and j // bn < KB
+        and mask[_idx((Bn, H, QB, KB), b, h, i // bm, j // bn)] != 0])
 
 
 def vertical_slash_attention(t, p):
     """Q, K, V, O [batch, seq, heads, dim]; the index tables of tests/gpu/vertical_slash.py over
     query blocks of p["block_M"] rows and slash blocks of p["block_N"] keys: query i sees the
     listed keys of its block that are in [0, seq) and <= i; a row that sees no key is 0."""
-    Q, (Bn, S, H, D) = t["Q"]
-    K, _ = t["K"]
-    V, _ = t["V"]
+    Bn, S, H, _ = t["Q"][1]
     counts, (_, _, QB) = t["BlockCount"]
     offsets, (_, _, _, NS) = t["BlockOffset"]
     col_counts, _ = t["ColumnCount"]
     columns, (_, _, _, NV) = t["ColumnIndex"]
     bm, bn = p["block_M"], p["block_N"]
-    scale = 1.0 / math.sqrt(D)
-    O = [0.0] * len(Q)
-    vec = lambda X, b, s, h: X[_idx((Bn, S, H, D), b, s, h, 0):][:D]
-    for b in range(Bn):
-        for h in range(H):
-            for i in range(S):
-                r = _idx((Bn, H, QB), b, h, i // bm)
-                offs = [int(x) for x in offsets[r * NS:r * NS + int(counts[r])]]
-                cols = [int(x) for x in columns[r * NV:r * NV + int(col_counts[r])]]
-                seen = vertical_slash.visible_keys(offs, cols, i, S, bn)
-                if not seen:
-                    continue
-                o = _attend(vec(Q, b, i, h), [vec(K, b, j, h) for j in seen], [vec(V, b, j, h) for j in seen], scale)
-                base = _idx((Bn, S, H, D), b, i, h, 0)
-                O[base:base + D] = o
-    return {"O": O}
+
+    def keys(b, h, i):
+        r = _idx((Bn, H, QB), b, h, i // bm)
+        offs = [int(x) for x in offsets[r * NS:r * NS + int(counts[r])]]
+        cols = [int(x) for x in columns[r * NV:r * NV + int(col_counts[r])]]
+        return vertical_slash.visible_keys(offs, cols, i, S, bn)
+    return _attend_listed(t, keys)
 
 
 def conv2d(t, p):
