@@ -6,7 +6,7 @@
 # which Debian's LLVM is built without.
 set(TLC_FUZZ_SANITIZERS "address,undefined" CACHE STRING "sanitizers of the fuzz build")
 add_compile_options(-fsanitize=fuzzer-no-link,${TLC_FUZZ_SANITIZERS} -fno-sanitize=vptr
-                    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+                    -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 add_link_options(-fsanitize=${TLC_FUZZ_SANITIZERS} -fno-sanitize=vptr)
 
 # Debian's ANTLR 4.9 headers do not compile with clang: InterpreterData's default
