@@ -171,10 +171,15 @@ std::vector<const ftg::Node *> leadCopies(const ftg::Graph &g, const ftg::Node &
 
 } // namespace
 
+// A producer warpgroup for two consumer warpgroups or more, one warp for one.
+static int producerThreads(const ftg::Graph &g) { return g.threads >= 256 ? 128 : 32; }
+
+bool mayWarpSpecialize(const ftg::Graph &g) { return bulkLoopOf(g, producerThreads(g)) != nullptr; }
+
 BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
   BulkPipelinePlan p;
   p.consumers = int(g.threads);
-  p.producers = g.threads >= 256 ? 128 : 32;
+  p.producers = producerThreads(g);
   const ftg::Node *loop = bulkLoopOf(g, p.producers);
   if (!loop)
     return {};

@@ -54,6 +54,12 @@ struct BulkPipelinePlan {
 
 BulkPipelinePlan planBulkPipeline(const ftg::Graph &g);
 
+// Whether `g` is eligible for a warp-specialized variant (planBulkPipeline's rule before shared
+// memory is planned; the plan may still find it does not fit). A persistent kernel that is
+// runs its tiles overlapped: the producer loads the next tile's stages and lead tiles while
+// the consumers finish the last one (ftg::Graph::tilesOverlap).
+bool mayWarpSpecialize(const ftg::Graph &g);
+
 // The buffer dims of a producer copy's source that carry its tile's rows and columns, or
 // {-1, -1}: two dims, in order, the columns the innermost (a bulk copy's contiguous dim).
 std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst);

@@ -48,6 +48,9 @@ public:
   llvm::StringRef name() const override { return "store-staging"; }
 
   bool run(Graph &g, DiagnosticEngine &) override {
+    // The first pass that plans shared bytes decides for the rest whether a persistent
+    // kernel's tiles may overlap (FTG.h).
+    g.tilesOverlap = mayWarpSpecialize(g);
     if (!g.target->copyAtom(target::CopyKind::BulkTensor))
       return true;
     bool changed = false;
@@ -75,7 +78,7 @@ public:
       // while this tile's accumulator leaves): the tile gets bytes of its own when they fit
       // beside every other buffer, with room for the mbarrier rings and the alignment of
       // wgmma tiles.
-      if (g.persistent) {
+      if (g.persistent && g.tilesOverlap) {
         int64_t used = 0;
         for (const auto &b : g.buffers)
           if (b->scope == Scope::Shared)

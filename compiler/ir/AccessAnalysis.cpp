@@ -199,7 +199,7 @@ llvm::DenseMap<const Buffer *, Lifetime> topLevelLifetimes(const Graph &g) {
         it->second.first = std::min(it->second.first, i);
         it->second.last = std::max(it->second.last, i);
       }
-  if (g.persistent)
+  if (g.persistent && g.tilesOverlap)
     for (auto &entry : out)
       entry.second = Lifetime{0, g.body.size() - 1};
   return out;

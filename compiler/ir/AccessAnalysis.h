@@ -45,7 +45,7 @@ void computeAccesses(const Graph &g, Node &n);
 // When each buffer is live, in top-level nodes of the kernel body: the first and last index
 // of a top-level node that accesses it (a loop counts as one node, so a buffer used anywhere
 // in a loop lives through all of it). Buffers no node accesses are absent. In a persistent
-// kernel the body is itself a loop (over tiles): every buffer lives through all of it.
+// kernel whose tiles may overlap (Graph::tilesOverlap) every buffer lives through all of it.
 struct Lifetime {
   size_t first, last;
   bool overlaps(const Lifetime &o) const { return !(last < o.first || o.last < first); }

@@ -203,6 +203,13 @@ public:
   // one block index after another (lower/PersistentTiles).
   bool persistent = false;
   llvm::SMRange persistentRange;
+  // Whether a persistent kernel's tiles may run overlapped: in its warp-specialized variant
+  // the producer loads the next tile's stages while the consumers still finish the last one,
+  // so every buffer lives through the whole body (ir/AccessAnalysis' topLevelLifetimes) and
+  // none shares bytes. Where no such variant can exist, infer/StoreStaging clears it: tiles
+  // then run one after another, and buffers share bytes as in any kernel, SyncInsertion
+  // ordering each tile's accesses after the last one's as in any loop.
+  bool tilesOverlap = true;
   // What the passes ask about the GPU (target/TargetInfo.h); set by buildGraph, never null
   // after it. Declared here only: ir/ sits beside target/, not above it.
   const target::TargetInfo *target = nullptr;

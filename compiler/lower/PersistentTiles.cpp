@@ -9,9 +9,9 @@
 // persistent_tile walks every other full round of gridDim.x tiles backward, so that blocks
 // whose tiles cost less in one round get costlier ones in the next (tl/gemm.h says why).
 // The body is unchanged, so SyncInsertion orders what one tile leaves in shared memory
-// before the next tile's first accesses, as for any loop; and the shared-memory planner
-// overlaps no buffers (ir/AccessAnalysis: in a persistent kernel every buffer lives through
-// the whole body).
+// before the next tile's first accesses, as for any loop, and buffers share bytes as in any
+// kernel. Where a warp-specialized variant may exist, the shared-memory planner overlaps no
+// buffers (ftg::Graph::tilesOverlap).
 //
 // The warp-specialized variant is where it pays: its producer warp and its consumers each
 // loop over the block's tiles, the mbarrier rings running on from tile to tile (iteration k

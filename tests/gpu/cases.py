@@ -905,10 +905,23 @@ def _add_layout_widths(t: _Tables) -> None:
                      "threads": "384", "stages": "3"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64))
                for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
-    # (D64 on sm_80: a persistent D128 kernel overlaps nothing and needs 192 KiB, past sm_80's 163 KiB.)
+    # Persistent on sm_80: tiles run one after another, so Q and O share bytes (D128 fits in
+    # 160 KiB) and SyncInsertion orders one tile's O stores before the next tile's Q copy.
     t.add(Build("persist_fa_d64_sm80", "attention",
                 {"dtype": "f16", "dim": "64", "causal": "true", "persist": "true"}, target="sm_80"),
           [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64)) for b, h, s in ((2, 3, 1000), (4, 8, 1024))])
+    for causal in (False, True):
+        t.add(Build("persist_fa_d128_sm80" + ("_causal" if causal else ""), "attention",
+                    {"dtype": "f16", "dim": "128", "causal": str(causal).lower(), "persist": "true"},
+                    target="sm_80"),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 128))
+               for b, h, s in ((2, 3, 1000), (1, 1, 77), (4, 8, 1024), (1, 4, 2304))])
+    # The D128 sample's default is persistent: the ordinary launch, for the A/B in one process.
+    for causal in (False, True):
+        t.add(Build("nopersist_fa_d128" + ("_causal" if causal else ""), "attention",
+                    {"dtype": "f16", "dim": "128", "causal": str(causal).lower(), "persist": "false"}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 128))
+               for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024))])
     # The sm_80 path's attention (mma.sync, register A through the accumulator layout).
     t.add(Build("layout_fa_d96_sm80", "attention",
                 {"dtype": "f16", "dim": "96", "causal": "false"}, target="sm_80"),
@@ -1251,11 +1264,13 @@ def _bench_items() -> list:
             for build in ("layout_fa_d64_m192", "layout_fa_pingpong_d64"):
                 build += "_causal" if causal else ""
                 items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 64)))
-    # persistent() attention at issue 11's shapes, beside the default rows above.
+    # persistent() attention at issue 11's shapes, beside the default rows above (D128's default
+    # is persistent: there the ordinary launch is the variant).
     for causal in (False, True):
         for dim, rows in ((128, ""), (64, ""), (64, "_m192"), (128, "_pingpong"), (64, "_pingpong")):
             for b, h, s in ISSUE11_ATTENTION_SHAPES:
-                build = (f"persist_fa_pingpong_d{dim}" if rows == "_pingpong" else f"persist_fa_d{dim}{rows}") + \
+                build = ("nopersist_fa_d128" if (dim, rows) == (128, "") else
+                         f"persist_fa_pingpong_d{dim}" if rows == "_pingpong" else f"persist_fa_d{dim}{rows}") + \
                     ("_causal" if causal else "")
                 items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, dim)))
     # Block-sparse attention (issue 12): the problem's random masks keep about half the
