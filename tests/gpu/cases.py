@@ -238,7 +238,7 @@ KERNELS.update({
     "cummax": _op_kernel("cummax", _tensors("X", "out:Rows", "out:Cols", "out:Frag", "out:FragRows"),
                          ("M", "N"), ("dtype", "block_M", "block_N")),
     "reduce_bits": _op_kernel("reduce_bits", _tensors("X", "W", "out:RowAnd", "out:ColXor", "out:RowOr",
-                                                      "out:ColOr", "out:RowXor"), ("M", "N"), ("block_M", "block_N")),
+                                                      "out:ColOr", "out:RowXor"), ("M", "N"), ("dtype", "block_M", "block_N")),
     "argmax": _op_kernel("argmax", _tensors("X", "out:ArgRow", "out:MaxRow", "out:ColIdx", "out:ColMin",
                                             "out:RowIdx"), ("M", "N"), ("dtype", "block_M", "block_N")),
     "fragment_convert": _op_kernel("fragment_convert", _tensors("A", "B", "V", "out:O"), ("M", "K"),
@@ -551,8 +551,8 @@ def _add_memory_ops(t: _Tables) -> None:
     odd = plain + [("77x250", {"M": 77, "N": 250}), ("5x3", {"M": 5, "N": 3})]
     t.add(Build("ops_cummax_f32", "cummax", {"dtype": "f32", "block_M": "64", "block_N": "80"}), odd, 0.0)
     t.add(Build("ops_cummax_f16_32x96", "cummax", {"dtype": "f16", "block_M": "32", "block_N": "96"}), odd, 0.0)
-    t.add(Build("ops_reduce_bits_64x80", "reduce_bits", {"block_M": "64", "block_N": "80"}), odd, 0.0)
-    t.add(Build("ops_reduce_bits_32x96", "reduce_bits", {"block_M": "32", "block_N": "96"}), odd, 0.0)
+    t.add(Build("ops_reduce_bits_64x80", "reduce_bits", {"dtype": "i32", "block_M": "64", "block_N": "80"}), odd, 0.0)
+    t.add(Build("ops_reduce_bits_32x96", "reduce_bits", {"dtype": "i32", "block_M": "32", "block_N": "96"}), odd, 0.0)
     t.add(Build("ops_argmax_f32", "argmax", {"dtype": "f32", "block_M": "64", "block_N": "80"}), odd, 0.0)
     t.add(Build("ops_argmax_f16_32x96", "argmax", {"dtype": "f16", "block_M": "32", "block_N": "96"}), odd, 0.0)
     # A copy between fragments of different layouts (the sm_80 path: an mma accumulator under

@@ -1125,8 +1125,7 @@ class ReduceBitsProblem(Problem):
     bound = "memory"
 
     def __init__(self, build):
-        # No dtype knob: the kernel's dtypes are fixed.
-        self.build, self.spec, self.dtype = build, build.spec, torch.int32
+        super().__init__(build)
         self.block_m = int(build.defines.get("block_M", 64))
         self.block_n = int(build.defines.get("block_N", 80))
 
