@@ -152,10 +152,14 @@ llvm::StringRef loopKindName(LoopKind k) {
 static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::Copy, "copy"}, {Builtin::Gemm, "gemm"}, {Builtin::Fill, "fill"},
     {Builtin::Clear, "clear"}, {Builtin::AtomicAdd, "atomic_add"}, {Builtin::Cumsum, "cumsum"},
+    {Builtin::Cummax, "cummax"}, {Builtin::Cummin, "cummin"},
     {Builtin::DequantI4, "dequant_i4"},
     {Builtin::ReduceSum, "reduce_sum"}, {Builtin::ReduceMax, "reduce_max"},
     {Builtin::ReduceMin, "reduce_min"}, {Builtin::ReduceAbsSum, "reduce_abssum"},
-    {Builtin::ReduceAbsMax, "reduce_absmax"}, {Builtin::AnnotateLayout, "annotate_layout"},
+    {Builtin::ReduceAbsMax, "reduce_absmax"}, {Builtin::ReduceAnd, "reduce_and"},
+    {Builtin::ReduceOr, "reduce_or"}, {Builtin::ReduceXor, "reduce_xor"},
+    {Builtin::ReduceArgmax, "reduce_argmax"}, {Builtin::ReduceArgmin, "reduce_argmin"},
+    {Builtin::AnnotateLayout, "annotate_layout"},
     {Builtin::SwizzleBlocks, "swizzle_blocks"}, {Builtin::BarrierArrive, "barrier_arrive"},
     {Builtin::BarrierWait, "barrier_wait"}, {Builtin::WarpSpecialize, "warp_specialize"},
     {Builtin::Persistent, "persistent"},
@@ -183,7 +187,13 @@ llvm::StringRef builtinName(Builtin b) {
 
 bool isTileOp(Builtin b) { return b <= Builtin::Print; }
 
-bool isReduce(Builtin b) { return b >= Builtin::ReduceSum && b <= Builtin::ReduceAbsMax; }
+bool isReduce(Builtin b) { return b >= Builtin::ReduceSum && b <= Builtin::ReduceArgmin; }
+
+bool isBitwiseReduce(Builtin b) { return b >= Builtin::ReduceAnd && b <= Builtin::ReduceXor; }
+
+bool isArgReduce(Builtin b) { return b == Builtin::ReduceArgmax || b == Builtin::ReduceArgmin; }
+
+bool isScan(Builtin b) { return b >= Builtin::Cumsum && b <= Builtin::Cummin; }
 
 std::vector<Expr *> CallExpr::positional() const {
   std::vector<Expr *> out;

@@ -301,8 +301,11 @@ enum class CalleeKind { TileOp, Builtin, Cast, Named };
 
 enum class Builtin {
   // Tile operators (statements).
-  Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum, DequantI4,
-  ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax,
+  Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum, Cummax, Cummin, DequantI4,
+  // The reduce family, ReduceSum .. ReduceArgmin (isReduce): the arithmetic ones, the bitwise
+  // ones (integer dtypes only) and the two that also give the position (isArgReduce).
+  ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax, ReduceAnd, ReduceOr, ReduceXor,
+  ReduceArgmax, ReduceArgmin,
   AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, Persistent, CallExtern,
   Print, // printf for debugging: a per-thread statement like call_extern
   // Scalar functions.
@@ -318,6 +321,9 @@ inline constexpr int64_t kNamedBarriers = 16;
 llvm::StringRef builtinName(Builtin b);
 bool isTileOp(Builtin b);
 bool isReduce(Builtin b);
+bool isBitwiseReduce(Builtin b); // reduce_and, reduce_or, reduce_xor
+bool isArgReduce(Builtin b);     // reduce_argmax, reduce_argmin
+bool isScan(Builtin b);          // cumsum, cummax, cummin
 
 class CallExpr : public Expr {
 public:

@@ -399,8 +399,9 @@ Type Sema::checkCall(CallExpr *e) {
   }
   auto diag = diags.error(e->calleeRange, "unknown function '" + e->callee + "'");
   std::vector<std::string> candidates = scalarBuiltinNames();
-  for (const char *op : {"copy", "gemm", "fill", "clear", "atomic_add", "cumsum", "dequant_i4", "reduce_sum",
-                         "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax",
+  for (const char *op : {"copy", "gemm", "fill", "clear", "atomic_add", "cumsum", "cummax", "cummin", "dequant_i4",
+                         "reduce_sum", "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax", "reduce_and",
+                         "reduce_or", "reduce_xor", "reduce_argmax", "reduce_argmin",
                          "annotate_layout", "swizzle_blocks", "barrier_arrive", "barrier_wait",
                          "warp_specialize", "persistent", "call_extern"})
     candidates.push_back(op);

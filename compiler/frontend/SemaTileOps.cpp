@@ -61,7 +61,9 @@ Signature signatureOf(Builtin b) {
   case Builtin::Fill: return {{"dst", "value"}, 2, {}};
   case Builtin::Clear: return {{"dst"}, 1, {}};
   case Builtin::AtomicAdd: return {{"dst", "src"}, 2, {}};
-  case Builtin::Cumsum: return {{"src", "dst"}, 2, {"dim", "reverse"}};
+  case Builtin::Cumsum:
+  case Builtin::Cummax:
+  case Builtin::Cummin: return {{"src", "dst"}, 2, {"dim", "reverse"}};
   case Builtin::DequantI4: return {{"src", "dst", "scales"}, 2, {}};
   case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
   case Builtin::SwizzleBlocks: return {{"panel"}, 0, {}};
@@ -71,6 +73,8 @@ Signature signatureOf(Builtin b) {
   case Builtin::Persistent: return {{"enabled"}, 0, {}};
   case Builtin::CallExtern: return {{"name"}, 1, {"returns"}, true};
   case Builtin::Print: return {{}, 0, {"thread", "all_threads"}, true};
+  case Builtin::ReduceArgmax:
+  case Builtin::ReduceArgmin: return {{"src", "dst"}, 2, {"dim", "clear", "values", "offset"}};
   default: // reductions
     return {{"src", "dst"}, 2, {"dim", "clear"}};
   }
@@ -109,6 +113,7 @@ private:
   void checkGemm();
   void checkGemmShapes(BufferDecl *a, BufferDecl *b, BufferDecl *c, bool transA, bool transB);
   void checkReduce();
+  bool checkReduceTypes(BufferDecl *src, BufferDecl *dst, bool clear);
   void checkCumsum();
   void checkDequantI4();
   void checkFill();
@@ -533,18 +538,67 @@ std::optional<int64_t> TileOpChecker::checkDim(llvm::StringRef name, size_t rank
   return d < 0 ? d + int64_t(rank) : d;
 }
 
+// The dtypes a reduction takes: numeric buffers; integers for the bitwise ones; an i32
+// index destination, and a values destination where clear = false, for argmax/argmin.
+bool TileOpChecker::checkReduceTypes(BufferDecl *src, BufferDecl *dst, bool clear) {
+  if (src->elemType == DType::Bool || dst->elemType == DType::Bool) {
+    diags.error(call->getRange(), op() + " needs numeric buffers");
+    return false;
+  }
+  auto declared = [&](BufferDecl *b) { return "'" + b->getName().str() + "' is declared here"; };
+  if (isBitwiseReduce(call->builtin)) {
+    for (BufferDecl *b : {src, dst})
+      if (!isInteger(b->elemType) || bitWidth(b->elemType) < 8) {
+        diags.error(arg(b == src ? "src" : "dst")->getRange(),
+                    op() + " combines the bits of integers, but '" + b->getName() + "' is " +
+                        dtypeName(b->elemType))
+            .note(b->getRange(), declared(b))
+            .hint("bitwise reductions take i8, u8, i16, i32, u32 and i64 buffers; for floats use reduce_max, "
+                  "reduce_min or reduce_sum");
+        return false;
+      }
+    return true;
+  }
+  if (!isArgReduce(call->builtin))
+    return true;
+  if (dst->elemType != DType::I32) {
+    diags.error(arg("dst")->getRange(), op() + "'s dst receives positions and must be i32, but '" +
+                                            dst->getName() + "' is " + dtypeName(dst->elemType))
+        .note(dst->getRange(), declared(dst))
+        .hint("declare '" + dst->getName().str() + "' as i32");
+    return false;
+  }
+  if (clear || arg("values"))
+    return true;
+  std::string what = call->builtin == Builtin::ReduceArgmax ? "maximum" : "minimum";
+  diags.error(call->getRange(), op() + " with clear = false needs the running " + what +
+                                    " beside the running position")
+      .hint("pass values = a buffer shaped like '" + dst->getName().str() +
+            "' (of src's dtype) that keeps the " + what + " from one call to the next");
+  return false;
+}
+
 void TileOpChecker::checkReduce() {
   std::initializer_list<Scope> scopes = {Scope::Fragment, Scope::Shared, Scope::Local};
   BufferDecl *src = wholeBuffer("src", scopes);
   BufferDecl *dst = wholeBuffer("dst", scopes);
-  option("clear", Type::Scalar, ConstValue{true});
-  if (!src || !dst)
+  auto clear = option("clear", Type::Scalar, ConstValue{true});
+  BufferDecl *values = arg("values") ? wholeBuffer("values", scopes) : nullptr;
+  if (Expr *offset = arg("offset")) {
+    Type t = sema.checkExpr(offset);
+    if (!t.isError() && !t.isIntegral())
+      diags.error(offset->getRange(), "'offset' of " + op() + " must be an integer, got " + t.str())
+          .hint("the offset is added to every position, e.g. offset = k * block_N for the k-th tile");
+  }
+  if (!src || !dst || !clear || (arg("values") && !values))
     return;
   auto dim = checkDim("dim", src->shape.rank(), "'" + src->getName().str() + "' " + src->shape.str());
   if (!dim)
     return;
-  if (src->elemType == DType::Bool || dst->elemType == DType::Bool) {
-    diags.error(call->getRange(), op() + " needs numeric buffers");
+  if (!checkReduceTypes(src, dst, clear->getBool()))
+    return;
+  if (values && values->elemType == DType::Bool) {
+    diags.error(arg("values")->getRange(), op() + " needs numeric buffers");
     return;
   }
   // dst is src without `dim`, or src with `dim` kept as extent 1.
@@ -552,16 +606,27 @@ void TileOpChecker::checkReduce() {
   for (size_t i = 0; i < src->shape.rank(); ++i)
     if (i != size_t(*dim))
       expected.push_back(src->shape.constDim(i));
-  std::vector<std::optional<int64_t>> actual;
-  for (size_t i = 0; i < dst->shape.rank(); ++i)
-    actual.push_back(dst->shape.constDim(i));
-  if (squeeze(actual) != squeeze(expected) || actual.size() > src->shape.rank())
-    diags.error(call->getRange(), op() + " over dim " + std::to_string(*dim) + " of '" +
-                                      src->getName() + "' " + src->shape.str() + " gives " +
-                                      (expected.empty() ? "a scalar" : bracketStr(expected)) +
-                                      ", but '" + dst->getName() + "' is " + dst->shape.str())
-        .note(dst->getRange(), "'" + dst->getName() + "' is declared here")
-        .hint("the destination drops the reduced dimension (or keeps it with extent 1)");
+  for (BufferDecl *out : {dst, values}) {
+    if (!out)
+      continue;
+    std::vector<std::optional<int64_t>> actual;
+    for (size_t i = 0; i < out->shape.rank(); ++i)
+      actual.push_back(out->shape.constDim(i));
+    if (squeeze(actual) != squeeze(expected) || actual.size() > src->shape.rank()) {
+      diags.error(call->getRange(), op() + " over dim " + std::to_string(*dim) + " of '" +
+                                        src->getName() + "' " + src->shape.str() + " gives " +
+                                        (expected.empty() ? "a scalar" : bracketStr(expected)) +
+                                        ", but '" + out->getName() + "' is " + out->shape.str())
+          .note(out->getRange(), "'" + out->getName() + "' is declared here")
+          .hint("the destination drops the reduced dimension (or keeps it with extent 1)");
+      return;
+    }
+  }
+  if (values && values->scope != dst->scope)
+    diags.error(arg("values")->getRange(), op() + "'s values and dst must be buffers of one kind, but '" +
+                                               values->getName() + "' is " + scopeName(values->scope).str() +
+                                               " and '" + dst->getName() + "' " + scopeName(dst->scope).str())
+        .hint("declare both as " + scopeName(dst->scope).str() + " buffers");
 }
 
 void TileOpChecker::checkCumsum() {
@@ -837,7 +902,9 @@ void TileOpChecker::run() {
   case Builtin::Gemm: return checkGemm();
   case Builtin::Fill: return checkFill();
   case Builtin::Clear: return checkFill();
-  case Builtin::Cumsum: return checkCumsum();
+  case Builtin::Cumsum:
+  case Builtin::Cummax:
+  case Builtin::Cummin: return checkCumsum();
   case Builtin::DequantI4: return checkDequantI4();
   case Builtin::AnnotateLayout: return checkAnnotateLayout();
   case Builtin::SwizzleBlocks: return checkSwizzleBlocks();

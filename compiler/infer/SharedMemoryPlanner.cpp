@@ -104,6 +104,13 @@ private:
         whole = std::max(whole, n.op->scratchBytes(n, g));
       }
     });
+    // The scratch starts, and its slots follow one another, on 16-byte boundaries: reductions
+    // of 64-bit integers and of (value, position) pairs keep 8- and 16-byte elements there.
+    if (slot || whole) {
+      total = (total + 15) / 16 * 16;
+      g.scratchOffset = total;
+    }
+    slot = (slot + 15) / 16 * 16;
     g.scratchSlotBytes = slot;
     g.scratchSlots = slot ? (secondSlotFits(g, total, slot, whole) ? 2 : 1) : 0;
     g.sharedBytes = total + std::max(whole, slot * g.scratchSlots);

@@ -1,5 +1,7 @@
 // cumsum(src, dst, dim = 0, reverse = false): inclusive prefix sums of a tile along `dim`
-// (suffix sums with reverse), src and dst of one tile shape, possibly the same buffer.
+// (suffix sums with reverse), src and dst of one tile shape, possibly the same buffer;
+// cummax and cummin, the running maximum and minimum, take the same arguments and differ only
+// in the scan's start and step (struct Scan), NaN propagating as in tl::max / tl::min.
 //
 // Each line along `dim` is scanned by one thread, serially: a line is read before the element
 // it writes, so an in-place scan is safe, and the sum of a line is exact in order (float
@@ -24,11 +26,26 @@ using ftg::Operand;
 namespace {
 
 
-// The type a line is summed in.
+// The type a line is scanned in.
 std::string accumulatorType(DType t) {
   if (t == DType::F64)
     return "double";
   return isFloat(t) ? "float" : "int64_t";
+}
+
+// A scan as data: the accumulator's start and the step that folds element `x` into it.
+struct Scan {
+  std::string start;
+  std::function<std::string(const std::string &acc, const std::string &x)> step;
+};
+
+Scan scanOf(Builtin b, const std::string &accType) {
+  if (b == Builtin::Cumsum)
+    return {"0", [](const std::string &acc, const std::string &x) { return acc + " + " + x; }};
+  bool isMax = b == Builtin::Cummax;
+  std::string fn = isMax ? "tl::max(" : "tl::min(";
+  return {isMax ? "tl::neg_inf<" + accType + ">()" : "tl::inf<" + accType + ">()",
+          [fn](const std::string &acc, const std::string &x) { return fn + acc + ", " + x + ")"; }};
 }
 
 // Threads stride over the lines of `tile`; each scans its line with `element(coords)` giving
@@ -45,13 +62,14 @@ void scanLines(KernelLowering &L, const Node &n, const std::vector<int64_t> &til
   std::string line = L.fresh("line"), t = L.fresh("t"), acc = L.fresh("acc");
   std::string at = n.reverse ? "(" + std::to_string(length - 1) + " - " + t + ")" : t;
   std::string accType = accumulatorType(srcType);
+  Scan scan = scanOf(n.call->builtin, accType);
   L.nest(makeFor(ForRole::Threads, line, kThreadIndex, std::to_string(lines), std::to_string(L.g.threads)), [&] {
-    L.add(makeLet(accType, acc, "0", false));
+    L.add(makeLet(accType, acc, scan.start, false));
     // (Not a structured binding: C++17 lambdas cannot capture one, and clang says so.)
     std::pair<std::string, std::string> refs = element(lineCoords(tile, dim, line, at));
     const std::string &src = refs.first, &dst = refs.second;
     L.nest(makeFor(ForRole::Registers, t, "0", std::to_string(length)), [&] {
-      L.add(withAccess(makeStore(acc, acc + " + tl::convert<" + accType + ">(" + src + ")"), reads, {}));
+      L.add(withAccess(makeStore(acc, scan.step(acc, "tl::convert<" + accType + ">(" + src + ")")), reads, {}));
       L.add(withAccess(makeStore(dst, "tl::convert<" + cppType(dstType) + ">(" + acc + ")"), {}, writes));
     });
   });
@@ -66,7 +84,7 @@ void lowerShared(KernelLowering &L, const Node &n, const std::vector<int64_t> &t
     d = tileDims(L, dst, shape);
   });
   if (!s.ok || !d.ok) {
-    L.unsupported(n.call->getRange(), "this cumsum (both regions must have the tile's dimensions)");
+    L.unsupported(n.call->getRange(), "this " + n.call->callee + " (both regions must have the tile's dimensions)");
     return;
   }
   // tileDims numbers the tile's dimensions without its unit ones.
@@ -127,7 +145,7 @@ void lowerFragment(KernelLowering &L, const Node &n, const std::vector<int64_t> 
 class CumsumOp : public ftg::TileOp {
 public:
   ftg::NodeKind kind() const override { return ftg::NodeKind::Cumsum; }
-  bool buildsFrom(Builtin b) const override { return b == Builtin::Cumsum; }
+  bool buildsFrom(Builtin b) const override { return isScan(b); }
 
   void build(Node &n, const CallExpr &c, ftg::NodeBuilder &b) const override {
     const Expr *srcArg = argument(c, 0, "src"), *dstArg = argument(c, 1, "dst");
@@ -143,12 +161,12 @@ public:
     n.reverse = boolArgument(c, "reverse", false);
     Scope from = src->buffer->scope, to = dst->buffer->scope;
     if (from != to)
-      b.unsupported(c.calleeRange, "cumsum between a " + scopeName(from).str() + " and a " +
+      b.unsupported(c.calleeRange, c.callee + " between a " + scopeName(from).str() + " and a " +
                                        scopeName(to).str() + " buffer",
                     "scan within one kind of buffer, and copy the result");
     else if (from == Scope::Fragment && (!isFloat(src->buffer->dtype) || src->buffer->dtype == DType::F64 ||
                                          !isFloat(dst->buffer->dtype) || dst->buffer->dtype == DType::F64))
-      b.unsupported(c.calleeRange, "cumsum of " + dtypeName(src->buffer->dtype).str() + " fragments (f16, "
+      b.unsupported(c.calleeRange, c.callee + " of " + dtypeName(src->buffer->dtype).str() + " fragments (f16, "
                                    "bf16 and f32 fragments scan in f32)",
                     "scan in a shared buffer, which keeps integers exact");
   }
@@ -164,7 +182,7 @@ public:
   }
 
   std::string describe(const Node &n) const override {
-    return std::string(n.reverse ? "cumsum (reverse)" : "cumsum") + " along dim " + std::to_string(n.dim) +
+    return n.call->callee + (n.reverse ? " (reverse)" : "") + " along dim " + std::to_string(n.dim) +
            ": " + n.inputs[0].buffer->name + " -> " + n.outputs[0].buffer->name;
   }
 
@@ -172,11 +190,11 @@ public:
     const Operand &src = n.inputs[0], &dst = n.outputs[0];
     std::vector<int64_t> tile = constantTile(src);
     if (tile.empty() || constantTile(dst) != tile) {
-      L.unsupported(n.call->getRange(), "this cumsum (src and dst need one tile shape of constant extents)");
+      L.unsupported(n.call->getRange(), "this " + n.call->callee + " (src and dst need one tile shape of constant extents)");
       return;
     }
     if (n.dim < 0 || size_t(n.dim) >= tile.size()) {
-      L.unsupported(n.call->getRange(), "cumsum along dim " + std::to_string(n.dim) + " of a " +
+      L.unsupported(n.call->getRange(), n.call->callee + " along dim " + std::to_string(n.dim) + " of a " +
                                             std::to_string(tile.size()) + "-d tile");
       return;
     }
@@ -190,7 +208,7 @@ public:
           };
           if (!src.buffer->fragment || !dst.buffer->fragment || *src.buffer->fragment != *dst.buffer->fragment ||
               !whole(*src.buffer) || !whole(*dst.buffer)) {
-            L.unsupported(n.call->getRange(), "cumsum of part of a fragment, or between fragments of "
+            L.unsupported(n.call->getRange(), n.call->callee + " of part of a fragment, or between fragments of "
                                               "different layouts");
             return;
           }

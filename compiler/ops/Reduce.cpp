@@ -1,14 +1,21 @@
-// The reduce family (reduce_sum, _max, _min, _abssum, _absmax) over the columns of a 2-d
-// fragment: each thread folds its registers of a row, the lanes that share the row combine
-// by warp shuffles, the warps that share it through shared scratch. The destination's layout
-// is the source's reduced (Fragment::reduce; COMMON), and the scratch is one f32 per row and
-// warp of the row.
+// The reduce family (reduce_sum, _max, _min, _abssum, _absmax, the bitwise _and, _or, _xor,
+// and _argmax, _argmin) over the columns of a 2-d fragment: each thread folds its registers of
+// a row, the lanes that share the row combine by warp shuffles, the warps that share it through
+// shared scratch. The destination's layout is the source's reduced (Fragment::reduce; COMMON),
+// and the scratch is one accumulator per row and warp of the row.
+//
+// Every reduction is data (struct Reduction): an operator of tl/reduce.h (identity, combine),
+// the accumulator's type, how an element enters the fold and how the result leaves it. argmax
+// and argmin fold tl::ArgPair (value, position) pairs, so one lowering serves them all.
 //
 // Every other reduction (any dimension, any rank, shared and local buffers, 1-d fragments)
 // takes the general path: one thread folds each output element's line serially. A shared
 // source is read where it is; a fragment source is first written to the f32 scratch area (as
 // cumsum does), and a fragment destination is read back from it by its owners. A local
 // source is its thread's own, so it reduces into its thread's local destination.
+//
+// The scratch holds float reductions as f32 (exact for f16, bf16 and f32) and every other
+// accumulator as itself: an f32 would round integers past 2^24, and a pair is two values.
 #include "ops/Arguments.h"
 #include "ops/Lines.h"
 
@@ -30,8 +37,98 @@ std::string opStruct(Builtin b) {
   case Builtin::ReduceMax: return "tl::MaxOp";
   case Builtin::ReduceMin: return "tl::MinOp";
   case Builtin::ReduceAbsSum: return "tl::AbsSumOp";
+  case Builtin::ReduceAnd: return "tl::AndOp";
+  case Builtin::ReduceOr: return "tl::OrOp";
+  case Builtin::ReduceXor: return "tl::XorOp";
+  case Builtin::ReduceArgmax: return "tl::ArgMaxOp";
+  case Builtin::ReduceArgmin: return "tl::ArgMinOp";
   default: return "tl::AbsMaxOp";
   }
+}
+
+int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+// What a reduction combines and how its elements enter and its results leave the fold.
+struct Reduction {
+  std::string op;    // the operator struct of tl/reduce.h
+  std::string value; // the C++ type values are combined in: dst's dtype (argmax: values', else src's)
+  std::string acc;   // the accumulator's: `value`, or tl::ArgPair<value> for argmax/argmin
+  bool arg = false;
+  // Whether the scratch holds accumulators as they are (integers, pairs) rather than as f32.
+  bool exact = false;
+  int64_t valueBytes = 4; // one value in the scratch (the general path's copy of the source)
+  int64_t accBytes = 4;   // one accumulator in the scratch
+  const ftg::Buffer *values = nullptr; // argmax/argmin's values destination, if any
+
+  std::string identity() const { return op + "::identity<" + acc + ">()"; }
+  std::string combine(const std::string &a, const std::string &b) const {
+    return op + "::combine(" + a + ", " + b + ")";
+  }
+  // Source element `x` at position `index` along the reduced dimension, ready to fold.
+  std::string entry(const std::string &x, const std::string &index) const {
+    std::string v = "tl::convert<" + value + ">(" + x + ")";
+    return arg ? acc + "{" + v + ", " + index + "}" : op + "::prepare(" + v + ")";
+  }
+  // An accumulator as the scratch holds it, and back.
+  std::string toScratch(const std::string &a) const { return exact ? a : "tl::convert<float>(" + a + ")"; }
+  std::string fromScratch(const std::string &s) const { return exact ? s : "tl::convert<" + acc + ">(" + s + ")"; }
+};
+
+Reduction reductionOf(const Node &n) {
+  Reduction r;
+  r.arg = isArgReduce(n.reduceOp);
+  if (r.arg && n.outputs.size() > 1)
+    r.values = n.outputs[1].buffer;
+  DType v = r.values ? r.values->dtype : r.arg ? n.inputs[0].buffer->dtype : n.outputs[0].buffer->dtype;
+  r.op = opStruct(n.reduceOp);
+  r.value = cppType(v);
+  r.acc = r.arg ? "tl::ArgPair<" + r.value + ">" : r.value;
+  r.exact = r.arg || isInteger(v);
+  int64_t bytes = std::max<int64_t>(bitWidth(v) / 8, 1);
+  r.valueBytes = r.exact ? bytes : 4;
+  r.accBytes = r.arg ? (bytes == 8 ? 16 : 8) : r.valueBytes;
+  return r;
+}
+
+// argmax/argmin's offset (added to every position), a constant or an expression the lowering
+// evaluates once; empty when there is none.
+std::string positionOffset(KernelLowering &L, const Node &n, std::vector<Access> &reads) {
+  const CallArg *a = n.call->keywordArg("offset");
+  if (!isArgReduce(n.reduceOp) || !a)
+    return "";
+  std::string name = L.fresh("offset"), value;
+  reads = L.readsOf([&] { value = L.exprAs(a->value, DType::I32); });
+  L.add(withAccess(makeLet("const int", name, value, false), reads, {}));
+  return name;
+}
+
+std::string plus(const std::string &offset, const std::string &position) {
+  return offset.empty() ? position : offset + " + " + position;
+}
+
+// Stores result `acc` into `dstRef` (and, for argmax/argmin, `valuesRef`): as it is with
+// clear, else combined with what the destination holds.
+void storeResult(KernelLowering &L, const Node &n, const Reduction &R, const std::string &acc,
+                 const std::string &dstRef, const std::string &valuesRef) {
+  const ftg::Buffer &dst = *n.outputs[0].buffer;
+  std::vector<Access> reads;
+  if (!n.clear)
+    reads.push_back(L.access(&dst));
+  if (!R.arg) {
+    L.add(withAccess(makeStore(dstRef, n.clear ? acc : R.combine(dstRef, acc)), reads, {L.access(&dst)}));
+    return;
+  }
+  std::vector<Access> writes = {L.access(&dst)};
+  if (R.values)
+    writes.push_back(L.access(R.values));
+  if (!n.clear) {
+    // The running (value, position) of earlier calls first (Sema requires values here).
+    reads.push_back(L.access(R.values));
+    L.add(withAccess(makeStore(acc, R.combine(R.acc + "{" + valuesRef + ", " + dstRef + "}", acc)), reads, {}));
+  }
+  L.add(withAccess(makeStore(dstRef, acc + ".index"), {}, {L.access(&dst)}));
+  if (R.values)
+    L.add(withAccess(makeStore(valuesRef, acc + ".value"), {}, {L.access(R.values)}));
 }
 
 void lowerReduce(KernelLowering &KL, const Node &n) {
@@ -44,8 +141,8 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
   }
   const FragmentLayout &L = *src.fragment;
   FragmentLayout R = L.rowLayout();
-  std::string op = opStruct(n.reduceOp);
-  std::string T = cppType(dst.dtype);
+  const Reduction Red = reductionOf(n);
+  const std::string &op = Red.op, &T = Red.acc;
   int rows = R.registers();
   std::string rowsStr = std::to_string(rows);
   std::string red = KL.fresh("red");
@@ -54,18 +151,20 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
   std::optional<Access> scratch; // the slot the warps combine through, if they do
   Stmt &unit = KL.tileOp(n, [&] {
     KL.scope([&] {
+      std::vector<Access> offsetReads;
+      std::string offset = positionOffset(KL, n, offsetReads);
       Stmt &acc = KL.add(std::make_unique<Stmt>(StmtKind::Decl));
       acc.type = T;
       acc.name = red;
       acc.count = rows;
-      KL.add(perRow(makeStore(q, op + "::identity<" + T + ">()")));
+      KL.add(perRow(makeStore(q, Red.identity())));
       std::string r = KL.fresh("r");
-      KL.add(makeComment("each thread folds its own registers of a row"));
+      KL.add(makeComment(Red.arg ? "each thread folds its own registers of a row, with their columns"
+                                 : "each thread folds its own registers of a row"));
       KL.nest(makeFor(ForRole::Registers, r, "0", std::to_string(L.registers()), "", 0), [&] {
         std::string row = red + "[" + L.rowRegister(r) + "]";
-        KL.add(withAccess(makeStore(row, op + "::combine(" + row + ", " + op + "::prepare(tl::convert<" + T + ">(" +
-                                          bufferName(src) + "[" + r + "])))"),
-                       {KL.access(&src)}, {}));
+        std::string element = Red.entry(bufferName(src) + "[" + r + "]", plus(offset, L.colOf(kThreadIndex, r)));
+        KL.add(withAccess(makeStore(row, Red.combine(row, element)), {KL.access(&src)}, {}));
       });
       // Lanes that share a row (one rule with the planner's scratch size: rowSpread).
       const int warpSize = KL.g.target->warpSize();
@@ -104,22 +203,36 @@ void lowerReduce(KernelLowering &KL, const Node &n) {
         // before the writes only where SyncInsertion finds the slot still being read.
         KernelLowering::ScratchSlot slotOf = KL.nextScratchSlot();
         scratch = slotOf.access;
-        std::string at = "tl_reduce_scratch[" +
-                         (slotOf.firstElement ? std::to_string(slotOf.firstElement) + " + " : std::string()) +
-                         "tl_row * " + wpr;
+        std::string first = slotOf.firstElement ? std::to_string(slotOf.firstElement) : std::string();
+        std::string at = "tl_reduce_scratch[" + (first.empty() ? first : first + " + ") + "tl_row * " + wpr;
+        if (Red.exact) {
+          // The slot as an array of accumulators (the planner aligns slots to 16 bytes).
+          std::string slots = KL.fresh("slots");
+          KL.add(makeLet(T + "* const", slots,
+                         "reinterpret_cast<" + T + "*>(tl_reduce_scratch" + (first.empty() ? "" : " + " + first) + ")",
+                         false));
+          at = slots + "[tl_row * " + wpr;
+        }
         KL.add(makeComment("and the " + wpr + " warps that share each row, through shared memory"));
         KL.nest(withAccess(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), {}, {slotOf.access}), [&] {
           KL.add(makeLet("const int", "tl_row", rowLet, false));
           KL.add(makeIf(lead, IfStyle::SameLine, false))
-              .body.push_back(makeStore(at + " + " + slot + "]", "tl::convert<float>(" + q + ")"));
+              .body.push_back(makeStore(at + " + " + slot + "]", Red.toScratch(q)));
         });
         KL.add(makeBarrier("partial row results are visible"));
         KL.nest(withAccess(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), {slotOf.access}, {}), [&] {
           KL.add(makeLet("const int", "tl_row", rowLet, false));
-          KL.add(makeStore(q, "tl::convert<" + T + ">(" + at + "])"));
-          KL.add(makeCompactFor("tl_s", "1", wpr,
-                             makeStore(q, op + "::combine(" + q + ", tl::convert<" + T + ">(" + at + " + tl_s]))")));
+          KL.add(makeStore(q, Red.fromScratch(at + "]")));
+          KL.add(makeCompactFor("tl_s", "1", wpr, makeStore(q, Red.combine(q, Red.fromScratch(at + " + tl_s]")))));
         });
+      }
+      if (Red.arg) {
+        KL.add(makeComment(Red.values ? "each row's position and value" : "each row's position"));
+        KL.nest(makeFor(ForRole::Registers, "tl_q", "0", rowsStr, "", 0), [&] {
+          storeResult(KL, n, Red, q, bufferName(dst) + "[tl_q]",
+                      Red.values ? bufferName(*Red.values) + "[tl_q]" : std::string());
+        });
+        return;
       }
       std::vector<Access> reads;
       if (!n.clear)
@@ -158,18 +271,25 @@ int64_t product(const std::vector<int64_t> &v) {
   return p;
 }
 
-// The f32 scratch the general path needs: the source tile if it is a fragment, then the
-// results if the destination is one.
-int64_t generalScratchElements(const Node &n) {
+// Where the general path keeps things in the scratch: the source tile if it is a fragment
+// (as f32, or as values where the reduction is exact), then the results if the destination
+// is one (as f32, or as accumulators from a 16-byte boundary).
+struct GeneralScratch {
+  int64_t dstFirst = 0; // the results' first f32 element
+  int64_t bytes = 0;
+};
+
+GeneralScratch generalScratch(const Node &n) {
   const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+  GeneralScratch g;
   if (src.scope == Scope::Local)
-    return 0;
-  int64_t elems = 0;
-  if (src.scope == Scope::Fragment)
-    elems += src.numElements();
-  if (dst.scope == Scope::Fragment)
-    elems += dst.numElements();
-  return elems;
+    return g;
+  Reduction R = reductionOf(n);
+  int64_t srcBytes = src.scope == Scope::Fragment ? src.numElements() * R.valueBytes : 0;
+  int64_t dstOffset = R.exact ? alignTo(srcBytes, 16) : srcBytes;
+  g.dstFirst = dstOffset / 4;
+  g.bytes = dstOffset + (dst.scope == Scope::Fragment ? dst.numElements() * R.accBytes : 0);
+  return g;
 }
 
 void lowerGeneral(KernelLowering &L, const Node &n) {
@@ -191,39 +311,77 @@ void lowerGeneral(KernelLowering &L, const Node &n) {
     L.unsupported(n.call->getRange(), "a reduction between fragments without an inferred layout");
     return;
   }
-  const std::string op = opStruct(n.reduceOp), T = cppType(dst.dtype);
-  const int64_t dstBase = src.scope == Scope::Fragment ? product(tile) : 0;
+  const Reduction R = reductionOf(n);
+  if (R.values && dst.scope == Scope::Fragment && (!R.values->fragment || *R.values->fragment != *dst.fragment)) {
+    L.unsupported(n.call->getRange(), "argmax/argmin into fragments of different layouts (values and dst)");
+    return;
+  }
+  const std::string &op = R.op, &T = R.acc;
+  const GeneralScratch G = generalScratch(n);
+  const int64_t dstBase = G.dstFirst;
+  // The scratch's source and result parts: f32 elements, or typed arrays where exact.
+  std::string srcPart = "tl_reduce_scratch", dstPart = "tl_reduce_scratch";
   // The registers of a 1-d or 2-d fragment, with the scratch index each one's element has.
-  auto eachRegister = [&](const ftg::Buffer &b, const std::vector<int64_t> &shape, int64_t base,
-                          const std::function<StmtPtr(const std::string &, const std::string &)> &leaf) {
+  auto eachRegister = [&](const ftg::Buffer &b, const std::vector<int64_t> &shape, const std::string &part,
+                          int64_t base,
+                          const std::function<void(const std::string &, const std::string &)> &leaf) {
     const FragmentLayout &f = *b.fragment;
     std::string r = L.fresh("r");
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(f.registers()), "", 0), [&] {
       std::string at = L.fresh("s");
       L.add(makeLet("const int", at, (base ? std::to_string(base) + " + " : std::string()) + scratchIndex(f, shape, r),
                     false));
-      L.add(leaf(r, "tl_reduce_scratch[" + at + "]"));
+      leaf(r, part + "[" + at + "]");
     });
   };
   L.tileOp(n, [&] {
     L.scope([&] {
-      bool scratch = generalScratchElements(n) > 0;
+      bool scratch = G.bytes > 0;
       // The scratch has no buffer of its own: the barriers around its use are this protocol's.
       if (scratch)
         L.add(makeBarrier("the scratch area may still be read"));
+      std::vector<Access> offsetReads;
+      std::string offset = positionOffset(L, n, offsetReads);
+      // Exact reductions see the scratch as arrays of values and of accumulators.
+      int64_t resultBase = dstBase;
+      if (R.exact && src.scope == Scope::Fragment) {
+        srcPart = L.fresh("values");
+        L.add(makeLet(R.value + "* const", srcPart, "reinterpret_cast<" + R.value + "*>(tl_reduce_scratch)", false));
+      }
+      if (R.exact && dst.scope == Scope::Fragment) {
+        dstPart = L.fresh("results");
+        L.add(makeLet(T + "* const", dstPart,
+                      "reinterpret_cast<" + T + "*>(tl_reduce_scratch" +
+                          (dstBase ? " + " + std::to_string(dstBase) : std::string()) + ")",
+                      false));
+        resultBase = 0;
+      }
+      const std::string toScratch = R.exact ? "tl::convert<" + R.value + ">(" : "tl::convert<float>(";
       if (src.scope == Scope::Fragment) {
         L.add(makeComment("each thread writes its registers of '" + src.name + "' to the scratch"));
-        eachRegister(src, tile, 0, [&](const std::string &r, const std::string &slot) {
-          return withAccess(makeStore(slot, "tl::convert<float>(" + bufferName(src) + "[" + r + "])"),
-                            {L.access(&src)}, {});
+        eachRegister(src, tile, srcPart, 0, [&](const std::string &r, const std::string &slot) {
+          L.add(withAccess(makeStore(slot, toScratch + bufferName(src) + "[" + r + "])"), {L.access(&src)}, {}));
         });
         L.add(makeBarrier("the tile is in the scratch"));
       }
+      // The output coordinates of `b` for a line's coordinates: the line's without `dim` (or
+      // with it at 0 where b keeps it as extent 1).
+      auto outputAt = [&](const ftg::Buffer &b, const std::vector<std::string> &coords) {
+        std::vector<std::string> at;
+        for (size_t d = 0; d < coords.size(); ++d)
+          if (d != dim)
+            at.push_back(coords[d]);
+          else if (b.shape.size() == tile.size())
+            at.push_back("0");
+        if (at.empty())
+          at.push_back("0"); // a rank-1 source reduces into [1]
+        return elementAt(L, b, at);
+      };
       // One output element: its line folded along `dim`, then stored (or combined with what
       // `dst` holds when clear = false).
       auto fold = [&](const std::string &o) {
         std::string acc = L.fresh("acc"), t = L.fresh("t");
-        L.add(makeLet(T, acc, op + "::identity<" + T + ">()", false));
+        L.add(makeLet(T, acc, R.identity(), false));
         std::vector<std::string> coords = lineCoords(tile, dim, o, t);
         std::string element;
         std::vector<Access> reads;
@@ -231,36 +389,20 @@ void lowerGeneral(KernelLowering &L, const Node &n) {
           std::string flat = coords[0];
           for (size_t d = 1; d < coords.size(); ++d)
             flat = "(" + flat + ") * " + std::to_string(tile[d]) + " + " + coords[d];
-          element = "tl_reduce_scratch[" + flat + "]";
+          element = srcPart + "[" + flat + "]";
         } else {
           element = elementAt(L, src, coords);
           reads.push_back(L.access(&src));
         }
         L.nest(makeFor(ForRole::Registers, t, "0", std::to_string(tile[dim])), [&] {
-          L.add(withAccess(makeStore(acc, op + "::combine(" + acc + ", " + op + "::prepare(tl::convert<" + T + ">(" +
-                                              element + ")))"),
-                           reads, {}));
+          L.add(withAccess(makeStore(acc, R.combine(acc, R.entry(element, plus(offset, t)))), reads, {}));
         });
         if (dst.scope == Scope::Fragment) {
-          L.add(makeStore("tl_reduce_scratch[" + std::to_string(dstBase) + " + " + o + "]", "tl::convert<float>(" + acc + ")"));
+          L.add(makeStore(dstPart + "[" + (resultBase ? std::to_string(resultBase) + " + " : std::string()) + o + "]",
+                          R.toScratch(acc)));
           return;
         }
-        // The output's coordinates: the line's without `dim` (or with it at 0 where dst keeps
-        // it as extent 1).
-        std::vector<std::string> at;
-        for (size_t d = 0; d < coords.size(); ++d)
-          if (d != dim)
-            at.push_back(coords[d]);
-          else if (out.size() == tile.size())
-            at.push_back("0");
-        if (at.empty())
-          at.push_back("0"); // a rank-1 source reduces into [1]
-        std::string ref = elementAt(L, dst, at);
-        std::vector<Access> dstReads;
-        if (!n.clear)
-          dstReads.push_back(L.access(&dst));
-        L.add(withAccess(makeStore(ref, n.clear ? acc : op + "::combine(" + ref + ", " + acc + ")"), dstReads,
-                         {L.access(&dst)}));
+        storeResult(L, n, R, acc, outputAt(dst, coords), R.values ? outputAt(*R.values, coords) : std::string());
       };
       std::string o = L.fresh("o");
       if (dst.scope == Scope::Local) {
@@ -276,11 +418,22 @@ void lowerGeneral(KernelLowering &L, const Node &n) {
       if (dst.scope == Scope::Fragment) {
         L.add(makeBarrier("the reduced lines are visible"));
         L.add(makeComment("each thread reads its registers of '" + dst.name + "' back"));
-        eachRegister(dst, out, dstBase, [&](const std::string &r, const std::string &slot) {
-          std::string reg = bufferName(dst) + "[" + r + "]", v = "tl::convert<" + T + ">(" + slot + ")";
-          return withAccess(makeStore(reg, n.clear ? v : op + "::combine(" + reg + ", " + v + ")"),
-                            n.clear ? std::vector<Access>{} : std::vector<Access>{L.access(&dst)}, {L.access(&dst)});
-        });
+        if (R.arg) {
+          // dst and values share a layout: register r of each holds one output's position and value.
+          eachRegister(dst, out, dstPart, resultBase, [&](const std::string &r, const std::string &slot) {
+            std::string acc = L.fresh("acc");
+            L.add(makeLet(T, acc, slot, false));
+            storeResult(L, n, R, acc, bufferName(dst) + "[" + r + "]",
+                        R.values ? bufferName(*R.values) + "[" + r + "]" : std::string());
+          });
+        } else {
+          eachRegister(dst, out, dstPart, resultBase, [&](const std::string &r, const std::string &slot) {
+            std::string reg = bufferName(dst) + "[" + r + "]", v = R.fromScratch(slot);
+            L.add(withAccess(makeStore(reg, n.clear ? v : op + "::combine(" + reg + ", " + v + ")"),
+                             n.clear ? std::vector<Access>{} : std::vector<Access>{L.access(&dst)},
+                             {L.access(&dst)}));
+          });
+        }
       }
       if (scratch)
         L.add(makeBarrier("the scratch area may be reused"));
@@ -303,6 +456,11 @@ public:
       n.outputs.push_back(*dst);
       n.inputs.push_back(*dst);
     }
+    if (const CallArg *v = c.keywordArg("values"))
+      if (auto values = b.operand(v->value)) {
+        n.outputs.push_back(*values);
+        n.inputs.push_back(*values);
+      }
     n.clear = boolArgument(c, "clear", true);
     int64_t rank = src ? int64_t(src->buffer->shape.size()) : 1;
     int64_t d = intArgument(c, "dim", rank - 1);
@@ -313,25 +471,38 @@ public:
     if (level != ftg::InferLevel::Common)
       return;
     ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
+    ftg::Buffer *values = n.outputs.size() > 1 ? n.outputs[1].buffer : nullptr;
     // The rows of a reduction along the columns; other reductions leave dst's layout to the
     // rest of inference (the general path reads it back from the scratch whatever it is).
     if (src->scope == Scope::Fragment && dst->scope == Scope::Fragment && src->fragment &&
-        src->shape.size() == 2 && n.dim == 1)
+        src->shape.size() == 2 && n.dim == 1) {
       rules.assign(*dst, src->fragment->rowLayout(), "common: rows of reduced '" + src->name + "'",
                    n.call->getRange());
+      if (values)
+        rules.assign(*values, src->fragment->rowLayout(), "common: rows of reduced '" + src->name + "'",
+                     n.call->getRange());
+      return;
+    }
+    // argmax/argmin's values hold their outputs where dst holds the positions.
+    if (values && values->scope == Scope::Fragment && dst->scope == Scope::Fragment) {
+      if (dst->fragment && !values->fragment)
+        rules.assign(*values, *dst->fragment, "common: positions in '" + dst->name + "'", n.call->getRange());
+      else if (values->fragment && !dst->fragment)
+        rules.assign(*dst, *values->fragment, "common: values in '" + values->name + "'", n.call->getRange());
+    }
   }
 
   int64_t scratchBytes(const Node &n, const ftg::Graph &) const override {
-    return reducesFragmentRows(n) ? 0 : generalScratchElements(n) * 4;
+    return reducesFragmentRows(n) ? 0 : generalScratch(n).bytes;
   }
 
   int64_t scratchSlotBytes(const Node &n, const ftg::Graph &g) const override {
     if (!reducesFragmentRows(n))
       return 0;
     const FragmentLayout &l = *n.inputs[0].buffer->fragment;
-    // One f32 partial result per row and warp of the row.
+    // One partial result per row and warp of the row.
     FragmentLayout::RowSpread spread = l.rowSpread(g.target->warpSize());
-    return spread.warps > 1 ? l.rows * spread.warps * 4 : 0;
+    return spread.warps > 1 ? l.rows * spread.warps * reductionOf(n).accBytes : 0;
   }
 
   std::string describe(const Node &n) const override {

@@ -1,6 +1,7 @@
 // tl/reduce.h - all-reductions across threads: warp shuffles and shared memory.
 //
-// Reduction operators (TileLang's reduce_sum / max / min / abssum / absmax):
+// Reduction operators (TileLang's reduce_sum / max / min / abssum / absmax, tlc's bitwise
+// reduce_and / or / xor, and reduce_argmax / argmin over ArgPair<T> (value, position) pairs):
 //   Op::prepare(x)      applied once to each thread's input (abs for the abs* reductions)
 //   Op::combine(a, b)   the associative, commutative step
 //   Op::identity<T>()   the neutral element, for initializing accumulators (`clear = true`)
@@ -68,6 +69,85 @@ struct AbsMaxOp : MaxOp {
   static TL_DEVICE T identity() { return convert<T>(0.0f); }
 };
 
+// Bitwise reductions of integers: all-ones is and's identity, zero or's and xor's.
+struct AndOp {
+  template <class T>
+  static TL_DEVICE T prepare(T x) { return x; }
+  template <class T>
+  static TL_DEVICE T combine(T a, T b) { return static_cast<T>(a & b); }
+  template <class T>
+  static TL_DEVICE T identity() { return static_cast<T>(~T(0)); }
+};
+
+struct OrOp {
+  template <class T>
+  static TL_DEVICE T prepare(T x) { return x; }
+  template <class T>
+  static TL_DEVICE T combine(T a, T b) { return static_cast<T>(a | b); }
+  template <class T>
+  static TL_DEVICE T identity() { return T(0); }
+};
+
+struct XorOp : OrOp {
+  template <class T>
+  static TL_DEVICE T combine(T a, T b) { return static_cast<T>(a ^ b); }
+};
+
+// A value and its position along the reduced dimension, as argmax/argmin carry them through
+// the folds, the shuffles and the shared-memory step.
+template <class T>
+struct ArgPair {
+  T value;
+  int index;
+};
+
+namespace detail {
+
+template <class T>
+TL_DEVICE bool arg_is_nan(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    float f = convert<float>(x);
+    return f != f;
+  }
+}
+
+// Whether `a` orders before `b`: `Greater` (argmax) puts larger values first, else smaller
+// ones; NaN comes before every number (torch: NaN is both the maximum and the minimum), and
+// equal values (NaN and NaN included) go by the smaller position, so the result is the first
+// occurrence whatever order the combines run in.
+template <bool Greater, class T>
+TL_DEVICE bool arg_before(const ArgPair<T>& a, const ArgPair<T>& b) {
+  const bool an = arg_is_nan(a.value), bn = arg_is_nan(b.value);
+  if (an || bn) return an && (!bn || a.index < b.index);
+  if constexpr (std::is_integral_v<T> || std::is_same_v<T, double>) {
+    if (a.value != b.value) return Greater ? a.value > b.value : a.value < b.value;
+  } else {
+    const float x = convert<float>(a.value), y = convert<float>(b.value);
+    if (x != y) return Greater ? x > y : x < y;
+  }
+  return a.index < b.index;
+}
+
+}  // namespace detail
+
+template <bool Greater>
+struct ArgOp {
+  template <class P>
+  static TL_DEVICE P prepare(P x) { return x; }
+  template <class P>
+  static TL_DEVICE P combine(P a, P b) { return detail::arg_before<Greater>(a, b) ? a : b; }
+  // The identity loses to every element: the far end of the order at the last position.
+  template <class P>
+  static TL_DEVICE P identity() {
+    using T = decltype(P::value);
+    return P{Greater ? neg_inf<T>() : inf<T>(), 0x7FFFFFFF};
+  }
+};
+using ArgMaxOp = ArgOp<true>;
+using ArgMinOp = ArgOp<false>;
+
 // ---- Warp level ---------------------------------------------------------------------------
 template <class T>
 TL_DEVICE T shfl_xor(T x, int lane_mask) {
@@ -76,6 +156,12 @@ TL_DEVICE T shfl_xor(T x, int lane_mask) {
 #else
   return __shfl_xor_sync(0xFFFFFFFFu, x, lane_mask);
 #endif
+}
+
+// A pair travels as its two members.
+template <class T>
+TL_DEVICE ArgPair<T> shfl_xor(ArgPair<T> x, int lane_mask) {
+  return ArgPair<T>{shfl_xor(x.value, lane_mask), shfl_xor(x.index, lane_mask)};
 }
 
 namespace detail {

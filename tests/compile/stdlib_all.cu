@@ -232,7 +232,28 @@ __device__ void reductions_of(T* data, T* smem) {
   data[i] = r;
 }
 
-__global__ void __launch_bounds__(256) k_reduce(float* f, tl::f16* h, tl::bf16* b, int* n) {
+// The bitwise reductions over integers of each width, and argmax/argmin over (value,
+// position) pairs of each value type, through every reduction group.
+template <class T>
+__device__ void bitwise_reductions_of(T* data, T* smem) {
+  const int i = static_cast<int>(threadIdx.x);
+  T x = data[i];
+  data[i] = static_cast<T>(all_reductions<tl::AndOp>(x, smem) ^ all_reductions<tl::OrOp>(x, smem) ^
+                           all_reductions<tl::XorOp>(x, smem));
+}
+
+template <class T>
+__device__ void arg_reductions_of(T* data, int* index, tl::ArgPair<T>* smem) {
+  const int i = static_cast<int>(threadIdx.x);
+  const tl::ArgPair<T> x{data[i], i};
+  const tl::ArgPair<T> a = all_reductions<tl::ArgMaxOp>(x, smem), b = all_reductions<tl::ArgMinOp>(x, smem);
+  data[i] = a.value;
+  index[i] = a.index + b.index;
+}
+
+__global__ void __launch_bounds__(256) k_reduce(float* f, tl::f16* h, tl::bf16* b, int* n, std::int8_t* c,
+                                                 std::uint8_t* uc, std::int16_t* s, unsigned* u, long long* ll,
+                                                 double* d, int* index) {
   __shared__ float sf[256];
   __shared__ tl::f16 sh[256];
   __shared__ tl::bf16 sb[256];
@@ -241,6 +262,29 @@ __global__ void __launch_bounds__(256) k_reduce(float* f, tl::f16* h, tl::bf16* 
   reductions_of(h, sh);
   reductions_of(b, sb);
   reductions_of(n, sn);
+  __shared__ std::int8_t sc[256];
+  __shared__ std::uint8_t suc[256];
+  __shared__ std::int16_t ss[256];
+  __shared__ unsigned su[256];
+  __shared__ long long sll[256];
+  bitwise_reductions_of(c, sc);
+  bitwise_reductions_of(uc, suc);
+  bitwise_reductions_of(s, ss);
+  bitwise_reductions_of(n, sn);
+  bitwise_reductions_of(u, su);
+  bitwise_reductions_of(ll, sll);
+  __shared__ tl::ArgPair<float> pf[256];
+  __shared__ tl::ArgPair<tl::f16> ph[256];
+  __shared__ tl::ArgPair<tl::bf16> pb[256];
+  __shared__ tl::ArgPair<int> pn[256];
+  __shared__ tl::ArgPair<long long> pll[256];
+  __shared__ tl::ArgPair<double> pd[256];
+  arg_reductions_of(f, index, pf);
+  arg_reductions_of(h, index, ph);
+  arg_reductions_of(b, index, pb);
+  arg_reductions_of(n, index, pn);
+  arg_reductions_of(ll, index, pll);
+  arg_reductions_of(d, index, pd);
 }
 
 // ---- atomic.h / barrier.h ------------------------------------------------------------------
@@ -417,7 +461,8 @@ void tl_stdlib_compile_test_launch_all() {
                     nullptr);
   k_memory<<<1, 32>>>(nullptr, 0);
   k_tensor_core<<<1, 32>>>(nullptr, nullptr);
-  k_reduce<<<1, 256>>>(nullptr, nullptr, nullptr, nullptr);
+  k_reduce<<<1, 256>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                       nullptr);
   k_atomic<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                       nullptr, nullptr, nullptr);
   k_barrier<<<1, 64>>>(nullptr);

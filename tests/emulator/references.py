@@ -422,6 +422,73 @@ def _round_f16(v):
     return _s.unpack("<e", _s.pack("<e", v))[0]
 
 
+def _first_position(values, largest):
+    """The first position of the maximum (minimum) of `values`, NaN counting as both."""
+    best = None
+    for i, v in enumerate(values):
+        if v != v:
+            return i, v
+        if best is None or (v > values[best] if largest else v < values[best]):
+            best = i
+    return best, values[best]
+
+
+def cummax(t, p):
+    """tests/gpu/ops/cummax.tl: running maxima and minima within each [block_M, block_N] tile of
+    zero-padded X; the fragment scans read X rounded to f16 (the emulator case's dtype)."""
+    X, (M, N) = t["X"]
+    bm, bn = p["block_M"], p["block_N"]
+    out = {k: [0.0] * (M * N) for k in ("Rows", "Cols", "Frag", "FragRows")}
+
+    def scan(line, f):
+        acc, res = line[0], []
+        for v in line:
+            acc = f(acc, v)
+            res.append(acc)
+        return res
+    for ti in range(0, M, bm):
+        for tj in range(0, N, bn):
+            tile = [[X[(ti + a) * N + tj + b] if ti + a < M and tj + b < N else 0.0 for b in range(bn)]
+                    for a in range(bm)]
+            half = [[_round_f16(v) for v in row] for row in tile]
+            for a in range(bm):
+                for k, f, src in (("Rows", max, tile), ("FragRows", min, half)):
+                    for b, v in enumerate(scan(src[a], f)):
+                        if ti + a < M and tj + b < N:
+                            out[k][(ti + a) * N + tj + b] = v
+            for b in range(bn):
+                for k, f, src in (("Cols", min, tile), ("Frag", max, half)):
+                    col = scan([src[a][b] for a in reversed(range(bm))], f)[::-1]
+                    for a, v in enumerate(col):
+                        if ti + a < M and tj + b < N:
+                            out[k][(ti + a) * N + tj + b] = v
+    return out
+
+
+def argmax(t, p):
+    """tests/gpu/ops/argmax.tl: each row's argmax over all of X (read as f16), and within each
+    [block_M, block_N] tile of zero-padded X each column's argmin (f16) and each row's argmax
+    (f32), broadcast over the tile."""
+    X, (M, N) = t["X"]
+    bm, bn = p["block_M"], p["block_N"]
+    out = {"ArgRow": [0.0] * M, "MaxRow": [0.0] * M}
+    out.update({k: [0.0] * (M * N) for k in ("ColIdx", "ColMin", "RowIdx")})
+    for i in range(M):
+        out["ArgRow"][i], out["MaxRow"][i] = _first_position([_round_f16(v) for v in X[i * N:(i + 1) * N]], True)
+    for ti in range(0, M, bm):
+        for tj in range(0, N, bn):
+            tile = [[X[(ti + a) * N + tj + b] if ti + a < M and tj + b < N else 0.0 for b in range(bn)]
+                    for a in range(bm)]
+            cols = [_first_position([_round_f16(tile[a][b]) for a in range(bm)], False) for b in range(bn)]
+            rows = [_first_position(tile[a], True)[0] for a in range(bm)]
+            for a in range(min(bm, M - ti)):
+                for b in range(min(bn, N - tj)):
+                    o = (ti + a) * N + tj + b
+                    out["ColIdx"][o], out["ColMin"][o] = cols[b]
+                    out["RowIdx"][o] = rows[a]
+    return out
+
+
 def fragment_convert(t, p):
     """tests/gpu/ops/fragment_convert.tl: O = (A @ B rounded to f16) @ V."""
     A, (M, K) = t["A"]

@@ -29,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
 # accumulation and approximate exp2/rsqrt.
-TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3)}
+# Integer outputs (positions) must match exactly.
+TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3), "i32": (0, 0)}
 # The attention backward's f32 dQ_accum sums products of dS rounded to f16 (the gemm's
 # operand): f16's tolerance. A reference parameter "tolerance" replaces TOLERANCE for a case.
 BWD_TOLERANCE = dict(TOLERANCE, f32=TOLERANCE["f16"])
@@ -47,6 +48,13 @@ CASES = {
     # test kernel of tests/gpu: ragged tiles of 80 columns, f16 fragments.
     "reduce_any": ("../tests/gpu/ops/reduce_any.tl", "reduce_any", ["block_M=32", "block_N=80", "dtype=f16"],
                    ref.reduce_any, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
+    # cummax/cummin (the cumsum scan with max/min) and argmax/argmin (clear = false across
+    # tiles with an offset; the general path with (value, position) pairs in the scratch), test
+    # kernels of tests/gpu: ragged tiles of 80 columns, f16 fragments.
+    "cummax": ("../tests/gpu/ops/cummax.tl", "cummax", ["block_M=32", "block_N=80", "dtype=f16"],
+               ref.cummax, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
+    "argmax": ("../tests/gpu/ops/argmax.tl", "argmax", ["block_M=32", "block_N=80", "dtype=f16"],
+               ref.argmax, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
     # A copy between fragments of different layouts (through shared memory).
     "fragment_convert": ("../tests/gpu/ops/fragment_convert.tl", "fragment_convert", [], ref.fragment_convert, {},
                          [dict(M=64, K=32), dict(M=100, K=72)]),

@@ -235,6 +235,12 @@ KERNELS.update({
                          ("M", "N"), ("dtype", "block_M", "block_N")),
     "reduce_any": _op_kernel("reduce_any", _tensors("X", "out:ColSum", "out:ColMax", "out:RowMin", "out:Total",
                                                     "out:Depth"), ("M", "N"), ("dtype", "block_M", "block_N")),
+    "cummax": _op_kernel("cummax", _tensors("X", "out:Rows", "out:Cols", "out:Frag", "out:FragRows"),
+                         ("M", "N"), ("dtype", "block_M", "block_N")),
+    "reduce_bits": _op_kernel("reduce_bits", _tensors("X", "W", "out:RowAnd", "out:ColXor", "out:RowOr",
+                                                      "out:ColOr", "out:RowXor"), ("M", "N"), ("dtype", "block_M", "block_N")),
+    "argmax": _op_kernel("argmax", _tensors("X", "out:ArgRow", "out:MaxRow", "out:ColIdx", "out:ColMin",
+                                            "out:RowIdx"), ("M", "N"), ("dtype", "block_M", "block_N")),
     "fragment_convert": _op_kernel("fragment_convert", _tensors("A", "B", "V", "out:O"), ("M", "K"),
                                    ("dtype",)),
     "small_fragments": _op_kernel("small_fragments", _tensors("X", "out:Y", "out:S"), ("M",),
@@ -540,6 +546,15 @@ def _add_memory_ops(t: _Tables) -> None:
           plain + [("77x250", {"M": 77, "N": 250}), ("5x3", {"M": 5, "N": 3})], F32_TOLERANCE)
     t.add(Build("ops_reduce_any_f16_32x96", "reduce_any", {"dtype": "f16", "block_M": "32", "block_N": "96"}),
           plain + [("77x250", {"M": 77, "N": 250})], F32_TOLERANCE)
+    # cummax/cummin (the cumsum scan with max/min), bitwise reductions on every source kind
+    # (exact: tolerance 0), argmax/argmin with ties and NaNs (positions and values exact).
+    odd = plain + [("77x250", {"M": 77, "N": 250}), ("5x3", {"M": 5, "N": 3})]
+    t.add(Build("ops_cummax_f32", "cummax", {"dtype": "f32", "block_M": "64", "block_N": "80"}), odd, 0.0)
+    t.add(Build("ops_cummax_f16_32x96", "cummax", {"dtype": "f16", "block_M": "32", "block_N": "96"}), odd, 0.0)
+    t.add(Build("ops_reduce_bits_64x80", "reduce_bits", {"dtype": "i32", "block_M": "64", "block_N": "80"}), odd, 0.0)
+    t.add(Build("ops_reduce_bits_32x96", "reduce_bits", {"dtype": "i32", "block_M": "32", "block_N": "96"}), odd, 0.0)
+    t.add(Build("ops_argmax_f32", "argmax", {"dtype": "f32", "block_M": "64", "block_N": "80"}), odd, 0.0)
+    t.add(Build("ops_argmax_f16_32x96", "argmax", {"dtype": "f16", "block_M": "32", "block_N": "96"}), odd, 0.0)
     # A copy between fragments of different layouts (the sm_80 path: an mma accumulator under
     # the square policy into a full_row register operand; on sm_90a the two layouts agree).
     for dt, target in (("f16", "sm_80"), ("bf16", "sm_80"), ("f16", "sm_90a")):

@@ -1076,6 +1076,144 @@ class ReduceAnyProblem(Problem):
         return 5.0 * shape["M"] * shape["N"]
 
 
+def _tiles(x, bm, bn):
+    """x [M, N] zero-padded to whole [bm, bn] tiles, as [M / bm, bm, N / bn, bn]."""
+    m, n = x.shape
+    pm, pn = -m % bm, -n % bn
+    return torch.nn.functional.pad(x, (0, pn, 0, pm)).reshape((m + pm) // bm, bm, (n + pn) // bn, bn)
+
+
+def _first_position(x, dim, largest):
+    """torch.argmax/argmin with the documented rules spelled out: the first position of the
+    maximum (minimum) along `dim`, NaN counting as both the maximum and the minimum."""
+    pos = torch.arange(x.shape[dim], device=x.device).reshape([-1 if d == dim else 1 for d in range(x.dim())])
+    nan = x.isnan()
+    filled = torch.where(nan, torch.zeros_like(x), x)
+    best = filled.amax(dim=dim, keepdim=True) if largest else filled.amin(dim=dim, keepdim=True)
+    any_nan = nan.any(dim=dim, keepdim=True)
+    hit = torch.where(any_nan, nan, (filled == best) & ~nan)
+    big = torch.full_like(pos.expand(x.shape), x.shape[dim])
+    idx = torch.where(hit, pos.expand(x.shape), big).amin(dim=dim, keepdim=True)
+    value = torch.where(any_nan, torch.full_like(best, math.nan), best)
+    return idx, value
+
+
+class CummaxProblem(CumsumProblem):
+    """tests/gpu/ops/cummax.tl: running maxima and minima within each block's tile, on shared
+    tiles and fragments (NaN-free inputs: a NaN would stay NaN down the line, which the runner
+    reads as unwritten)."""
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        m, n, bm, bn = shape["M"], shape["N"], self.block_m, self.block_n
+
+        def crop(t):
+            return t.reshape(t.shape[0] * bm, -1)[:m, :n]
+        tiles = _tiles(inputs["X"].to(ref), bm, bn)
+        ftiles = _tiles(inputs["X"].to(self.dtype).to(ref), bm, bn)
+        return {"Rows": crop(tiles.cummax(dim=3).values),
+                "Cols": crop(tiles.flip(1).cummin(dim=1).values.flip(1)),
+                "Frag": crop(ftiles.flip(1).cummax(dim=1).values.flip(1)),
+                "FragRows": crop(ftiles.cummin(dim=3).values)}
+
+
+class ReduceBitsProblem(Problem):
+    """tests/gpu/ops/reduce_bits.tl: AND, OR and XOR of rows and columns of each block's tile
+    of X (i32) and W (i64), broadcast back over the tile. X is all ones but for one cleared bit
+    in about one element of eight (so that a row's AND keeps some bits); W holds one set bit
+    below 2^52 in about one element of eight (exact in the float64 the runner compares in)."""
+    bound = "memory"
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_m = int(build.defines.get("block_M", 64))
+        self.block_n = int(build.defines.get("block_N", 80))
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"X": s, "W": s, "RowAnd": s, "ColXor": s, "RowOr": s, "ColOr": s, "RowXor": s}
+
+    def tensor_dtype(self, name):
+        return torch.int32 if name in ("X", "RowAnd", "ColXor") else torch.int64
+
+    def inputs(self, shape, gen):
+        s = (shape["M"], shape["N"])
+        r = torch.randint(0, 256, s, generator=gen, device=gen.device, dtype=torch.int64)
+        x = torch.where(r < 32, ~(torch.ones_like(r) << r.clamp(max=31)), torch.full_like(r, -1))
+        r = torch.randint(0, 416, s, generator=gen, device=gen.device, dtype=torch.int64)
+        w = torch.where(r < 52, torch.ones_like(r) << r.clamp(max=51), torch.zeros_like(r))
+        return {"X": x.to(torch.int32), "W": w}
+
+    def reference(self, inputs, shape, precision):
+        m, n, bm, bn = shape["M"], shape["N"], self.block_m, self.block_n
+
+        def fold(t, dim, f):
+            out = t.select(dim, 0).clone()
+            for i in range(1, t.shape[dim]):
+                out = f(out, t.select(dim, i))
+            return out.unsqueeze(dim)
+
+        def spread(t):
+            return t.expand(-1, bm, -1, bn).reshape(t.shape[0] * bm, -1)[:m, :n]
+        x = _tiles(inputs["X"].long(), bm, bn)
+        w = _tiles(inputs["W"], bm, bn)
+        return {"RowAnd": spread(fold(x, 3, torch.bitwise_and)).to(torch.int32),
+                "ColXor": spread(fold(x, 1, torch.bitwise_xor)).to(torch.int32),
+                "RowOr": spread(fold(w, 3, torch.bitwise_or)),
+                "ColOr": spread(fold(w, 1, torch.bitwise_or)),
+                "RowXor": spread(fold(w, 3, torch.bitwise_xor))}
+
+    def flops(self, shape):
+        return 5.0 * shape["M"] * shape["N"]
+
+
+class ArgmaxProblem(Problem):
+    """tests/gpu/ops/argmax.tl: argmax over whole rows (tile by tile, clear = false with an
+    offset), argmin of each tile's columns and argmax of its rows. X holds small integers (many
+    ties) and a NaN in about one element of 300."""
+    bound = "memory"
+    NAN_VALUE = 1e6  # what the kernel writes for a NaN result value
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_m = int(build.defines.get("block_M", 64))
+        self.block_n = int(build.defines.get("block_N", 80))
+
+    def tensor_shapes(self, shape):
+        s = (shape["M"], shape["N"])
+        return {"X": s, "ArgRow": (shape["M"],), "MaxRow": (shape["M"],), "ColIdx": s, "ColMin": s, "RowIdx": s}
+
+    def tensor_dtype(self, name):
+        return torch.int32 if name in ("ArgRow", "ColIdx", "RowIdx") else torch.float32
+
+    def inputs(self, shape, gen):
+        s = (shape["M"], shape["N"])
+        x = torch.randint(-6, 7, s, generator=gen, device=gen.device).to(torch.float32)
+        nan = torch.randint(0, 300, s, generator=gen, device=gen.device) == 0
+        return {"X": torch.where(nan, torch.full_like(x, math.nan), x)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        m, n, bm, bn = shape["M"], shape["N"], self.block_m, self.block_n
+        x = inputs["X"].to(self.dtype).to(ref)  # the fragments hold X in `dtype`
+        arg_row, max_row = _first_position(x, 1, True)
+
+        def unnan(v):
+            return torch.where(v.isnan(), torch.full_like(v, self.NAN_VALUE), v)
+
+        def spread(t):
+            return t.expand(-1, bm, -1, bn).reshape(t.shape[0] * bm, -1)[:m, :n]
+        tiles = _tiles(x, bm, bn)
+        col_idx, col_min = _first_position(tiles, 1, False)
+        row_idx, _ = _first_position(_tiles(inputs["X"].to(ref), bm, bn), 3, True)
+        return {"ArgRow": arg_row[:, 0].to(torch.int32), "MaxRow": unnan(max_row[:, 0]),
+                "ColIdx": spread(col_idx).to(torch.int32), "ColMin": spread(unnan(col_min)),
+                "RowIdx": spread(row_idx).to(torch.int32)}
+
+    def flops(self, shape):
+        return 3.0 * shape["M"] * shape["N"]
+
+
 class FragmentConvertProblem(Problem):
     """tests/gpu/ops/fragment_convert.tl: O = (A @ B rounded to dtype) @ V, the rounded product
     copied between fragments of different layouts."""
@@ -1410,6 +1548,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem,
+            "cummax": CummaxProblem, "reduce_bits": ReduceBitsProblem, "argmax": ArgmaxProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,

@@ -402,7 +402,8 @@ class OperatorCoverage(unittest.TestCase):
     def test_atomic_and_reduction_cases_use_the_tight_tolerance(self):
         for c in self.cases:
             if self.by_name[c.build].family.startswith(("atomic", "reduce")):
-                self.assertEqual(c.tolerance, cases.F32_TOLERANCE, c.name)
+                # (or exact: the bitwise reductions compare with tolerance 0)
+                self.assertLessEqual(c.tolerance, cases.F32_TOLERANCE, c.name)
 
     def test_known_rejections_stay_out_of_the_bundle_unless_asked(self):
         for name in cases.KNOWN_TLC_REJECTIONS:
