@@ -1213,6 +1213,11 @@ def _add_w4a16_gemv(t: _Tables) -> None:
           _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152)]))
     t.add(Build("w4a16_gemv_f16_g128_sm80", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"},
                 target="sm_80"), _w4a16_shapes(W4A16_GEMV_SHAPES[3:6]))
+    # Four weight rows per block: twice the blocks (1024 at N = 4096, where the defaults give
+    # 512, under 4 per SM), half the bytes per thread and step; timed beside the defaults.
+    t.add(Build("w4a16_gemv_f16_g128_n4", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128",
+                                                                 "block_N": "4"}),
+          _w4a16_shapes([W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]]))
 
 
 def _op_tables() -> tuple:
@@ -1410,6 +1415,8 @@ def _moe_and_w4a16_bench_items() -> list:
                                            " ".join(f"-D {a}={b}" for a, b in knobs.items())))
                 # The decode GEMV on the same weights, beside them.
                 items.append(BenchItem(f"w4a16_gemv_f16_g128_{m}x{n}x{k}", "w4a16_gemv_f16_g128", shape))
+                items.append(BenchItem(f"w4a16_gemv_f16_g128_n4_{m}x{n}x{k}", "w4a16_gemv_f16_g128_n4", shape,
+                                       "-D block_N=4"))
     return items
 
 
