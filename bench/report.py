@@ -33,6 +33,7 @@ PEERS = {
     "flash_decoding": [("sdpa", "SDPA (enable_gqa)"), ("torch", "torch matmuls")],
     "conv2d": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
     "dequant_w4a16": [("cublas", "cuBLAS on dequantized W")],
+    "dequant_gemv_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
     "attention_bwd": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
 }
@@ -44,7 +45,7 @@ MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
-FLOOR_FAMILIES = ("mla", "dequant_w4a16", "fused_moe")
+FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "fused_moe")
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
@@ -74,6 +75,8 @@ TITLES = {
                "2·N·P·Q·F·kh·kw·C; shape N×H×W×C→F, filter kh×kw/stride)"),
     "dequant_w4a16": ("W4A16 GEMM, C = A @ dequant(B)ᵀ, int4 weights with per-group scales, against its "
                       "roofline floor (samples/dequant_gemm_w4a16.tl at group size 128; M×N×K; µs)"),
+    "dequant_gemv_w4a16": ("W4A16 decode GEMV, C = A @ dequant(B)ᵀ on the same int4 weights, against its "
+                           "roofline floor (samples/dequant_gemv_w4a16.tl at group size 128; M×N×K; µs)"),
     "fused_moe": ("Fused MoE, grouped GEMM over routed tokens, against its roofline floor "
                   "(samples/fused_moe.tl at top 2; tokens×K→N, experts; µs)"),
     "attention_bwd": ("Flash attention backward, dQ, dK and dV from dO (samples/flash_attention_bwd.tl: "
@@ -137,7 +140,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
-    if item["family"] == "dequant_w4a16":
+    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "fused_moe":
         return f"{s['T']}×{s['K']}→{s['N']}, {s['E']} experts"

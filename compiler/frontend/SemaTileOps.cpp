@@ -645,11 +645,26 @@ void TileOpChecker::checkCumsum() {
 // converts eight weights (one 32-bit word) at a time with one scale, hence C and the group
 // multiples of 8.
 void TileOpChecker::checkDequantI4() {
-  BufferDecl *src = wholeBuffer("src", {Scope::Shared});
-  BufferDecl *dst = wholeBuffer("dst", {Scope::Shared});
-  BufferDecl *scales = arg("scales") ? wholeBuffer("scales", {Scope::Shared}) : nullptr;
+  BufferDecl *src = wholeBuffer("src", {Scope::Shared, Scope::Fragment});
+  BufferDecl *dst = wholeBuffer("dst", {Scope::Shared, Scope::Fragment});
+  BufferDecl *scales = arg("scales") ? wholeBuffer("scales", {Scope::Shared, Scope::Fragment}) : nullptr;
   if (!src || !dst || (arg("scales") && !scales))
     return;
+  // Both in shared memory (a block-wide tile), or both fragments: then each thread unpacks the
+  // bytes it holds into its own registers (a GEMV's weights never touch shared memory).
+  if (src->scope != dst->scope) {
+    diags.error(call->getRange(), "dequant_i4's src and dst must both be shared or both fragments, but '" +
+                                      src->getName() + "' is " + scopeName(src->scope) + " and '" + dst->getName() +
+                                      "' is " + scopeName(dst->scope))
+        .hint("declare them in the same scope");
+    return;
+  }
+  if (scales && scales->scope == Scope::Fragment) {
+    diags.error(arg("scales")->getRange(), "not supported yet: dequant_i4 with scales in a fragment")
+        .note(scales->getRange(), "'" + scales->getName() + "' is declared here")
+        .hint("copy the scales into a shared buffer: each thread reads one per eight weights");
+    return;
+  }
   auto named = [](BufferDecl *b) { return "'" + b->getName().str() + "' " + b->shape.str(); };
   if (src->elemType != DType::U8 && src->elemType != DType::I8) {
     diags.error(arg("src")->getRange(), "dequant_i4's src must be a u8 or i8 buffer of packed weights, but '" +

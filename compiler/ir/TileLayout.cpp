@@ -316,8 +316,21 @@ FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, 
   while (tpr > 1 && rows % (copyThreads / (tpr / 2)) == 0 && rows >= copyThreads / (tpr / 2) &&
          (copyThreads / tpr) < rows)
     tpr /= 2;
+  return blockedWith(rows, cols, threads, tpr, vec, ok, replicas);
+}
+
+FragmentLayout FragmentLayout::blockedWith(int64_t rows, int64_t cols, int threads, int tpr, int vec, bool &ok,
+                                           int replicas) {
+  FragmentLayout l;
+  l.kind = Blocked;
+  l.rows = rows;
+  l.cols = cols;
+  l.threads = threads;
+  l.replicas = replicas;
+  l.vec = vec;
   l.tpr = tpr;
-  ok = copyThreads % tpr == 0 && rows % l.rowsPerPass() == 0 && cols % (int64_t(tpr) * vec) == 0;
+  ok = replicas >= 1 && threads % replicas == 0 && tpr >= 1 && vec >= 1 && (threads / replicas) % tpr == 0 &&
+       rows % l.rowsPerPass() == 0 && cols % (int64_t(tpr) * vec) == 0;
   if (!ok)
     return l;
   std::string key = "blocked " + std::to_string(rows) + "x" + std::to_string(cols) + " threads " +

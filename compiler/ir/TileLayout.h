@@ -147,6 +147,10 @@ struct FragmentLayout {
   // `ok` when the shape cannot be covered evenly.
   static FragmentLayout blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok,
                                 int replicas = 1);
+  // The same with the threads per row given (a layout derived from another's: dequant_i4's
+  // unpacked tile keeps its packed tile's threads and doubles the vector).
+  static FragmentLayout blockedWith(int64_t rows, int64_t cols, int threads, int tpr, int vec, bool &ok,
+                                    int replicas = 1);
   // The FREE level's choice (the TileLang paper's Algorithm 1): among the blocked layouts of
   // the tile over `threads` threads (vectors of `maxVec` elements down to 1, the tile copied
   // over 1, 2, 4, ... thread groups when it is too small for the block), the one with the

@@ -30,8 +30,85 @@ constexpr int64_t kWeightsPerWord = 8; // one 32-bit word of packed weights
 // Whether a shared buffer's layout keeps `v` consecutive columns at consecutive offsets.
 bool keepsRun(const ftg::Buffer &b, int64_t v) { return !b.shared || b.shared->vectorRun(v) == v; }
 
+// The packed and unpacked fragments' layouts, one derived from the other: the unpacked tile
+// keeps the packed tile's threads and register order with every register doubled (byte c of a
+// thread's vector holds its columns 2c and 2c + 1), so each thread converts the bytes it holds,
+// in place, with no data crossing threads. Only blocked layouts (what a copy from global
+// memory and the FREE level give) have such a partner.
+std::optional<FragmentLayout> unpackedLayout(const FragmentLayout &packed) {
+  if (packed.kind != FragmentLayout::Blocked)
+    return std::nullopt;
+  bool ok = false;
+  FragmentLayout l = FragmentLayout::blockedWith(packed.rows, packed.cols * 2, packed.threads, packed.tpr,
+                                                 packed.vec * 2, ok, packed.replicas);
+  return ok ? std::optional<FragmentLayout>(l) : std::nullopt;
+}
+
+std::optional<FragmentLayout> packedLayout(const FragmentLayout &unpacked) {
+  if (unpacked.kind != FragmentLayout::Blocked || unpacked.vec % 2 != 0)
+    return std::nullopt;
+  bool ok = false;
+  FragmentLayout l = FragmentLayout::blockedWith(unpacked.rows, unpacked.cols / 2, unpacked.threads, unpacked.tpr,
+                                                 unpacked.vec / 2, ok, unpacked.replicas);
+  return ok ? std::optional<FragmentLayout>(l) : std::nullopt;
+}
+
+// Fragments: each thread unpacks its own registers. Where the packed vector holds whole 32-bit
+// words (4 bytes, 4-aligned registers) eight weights at a time with the magic-number
+// conversion (tl::dequant_i4x8_regs), else nibble by nibble with the same results.
+void lowerDequantFragments(KernelLowering &L, const Node &n) {
+  const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+  std::optional<FragmentLayout> want = src.fragment ? unpackedLayout(*src.fragment) : std::nullopt;
+  if (!want || !dst.fragment || !(*dst.fragment == *want)) {
+    L.unsupported(n.call->getRange(), "this dequant_i4 on fragments (dst must hold the columns of src's bytes "
+                                      "in the same threads: both blocked layouts, dst's derived from src's)");
+    return;
+  }
+  const ftg::Buffer *scales = n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr;
+  const std::string T = cppType(dst.dtype), in = bufferName(src), out = bufferName(dst);
+  const int64_t bytes = src.fragment->registers();
+  const int64_t cols = dst.fragment->cols;
+  const int64_t group = scales && scales->shape.size() == 2 && scales->shape[1] ? cols / *scales->shape[1] : cols;
+  // A word's eight columns share one scale (Sema: groups are multiples of 8 columns).
+  const bool words = src.fragment->vec % 4 == 0;
+  std::vector<Access> reads = {L.access(&src)};
+  if (scales)
+    reads.push_back(L.access(scales));
+  const std::vector<Access> writes = {L.access(&dst)};
+  // The scale of dst's register `reg`, read from the shared scales at its row and group.
+  auto scaleOf = [&](const std::string &reg) {
+    if (!scales)
+      return "tl::convert<" + T + ">(1.0f)";
+    return elementAt(L, *scales, {dst.fragment->rowOf(kThreadIndex, reg),
+                                  "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group)});
+  };
+  L.tileOp(n, [&] {
+    std::string r = L.fresh("r");
+    L.add(makeComment(words ? "each thread converts its own registers, one 32-bit word (eight weights) at a time"
+                            : "each thread converts its own registers, one nibble at a time"));
+    L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(bytes), words ? "4" : "", 0), [&] {
+      if (words) {
+        L.add(withAccess(makeEval("tl::dequant_i4x8_regs<" + T + ", " + (scales ? "true" : "false") + ">(&" + in +
+                                  "[" + r + "], " + scaleOf("2 * " + r) + ", &" + out + "[2 * " + r + "])"),
+                         reads, writes));
+        return;
+      }
+      for (int half = 0; half < 2; ++half) {
+        std::string reg = "2 * " + r + " + " + std::to_string(half);
+        std::string q = "((((int)" + in + "[" + r + "] >> " + std::to_string(half * 4) + ") & 0xF) ^ 8) - 8";
+        L.add(withAccess(makeStore(out + "[" + reg + "]",
+                                   "tl::convert<" + T + ">((float)(" + q + ")" +
+                                       (scales ? " * tl::convert<float>(" + scaleOf(reg) + ")" : std::string()) + ")"),
+                         reads, writes));
+      }
+    });
+  });
+}
+
 void lowerDequant(KernelLowering &L, const Node &n) {
   const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+  if (src.scope == Scope::Fragment)
+    return lowerDequantFragments(L, n);
   const ftg::Buffer *scales = n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr;
   std::vector<int64_t> tile = constantTile(n.outputs[0]);
   if (tile.size() != 2) {
@@ -110,6 +187,23 @@ public:
     if (n.inputs.size() > 1)
       s += " * " + n.inputs[1].buffer->name;
     return s + " -> " + n.outputs[0].buffer->name;
+  }
+
+  // Fragments: dst's layout is src's with every register doubled, or src's dst's halved
+  // (unpackedLayout), whichever is known first.
+  void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
+    if (level != ftg::InferLevel::Common)
+      return;
+    ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
+    if (src->scope != Scope::Fragment || dst->scope != Scope::Fragment)
+      return;
+    if (src->fragment && !dst->fragment) {
+      if (auto l = unpackedLayout(*src->fragment))
+        rules.assign(*dst, *l, "common: unpacked bytes of '" + src->name + "'", n.call->getRange());
+    } else if (dst->fragment && !src->fragment) {
+      if (auto l = packedLayout(*dst->fragment))
+        rules.assign(*src, *l, "common: packed columns of '" + dst->name + "'", n.call->getRange());
+    }
   }
 
   void lower(const Node &n, KernelLowering &L) const override { lowerDequant(L, n); }

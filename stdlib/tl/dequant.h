@@ -9,6 +9,13 @@
 // of weights one prmt, one lop3 and one packed subtraction) and the scaling one packed
 // multiply: both exact but for the product's one rounding, so the result equals
 // T(float(q) * float(scale)), which the portable path computes element by element.
+//
+//   tl::dequant_i4x8_regs<T, Scaled>(bytes, scale, out)
+//
+// The fragment form (dequant_i4 on register tiles, e.g. a GEMV's weights loaded straight from
+// global memory): the same conversion of the four packed bytes bytes[0..3] (u8 or i8) into
+// out[0..7], element by element so that both arrays stay in registers (no address is taken
+// that would need them 4- or 16-byte aligned in memory).
 #pragma once
 
 #include "common.h"
@@ -35,6 +42,31 @@ TL_DEVICE void dequant_i4x8(const void* src, T scale, void* dst) {
   const float s = Scaled ? convert<float>(scale) : 1.0f;
   for (int i = 0; i < 8; ++i) out[i] = convert<T>(static_cast<float>(extract_int4<true>(word, i)) * s);
   store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
+#endif
+}
+
+template <class T, bool Scaled, class Byte>
+TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T* out) {
+  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8_regs: T must be f16 or bf16");
+  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
+                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
+                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+#if TL_CUDA
+  vec2_t<T> w[4];
+  unpack_int4x8<true, T>(word, w);
+  if constexpr (Scaled) {
+    const vec2_t<T> scale2 = Vec2Ops<T>::splat(convert<float>(scale));
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    out[2 * k] = w[k].x;
+    out[2 * k + 1] = w[k].y;
+  }
+#else
+  const float s = Scaled ? convert<float>(scale) : 1.0f;
+  for (int i = 0; i < 8; ++i) out[i] = convert<T>(static_cast<float>(extract_int4<true>(word, i)) * s);
 #endif
 }
 

@@ -72,6 +72,28 @@ __global__ void k_dtypes(float* f, tl::f16* h, tl::bf16* b, tl::f8e4m3* e4, tl::
       tl::lop3<0x96>(words[0], words[1], words[2]) + tl::byte_perm(words[0], words[1], 0x5410);
 }
 
+// ---- dequant.h -----------------------------------------------------------------------------
+// dequant_i4's steps: shared tiles (16-byte store) and fragments (register arrays, u8 and i8).
+__global__ void k_dequant(const std::uint8_t* packed, const std::int8_t* signed_packed, tl::f16* h, tl::bf16* b) {
+  const int i = threadIdx.x;
+  tl::dequant_i4x8<tl::f16, true>(packed + 4 * i, h[0], h + 8 * i);
+  tl::dequant_i4x8<tl::bf16, false>(packed + 4 * i, b[0], b + 8 * i);
+  std::uint8_t bytes[4];
+  std::int8_t sbytes[4];
+  for (int k = 0; k < 4; ++k) {
+    bytes[k] = packed[4 * i + k];
+    sbytes[k] = signed_packed[4 * i + k];
+  }
+  tl::f16 hr[8];
+  tl::bf16 br[8];
+  tl::dequant_i4x8_regs<tl::f16, true>(bytes, h[1], hr);
+  tl::dequant_i4x8_regs<tl::bf16, false>(sbytes, b[1], br);
+  for (int k = 0; k < 8; ++k) {
+    h[256 + 8 * i + k] = hr[k];
+    b[256 + 8 * i + k] = br[k];
+  }
+}
+
 // ---- math.h --------------------------------------------------------------------------------
 template <class T>
 __device__ T all_math(T x, T y) {
@@ -460,6 +482,7 @@ void tl_stdlib_compile_test_launch_all() {
   k_math<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                     nullptr);
   k_memory<<<1, 32>>>(nullptr, 0);
+  k_dequant<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr);
   k_tensor_core<<<1, 32>>>(nullptr, nullptr);
   k_reduce<<<1, 256>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                        nullptr);

@@ -154,6 +154,17 @@ CASES = {
                                 "threads=128", "dtype=bf16"],
                                ref.dequant_gemm_w4a16, {},
                                [dict(M=1, N=40, K=288), dict(M=3, N=32, K=256), dict(M=16, N=72, K=544)]),
+    # The decode GEMV on the same weights and reference: weights unpacked in registers
+    # (dequant_i4 on fragments), narrowed tiles (4 x 128 over 64 threads: one 32-bit word per
+    # thread); M = 1, 3 and 16, N off the tiles, K off block_K; f16 and bf16.
+    "dequant_gemv_w4a16": ("dequant_gemv_w4a16.tl", "dequant_gemv_w4a16",
+                           ["block_N=4", "block_K=128", "group_size=32", "threads=64"],
+                           ref.dequant_gemm_w4a16, {},
+                           [dict(M=1, N=40, K=96), dict(M=3, N=13, K=128), dict(M=16, N=9, K=288)]),
+    "dequant_gemv_w4a16_bf16": ("dequant_gemv_w4a16.tl", "dequant_gemv_w4a16",
+                                ["block_N=8", "block_K=256", "group_size=64", "threads=64", "dtype=bf16"],
+                                ref.dequant_gemm_w4a16, {},
+                                [dict(M=1, N=17, K=192), dict(M=16, N=8, K=256)]),
     # The routing tables are not random data: each shape's come from references.moe_align
     # (ROUTED below), written as raw i32 files and read with --input.
     "fused_moe": ("fused_moe.tl", "fused_moe",

@@ -169,6 +169,10 @@ KERNELS = {
     "dequant_w4a16": KernelSpec("dequant_w4a16", "samples/dequant_gemm_w4a16.tl",
                                 "dequant_gemm_w4a16", _tensors("A", "B", "Scales", "out:C"),
                                 ("M", "N", "K"), ("dtype", "group_size")),
+    # The decode GEMV on the same operands (and the same problem: reference, inputs, floor).
+    "dequant_gemv_w4a16": KernelSpec("dequant_gemv_w4a16", "samples/dequant_gemv_w4a16.tl",
+                                     "dequant_gemv_w4a16", _tensors("A", "B", "Scales", "out:C"),
+                                     ("M", "N", "K"), ("dtype", "group_size")),
     # Split-KV decoding: the split pass writes per-split partials, the combine pass reads them.
     "flash_decoding": KernelSpec("flash_decoding", "samples/flash_decoding.tl", "flash_decoding",
                                  _tensors("Q", "K", "V", "out:Partial", "out:LSE"),
@@ -1215,11 +1219,41 @@ def _add_w4a16_small_m(t: _Tables) -> None:
           _w4a16_shapes(W4A16_DECODE_SHAPES[:4]))
 
 
+# The decode GEMV (samples/dequant_gemv_w4a16.tl) on the same weights: M = 1, 3 and 16, N off
+# its 8-row blocks (4097, 1000), the 14336 x 4096 and 4096 x 14336, and K a multiple of
+# the group but not of block_K = 1024 (1152 = 1.125 steps, 4224 = 4.125; 640 at group 64 and
+# 544 at group 32 off block_K = 512). Build and case names start with w4a16_gemv_ (`--only
+# '^w4a16_gemv_'`).
+W4A16_GEMV_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 4097, 1152), (16, 4096, 4096),
+                     (16, 1000, 4224), (1, 4097, 4224)]
+
+
+def _add_w4a16_gemv(t: _Tables) -> None:
+    t.add(Build("w4a16_gemv_f16_g128", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"}),
+          _w4a16_shapes(W4A16_GEMV_SHAPES))
+    t.add(Build("w4a16_gemv_bf16_g128", "dequant_gemv_w4a16", {"dtype": "bf16", "group_size": "128"}),
+          _w4a16_shapes(W4A16_GEMV_SHAPES[:1] + W4A16_GEMV_SHAPES[3:6]))
+    t.add(Build("w4a16_gemv_f16_g64_k512", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "64",
+                                                                  "block_K": "512"}),
+          _w4a16_shapes([(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]))
+    t.add(Build("w4a16_gemv_f16_g32_k512", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "32",
+                                                                  "block_K": "512"}),
+          _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152)]))
+    t.add(Build("w4a16_gemv_f16_g128_sm80", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"},
+                target="sm_80"), _w4a16_shapes(W4A16_GEMV_SHAPES[3:6]))
+    # Four weight rows per block: twice the blocks (1024 at N = 4096, where the defaults give
+    # 512, under 4 per SM), half the bytes per thread and step; timed beside the defaults.
+    t.add(Build("w4a16_gemv_f16_g128_n4", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128",
+                                                                 "block_N": "4"}),
+          _w4a16_shapes([W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]]))
+
+
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_fused_moe, _add_w4a16_small_m, _add_attention_bwd):
+                _add_gather_rows, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv,
+                _add_attention_bwd):
         add(t)
     return t.builds, t.cases
 
@@ -1409,6 +1443,10 @@ def _moe_and_w4a16_bench_items() -> list:
                 for tiles, knobs in W4A16_DECODE.items():
                     items.append(BenchItem(f"w4a16_f16_g128{tiles}_{m}x{n}x{k}", f"w4a16_f16_g128{tiles}", shape,
                                            " ".join(f"-D {a}={b}" for a, b in knobs.items())))
+                # The decode GEMV on the same weights, beside them.
+                items.append(BenchItem(f"w4a16_gemv_f16_g128_{m}x{n}x{k}", "w4a16_gemv_f16_g128", shape))
+                items.append(BenchItem(f"w4a16_gemv_f16_g128_n4_{m}x{n}x{k}", "w4a16_gemv_f16_g128_n4", shape,
+                                       "-D block_N=4"))
     return items
 
 

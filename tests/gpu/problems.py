@@ -725,7 +725,7 @@ class AttentionBwdProblem(Problem):
 
 
 class DequantW4A16Problem(Problem):
-    """samples/dequant_gemm_w4a16.tl: C = A @ W^T, W[n, c] = int4 nibble c of row n of B (low
+    """samples/dequant_gemm_w4a16.tl and dequant_gemv_w4a16.tl: C = A @ W^T, W[n, c] = int4 nibble c of row n of B (low
     nibble first, two's complement) times Scales[n, c / group_size]."""
 
     def __init__(self, build):
@@ -1542,7 +1542,8 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,
             "gemv": GemvProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
-            "dequant_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
+            "dequant_w4a16": DequantW4A16Problem,
+            "dequant_gemv_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,

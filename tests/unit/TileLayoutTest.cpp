@@ -108,6 +108,33 @@ TEST_CASE("fragment families agree with their hand-written placement", "[tilelay
   }
 }
 
+// dequant_i4 on fragments (ops/Dequant.cpp) derives the unpacked tile's layout from the packed
+// one: the same threads per row, the vector and the columns doubled, so that register 2r + b
+// of a thread holds column 2c + b of the row whose column c its packed register r holds.
+TEST_CASE("blockedWith doubling the vector doubles every register in place", "[tilelayout]") {
+  for (auto [rows, cols, threads, vec] : {std::tuple{8, 512, 128, 16}, std::tuple{4, 64, 64, 4},
+                                          std::tuple{32, 4, 128, 1}, std::tuple{16, 32, 128, 4}}) {
+    bool ok = false;
+    FragmentLayout packed = FragmentLayout::blocked(rows, cols, threads, vec, ok);
+    REQUIRE(ok);
+    FragmentLayout unpacked =
+        FragmentLayout::blockedWith(rows, cols * 2, threads, packed.tpr, packed.vec * 2, ok, packed.replicas);
+    REQUIRE(ok);
+    checkAgainstHandWritten(unpacked);
+    REQUIRE(unpacked.registers() == 2 * packed.registers());
+    for (int64_t tid = 0; tid < threads; ++tid)
+      for (int64_t r = 0; r < packed.registers(); ++r)
+        for (int64_t b = 0; b < 2; ++b) {
+          CHECK(unpacked.rowAt(tid, 2 * r + b) == packed.rowAt(tid, r));
+          CHECK(unpacked.colAt(tid, 2 * r + b) == 2 * packed.colAt(tid, r) + b);
+        }
+  }
+  // A thread count the threads per row do not divide has no such layout.
+  bool ok = true;
+  FragmentLayout::blockedWith(8, 64, 128, 3, 2, ok);
+  CHECK_FALSE(ok);
+}
+
 TEST_CASE("row spread is read off the fragment: a quad per warp for mma, tpr lanes for blocked",
           "[tilelayout]") {
   Fragment atom = makeMmaM16N8K16FragmentC();
