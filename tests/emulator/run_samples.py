@@ -161,16 +161,17 @@ CASES = {
                      ref.fused_moe, {"topk": 2, "block_M": 16, "absent": (1, 3)},
                      [dict(T=9, K=24, E=4, N=40)]),
     # samples/chunk_gated_delta.tl kernel by kernel, on inputs the kernel requires (L2-normalised
-    # keys, decays g <= 0, beta in (0, 1): GATED_DELTA below, through --input): two chunks, the
-    # second partial; the second kernel reads the first's Gc, W and U as the float64 reference
-    # computes them, rounded, and its own reference is the chunked formula on what it read.
-    # sm_80 only (CMakeLists.txt): the f32 (TF32) gemms have no MFMA lowering.
+    # keys, decays g <= 0, beta in (0, 1): write_gated_delta below, through --input): one chunk,
+    # and two or three with the last partial (the third chunk sees a state decayed twice). The
+    # second kernel reads the first's Gc, W and U as the float64 reference computes them,
+    # rounded, and its own reference is the chunked formula on what it read. sm_80 only
+    # (CMakeLists.txt): the f32 (TF32) gemms have no MFMA lowering.
     "gated_delta_prepare": ("chunk_gated_delta.tl", "gated_delta_prepare", ["dk=64", "dv=32"],
                             ref.gated_delta_prepare, {"dk": 64, "dv": 32},
                             [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=64, heads=1)]),
     "gated_delta_output": ("chunk_gated_delta.tl", "gated_delta_output", ["dk=64", "dv=64", "block_V=32"],
                            ref.gated_delta_output, {"dk": 64, "dv": 64},
-                           [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=64, heads=1)]),
+                           [dict(batch=1, seq_len=150, heads=2), dict(batch=2, seq_len=64, heads=1)]),
 }
 
 # Cases whose kernels read a routing (samples/fused_moe.tl): the tables of each shape, and the
