@@ -1207,22 +1207,38 @@ def _gdn_shape(batch, heads, seq, d) -> dict:
     return {"batch": batch, "heads": heads, "seq_len": seq, "dk": d, "dv": d}
 
 
+# Other tiles of the second kernel the bench items time beside the defaults (block_V = 64: two
+# blocks per (batch, head) at dv = 128): block_V = 32 doubles the blocks (the sequential chunk
+# loop is latency-bound, and B = 1, H = 32 gives only 64 blocks of the defaults) and halves
+# the state's registers.
+GDN_VARIANTS = {"_v32": {"gated_delta_output.block_V": "32"}}
+
+
 def _add_gated_delta(t: _Tables) -> None:
-    """f16 and bf16 at dk = dv = 128 and 64 (sm_90a), and the sm_80 path at 128; build names
-    gdn_<dtype>_d<dim>[_sm80]."""
+    """f16 and bf16 at dk = dv = 128 and 64 (sm_90a), the sm_80 path at 128, and the variants'
+    tiles (checked at two shapes); build names gdn_<dtype>_d<dim>[_sm80|_v32]."""
     for dt, d, target in (("f16", 128, ""), ("bf16", 128, ""), ("f16", 64, ""), ("bf16", 64, ""),
                           ("f16", 128, "sm_80")):
         name = f"gdn_{dt}_d{d}" + ("_sm80" if target else "")
         t.add(Build(name, "gated_delta", {"dtype": dt, "dk": str(d), "dv": str(d)}, target=target),
               [(f"b{b}h{h}s{s}", _gdn_shape(b, h, s, d)) for b, h, s in GDN_SHAPES])
+    for suffix, knobs in GDN_VARIANTS.items():
+        t.add(Build(f"gdn_f16_d128{suffix}", "gated_delta", {"dtype": "f16", "dk": "128", "dv": "128", **knobs}),
+              [(f"b{b}h{h}s{s}", _gdn_shape(b, h, s, 128)) for b, h, s in GDN_SHAPES[1:4:2]])
 
 
 def _gated_delta_bench_items() -> list:
     """Issue 12's gated delta net sizes at dk = dv = 128: (batch, heads, seq_len) = (8, 16, 4096)
     and (1, 32, 8192), against a chunked torch implementation (float32) and a Triton kernel of
-    the same chunked algorithm (bench/triton_kernels.py)."""
-    return [BenchItem(f"gdn_{dt}_d128_b{b}h{h}s{s}", f"gdn_{dt}_d128", _gdn_shape(b, h, s, 128))
-            for dt in ("f16", "bf16") for b, h, s in ((8, 16, 4096), (1, 32, 8192))]
+    the same chunked algorithm (bench/triton_kernels.py); f16 also with the variants' tiles."""
+    shapes = ((8, 16, 4096), (1, 32, 8192))
+    items = [BenchItem(f"gdn_{dt}_d128_b{b}h{h}s{s}", f"gdn_{dt}_d128", _gdn_shape(b, h, s, 128))
+             for dt in ("f16", "bf16") for b, h, s in shapes]
+    for suffix, knobs in GDN_VARIANTS.items():
+        items += [BenchItem(f"gdn_f16_d128{suffix}_b{b}h{h}s{s}", f"gdn_f16_d128{suffix}", _gdn_shape(b, h, s, 128),
+                            " ".join(f"-D {k}={v}" for k, v in knobs.items()))
+                  for b, h, s in shapes]
+    return items
 
 
 def _op_tables() -> tuple:
