@@ -1208,15 +1208,17 @@ def _gdn_shape(batch, heads, seq, d) -> dict:
 
 
 # Other tiles of the second kernel the bench items time beside the defaults (block_V = 64: two
-# blocks per (batch, head) at dv = 128): block_V = 32 doubles the blocks (the sequential chunk
-# loop is latency-bound, and B = 1, H = 32 gives only 64 blocks of the defaults) and halves
-# the state's registers.
-GDN_VARIANTS = {"_v32": {"gated_delta_output.block_V": "32"}}
+# blocks per (batch, head) at dv = 128; 2 stages: 145 KB of shared memory, one block per SM).
+# The sequential chunk loop is latency-bound, so more blocks may beat prefetching: block_V = 32
+# doubles the blocks (B = 1, H = 32 gives only 64 of the defaults) and halves the state's
+# registers; one stage (89 KB) fits two blocks per SM, all 256 blocks of B = 8, H = 16 at once.
+GDN_VARIANTS = {"_v32": {"gated_delta_output.block_V": "32"}, "_s1": {"gated_delta_output.stages": "1"},
+                "_v32_s1": {"gated_delta_output.block_V": "32", "gated_delta_output.stages": "1"}}
 
 
 def _add_gated_delta(t: _Tables) -> None:
     """f16 and bf16 at dk = dv = 128 and 64 (sm_90a), the sm_80 path at 128, and the variants'
-    tiles (checked at two shapes); build names gdn_<dtype>_d<dim>[_sm80|_v32]."""
+    tiles (checked at two shapes); build names gdn_<dtype>_d<dim>[_sm80], gdn_f16_d128_<variant>."""
     for dt, d, target in (("f16", 128, ""), ("bf16", 128, ""), ("f16", 64, ""), ("bf16", 64, ""),
                           ("f16", 128, "sm_80")):
         name = f"gdn_{dt}_d{d}" + ("_sm80" if target else "")
