@@ -600,7 +600,6 @@ class AttentionSink(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
-@unittest.skipIf(torch is None, "torch is not installed")
 class GatedDelta(unittest.TestCase):
     """The float64 recurrence the GPU cases check against, and the chunked algorithm of the
     sample (the benchmark's torch peer and reference), agree: the maths of the sample's header
@@ -637,6 +636,7 @@ class GatedDelta(unittest.TestCase):
         self.assertGreater(float((problems.gated_delta_recurrence(tail, torch.float64) - full).abs().max()), 1e-3)
 
 
+@unittest.skipIf(torch is None, "torch is not installed")
 class Compare(unittest.TestCase):
     def test_counts_nan_and_inf_and_ignores_them_in_the_norms(self):
         ref = torch.ones(10)
