@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from abi import TensorView, load_entry
 from metrics import compare, judge
-from problems import ordered_tensors, problem_for
+from problems import gated_delta_chunked, ordered_tensors, problem_for
 from timing import HangError, Timer, cuda_healthy, wait
 
 TOLERANCE = 1e-2
@@ -210,6 +210,10 @@ class ItemBench:
             return [dequantized_cublas(x, self.problem)]
         if family == "fused_moe":
             return [Impl("torch", fused_moe_torch(x, self.problem, self.item.shape))]
+        if family == "gated_delta":
+            # The chunked algorithm in float32 torch (batched triangular solves and matmuls):
+            # the reference the others are checked against, and timed as a peer.
+            return [Impl("torch", lambda: gated_delta_chunked(x, torch.float32))]
         raise KeyError(family)
 
     def _sdpa_peers(self) -> list:
@@ -332,6 +336,18 @@ class ItemBench:
                     return c
                 return Impl("triton", run, config=_config_text(cfg))
             return [moe(cfg) for cfg in tk.fused_moe_configs(p.block_m)]
+        if family == "gated_delta":
+            q, v = x["Q"], x["V"]
+            scratch = tk.gated_delta_scratch(q, v)
+
+            def gdn(cfg):
+                o = torch.full((*q.shape[:3], v.shape[-1]), math.nan, dtype=q.dtype, device=q.device)
+
+                def run():
+                    tk.gated_delta(q, x["K"], v, x["G"], x["Beta"], o, scratch, cfg)
+                    return o
+                return Impl("triton", run, config=_config_text(cfg))
+            return [gdn(cfg) for cfg in tk.gated_delta_configs(v.shape[-1])]
         return []
 
 

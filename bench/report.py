@@ -36,6 +36,7 @@ PEERS = {
     "dequant_gemv_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
     "attention_bwd": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
+    "gated_delta": [("torch", "torch, chunked (f32)"), ("triton", "Triton, same algorithm")],
 }
 
 # Families timed in GB/s (each input read once, each output written once) against the copy
@@ -82,6 +83,9 @@ TITLES = {
     "attention_bwd": ("Flash attention backward, dQ, dK and dV from dO (samples/flash_attention_bwd.tl: "
                       "the preprocess and the backward as one operation, dQ left in f32; TFLOP/s, "
                       "10·B·H·S²·D = 2.5x the forward's, halved when causal)"),
+    "gated_delta": ("Chunk gated delta net forward (samples/chunk_gated_delta.tl, both kernels as one "
+                    "operation; TFLOP/s of the chunked algorithm's matrix products at chunk 64, "
+                    "problems.gated_delta_flops; shape B×H×T×dk×dv)"),
     "mla": ("MLA decode, one query token per sequence, against its roofline floor "
             "(samples/flash_mla_decode.tl; batch×heads×seqlen_kv×(dim+pe_dim); µs)"),
 }
@@ -144,6 +148,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "fused_moe":
         return f"{s['T']}×{s['K']}→{s['N']}, {s['E']} experts"
+    if item["family"] == "gated_delta":
+        return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dk']}×{s['dv']}"
     if item["family"] == "mla":
         label = f"{s['batch']}×{s['heads']}×{s['seqlen_kv']}×({s['dim']}+{s['pe_dim']})"
         return label + (f", {s['kv_heads']} KV heads" if s["kv_heads"] != 1 else "")

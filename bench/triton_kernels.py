@@ -444,3 +444,114 @@ def fused_moe(x, w, c, topk_weights, sorted_ids, expert_ids, num_post_padded, to
                             em, c.shape[0], x.stride(0), w.stride(0), w.stride(1), c.stride(0),
                             topk=topk, weighted=weighted, BM=cfg.bm, BN=cfg.bn, BK=cfg.bk,
                             GROUP_M=cfg.group_m, num_stages=cfg.stages, num_warps=cfg.warps)
+
+
+# ---- Chunk gated delta net --------------------------------------------------------------------
+# The chunked algorithm of samples/chunk_gated_delta.tl (its header has the maths), in the same
+# two kernels: the per-chunk preparation, all chunks in parallel, then the chunks in order per
+# (block of dv columns, batch, head) with the state in registers. Q, K [B, T, H, DK], V and O
+# [B, T, H, DV], G and Beta f32 [B, T, H]; the scratch Gc f32 [B, H, T], W [B, H, T, DK] and
+# U [B, H, T, DV] as the sample lays them out.
+
+@triton.jit
+def _gdn_prepare_kernel(K, V, G, Beta, Gc, W, U, T, H, DK: tl.constexpr, DV: tl.constexpr,
+                        C: tl.constexpr):
+    chunk = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    ri = tl.arange(0, C)
+    rows = chunk * C + ri
+    valid = rows < T
+    rk = tl.arange(0, DK)
+    rv = tl.arange(0, DV)
+    # Rows past T read as k = v = 0, g = beta = 0: they change nothing in the real rows.
+    k = tl.load(K + ((b * T + rows) * H + h)[:, None] * DK + rk[None, :], mask=valid[:, None], other=0.0)
+    v = tl.load(V + ((b * T + rows) * H + h)[:, None] * DV + rv[None, :], mask=valid[:, None], other=0.0)
+    g = tl.load(G + (b * T + rows) * H + h, mask=valid, other=0.0)
+    beta = tl.load(Beta + (b * T + rows) * H + h, mask=valid, other=0.0)
+    gc = tl.cumsum(g, 0)
+    lower = ri[:, None] > ri[None, :]
+    decay = tl.exp(tl.where(lower, gc[:, None] - gc[None, :], 0.0))
+    a = tl.dot(k, tl.trans(k)) * (beta[:, None] * decay)
+    # T = I + X with X strictly lower and X[i] = -A[i] - sum_{j<i} A[i, j] X[j]: row by row in
+    # registers (rows j < i of x are final when row i is computed; row i of x holds -A[i]).
+    x = tl.where(lower, -a, 0.0)
+    for i in range(1, C):
+        is_row = ri == i
+        row = tl.sum(tl.where(is_row[:, None], x, 0.0), 0)
+        row = row + tl.sum(row[:, None] * x, 0)
+        x = tl.where(is_row[:, None], row[None, :], x)
+    t_inv = x + tl.where(ri[:, None] == ri[None, :], 1.0, 0.0)
+    # W and U: f32 products (TF32), as the sample's.
+    w = tl.dot(t_inv, k.to(tl.float32) * (beta * tl.exp(gc))[:, None])
+    u = tl.dot(t_inv, v.to(tl.float32) * beta[:, None])
+    tl.store(Gc + bh * T + rows, gc, mask=valid)
+    tl.store(W + (bh * T + rows)[:, None] * DK + rk[None, :], w.to(W.dtype.element_ty), mask=valid[:, None])
+    tl.store(U + (bh * T + rows)[:, None] * DV + rv[None, :], u.to(U.dtype.element_ty), mask=valid[:, None])
+
+
+@triton.jit
+def _gdn_output_kernel(Q, K, Gc, W, U, O, T, H, scale, DK: tl.constexpr, DV: tl.constexpr,
+                       BV: tl.constexpr, C: tl.constexpr):
+    vb = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    ri = tl.arange(0, C)
+    rk = tl.arange(0, DK)
+    rv = vb * BV + tl.arange(0, BV)
+    incl = ri[:, None] >= ri[None, :]
+    state = tl.zeros((DK, BV), dtype=tl.float32)
+    for chunk in range(0, tl.cdiv(T, C)):
+        rows = chunk * C + ri
+        valid = rows < T
+        q = tl.load(Q + ((b * T + rows) * H + h)[:, None] * DK + rk[None, :], mask=valid[:, None], other=0.0)
+        k = tl.load(K + ((b * T + rows) * H + h)[:, None] * DK + rk[None, :], mask=valid[:, None], other=0.0)
+        w = tl.load(W + (bh * T + rows)[:, None] * DK + rk[None, :], mask=valid[:, None], other=0.0)
+        u = tl.load(U + (bh * T + rows)[:, None] * DV + rv[None, :], mask=valid[:, None], other=0.0)
+        gc = tl.load(Gc + bh * T + rows, mask=valid, other=0.0)
+        g_last = tl.load(Gc + bh * T + tl.minimum(chunk * C + C, T) - 1)
+        s = state.to(q.dtype)
+        vn = u.to(tl.float32) - tl.dot(w, s)
+        o = tl.dot(q, s) * tl.exp(gc)[:, None]
+        p = tl.dot(q, tl.trans(k))
+        p = tl.where(incl, p * tl.exp(tl.where(incl, gc[:, None] - gc[None, :], 0.0)), 0.0)
+        o = (o + tl.dot(p.to(q.dtype), vn.to(q.dtype))) * scale
+        tl.store(O + ((b * T + rows) * H + h)[:, None] * DV + rv[None, :], o.to(O.dtype.element_ty),
+                 mask=valid[:, None])
+        vd = vn * tl.exp(g_last - gc)[:, None]
+        state = state * tl.exp(g_last) + tl.dot(tl.trans(k), vd.to(q.dtype))
+
+
+@dataclass(frozen=True)
+class GatedDeltaConfig:
+    bv: int       # dv columns per block of the output kernel
+    warps: int
+    stages: int   # software pipeline of the output kernel's loop over chunks
+
+
+def gated_delta_configs(dv: int) -> list:
+    return [GatedDeltaConfig(bv, warps, stages)
+            for bv, warps, stages in ((64, 4, 2), (64, 4, 3), (32, 4, 2), (64, 8, 2), (128, 8, 2))
+            if bv <= dv]
+
+
+def gated_delta_scratch(q, v) -> tuple:
+    """Gc, W, U for gated_delta (allocated once, outside the timing)."""
+    b, t, h, dk = q.shape
+    return (torch.empty((b, h, t), dtype=torch.float32, device=q.device),
+            torch.empty((b, h, t, dk), dtype=q.dtype, device=q.device),
+            torch.empty((b, h, t, v.shape[-1]), dtype=q.dtype, device=q.device))
+
+
+def gated_delta(q, k, v, g, beta, o, scratch: tuple, cfg: GatedDeltaConfig) -> None:
+    """O [B, T, H, DV] of the chunk gated delta net (scale DK^-0.5), chunks of 64 steps."""
+    b, t, h, dk = q.shape
+    dv = v.shape[-1]
+    gc, w, u = scratch
+    _gdn_prepare_kernel[(triton.cdiv(t, 64), b * h)](k, v, g, beta, gc, w, u, t, h, DK=dk, DV=dv, C=64,
+                                                     num_warps=4, num_stages=1)
+    _gdn_output_kernel[(triton.cdiv(dv, cfg.bv), b * h)](q, k, gc, w, u, o, t, h, dk ** -0.5, DK=dk, DV=dv,
+                                                         BV=cfg.bv, C=64, num_warps=cfg.warps,
+                                                         num_stages=cfg.stages)

@@ -500,3 +500,91 @@ def fragment_convert(t, p):
         for j in range(64):
             O[i * 64 + j] = math.fsum(P[c] * V[c * 64 + j] for c in range(64))
     return {"O": O}
+
+
+# ---- samples/chunk_gated_delta.tl, kernel by kernel ----------------------------------------------
+# Q, K [batch, seq, heads, dk], V and O [.., dv], G and Beta [batch, seq, heads]; the scratch
+# Gc [batch, heads, seq], W [batch, heads, seq, dk], U [.., dv]. Chunks of 64 steps; steps past
+# seq read as zeros (bounds-checked copies), which the references model by padding.
+GDN_CHUNK = 64
+
+
+def gated_delta_chunk(k, v, g, beta):
+    """One chunk (lists of rows, zero-padded): Gc = cumsum(g), A (strictly lower), T = (I + A)^-1
+    by forward substitution, W = T diag(beta exp(Gc)) K, U = T diag(beta) V."""
+    C = len(g)
+    gc = [math.fsum(g[:i + 1]) for i in range(C)]
+    A = [[beta[i] * math.fsum(a * b for a, b in zip(k[i], k[j])) * math.exp(gc[i] - gc[j]) if j < i else 0.0
+          for j in range(C)] for i in range(C)]
+    T = []
+    for i in range(C):   # T[i] = e_i - sum_{j<i} A[i, j] T[j]
+        T.append([(1.0 if c == i else 0.0) - math.fsum(A[i][j] * T[j][c] for j in range(i)) for c in range(C)])
+    kb = [[x * beta[i] * math.exp(gc[i]) for x in k[i]] for i in range(C)]
+    vb = [[x * beta[i] for x in v[i]] for i in range(C)]
+    W = [[math.fsum(T[i][j] * kb[j][d] for j in range(i + 1)) for d in range(len(k[0]))] for i in range(C)]
+    U = [[math.fsum(T[i][j] * vb[j][d] for j in range(i + 1)) for d in range(len(v[0]))] for i in range(C)]
+    return gc, W, U
+
+
+def _gdn_rows(X, shape, b, h, t0, C):
+    """Rows t0 .. t0 + C of head h of X [batch, seq, heads, d], zeros past seq."""
+    Bn, S, H, D = shape
+    return [X[_idx(shape, b, t, h, 0):][:D] if t < S else [0.0] * D for t in range(t0, t0 + C)]
+
+
+def gated_delta_prepare(t, p):
+    K, (Bn, S, H, DK) = t["K"]
+    V, (_, _, _, DV) = t["V"]
+    G, _ = t["G"]
+    Beta, _ = t["Beta"]
+    C = GDN_CHUNK
+    out = {"Gc": [0.0] * (Bn * H * S), "W": [0.0] * (Bn * H * S * DK), "U": [0.0] * (Bn * H * S * DV)}
+    for b in range(Bn):
+        for h in range(H):
+            for t0 in range(0, S, C):
+                steps = [G[_idx((Bn, S, H), b, t, h)] if t < S else 0.0 for t in range(t0, t0 + C)]
+                betas = [Beta[_idx((Bn, S, H), b, t, h)] if t < S else 0.0 for t in range(t0, t0 + C)]
+                gc, W, U = gated_delta_chunk(_gdn_rows(K, (Bn, S, H, DK), b, h, t0, C),
+                                             _gdn_rows(V, (Bn, S, H, DV), b, h, t0, C), steps, betas)
+                for i in range(min(C, S - t0)):
+                    out["Gc"][_idx((Bn, H, S), b, h, t0 + i)] = gc[i]
+                    o = _idx((Bn, H, S, DK), b, h, t0 + i, 0)
+                    out["W"][o:o + DK] = W[i]
+                    o = _idx((Bn, H, S, DV), b, h, t0 + i, 0)
+                    out["U"][o:o + DV] = U[i]
+    return out
+
+
+def gated_delta_output(t, p):
+    """O = scale (diag(exp(Gc)) Q S + (tril(Q K^T) * exp(Gc_i - Gc_j)) (U - W S)) chunk after
+    chunk, S = exp(Gc_last) S + K^T diag(exp(Gc_last - Gc)) (U - W S), from the Gc, W and U the
+    kernel reads (zeros past seq)."""
+    Q, (Bn, S, H, DK) = t["Q"]
+    K, _ = t["K"]
+    Gc, _ = t["Gc"]
+    W, _ = t["W"]
+    U, (_, _, _, DV) = t["U"]
+    C, scale = GDN_CHUNK, 1.0 / math.sqrt(DK)
+    O = [0.0] * (Bn * S * H * DV)
+    for b in range(Bn):
+        for h in range(H):
+            state = [[0.0] * DV for _ in range(DK)]
+            for t0 in range(0, S, C):
+                q = _gdn_rows(Q, (Bn, S, H, DK), b, h, t0, C)
+                k = _gdn_rows(K, (Bn, S, H, DK), b, h, t0, C)
+                rows = [t for t in range(t0, t0 + C)]
+                gc = [Gc[_idx((Bn, H, S), b, h, t)] if t < S else 0.0 for t in rows]
+                w = [W[_idx((Bn, H, S, DK), b, h, t, 0):][:DK] if t < S else [0.0] * DK for t in rows]
+                u = [U[_idx((Bn, H, S, DV), b, h, t, 0):][:DV] if t < S else [0.0] * DV for t in rows]
+                vn = [[u[i][j] - math.fsum(w[i][d] * state[d][j] for d in range(DK)) for j in range(DV)]
+                      for i in range(C)]
+                for i in range(min(C, S - t0)):
+                    qk = [math.fsum(a * c for a, c in zip(q[i], k[j])) * math.exp(gc[i] - gc[j]) for j in range(i + 1)]
+                    o = _idx((Bn, S, H, DV), b, t0 + i, h, 0)
+                    O[o:o + DV] = [scale * (math.exp(gc[i]) * math.fsum(q[i][d] * state[d][j] for d in range(DK))
+                                            + math.fsum(qk[m] * vn[m][j] for m in range(i + 1))) for j in range(DV)]
+                last = gc[C - 1]
+                state = [[math.exp(last) * state[d][j]
+                          + math.fsum(k[i][d] * math.exp(last - gc[i]) * vn[i][j] for i in range(C))
+                          for j in range(DV)] for d in range(DK)]
+    return {"O": O}

@@ -179,6 +179,18 @@ CASES = {
     "fused_moe_ep": ("fused_moe.tl", "fused_moe", ["block_M=16", "block_N=32", "block_K=32", "topk=2"],
                      ref.fused_moe, {"topk": 2, "block_M": 16, "absent": (1, 3)},
                      [dict(T=9, K=24, E=4, N=40)]),
+    # samples/chunk_gated_delta.tl kernel by kernel, on inputs the kernel requires (L2-normalised
+    # keys, decays g <= 0, beta in (0, 1): write_gated_delta below, through --input): one chunk,
+    # and two or three with the last partial (the third chunk sees a state decayed twice). The
+    # second kernel reads the first's Gc, W and U as the float64 reference computes them,
+    # rounded, and its own reference is the chunked formula on what it read. sm_80 only
+    # (CMakeLists.txt): the f32 (TF32) gemms have no MFMA lowering.
+    "gated_delta_prepare": ("chunk_gated_delta.tl", "gated_delta_prepare", ["dk=64", "dv=32"],
+                            ref.gated_delta_prepare, {"dk": 64, "dv": 32},
+                            [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=64, heads=1)]),
+    "gated_delta_output": ("chunk_gated_delta.tl", "gated_delta_output", ["dk=64", "dv=64", "block_V=32"],
+                           ref.gated_delta_output, {"dk": 64, "dv": 64},
+                           [dict(batch=1, seq_len=150, heads=2), dict(batch=2, seq_len=64, heads=1)]),
 }
 
 # Cases whose kernels read a routing (samples/fused_moe.tl): the tables of each shape, and the
@@ -229,8 +241,46 @@ def write_vs_tables(directory, shape, params, seed):
     return args
 
 
-# Cases whose integer inputs are index tables written by a function of the shape (--input).
-INDEXED = dict({name: write_routing for name in ROUTED}, vertical_slash_attention=write_vs_tables)
+def write_gated_delta(directory, shape, params, seed, output_kernel):
+    """The gated delta net's inputs as the kernels require them: K rows of unit length, g =
+    ln(u) for u uniform in [0.8, 1), beta uniform in (0, 1), as f16 and f32 files; for the second
+    kernel Q, K and the first kernel's Gc, W and U (the float64 reference, W and U rounded to
+    f16)."""
+    import random
+    rng = random.Random(seed)
+    B, S, H, DK, DV = shape["batch"], shape["seq_len"], shape["heads"], params["dk"], params["dv"]
+    unit = []
+    for _ in range(B * S * H):
+        row = [rng.uniform(-1, 1) for _ in range(DK)]
+        norm = math.sqrt(math.fsum(x * x for x in row))
+        unit += [x / norm for x in row]
+    t = {"K": (unit, (B, S, H, DK)), "V": ([rng.uniform(-1, 1) for _ in range(B * S * H * DV)], (B, S, H, DV)),
+         "G": ([math.log(rng.uniform(0.8, 1.0)) for _ in range(B * S * H)], (B, S, H)),
+         "Beta": ([rng.uniform(0.01, 0.99) for _ in range(B * S * H)], (B, S, H))}
+    files = {"K": "e", "G": "f", "Beta": "f"}
+    if output_kernel:
+        t["K"] = ([ref._round_f16(x) for x in unit], t["K"][1])
+        t["V"] = ([ref._round_f16(x) for x in t["V"][0]], t["V"][1])
+        prepared = ref.gated_delta_prepare(t, params)
+        t = {"Q": ([rng.uniform(-1, 1) for _ in range(B * S * H * DK)], (B, S, H, DK)), "K": t["K"],
+             "Gc": (prepared["Gc"], None), "W": (prepared["W"], None), "U": (prepared["U"], None)}
+        files = {"Q": "e", "K": "e", "Gc": "f", "W": "e", "U": "e"}
+    os.makedirs(directory, exist_ok=True)
+    args = []
+    for name, fmt in files.items():
+        path = os.path.join(directory, name + ".bin")
+        values = t[name][0]
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+        args += ["--input", "%s=%s" % (name, path)]
+    return args
+
+
+# Cases whose integer inputs are index tables written by a function of the shape (--input), and
+# the gated delta net's, whose float inputs must satisfy its contract.
+INDEXED = dict({name: write_routing for name in ROUTED}, vertical_slash_attention=write_vs_tables,
+               gated_delta_prepare=lambda d, s, p, seed: write_gated_delta(d, s, p, seed, False),
+               gated_delta_output=lambda d, s, p, seed: write_gated_delta(d, s, p, seed, True))
 
 
 # Cases for the gfx9 (HIP) lowering only: what the samples above do not reach there. The 16x16

@@ -199,6 +199,13 @@ KERNELS = {
     "attention_fwd_lse": KernelSpec("attention_fwd_lse", "samples/flash_attention_bwd.tl",
                                     "flash_attention_fwd_lse", _tensors("Q", "K", "V", "out:O", "out:LSE"),
                                     ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
+    # Chunk gated delta net (samples/chunk_gated_delta.tl): the per-chunk preparation writes
+    # the scratch Gc, W and U; the second kernel runs the chunks in order and writes O.
+    "gated_delta": KernelSpec("gated_delta", "samples/chunk_gated_delta.tl", "gated_delta_prepare",
+                              _tensors("K", "V", "G", "Beta", "out:Gc", "out:W", "out:U"),
+                              ("batch", "seq_len", "heads", "dk", "dv"), ("dtype", "dk", "dv"),
+                              then=(Launch("gated_delta_output",
+                                           _tensors("Q", "K", "Gc", "W", "U", "out:O")),)),
     # `auto` knobs, dynamic M, N, K: variants behind a shape dispatch (docs/recommend.md).
     "gemm_auto": KernelSpec("gemm_auto", "samples/gemm_auto.tl", "gemm_auto",
                             _tensors("A", "B", "out:C"), ("M", "N", "K"), ("dtype",)),
@@ -1248,12 +1255,61 @@ def _add_w4a16_gemv(t: _Tables) -> None:
           _w4a16_shapes([W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]]))
 
 
+# ---- samples/chunk_gated_delta.tl: chunk gated delta net forward (issue 12) --------------------
+# Build, case and bench item names start with gdn_ (`--only '^gdn_'`). A case runs both kernels
+# as one operation and compares O with the float64 recurrence (not the chunked algorithm).
+
+# (batch, heads, seq_len): one chunk, ragged lengths (1000, 2047, 130: a partial last chunk),
+# a long sequence (4096: 64 chunks of state carried), a few (batch, head) pairs.
+GDN_SHAPES = [(1, 2, 64), (2, 3, 1000), (1, 4, 2047), (2, 2, 4096), (3, 1, 130)]
+
+
+def _gdn_shape(batch, heads, seq, d) -> dict:
+    return {"batch": batch, "heads": heads, "seq_len": seq, "dk": d, "dv": d}
+
+
+# Other tiles of the second kernel the bench items time beside the defaults (block_V = 64: two
+# blocks per (batch, head) at dv = 128; 2 stages: 145 KB of shared memory, one block per SM).
+# The sequential chunk loop is latency-bound, so more blocks may beat prefetching: block_V = 32
+# doubles the blocks (B = 1, H = 32 gives only 64 of the defaults) and halves the state's
+# registers; one stage (89 KB) fits two blocks per SM, all 256 blocks of B = 8, H = 16 at once.
+GDN_VARIANTS = {"_v32": {"gated_delta_output.block_V": "32"}, "_s1": {"gated_delta_output.stages": "1"},
+                "_v32_s1": {"gated_delta_output.block_V": "32", "gated_delta_output.stages": "1"}}
+
+
+def _add_gated_delta(t: _Tables) -> None:
+    """f16 and bf16 at dk = dv = 128 and 64 (sm_90a), the sm_80 path at 128, and the variants'
+    tiles (checked at two shapes); build names gdn_<dtype>_d<dim>[_sm80], gdn_f16_d128_<variant>."""
+    for dt, d, target in (("f16", 128, ""), ("bf16", 128, ""), ("f16", 64, ""), ("bf16", 64, ""),
+                          ("f16", 128, "sm_80")):
+        name = f"gdn_{dt}_d{d}" + ("_sm80" if target else "")
+        t.add(Build(name, "gated_delta", {"dtype": dt, "dk": str(d), "dv": str(d)}, target=target),
+              [(f"b{b}h{h}s{s}", _gdn_shape(b, h, s, d)) for b, h, s in GDN_SHAPES])
+    for suffix, knobs in GDN_VARIANTS.items():
+        t.add(Build(f"gdn_f16_d128{suffix}", "gated_delta", {"dtype": "f16", "dk": "128", "dv": "128", **knobs}),
+              [(f"b{b}h{h}s{s}", _gdn_shape(b, h, s, 128)) for b, h, s in GDN_SHAPES[1:4:2]])
+
+
+def _gated_delta_bench_items() -> list:
+    """Issue 12's gated delta net sizes at dk = dv = 128: (batch, heads, seq_len) = (8, 16, 4096)
+    and (1, 32, 8192), against a chunked torch implementation (float32) and a Triton kernel of
+    the same chunked algorithm (bench/triton_kernels.py); f16 also with the variants' tiles."""
+    shapes = ((8, 16, 4096), (1, 32, 8192))
+    items = [BenchItem(f"gdn_{dt}_d128_b{b}h{h}s{s}", f"gdn_{dt}_d128", _gdn_shape(b, h, s, 128))
+             for dt in ("f16", "bf16") for b, h, s in shapes]
+    for suffix, knobs in GDN_VARIANTS.items():
+        items += [BenchItem(f"gdn_f16_d128{suffix}_b{b}h{h}s{s}", f"gdn_f16_d128{suffix}", _gdn_shape(b, h, s, 128),
+                            " ".join(f"-D {k}={v}" for k, v in knobs.items()))
+                  for b, h, s in shapes]
+    return items
+
+
 def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
                 _add_gather_rows, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv,
-                _add_attention_bwd):
+                _add_attention_bwd, _add_gated_delta):
         add(t)
     return t.builds, t.cases
 
@@ -1407,6 +1463,7 @@ def _bench_items() -> list:
     items += _conv2d_bench_items()
     items += _moe_and_w4a16_bench_items()
     items += _attention_bwd_bench_items()
+    items += _gated_delta_bench_items()
     return items
 
 

@@ -625,6 +625,111 @@ class FlashDecodingProblem(Problem):
         return 4.0 * shape["batch"] * shape["heads"] * shape["seqlen"] * shape["dim"]
 
 
+class GatedDeltaProblem(Problem):
+    """samples/chunk_gated_delta.tl: the chunk gated delta net forward, two launches (the
+    per-chunk preparation, then the state across chunks) as one operation. Q, K [batch, seq_len,
+    heads, dk] (K L2-normalised, as the caller must give it), V [.., dv], the log decay G <= 0
+    and Beta in (0, 1) f32 [batch, seq_len, heads]; Gc, W and U are its scratch. The reference
+    is the recurrence itself in float64 (not the chunked algorithm), one step at a time over
+    all (batch, head) pairs at once."""
+    scratch = ("Gc", "W", "U")
+
+    def tensor_shapes(self, shape):
+        b, t, h, dk, dv = (shape[k] for k in ("batch", "seq_len", "heads", "dk", "dv"))
+        return {"Q": (b, t, h, dk), "K": (b, t, h, dk), "V": (b, t, h, dv), "G": (b, t, h),
+                "Beta": (b, t, h), "Gc": (b, h, t), "W": (b, h, t, dk), "U": (b, h, t, dv),
+                "O": (b, t, h, dv)}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name in ("G", "Beta", "Gc") else self.dtype
+
+    def _random(self, name, shape, gen):
+        x = torch.randn(shape, generator=gen, device=gen.device)
+        if name == "K":
+            x = x / x.norm(dim=-1, keepdim=True)
+        elif name == "G":
+            # log-sigmoid of N(3, 1): decays of about 0.95 per step (mean g = -0.06), some
+            # steps much stronger: a chunk's cumsum reaches about -4.
+            x = torch.nn.functional.logsigmoid(x + 3)
+        elif name == "Beta":
+            x = torch.sigmoid(x)
+        return x.to(self.tensor_dtype(name))
+
+    def reference(self, inputs, shape, precision):
+        return {"O": gated_delta_recurrence(inputs, REFERENCE_DTYPES[precision])}
+
+    def flops(self, shape):
+        return gated_delta_flops(shape)
+
+
+def gated_delta_recurrence(inputs: dict, ref: torch.dtype) -> torch.Tensor:
+    """O of the gated delta rule, step by step: per (batch, head), from S = 0 [dk, dv],
+    S = S exp(g_t); u = beta_t (v_t - S^T k_t); S = S + k_t u^T; o_t = S^T (q_t / sqrt(dk))."""
+    q, k, v, g, beta = (inputs[n].to(ref) for n in ("Q", "K", "V", "G", "Beta"))
+    batch, seq, heads, dk = q.shape
+    dv = v.shape[-1]
+    q = q * dk ** -0.5
+    state = torch.zeros(batch, heads, dk, dv, dtype=ref, device=q.device)
+    out = torch.empty(batch, seq, heads, dv, dtype=ref, device=q.device)
+    for t in range(seq):
+        state = state * torch.exp(g[:, t])[..., None, None]
+        kt = k[:, t]                                                   # [batch, heads, dk]
+        u = beta[:, t][..., None] * (v[:, t] - torch.einsum("bhkv,bhk->bhv", state, kt))
+        state = state + kt[..., :, None] * u[..., None, :]
+        out[:, t] = torch.einsum("bhkv,bhk->bhv", state, q[:, t])
+    return out
+
+
+def gated_delta_chunked(inputs: dict, ref: torch.dtype, chunk: int = 64) -> torch.Tensor:
+    """O of the gated delta rule by the chunked algorithm of samples/chunk_gated_delta.tl (its
+    header has the maths), in torch at precision `ref`: every chunk's A, T = (I + A)^-1
+    (a triangular solve), W, U and the intra-chunk scores at once, then the state chunk after
+    chunk. The benchmark's torch peer and reference (float32); checked against the recurrence
+    by test_torch_cpu.py."""
+    q, k, v = (inputs[n].to(ref).transpose(1, 2) for n in ("Q", "K", "V"))   # [B, H, T, D]
+    g, beta = (inputs[n].to(ref).transpose(1, 2) for n in ("G", "Beta"))     # [B, H, T]
+    batch, heads, seq, dk = q.shape
+    dv = v.shape[-1]
+    n = -(-seq // chunk)
+    pad = n * chunk - seq    # missing steps: q = k = v = 0, g = beta = 0
+
+    def chunks(x, d):
+        x = torch.nn.functional.pad(x, (0, 0, 0, pad) if d else (0, pad))
+        return x.reshape(batch, heads, n, chunk, *((d,) if d else ()))
+    q, k, v, g, beta = chunks(q, dk), chunks(k, dk), chunks(v, dv), chunks(g, 0), chunks(beta, 0)
+    gc = g.cumsum(-1)
+    rows = torch.arange(chunk, device=q.device)
+    incl = rows[:, None] >= rows[None, :]
+    decay = torch.exp((gc[..., :, None] - gc[..., None, :]).masked_fill(~incl, -math.inf))
+    eye = torch.eye(chunk, dtype=ref, device=q.device)
+    below = rows[:, None] > rows[None, :]
+    a = (beta[..., :, None] * (k @ k.transpose(-1, -2)) * decay).masked_fill(~below, 0)
+    t_inv = torch.linalg.solve_triangular(eye + a, eye.expand_as(a), upper=False, unitriangular=True)
+    w = t_inv @ (k * (beta * torch.exp(gc))[..., None])
+    u = t_inv @ (v * beta[..., None])
+    scores = (q @ k.transpose(-1, -2)) * decay * dk ** -0.5
+    q_decayed = q * (torch.exp(gc) * dk ** -0.5)[..., None]
+    k_decayed = k * torch.exp(gc[..., -1:] - gc)[..., None]
+    state = torch.zeros(batch, heads, dk, dv, dtype=ref, device=q.device)
+    out = torch.empty(batch, heads, n, chunk, dv, dtype=ref, device=q.device)
+    for c in range(n):
+        vn = u[:, :, c] - w[:, :, c] @ state
+        out[:, :, c] = q_decayed[:, :, c] @ state + scores[:, :, c] @ vn
+        state = torch.exp(gc[:, :, c, -1])[..., None, None] * state + k_decayed[:, :, c].transpose(-1, -2) @ vn
+    return out.reshape(batch, heads, n * chunk, dv)[:, :, :seq].transpose(1, 2)
+
+
+def gated_delta_flops(shape: dict) -> float:
+    """The chunked algorithm's matrix products at chunk C = 64, 2 flops per multiply-add, per
+    (batch, head) and chunk: K K^T (C^2 dk), T's substitution (C^3 / 3), W and U (C^2 (dk +
+    dv)), W S, Q S and S's update (3 C dk dv), Q K^T (C^2 dk) and P Vn (C^2 dv)."""
+    c = 64
+    chunks = math.ceil(shape["seq_len"] / c)
+    dk, dv = shape["dk"], shape["dv"]
+    per_chunk = c * c * dk + c ** 3 / 3 + c * c * (dk + dv) + 3 * c * dk * dv + c * c * dk + c * c * dv
+    return 2.0 * shape["batch"] * shape["heads"] * chunks * per_chunk
+
+
 def attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, ref: torch.dtype):
     """O [batch, seq, heads, dim] and LSE [batch, heads, seq] = ln(sum_j exp(q . k_j / sqrt(dim)))
     of softmax attention in `ref`, a few heads at a time (as AttentionProblem.reference)."""
@@ -1555,7 +1660,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": Attention
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
             "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem,
-            "attention_fwd_lse": AttentionFwdLseProblem, "attention_bwd": AttentionBwdProblem}
+            "attention_fwd_lse": AttentionFwdLseProblem, "gated_delta": GatedDeltaProblem, "attention_bwd": AttentionBwdProblem}
 
 
 def problem_for(build: Build) -> Problem:

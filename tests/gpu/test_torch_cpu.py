@@ -600,6 +600,43 @@ class AttentionSink(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
+class GatedDelta(unittest.TestCase):
+    """The float64 recurrence the GPU cases check against, and the chunked algorithm of the
+    sample (the benchmark's torch peer and reference), agree: the maths of the sample's header
+    is right, and so is each reference."""
+
+    def setUp(self):
+        self.p = problems.problem_for(build("gated_delta", dtype="f16", dk="16", dv="8"))
+
+    def test_inputs_are_what_the_kernel_requires(self):
+        x = self.p.inputs({"batch": 2, "heads": 3, "seq_len": 70, "dk": 16, "dv": 8}, cpu_gen(3))
+        self.assertEqual(tuple(x["Q"].shape), (2, 70, 3, 16))
+        self.assertEqual(tuple(x["G"].shape), (2, 70, 3))
+        self.assertTrue(torch.allclose(x["K"].float().norm(dim=-1), torch.ones(2, 70, 3), atol=2e-3))
+        self.assertTrue(bool((x["G"] <= 0).all()) and bool(((x["Beta"] > 0) & (x["Beta"] < 1)).all()))
+        self.assertEqual(x["G"].dtype, torch.float32)
+        self.assertEqual(set(self.p.outputs({"batch": 2, "heads": 3, "seq_len": 70, "dk": 16, "dv": 8},
+                                            device="cpu")), {"Gc", "W", "U", "O"})
+
+    def test_chunked_equals_the_recurrence(self):
+        for seq, chunk in ((64, 64), (150, 64), (37, 16), (5, 1)):
+            x = self.p.inputs({"batch": 2, "heads": 2, "seq_len": seq, "dk": 16, "dv": 8}, cpu_gen(seq))
+            want = problems.gated_delta_recurrence(x, torch.float64)
+            got = problems.gated_delta_chunked(x, torch.float64, chunk=chunk)
+            self.assertEqual(tuple(got.shape), (2, seq, 2, 8))
+            self.assertLess(float((got - want).abs().max()), 1e-10, (seq, chunk))
+
+    def test_the_state_carries_across_chunks(self):
+        # With no decay and beta = 1 the first chunk's keys still shape the second chunk's
+        # outputs: dropping the state would change them.
+        x = self.p.inputs({"batch": 1, "heads": 1, "seq_len": 128, "dk": 16, "dv": 8}, cpu_gen(7))
+        x["G"] = torch.zeros_like(x["G"])
+        full = problems.gated_delta_recurrence(x, torch.float64)[:, 64:]
+        tail = {n: t[:, 64:] for n, t in x.items()}
+        self.assertGreater(float((problems.gated_delta_recurrence(tail, torch.float64) - full).abs().max()), 1e-3)
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
 class Compare(unittest.TestCase):
     def test_counts_nan_and_inf_and_ignores_them_in_the_norms(self):
         ref = torch.ones(10)
