@@ -24,33 +24,10 @@
 
 namespace tl {
 
+// Eight signed nibbles of `word` as T, times `scale` when Scaled, in out[0..7] (nibble i of
+// the word is element i): the one conversion both forms below use.
 template <class T, bool Scaled>
-TL_DEVICE void dequant_i4x8(const void* src, T scale, void* dst) {
-  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8: T must be f16 or bf16");
-  const std::uint32_t word = load_vec<4>(src);
-#if TL_CUDA
-  vec2_t<T> w[4];
-  unpack_int4x8<true, T>(word, w);
-  if constexpr (Scaled) {
-    const vec2_t<T> scale2 = Vec2Ops<T>::splat(convert<float>(scale));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
-  }
-  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(w));
-#else
-  T out[8];
-  const float s = Scaled ? convert<float>(scale) : 1.0f;
-  for (int i = 0; i < 8; ++i) out[i] = convert<T>(static_cast<float>(extract_int4<true>(word, i)) * s);
-  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
-#endif
-}
-
-template <class T, bool Scaled, class Byte>
-TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T* out) {
-  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8_regs: T must be f16 or bf16");
-  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
-                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
-                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+TL_DEVICE void dequant_i4x8_word(std::uint32_t word, T scale, T* out) {
 #if TL_CUDA
   vec2_t<T> w[4];
   unpack_int4x8<true, T>(word, w);
@@ -68,6 +45,23 @@ TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T* out) {
   const float s = Scaled ? convert<float>(scale) : 1.0f;
   for (int i = 0; i < 8; ++i) out[i] = convert<T>(static_cast<float>(extract_int4<true>(word, i)) * s);
 #endif
+}
+
+template <class T, bool Scaled>
+TL_DEVICE void dequant_i4x8(const void* src, T scale, void* dst) {
+  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8: T must be f16 or bf16");
+  T out[8];
+  dequant_i4x8_word<T, Scaled>(load_vec<4>(src), scale, out);
+  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
+}
+
+template <class T, bool Scaled, class Byte>
+TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T* out) {
+  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8_regs: T must be f16 or bf16");
+  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
+                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
+                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+  dequant_i4x8_word<T, Scaled>(word, scale, out);
 }
 
 }  // namespace tl
