@@ -293,21 +293,13 @@ FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int
 
 FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok,
                                        int replicas) {
-  FragmentLayout l;
-  l.kind = Blocked;
-  l.rows = rows;
-  l.cols = cols;
-  l.threads = threads;
-  l.replicas = replicas;
-  ok = false;
-  if (replicas < 1 || threads % replicas != 0)
-    return l;
+  if (replicas < 1 || threads % replicas != 0) // blockedWith says it cannot (ok = false)
+    return blockedWith(rows, cols, threads, 1, vec, ok, replicas);
   int copyThreads = threads / replicas;
   // Widest vector that divides the row, then as many threads per row as the row has vectors
   // (a power of two dividing the block), so that a row is a group of consecutive lanes.
   while (vec > 1 && cols % vec != 0)
     vec /= 2;
-  l.vec = vec;
   int64_t vectors = cols / vec;
   int tpr = 1;
   while (tpr * 2 <= copyThreads && vectors % (tpr * 2) == 0)
