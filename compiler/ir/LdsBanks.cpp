@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace tlc::lds {
 
@@ -10,21 +12,28 @@ Conflicts countConflicts(const BankModel &model, const WaveAccess &access) {
   Conflicts c;
   const int lanesPerPhase = std::max(1, model.bytesPerCycle / std::max(model.bankBytes, access.bytes));
   const int64_t lanes = int64_t(access.address.size());
+  // (bank, word) of every word a phase asks for, distinct pairs counted per bank: a flat
+  // vector sorted in place (the recommender measures thousands of candidate layouts, and a
+  // map of sets per phase made the allocator most of its time on gfx9).
+  std::vector<std::pair<int64_t, int64_t>> asked;
   for (int64_t first = 0; first < lanes; first += lanesPerPhase) {
-    // bank -> the distinct words asked of it in this phase
-    std::map<int64_t, std::set<int64_t>> words;
+    asked.clear();
     for (int64_t l = first; l < std::min(lanes, first + lanesPerPhase); ++l) {
       int64_t a = access.address[size_t(l)];
       if (a < 0)
         continue;
       for (int64_t w = a / model.bankBytes; w <= (a + access.bytes - 1) / model.bankBytes; ++w)
-        words[w % model.banks].insert(w);
+        asked.push_back({w % model.banks, w});
     }
-    if (words.empty())
+    if (asked.empty())
       continue;
-    int ways = 1;
-    for (auto &[bank, set] : words)
-      ways = std::max(ways, int(set.size()));
+    std::sort(asked.begin(), asked.end());
+    asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+    int ways = 1, run = 0;
+    for (size_t i = 0; i < asked.size(); ++i) {
+      run = i > 0 && asked[i].first == asked[i - 1].first ? run + 1 : 1;
+      ways = std::max(ways, run);
+    }
     c.ideal += 1;
     c.cycles += ways;
     c.ways = std::max(c.ways, ways);
@@ -97,8 +106,10 @@ std::string describe(const char *what, const Conflicts &c) {
 
 } // namespace
 
-LdsChoice chooseMfmaOperandLayout(const BankModel &model, int64_t rows, int64_t cols, int elemBits,
-                                  const std::vector<MfmaOperandUse> &uses, int64_t threads) {
+namespace {
+
+LdsChoice chooseUncached(const BankModel &model, int64_t rows, int64_t cols, int elemBits,
+                         const std::vector<MfmaOperandUse> &uses, int64_t threads) {
   const int64_t maxVec = std::max<int64_t>(1, 128 / elemBits); // 16-byte accesses
   auto measure = [&](const SharedLayout &l, Conflicts &reads, Conflicts &stores) {
     std::vector<WaveAccess> r;
@@ -148,6 +159,32 @@ LdsChoice chooseMfmaOperandLayout(const BankModel &model, int64_t rows, int64_t 
     best.text += " (the 16-byte swizzle:" + describe(" reads", best.swizzle16Reads) + "," +
                  describe(" stores", best.swizzle16Stores) + ")";
   return best;
+}
+
+} // namespace
+
+LdsChoice chooseMfmaOperandLayout(const BankModel &model, int64_t rows, int64_t cols, int elemBits,
+                                  const std::vector<MfmaOperandUse> &uses, int64_t threads) {
+  // The recommender asks the same question for every candidate that shares an operand tile
+  // (thousands on gfx9): answer each once per thread. Bounded: a long-running process (the
+  // fuzzer) starts over past 4096 answers.
+  std::string key = std::to_string(model.banks) + " " + std::to_string(model.bankBytes) + " " +
+                    std::to_string(model.bytesPerCycle) + " " + std::to_string(model.waveSize) + " " +
+                    std::to_string(rows) + "x" + std::to_string(cols) + " " + std::to_string(elemBits) + " " +
+                    std::to_string(threads);
+  for (const MfmaOperandUse &u : uses) {
+    key += u.kMajor ? " K" : " MN";
+    for (int64_t v : {int64_t(u.size), int64_t(u.kStep), u.mnPerWave, u.k})
+      key += " " + std::to_string(v);
+    for (int64_t b : u.mnBases)
+      key += "," + std::to_string(b);
+  }
+  thread_local std::map<std::string, LdsChoice> answered;
+  if (auto it = answered.find(key); it != answered.end())
+    return it->second;
+  if (answered.size() >= 4096)
+    answered.clear();
+  return answered.emplace(key, chooseUncached(model, rows, cols, elemBits, uses, threads)).first->second;
 }
 
 } // namespace tlc::lds
