@@ -1102,14 +1102,19 @@ class AtomicRowsProblem(Problem):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
 
 
-class CumsumProblem(Problem):
-    """tests/gpu/ops/cumsum.tl: scans within each block's tile, on shared tiles and fragments."""
-    bound = "memory"
+class BlockTileProblem(Problem):
+    """A tests/gpu/ops kernel whose blocks each own a block_M x block_N tile of the output (the
+    .tl files' defaults: 64 x 80, an awkward width), overridable per build."""
 
     def __init__(self, build):
         super().__init__(build)
         self.block_m = int(build.defines.get("block_M", 64))
         self.block_n = int(build.defines.get("block_N", 80))
+
+
+class CumsumProblem(BlockTileProblem):
+    """tests/gpu/ops/cumsum.tl: scans within each block's tile, on shared tiles and fragments."""
+    bound = "memory"
 
     def tensor_shapes(self, shape):
         s = (shape["M"], shape["N"])
@@ -1139,15 +1144,10 @@ class CumsumProblem(Problem):
 
     def flops(self, shape):
         return 4.0 * shape["M"] * shape["N"]
-class ReduceAnyProblem(Problem):
+class ReduceAnyProblem(BlockTileProblem):
     """tests/gpu/ops/reduce_any.tl: the reductions' general path on each block's tile, each
     result broadcast back over the tile."""
     bound = "memory"
-
-    def __init__(self, build):
-        super().__init__(build)
-        self.block_m = int(build.defines.get("block_M", 64))
-        self.block_n = int(build.defines.get("block_N", 80))
 
     def tensor_shapes(self, shape):
         s = (shape["M"], shape["N"])
@@ -1222,17 +1222,12 @@ class CummaxProblem(CumsumProblem):
                 "FragRows": crop(ftiles.cummin(dim=3).values)}
 
 
-class ReduceBitsProblem(Problem):
+class ReduceBitsProblem(BlockTileProblem):
     """tests/gpu/ops/reduce_bits.tl: AND, OR and XOR of rows and columns of each block's tile
     of X (i32) and W (i64), broadcast back over the tile. X is all ones but for one cleared bit
     in about one element of eight (so that a row's AND keeps some bits); W holds one set bit
     below 2^52 in about one element of eight (exact in the float64 the runner compares in)."""
     bound = "memory"
-
-    def __init__(self, build):
-        super().__init__(build)
-        self.block_m = int(build.defines.get("block_M", 64))
-        self.block_n = int(build.defines.get("block_N", 80))
 
     def tensor_shapes(self, shape):
         s = (shape["M"], shape["N"])
@@ -1272,17 +1267,12 @@ class ReduceBitsProblem(Problem):
         return 5.0 * shape["M"] * shape["N"]
 
 
-class ArgmaxProblem(Problem):
+class ArgmaxProblem(BlockTileProblem):
     """tests/gpu/ops/argmax.tl: argmax over whole rows (tile by tile, clear = false with an
     offset), argmin of each tile's columns and argmax of its rows. X holds small integers (many
     ties) and a NaN in about one element of 300."""
     bound = "memory"
     NAN_VALUE = 1e6  # what the kernel writes for a NaN result value
-
-    def __init__(self, build):
-        super().__init__(build)
-        self.block_m = int(build.defines.get("block_M", 64))
-        self.block_n = int(build.defines.get("block_N", 80))
 
     def tensor_shapes(self, shape):
         s = (shape["M"], shape["N"])
