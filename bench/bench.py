@@ -205,6 +205,9 @@ def bench_libraries_and_ours(item_bench, record: dict, run: dict, so_path: str,
     record.update(roofline_floor(record["min_bytes"], record["flops"], run["copy_TBps"],
                                  run["gemm_TFLOPs"]))
     item_bench.floor_ms = record["floor_ms"]
+    if record["floor_bound"] == "memory":
+        from measure import copy_same_bytes_gbps  # torch: imported on the GPU machine only
+        record["copy_same_GBps"] = copy_same_bytes_gbps(item_bench.timer, record["min_bytes"])
     for peer in item_bench.library_peers():
         record["impls"][peer.key] = item_bench.measure(peer, may_be_reference=True)
     record["impls"]["ours"] = ({"status": f"skipped: {unusable}"} if unusable

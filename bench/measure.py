@@ -48,6 +48,18 @@ def copy_bandwidth_tbps(timer: Timer) -> float:
     return 2 * x.numel() * x.element_size() / (t.median_ms * 1e-3) / 1e12
 
 
+def copy_same_bytes_gbps(timer: Timer, min_bytes: float) -> float:
+    """A device-to-device copy moving the item's own bytes (min_bytes / 2 read, as many
+    written), timed like the kernels (L2 flushed): what a copy reaches at this size, launch
+    and ramp included. The ratio to it says how much of a small item's gap to the 2 GiB copy
+    bandwidth any kernel would have."""
+    n = max(int(min_bytes // 2) // 16 * 16, 16)
+    x = torch.empty(n, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    t = timer.measure(lambda: y.copy_(x), **TIMING)
+    return 2 * n / (t.median_ms * 1e-3) / 1e9
+
+
 GEMM_PEAK_N = 8192
 
 

@@ -96,7 +96,9 @@ FLOOR_EXPLANATION = (
     "W4A16: 2MNK; fused MoE: 2·tokens·topk·N·K, its bytes counting the weights of min(E, tokens·topk) "
     "experts) at "
     "cuBLAS's f16 GEMM rate, both measured at the start of the run; \"bound by\" says which is "
-    "larger. % of floor = floor / our time. ours/torch = torch's time / ours.")
+    "larger. % of floor = floor / our time. ours/torch = torch's time / ours. % of a copy of "
+    "the same bytes: a device-to-device copy moving the item's bytes, timed like the kernels, "
+    "over our time (memory-bound items; small items pay the launch and ramp a 2 GiB copy hides).")
 
 
 def _value(impl: dict | None, metric: str) -> float | None:
@@ -177,7 +179,8 @@ def floor_table(family: str, items: list) -> list:
     """Times in µs beside the roofline floor: how far each item is from the least it can take."""
     peers = PEERS[family]
     head = ["shape", "dtype", "ours"] + [title for _, title in peers]
-    head += [f"ours/{title}" for _, title in peers] + ["floor", "bound by", "% of floor"]
+    head += [f"ours/{title}" for _, title in peers] + ["floor", "bound by", "% of floor",
+                                                       "% of a copy of the same bytes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes = _notes(items)
     for item in items:
@@ -190,6 +193,9 @@ def floor_table(family: str, items: list) -> list:
         floor = item.get("floor_ms")
         row += [f"{floor * 1e3:.1f}" if floor else "n/a", item.get("floor_bound", "n/a"),
                 f"{ours['floor_pct']:.1f}%" if ours_us and "floor_pct" in ours else "—"]
+        same = item.get("copy_same_GBps")
+        row.append(f"{100 * item['min_bytes'] / (same * 1e3) / ours_us:.1f}%"
+                   if same and ours_us and item.get("min_bytes") else "—")
         lines.append("| " + " | ".join(row) + " |")
     return lines + _note_lines(notes) + ["", FLOOR_EXPLANATION]
 
@@ -204,7 +210,7 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     head = ["shape", "dtype"] + (["causal"] if causal_column else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:
-        head += ["ours/copy"]
+        head += ["ours/copy", "ours/copy of the same bytes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes = _notes(items)
     for item in items:
@@ -218,7 +224,7 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
         row += [_ratio(ours_rate, _value(item["impls"].get(key), metric))
                 for key, _ in peers]
         if memory_bound:
-            row.append(_ratio(ours_rate, copy_gbps))
+            row += [_ratio(ours_rate, copy_gbps), _ratio(ours_rate, item.get("copy_same_GBps"))]
         lines.append("| " + " | ".join(row) + " |")
     return lines + _note_lines(notes)
 

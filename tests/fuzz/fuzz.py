@@ -138,16 +138,26 @@ def build(args):
     return 0
 
 
-def seed_corpus(source: str, into: str):
-    """Every .tl of samples/, tests/lit and tests/gpu/ops, once compiled to CUDA (flags 0)
-    and once ranked (flags 7), plus the committed inputs of tests/fuzz/corpus."""
+# Seeds ranked by `tlc recommend` (flags 7) as well as compiled: with `all`, every seed file;
+# with `lit`, only tests/lit/recommend's. Ranking a sample under UBSan takes up to 10 s, and
+# libFuzzer runs every seed once before it mutates anything: with all of them (over 500
+# inputs, ~160 s of recommending on CI's loaded cores) a 60 s run never got past its seeds.
+RECOMMEND_SEEDS = {"all": "**/*.tl", "lit": "tests/lit/recommend/*.tl"}
+
+
+def seed_corpus(source: str, into: str, recommend: str = "all"):
+    """Every .tl of samples/, tests/lit and tests/gpu/ops compiled to CUDA (flags 0), those
+    RECOMMEND_SEEDS[recommend] names also ranked (flags 7), plus the committed inputs of
+    tests/fuzz/corpus."""
     os.makedirs(into, exist_ok=True)
     n = 0
+    ranked = {os.path.normpath(f) for f in
+              glob.glob(os.path.join(source, RECOMMEND_SEEDS[recommend]), recursive=True)}
     patterns = ["samples/*.tl", "tests/lit/**/*.tl", "tests/gpu/ops/*.tl"]
     for pattern in patterns:
         for f in sorted(glob.glob(os.path.join(source, pattern), recursive=True)):
             text = pathlib.Path(f).read_bytes()
-            for flags in (0, 7):
+            for flags in (0, 7) if os.path.normpath(f) in ranked else (0,):
                 pathlib.Path(into, f"seed{n:04d}").write_bytes(bytes([flags]) + text)
                 n += 1
     for f in sorted(glob.glob(os.path.join(source, "tests/fuzz/corpus/*"))):
@@ -165,7 +175,7 @@ def run(args):
     seeds, corpus, artifacts = (os.path.join(args.work, d) for d in ("seeds", "corpus", "artifacts"))
     for d in (corpus, artifacts):
         os.makedirs(d)
-    count = seed_corpus(args.source, seeds)
+    count = seed_corpus(args.source, seeds, args.recommend_seeds)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     # An input is a finding only past the hang timeout: libFuzzer's slow-unit report (10 s by
@@ -210,6 +220,8 @@ def main():
             b.add_argument("--work", required=True)
             b.add_argument("--seconds", type=int, default=60)
             b.add_argument("--seed", type=int, default=20261123)
+            b.add_argument("--recommend-seeds", choices=sorted(RECOMMEND_SEEDS), default="all",
+                           help="which seed files are also ranked by `tlc recommend`")
             b.add_argument("--timeout", type=int, default=30, help="seconds per input: a hang")
             b.add_argument("--rss-mb", type=int, default=4096)
     args = ap.parse_args()

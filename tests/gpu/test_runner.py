@@ -247,6 +247,21 @@ class Report(unittest.TestCase):
         self.assertIn("| 64×128×1024×(512+64), 2 KV heads | f16 | wrong (rel 5.0e-01) | 125.0 | — "
                       "| 31.1 | memory | — |", md)
         self.assertIn("% of floor = floor / our time", md)
+        # Beside the floor, a copy of the item's own bytes: 24 µs of copying (min_bytes 72e6 B at 3000 GB/s) over our 50 µs.
+        timed = {**mla, "min_bytes": 72e6, "copy_same_GBps": 3000.0}
+        md = report.markdown({**self.RUN, "gemm_TFLOPs": 700.0, "items": [timed]})
+        self.assertIn("| % of floor | % of a copy of the same bytes |", md)
+        self.assertIn("| 31.1 | memory | 62.2% | 48.0% |", md)
+
+    def test_copy_of_the_same_bytes(self):
+        # A memory-bound row kernel: 2400 GB/s against the 3000 GB/s 2 GiB copy (0.80) and a
+        # copy of its own bytes at 2000 GB/s (1.20); without that measurement a dash.
+        softmax = {**self.RUN["items"][2], "copy_same_GBps": 2000.0}
+        md = report.markdown({**self.RUN, "items": [softmax]})
+        self.assertIn("| ours/copy | ours/copy of the same bytes |", md)
+        self.assertIn("| 4096×4096 | f16 | 2400.0 | 2000.0 | 1.20 | 0.80 | 1.20 |", md)
+        md = report.markdown(self.RUN)
+        self.assertIn("| 4096×4096 | f16 | 2400.0 | 2000.0 | 1.20 | 0.80 | — |", md)
 
 
     def test_decode_table(self):
