@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,15 @@ std::optional<int64_t> parseIntegerOption(llvm::StringRef text);
 using limits::kMaxOnChipBytes;
 using limits::kMaxShapeExtent;
 
-// A linear form sum(coeff_i * decl_i) + constant over integer declarations: enough to see
-// that `by * 64 + 64` minus `by * 64` is the constant 64.
+// A linear form sum(coeff_i * atom_i) + constant: enough to see that `by * 64 + 64` minus
+// `by * 64` is the constant 64, and that `Tab[k] + 64` minus `Tab[k]` is too. An atom is an
+// integer declaration or an integer subexpression the form cannot look into (a load, a
+// division, a call of a pure builtin), the latter keyed by its source text: expressions
+// have no side effects, and the two ends of one slice see the same names, so equal text is
+// an equal value.
 struct LinearForm {
-  std::vector<std::pair<const Decl *, int64_t>> terms; // sorted by pointer, no zero coeffs
+  using Atom = std::variant<const Decl *, std::string>;
+  std::vector<std::pair<Atom, int64_t>> terms; // sorted by atom, no zero coeffs
   int64_t constant = 0;
   bool isConstant() const { return terms.empty(); }
 };

@@ -544,7 +544,7 @@ static std::optional<LinearForm> add(const LinearForm &a, const LinearForm &b, i
   std::optional<LinearForm> negated = sign < 0 ? scale(b, -1) : b;
   if (!negated)
     return std::nullopt;
-  std::map<const Decl *, int64_t> sum;
+  std::map<LinearForm::Atom, int64_t> sum;
   for (auto &[d, c] : a.terms)
     sum[d] = c;
   LinearForm out;
@@ -557,6 +557,46 @@ static std::optional<LinearForm> add(const LinearForm &a, const LinearForm &b, i
     if (c != 0)
       out.terms.push_back({d, c});
   return out;
+}
+
+// An integer expression linearize does not look into, as one atom keyed by its text: a load
+// (`Tab[k]`), a division or remainder, a product of two variables, a call of a pure builtin
+// (min, max, ceildiv, select, abs, a cast). Long texts are not keyed (the key is only ever
+// compared); anything else is not linear.
+static bool isPure(const Expr *e, int &budget) {
+  if (!e || --budget < 0)
+    return false;
+  if (isa<IntLitExpr, FloatLitExpr, BoolLitExpr, NameExpr>(e))
+    return true;
+  if (auto *u = dyn_cast<UnaryExpr>(e))
+    return isPure(u->operand, budget);
+  if (auto *b = dyn_cast<BinaryExpr>(e))
+    return isPure(b->lhs, budget) && isPure(b->rhs, budget);
+  if (auto *x = dyn_cast<IndexExpr>(e))
+    return llvm::all_of(x->indices, [&](const IndexItem &i) {
+      return !i.isSlice && isPure(i.lo, budget);
+    });
+  if (auto *c = dyn_cast<CallExpr>(e)) {
+    static constexpr Builtin kPure[] = {Builtin::Max,    Builtin::Min,     Builtin::Abs,
+                                        Builtin::Select, Builtin::CeilDiv, Builtin::WarpgroupId};
+    bool pureCallee = c->calleeKind == CalleeKind::Cast ||
+                      (c->calleeKind == CalleeKind::Builtin && llvm::is_contained(kPure, c->builtin));
+    return pureCallee && llvm::all_of(c->args, [&](const CallArg &a) { return isPure(a.value, budget); });
+  }
+  return false;
+}
+
+static std::optional<LinearForm> opaqueAtom(const Expr *e) {
+  constexpr size_t kMaxAtomText = 512;
+  int budget = 64; // subexpressions looked at: a longer text is not keyed anyway
+  if (!e->type.isIntegral() || isa<IntLitExpr, NameExpr>(e) || !isPure(e, budget))
+    return std::nullopt;
+  std::string text = toSource(e);
+  if (text.size() > kMaxAtomText)
+    return std::nullopt;
+  LinearForm f;
+  f.terms.push_back({std::move(text), 1});
+  return f;
 }
 
 std::optional<LinearForm> linearize(const Expr *e) {
@@ -582,23 +622,18 @@ std::optional<LinearForm> linearize(const Expr *e) {
     return std::nullopt;
   }
   auto *b = dyn_cast<BinaryExpr>(e);
-  if (!b)
-    return std::nullopt;
-  auto l = linearize(b->lhs), r = linearize(b->rhs);
-  if (!l || !r)
-    return std::nullopt;
-  switch (b->op) {
-  case BinaryOp::Add: return add(*l, *r, 1);
-  case BinaryOp::Sub: return add(*l, *r, -1);
-  case BinaryOp::Mul:
-    if (l->isConstant())
-      return scale(*r, l->constant);
-    if (r->isConstant())
-      return scale(*l, r->constant);
-    return std::nullopt;
-  default:
-    return std::nullopt;
+  if (b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+    auto l = linearize(b->lhs), r = linearize(b->rhs);
+    if (l && r) {
+      if (b->op != BinaryOp::Mul)
+        return add(*l, *r, b->op == BinaryOp::Add ? 1 : -1);
+      if (l->isConstant())
+        return scale(*r, l->constant);
+      if (r->isConstant())
+        return scale(*l, r->constant);
+    }
   }
+  return opaqueAtom(e);
 }
 
 // `budget` bounds the work: a chain of lets each adding the previous one twice would otherwise

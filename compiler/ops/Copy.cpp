@@ -49,6 +49,30 @@ void alignedOrScalar(KernelLowering &L, int vec, const std::function<void(int)> 
   L.within(i.elseBody, [&] { body(1); });
 }
 
+// A slice whose ends differ by a run-time amount (`Tab[k]:Tab[k + 1]`): the error says which
+// slice and how to write a tile of a fixed size instead. False when there is none.
+bool reportRunTimeExtent(KernelLowering &L, const Operand &o) {
+  const auto *ix = llvm::dyn_cast_or_null<IndexExpr>(o.expr);
+  if (!ix || o.region.originOnly)
+    return false;
+  for (size_t i = 0; i < ix->indices.size() && i < o.region.extents.size(); ++i) {
+    const IndexItem &item = ix->indices[i];
+    if (!item.isSlice || o.region.extents[i] || !item.hi)
+      continue;
+    std::string lo = item.lo ? toSource(item.lo) : "0";
+    L.diags
+        .error(item.range, "not supported yet: a tile of run-time size: slice " + std::to_string(i) +
+                               " of '" + o.region.buffer->getName() + "' spans " +
+                               toSource(item.hi) + " - " + lo + " elements")
+        .hint("copy a tile of a compile-time size from the run-time origin (start:start + 64; "
+              "elements past the end of '" + o.region.buffer->getName() +
+              "' read as zeros) and mask what lies past the range with a parallel loop");
+    L.ok = false;
+    return true;
+  }
+  return false;
+}
+
 void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const Operand &dst, bool atomic) {
   const Region &sized = src.region.originOnly ? dst.region : src.region;
   std::vector<std::optional<int64_t>> tileShape = sized.tileShape();
@@ -64,6 +88,8 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   reads.insert(reads.begin(), L.access(src.buffer));
   const std::vector<Access> writes = {L.access(dst.buffer)};
   if (!s.ok || !d.ok || s.extents.empty()) {
+    if (reportRunTimeExtent(L, src) || reportRunTimeExtent(L, dst))
+      return;
     L.unsupported(n.call->getRange(), "this copy (the tile extent must be a compile-time "
                                       "constant and both sides must have the same tile dims)");
     return;

@@ -555,7 +555,8 @@ TEST_CASE("copy regions", "[sema][tileops]") {
 TEST_CASE("linear forms of region bounds", "[sema][tileops]") {
   Analyzed a("for k in serial(4) {\n"
              "let e1 = (by + 1) * BM - by * BM; let e2 = k * BK + BK; let e3 = 2 * (by - bx) + bx;\n"
-             "let e4 = by * by; let e5 = -k + 3; let e6 = k / 2; }");
+             "let e4 = by * by; let e5 = -k + 3; let e6 = k / 2;\n"
+             "let e7 = k / 2 * 8 + 64; let e8 = k/2*8; let e9 = (k + 1) / 2 * 8; }");
   auto init = [&](llvm::StringRef n) { return let(a.fe, n).init; };
   CHECK(constantDifference(init("e1"), nullptr) == 64);
   CHECK(constantDifference(init("e2"), cast<BinaryExpr>(init("e2"))->lhs) == 32);
@@ -564,16 +565,27 @@ TEST_CASE("linear forms of region bounds", "[sema][tileops]") {
   CHECK(f3->constant == 0);
   REQUIRE(f3->terms.size() == 2);
   std::map<std::string, int64_t> coeffs;
-  for (auto &[decl, c] : f3->terms)
-    coeffs[decl->getName().str()] = c;
+  for (auto &[atom, c] : f3->terms)
+    coeffs[std::get<const Decl *>(atom)->getName().str()] = c;
   CHECK(coeffs == std::map<std::string, int64_t>{{"bx", -1}, {"by", 2}});
-  CHECK(!linearize(init("e4"))); // not linear
   std::optional<LinearForm> f5 = linearize(init("e5"));
   REQUIRE(f5);
   CHECK(f5->constant == 3);
   CHECK(f5->terms.at(0).second == -1);
-  CHECK(!linearize(init("e6")));
   CHECK(!constantDifference(init("e5"), init("e2")));
+  // A product of variables, a division: one atom each, keyed by its printed text (spacing
+  // does not matter), so that slices `k / 2 * 8 : k / 2 * 8 + 64` span 64.
+  std::optional<LinearForm> f4 = linearize(init("e4"));
+  REQUIRE(f4);
+  REQUIRE(f4->terms.size() == 1);
+  CHECK(std::get<std::string>(f4->terms[0].first) == "by * by");
+  std::optional<LinearForm> f6 = linearize(init("e6"));
+  REQUIRE(f6);
+  CHECK(std::get<std::string>(f6->terms[0].first) == "k / 2");
+  CHECK(constantDifference(init("e7"), init("e8")) == 64);
+  CHECK(!constantDifference(init("e9"), init("e8"))); // (k + 1) / 2 is another atom
+  CHECK(multipleOf(init("e8"), 8));
+  CHECK(!multipleOf(init("e6"), 2));
 }
 
 TEST_CASE("gemm", "[sema][tileops]") {
