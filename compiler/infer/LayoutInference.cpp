@@ -21,14 +21,14 @@ using llvm::cast;
 using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 
-std::vector<FragmentAccess> collectFragmentAccesses(const Graph &g, const ForStmt &loop) {
+std::vector<FragmentAccess> collectFragmentAccesses(const Graph &g, const ForStmt &loop, Scope scope) {
   std::vector<FragmentAccess> out;
   std::function<void(const Expr *, bool)> visitExpr = [&](const Expr *e, bool isWrite) {
     if (!e)
       return;
     if (auto *ix = dyn_cast<IndexExpr>(e)) {
       ftg::Buffer *b = g.bufferOf(ix->base->decl);
-      if (b && b->scope == Scope::Fragment) {
+      if (b && b->scope == scope) {
         FragmentAccess a{FragmentAccess::Other, b, ix, isWrite};
         bool full = ix->indices.size() == loop.vars.size();
         for (size_t i = 0; full && i < ix->indices.size(); ++i) {

@@ -21,7 +21,10 @@ struct FragmentAccess {
   bool isWrite;
 };
 
-std::vector<FragmentAccess> collectFragmentAccesses(const ftg::Graph &g, const ForStmt &loop);
+// The accesses of the loop's body to buffers of `scope` (fragments; the lowering also asks for
+// shared tiles, whose reads it may vectorize: lower/Parallel.cpp).
+std::vector<FragmentAccess> collectFragmentAccesses(const ftg::Graph &g, const ForStmt &loop,
+                                                    Scope scope = Scope::Fragment);
 
 // The fragment whose registers the loop iterates: the first fully indexed fragment, writes
 // preferred. Null if the loop touches no fragment (it is then bound by a flattened index).

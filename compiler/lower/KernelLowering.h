@@ -206,6 +206,9 @@ public:
   // Inside a parallel loop driven by a fragment: its register variable.
   const ftg::Node *parallelNode = nullptr;
   std::string parallelReg;
+  // Shared reads of the parallel loop being lowered that a thread makes as vectors: each
+  // IndexExpr's element of the array its vector went into (Parallel.cpp).
+  llvm::DenseMap<const IndexExpr *, std::string> vectorReads;
   unsigned tempCounter = 0;
   unsigned pipelineCounter = 0; // numbers the stage slots of pipelined loops
   std::vector<Buffer *> scratchSlots; // the reduction scratch's slots (implicit buffers)

@@ -376,6 +376,9 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
   case Scope::Global:
     return bufferName(*b) + "[" + globalOffset(*b, idx) + "]";
   case Scope::Shared: {
+    // A read the parallel loop made as a vector (Parallel.cpp): the element of its array.
+    if (auto v = vectorReads.find(ix); v != vectorReads.end())
+      return v->second;
     // Leading dimensions fold into rows, as in the buffer's layout.
     std::string row = "0";
     for (size_t d = 0; d + 1 < idx.size(); ++d)

@@ -1235,6 +1235,9 @@ W4A16_GEMV_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 40
                      (16, 1000, 4224), (1, 4097, 4224)]
 
 
+W4A16_GEMV_VARIANTS = {"_k512": {"block_K": "512"}, "_s1": {"stages": "1"}}
+
+
 def _add_w4a16_gemv(t: _Tables) -> None:
     t.add(Build("w4a16_gemv_f16_g128", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"}),
           _w4a16_shapes(W4A16_GEMV_SHAPES))
@@ -1253,6 +1256,13 @@ def _add_w4a16_gemv(t: _Tables) -> None:
     t.add(Build("w4a16_gemv_f16_g128_n4", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128",
                                                                  "block_N": "4"}),
           _w4a16_shapes([W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]]))
+    # A/B of the prefetching loop's knobs, timed beside the defaults: 512 columns per step (half
+    # the registers of the weights and of the per-register sums), and stages = 1 (the scales
+    # and A copied in their own step, without the cp.async prefetch; B_next still in flight).
+    for suffix, knobs in W4A16_GEMV_VARIANTS.items():
+        t.add(Build(f"w4a16_gemv_f16_g128{suffix}", "dequant_gemv_w4a16",
+                    {"dtype": "f16", "group_size": "128", **knobs}),
+              _w4a16_shapes([(1, 4096, 4096), (3, 4097, 1152), (16, 1000, 4224), (1, 4097, 640)]))
 
 
 # ---- samples/chunk_gated_delta.tl: chunk gated delta net forward (issue 12) --------------------
@@ -1504,6 +1514,9 @@ def _moe_and_w4a16_bench_items() -> list:
                 items.append(BenchItem(f"w4a16_gemv_f16_g128_{m}x{n}x{k}", "w4a16_gemv_f16_g128", shape))
                 items.append(BenchItem(f"w4a16_gemv_f16_g128_n4_{m}x{n}x{k}", "w4a16_gemv_f16_g128_n4", shape,
                                        "-D block_N=4"))
+                for suffix, knobs in W4A16_GEMV_VARIANTS.items():
+                    items.append(BenchItem(f"w4a16_gemv_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_gemv_f16_g128{suffix}",
+                                           shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
     return items
 
 
