@@ -401,8 +401,13 @@ void print(const Kernel &k, llvm::raw_ostream &os) {
   os << "loops " << k.symbol << " (warp-specialized, when aligned)  threads " << k.bulkThreads << "  shared "
      << k.bulkSharedBytes << " bytes\n";
   for (const Kernel::TensorMap &m : k.tensorMaps)
-    os << "  tensor map " << m.param << " : " << m.tensor << " box " << joinBox(m.box) << " "
-       << m.swizzle << "\n";
+    os << "  tensor map " << m.param << " : " << m.tensor << (m.im2col ? " im2col" : "") << " box "
+       << joinBox(m.box) << " " << m.swizzle
+       << (m.im2col ? " corners h [" + std::to_string(m.lowerH) + ", H - 1 + " + std::to_string(m.upperH) +
+                          "] w [" + std::to_string(m.lowerW) + ", W - 1 + " + std::to_string(m.upperW) +
+                          "] stride " + std::to_string(m.stride)
+                    : "")
+       << "\n";
   for (const StmtPtr &s : k.bulkBody)
     printStmt(*s, os, 1);
 }
