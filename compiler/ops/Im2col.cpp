@@ -235,10 +235,12 @@ public:
       why = "channel = " + toSource(n.im2col->channel) + " is not provably a multiple of " + std::to_string(V);
     n.instr = why.empty() ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Scalar;
     n.copyVector = why.empty() ? int(V) : 1;
-    n.im2col->note = why.empty() ? "cp.async 16B per " + std::to_string(V) +
-                                       " channels, zero-filled outside the image (aligned instantiation; "
-                                       "element by element otherwise)"
-                                 : "element by element: " + why;
+    // After what the pipeline planner said (", not prefetched: ...").
+    n.im2col->note = (why.empty() ? "cp.async 16B per " + std::to_string(V) +
+                                        " channels, zero-filled outside the image (aligned instantiation; "
+                                        "element by element otherwise)"
+                                  : "element by element: " + why) +
+                     n.im2col->note;
   }
 
   std::string describe(const Node &n) const override { return describeIm2col(n); }
