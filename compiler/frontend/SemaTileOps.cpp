@@ -643,10 +643,6 @@ void TileOpChecker::checkCumsum() {
   checkDim("dim", src->tileShape().size(), "the " + src->shapeStr() + " tile");
 }
 
-// dequant_i4(src, dst, scales?): whole shared buffers; src u8/i8 [R, C / 2] holds two signed
-// 4-bit weights per byte, dst f16/bf16 [R, C], scales dst's dtype [R, C / group]. The lowering
-// converts eight weights (one 32-bit word) at a time with one scale, hence C and the group
-// multiples of 8.
 // im2col(X, A_s, pixel = m0, channel = c0, r = r, s = s, kh = kh, kw = kw, stride = .., pad = ..):
 // X a whole NHWC tensor [N, H, W, C], A_s a shared [rows, cols] tile of its dtype; pixel,
 // channel, r and s integer expressions (uniform over the block, as every tile operand), the
@@ -725,6 +721,10 @@ void TileOpChecker::checkIm2col() {
   geometry("pad", false, 0, 0);
 }
 
+// dequant_i4(src, dst, scales?): whole shared buffers; src u8/i8 [R, C / 2] holds two signed
+// 4-bit weights per byte, dst f16/bf16 [R, C], scales dst's dtype [R, C / group]. The lowering
+// converts eight weights (one 32-bit word) at a time with one scale, hence C and the group
+// multiples of 8.
 void TileOpChecker::checkDequantI4() {
   BufferDecl *src = wholeBuffer("src", {Scope::Shared, Scope::Fragment});
   BufferDecl *dst = wholeBuffer("dst", {Scope::Shared, Scope::Fragment});
