@@ -146,7 +146,7 @@ callExpr : callee '(' argList? ')' ;
 callee   : tileOpName | builtinName | dtypeName | name ;
 
 tileOpName
-    : 'copy' | 'gemm' | 'fill' | 'clear' | 'atomic_add' | 'cumsum' | 'cummax' | 'cummin' | 'dequant_i4'
+    : 'copy' | 'gemm' | 'fill' | 'clear' | 'atomic_add' | 'cumsum' | 'cummax' | 'cummin' | 'dequant_i4' | 'im2col'
     | 'reduce_sum' | 'reduce_max' | 'reduce_min' | 'reduce_abssum' | 'reduce_absmax'
     | 'reduce_and' | 'reduce_or' | 'reduce_xor' | 'reduce_argmax' | 'reduce_argmin'
     | 'annotate_layout' | 'swizzle_blocks' | 'barrier_arrive' | 'barrier_wait' | 'warp_specialize' | 'persistent'

@@ -169,6 +169,15 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     std::string maps, encode = "tl_aligned";
     for (const lower::Kernel::TensorMap &m : kernel.tensorMaps) {
       maps += (maps.empty() ? "" : ", ") + m.param + "{}";
+      if (m.im2col) {
+        // pixels, channels; the anchors' box (lower, upper corners of H and W); the stride.
+        encode += " &&\n    tlc::tma::encode_im2col(&" + m.param + ", " + m.tensor + ".data, " + m.dataType +
+                  ", tlc::dtypeBits(" + m.tensor + ".dtype) / 8, " + m.tensor + ".shape, " + m.tensor + ".strides, " +
+                  std::to_string(m.box[0]) + ", " + std::to_string(m.box[1]) + ", " + std::to_string(m.lowerH) +
+                  ", " + std::to_string(m.lowerW) + ", " + std::to_string(m.upperH) + ", " +
+                  std::to_string(m.upperW) + ", " + std::to_string(m.stride) + ", " + m.swizzle + ")";
+        continue;
+      }
       std::string box;
       for (int64_t b : m.box)
         box += (box.empty() ? "" : ", ") + std::to_string(b);

@@ -153,7 +153,7 @@ static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::Copy, "copy"}, {Builtin::Gemm, "gemm"}, {Builtin::Fill, "fill"},
     {Builtin::Clear, "clear"}, {Builtin::AtomicAdd, "atomic_add"}, {Builtin::Cumsum, "cumsum"},
     {Builtin::Cummax, "cummax"}, {Builtin::Cummin, "cummin"},
-    {Builtin::DequantI4, "dequant_i4"},
+    {Builtin::DequantI4, "dequant_i4"}, {Builtin::Im2col, "im2col"},
     {Builtin::ReduceSum, "reduce_sum"}, {Builtin::ReduceMax, "reduce_max"},
     {Builtin::ReduceMin, "reduce_min"}, {Builtin::ReduceAbsSum, "reduce_abssum"},
     {Builtin::ReduceAbsMax, "reduce_absmax"}, {Builtin::ReduceAnd, "reduce_and"},

@@ -301,7 +301,7 @@ enum class CalleeKind { TileOp, Builtin, Cast, Named };
 
 enum class Builtin {
   // Tile operators (statements).
-  Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum, Cummax, Cummin, DequantI4,
+  Copy, Gemm, Fill, Clear, AtomicAdd, Cumsum, Cummax, Cummin, DequantI4, Im2col,
   // The reduce family, ReduceSum .. ReduceArgmin (isReduce): the arithmetic ones, the bitwise
   // ones (integer dtypes only) and the two that also give the position (isArgReduce).
   ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax, ReduceAnd, ReduceOr, ReduceXor,

@@ -65,6 +65,8 @@ Signature signatureOf(Builtin b) {
   case Builtin::Cummax:
   case Builtin::Cummin: return {{"src", "dst"}, 2, {"dim", "reverse"}};
   case Builtin::DequantI4: return {{"src", "dst", "scales"}, 2, {}};
+  case Builtin::Im2col:
+    return {{"src", "dst"}, 2, {"pixel", "channel", "r", "s", "kh", "kw", "stride", "pad"}};
   case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
   case Builtin::SwizzleBlocks: return {{"panel"}, 0, {}};
   case Builtin::BarrierArrive: return {{"id"}, 1, {}};
@@ -116,6 +118,7 @@ private:
   bool checkReduceTypes(BufferDecl *src, BufferDecl *dst, bool clear);
   void checkCumsum();
   void checkDequantI4();
+  void checkIm2col();
   void checkFill();
   void checkAnnotateLayout();
   void checkSwizzleBlocks();
@@ -640,6 +643,84 @@ void TileOpChecker::checkCumsum() {
   checkDim("dim", src->tileShape().size(), "the " + src->shapeStr() + " tile");
 }
 
+// im2col(X, A_s, pixel = m0, channel = c0, r = r, s = s, kh = kh, kw = kw, stride = .., pad = ..):
+// X a whole NHWC tensor [N, H, W, C], A_s a shared [rows, cols] tile of its dtype; pixel,
+// channel, r and s integer expressions (uniform over the block, as every tile operand), the
+// filter size, stride and padding compile-time constants (the launcher's tensor map and the
+// output size P = (H + 2 pad - kh) / stride + 1 are built from them).
+void TileOpChecker::checkIm2col() {
+  Expr *srcExpr = arg("src");
+  Type srcType = sema.checkExpr(srcExpr, Sema::ExprContext::TileOperand);
+  BufferDecl *dst = wholeBuffer("dst", {Scope::Shared});
+  bool ok = !srcType.isError() && dst; // both operands known: their ranks and dtypes are checked
+  auto *srcName = dyn_cast<NameExpr>(srcExpr);
+  auto *src = srcName ? dyn_cast_or_null<TensorParamDecl>(srcName->decl) : nullptr;
+  if (!srcType.isError() && (!src || src->shape.rank() != 4)) {
+    auto diag = diags.error(srcExpr->getRange(),
+                            "im2col's src must be a whole global tensor [N, H, W, C] (images, channels last)" +
+                                std::string(src ? ", but '" + src->getName().str() + "' has " +
+                                                      std::to_string(src->shape.rank()) + " dimensions"
+                                                : ""));
+    if (src)
+      diag.note(src->getRange(), "'" + src->getName().str() + "' is declared here");
+    else
+      diag.hint("pass the tensor itself: the op addresses pixels and channels from pixel, r, s and channel");
+    ok = false;
+  }
+  if (dst && dst->shape.rank() != 2) {
+    diags.error(arg("dst")->getRange(), "im2col's dst must be a 2-d shared tile [pixels, channels], but '" +
+                                            dst->getName() + "' is " + dst->shape.str())
+        .note(dst->getRange(), "'" + dst->getName() + "' is declared here");
+    ok = false;
+  }
+  if (ok && (src->elemType != dst->elemType || bitWidth(dst->elemType) < 8 || dst->elemType == DType::Bool)) {
+    diags.error(arg("dst")->getRange(), "im2col copies elements as they are: '" + dst->getName() + "' is " +
+                                            dtypeName(dst->elemType) + ", '" + src->getName() + "' is " +
+                                            dtypeName(src->elemType))
+        .note(dst->getRange(), "'" + dst->getName() + "' is declared here")
+        .hint(src->elemType == dst->elemType ? "im2col moves numeric elements of 8 bits or more"
+                                             : "declare '" + dst->getName().str() + "' as " +
+                                                   dtypeName(src->elemType).str());
+    ok = false;
+  }
+  // The positions: integers, required.
+  for (const char *name : {"pixel", "channel", "r", "s"}) {
+    Expr *e = arg(name);
+    if (!e) {
+      diags.error(call->getRange(), std::string("im2col is missing its '") + name + "' argument")
+          .hint("expected im2col(src, dst, pixel = .., channel = .., r = .., s = .., kh = .., kw = ..)");
+      ok = false;
+      continue;
+    }
+    Type t = sema.checkExpr(e);
+    if (!t.isError() && !t.isIntegral()) {
+      diags.error(e->getRange(), std::string("'") + name + "' of im2col must be an integer, got " + t.str());
+      ok = false;
+    }
+  }
+  // The geometry: compile-time constants within range.
+  auto geometry = [&](const char *name, bool required, int64_t fallback, int64_t least) -> bool {
+    if (required && !arg(name)) {
+      diags.error(call->getRange(), std::string("im2col is missing its '") + name + "' argument")
+          .hint("the filter size is a compile-time constant: kh = 3, kw = 3");
+      return false;
+    }
+    auto v = option(name, Type::IntLiteral, ConstValue{fallback});
+    if (!v)
+      return false;
+    if (v->getInt() < least) {
+      diags.error(arg(name)->getRange(), std::string("'") + name + "' of im2col must be at least " +
+                                             std::to_string(least) + ", got " + std::to_string(v->getInt()));
+      return false;
+    }
+    return true;
+  };
+  for (const char *name : {"kh", "kw"})
+    geometry(name, true, 1, 1);
+  geometry("stride", false, 1, 1);
+  geometry("pad", false, 0, 0);
+}
+
 // dequant_i4(src, dst, scales?): whole shared buffers; src u8/i8 [R, C / 2] holds two signed
 // 4-bit weights per byte, dst f16/bf16 [R, C], scales dst's dtype [R, C / group]. The lowering
 // converts eight weights (one 32-bit word) at a time with one scale, hence C and the group
@@ -921,6 +1002,7 @@ void TileOpChecker::run() {
   case Builtin::Cummax:
   case Builtin::Cummin: return checkCumsum();
   case Builtin::DequantI4: return checkDequantI4();
+  case Builtin::Im2col: return checkIm2col();
   case Builtin::AnnotateLayout: return checkAnnotateLayout();
   case Builtin::SwizzleBlocks: return checkSwizzleBlocks();
   case Builtin::BarrierArrive:

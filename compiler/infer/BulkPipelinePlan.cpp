@@ -1,6 +1,7 @@
 #include "infer/BulkPipelinePlan.h"
 
 #include "frontend/ConstantFolder.h"
+#include "ir/TileOp.h"
 #include "target/TargetInfo.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -136,7 +137,7 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
     return nullptr;
   std::vector<const ftg::Node *> producers = ftg::producersOf(*loop);
   for (const ftg::Node *c : producers)
-    if (!bulkCopyable(*c))
+    if (!bulkCopyable(*c) && !(c->kind != ftg::NodeKind::Copy && c->op && c->op->bulkLoadable(*c, g)))
       return nullptr;
   return producers.empty() ? nullptr : loop;
 }

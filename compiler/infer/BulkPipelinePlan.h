@@ -14,7 +14,8 @@
 // fills and copies (fills and copies that write memory run on the consumers only); each
 // producer copies a [rows, cols] tile (rows <= 256) of a 16-bit tensor of 2 to 5 dimensions,
 // its columns the innermost dimension, its rows another, the others held at a point, into a
-// shared buffer of the same dtype in wgmma panels, one bulk copy per panel.
+// shared buffer of the same dtype in wgmma panels, one bulk copy per panel; or an operator that
+// has a bulk form of its own (TileOp::bulkLoadable: im2col's im2col-mode tensor copies).
 #pragma once
 
 #include "ir/FTG.h"

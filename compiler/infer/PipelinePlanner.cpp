@@ -115,6 +115,9 @@ public:
         for (const Operand *op : {&n.inputs[0], &n.outputs[0]})
           for (const Expr *o : op->region.origins)
             collectDecls(o, used);
+        if (n.im2col) // an im2col tile's address: its pixel, tap and channel
+          for (const Expr *e : {n.im2col->pixel, n.im2col->channel, n.im2col->r, n.im2col->s})
+            collectDecls(e, used);
         const Decl *blocker = nullptr;
         bool independent = !writtenOtherwise.count(dst);
         for (const Decl *d : used)
@@ -152,10 +155,12 @@ public:
         loop.pipelineNote = "not pipelined: stages = " + std::to_string(loop.stages);
       } else if (registerStaged) {
         for (Node *n : liveNodes(loop.body)) {
-          if (isGlobalToShared(*n))
+          if (isGlobalToShared(*n) && n->kind == NodeKind::Copy)
             plan(*n, nullptr);
           else if (n->gather)
             n->gatherNote += ", not prefetched: a register-staged pipeline stages plain copies only";
+          else if (n->im2col)
+            n->im2col->note += ", not prefetched: a register-staged pipeline stages plain copies only";
           else if (n->kind == NodeKind::If || n->kind == NodeKind::Loop)
             warnNestedCopies(*n, n->kind == NodeKind::If ? "an 'if'" : "an inner loop", diags);
         }
@@ -400,8 +405,9 @@ private:
       }
   }
 
+  // A copy, or an im2col tile (a copy whose addresses it computes itself).
   static bool isGlobalToShared(const Node &n) {
-    return n.kind == NodeKind::Copy && !n.inputs.empty() && !n.outputs.empty() &&
+    return (n.kind == NodeKind::Copy || n.kind == NodeKind::Im2col) && !n.inputs.empty() && !n.outputs.empty() &&
            n.inputs[0].buffer->scope == Scope::Global && n.outputs[0].buffer->scope == Scope::Shared;
   }
 };

@@ -22,6 +22,7 @@ llvm::StringRef nodeKindName(NodeKind k) {
   case NodeKind::AtomicAdd: return "atomic_add";
   case NodeKind::Cumsum: return "cumsum";
   case NodeKind::DequantI4: return "dequant_i4";
+  case NodeKind::Im2col: return "im2col";
   case NodeKind::Parallel: return "parallel";
   case NodeKind::Let: return "let";
   case NodeKind::Scalar: return "scalar";
@@ -461,6 +462,8 @@ void printNodes(const std::vector<std::unique_ptr<Node>> &nodes, llvm::raw_ostre
       if (n.kind == NodeKind::Copy && n.instr != CopyInstr::None)
         os << "  {" << copyInstrName(n.instr) << ", " << n.copyVector << " elements/access"
            << (n.producer ? ", prefetched" : "") << "}";
+      if (n.kind == NodeKind::Im2col && n.im2col)
+        os << "  {" << n.im2col->note << (n.producer ? ", prefetched" : "") << "}";
       if (n.kind == NodeKind::Parallel)
         os << "  {threads bound by " << (n.driver ? "fragment " + n.driver->name : "flattened index")
            << (n.gatherNote.empty() ? "" : "; " + n.gatherNote) << (n.producer ? ", prefetched" : "") << "}";

@@ -53,7 +53,7 @@ struct Buffer {
 };
 
 enum class NodeKind {
-  Copy, Gemm, Reduce, Fill, AtomicAdd, Cumsum, DequantI4, Parallel, Let, Scalar, Extern, Barrier,
+  Copy, Gemm, Reduce, Fill, AtomicAdd, Cumsum, DequantI4, Im2col, Parallel, Let, Scalar, Extern, Barrier,
   AnnotateLayout, SwizzleBlocks, Loop, If,
 };
 llvm::StringRef nodeKindName(NodeKind k);
@@ -158,6 +158,14 @@ struct Node {
   // (negated for the else branch) holds for the iteration it loads (infer/PipelinePlanner).
   const Expr *prefetchGuard = nullptr;
   bool prefetchGuardNegated = false;
+  // Im2col (ops/Im2col.cpp): the call's positions (expressions of the kernel) and its filter
+  // geometry (constants). `note`: how it moves data, for --emit=inferred.
+  struct Im2colArgs {
+    const Expr *pixel = nullptr, *channel = nullptr, *r = nullptr, *s = nullptr;
+    int64_t kh = 1, kw = 1, stride = 1, pad = 0;
+    std::string note;
+  };
+  std::optional<Im2colArgs> im2col;
   // Loop.
   int stages = 1;
   // Pipelined loops: lets of the loop body that prefetched copies use, in program order;

@@ -76,6 +76,14 @@ public:
   // The node issued ahead as a pipeline stage's producer (only operators whose nodes the
   // pipeline planner marks as producers, i.e. copies, need it).
   virtual void lowerPrefetch(const Node &n, lower::KernelLowering &L) const;
+  // Operators other than copy that a warp-specialized pipeline's producer may issue as bulk
+  // tensor copies (im2col): whether node `n` has that form, and its copies into `tile` (its
+  // destination or a stage of it) completing on mbarrier `barrier`; false when it has none.
+  virtual bool bulkLoadable(const Node &n, const Graph &g) const { return false; }
+  virtual bool lowerBulkLoad(const Node &n, lower::KernelLowering &L, const std::string &tile,
+                             const std::string &barrier) const {
+    return false;
+  }
 };
 
 // Operators register themselves when the program starts (compiler/ops/ is linked as object

@@ -23,19 +23,16 @@
 
 namespace tlc::lower {
 
-namespace {
-
-std::string dataTypeOf(DType t) {
+std::string tensorMapDataType(DType t) {
   return t == DType::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
 }
 
-std::string swizzleOf(int64_t spanBytes) {
+std::string tensorMapSwizzle(const SharedLayout &panels) {
+  int64_t spanBytes = panels.panelCols * panels.elemBits / 8;
   return spanBytes == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B"
          : spanBytes == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B"
                            : "CU_TENSOR_MAP_SWIZZLE_32B";
 }
-
-} // namespace
 
 std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::Node &c, const ftg::Operand &global,
                                                                    const ftg::Buffer &tile) {
@@ -50,12 +47,12 @@ std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::
   Kernel::TensorMap map;
   map.param = generatedName("map" + std::to_string(out->tensorMaps.size()));
   map.tensor = bufferName(*global.buffer);
-  map.dataType = dataTypeOf(tile.dtype);
+  map.dataType = tensorMapDataType(tile.dtype);
   map.rank = rank;
   map.box.assign(size_t(rank), 1);
   map.box[size_t(rowDim)] = layout.rows;
   map.box[size_t(colDim)] = layout.panelCols;
-  map.swizzle = swizzleOf(layout.panelCols * layout.elemBits / 8);
+  map.swizzle = tensorMapSwizzle(layout);
   out->tensorMaps.push_back(map);
   BulkPanels r;
   r.map = map.param;
@@ -74,6 +71,8 @@ std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::
 }
 
 bool KernelLowering::addBulkLoads(const ftg::Node &c, const std::string &tile, const std::string &barrier) {
+  if (c.kind != ftg::NodeKind::Copy)
+    return c.op && c.op->lowerBulkLoad(c, *this, tile, barrier);
   auto panels = bulkPanels(c, c.inputs[0], *c.outputs[0].buffer);
   if (!panels)
     return false;

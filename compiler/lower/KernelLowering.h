@@ -228,6 +228,11 @@ inline StmtPtr withAccess(StmtPtr s, std::vector<Access> reads, std::vector<Acce
   return s;
 }
 
+// A tensor map's element type (f16 or bf16) and the swizzle of a shared tile in wgmma panels
+// (one panel per box row: 128, 64 or 32 bytes), for every bulk copy (BulkPipeline.cpp).
+std::string tensorMapDataType(DType t);
+std::string tensorMapSwizzle(const SharedLayout &panels);
+
 // Region addressing (Regions.cpp), shared by the operators that move or write regions: how a
 // region's elements map to buffer coordinates, element references and bounds predicates.
 struct TileDims {

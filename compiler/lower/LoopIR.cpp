@@ -400,9 +400,19 @@ void print(const Kernel &k, llvm::raw_ostream &os) {
     return;
   os << "loops " << k.symbol << " (warp-specialized, when aligned)  threads " << k.bulkThreads << "  shared "
      << k.bulkSharedBytes << " bytes\n";
+  // An im2col map's last anchor: extent - 1 + upper corner.
+  auto lastAnchor = [](const std::string &extent, int64_t upper) {
+    int64_t off = upper - 1;
+    return off == 0 ? extent : extent + (off > 0 ? " + " : " - ") + std::to_string(off > 0 ? off : -off);
+  };
   for (const Kernel::TensorMap &m : k.tensorMaps)
-    os << "  tensor map " << m.param << " : " << m.tensor << " box " << joinBox(m.box) << " "
-       << m.swizzle << "\n";
+    os << "  tensor map " << m.param << " : " << m.tensor << (m.im2col ? " im2col" : "") << " box "
+       << joinBox(m.box) << " " << m.swizzle
+       << (m.im2col ? " anchors h [" + std::to_string(m.lowerH) + ", " + lastAnchor("H", m.upperH) + "] w [" +
+                          std::to_string(m.lowerW) + ", " + lastAnchor("W", m.upperW) + "] stride " +
+                          std::to_string(m.stride)
+                    : "")
+       << "\n";
   for (const StmtPtr &s : k.bulkBody)
     printStmt(*s, os, 1);
 }

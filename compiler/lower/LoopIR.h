@@ -240,6 +240,11 @@ struct Kernel {
     int rank = 2;
     std::vector<int64_t> box; // per tensor dimension, outermost first (1 where a copy is a point)
     std::string swizzle;    // CU_TENSOR_MAP_SWIZZLE_...
+    // Im2col mode (cuTensorMapEncodeIm2col) of a 4-d NHWC tensor: a copy moves box[0] pixels
+    // (pixelsPerColumn) of box[1] channels (channelsPerPixel) from the anchors of the box
+    // [lower, dim - 1 + upper] in H and W (inclusive), `stride` apart in both.
+    bool im2col = false;
+    int64_t lowerH = 0, lowerW = 0, upperH = 0, upperW = 0, stride = 1;
   };
   std::vector<TensorMap> tensorMaps;
   // persistent(): the launcher starts as many blocks as are resident at once and each runs

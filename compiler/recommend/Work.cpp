@@ -287,6 +287,7 @@ private:
       return;
     }
     case NodeKind::Copy: return copy(n, times);
+    case NodeKind::Im2col: return im2col(n, times);
     case NodeKind::Gemm: return gemm(n, times);
     case NodeKind::Reduce: return reduce(n, times);
     case NodeKind::Fill: {
@@ -364,9 +365,28 @@ private:
   void prefetchPerIteration(const Node &loop, int ahead) {
     double bytes = 0;
     for (const auto &c : loop.body)
-      if (c->kind == NodeKind::Copy && c->producer)
+      if ((c->kind == NodeKind::Copy || c->kind == NodeKind::Im2col) && c->producer)
         bytes += double(c->outputs[0].buffer->bytes());
     work.bytesInFlight = std::max(work.bytesInFlight, bytes * double(ahead));
+  }
+
+  // An im2col tile: its bytes read from the tensor (the block's pixels: block index dims as the
+  // pixel expression mentions them) and written to shared memory.
+  void im2col(const Node &n, double times) {
+    if (n.inputs.empty() || n.outputs.empty() || !n.im2col)
+      return;
+    const Buffer &tile = *n.outputs[0].buffer;
+    unsigned dims = 0;
+    for (size_t i = 0; i < k.blockIndices.size(); ++i)
+      if (mentions(n.im2col->pixel, k.blockIndices[i]))
+        dims |= 1u << i;
+    GlobalAccess a{n.inputs[0].buffer, /*write=*/false, false, dims, double(tile.bytes())};
+    addGlobal(a, times);
+    if (!n.producer) {
+      work.exposedLoads += times;
+      work.bytesInFlight = std::max(work.bytesInFlight, a.bytes);
+    }
+    work.sharedBytes += times * double(tile.bytes());
   }
 
   void copy(const Node &n, double times) {

@@ -80,6 +80,24 @@ TL_DEVICE void load_5d(void* dst, const CUtensorMap* map, std::uint64_t* bar, in
 #endif
 }
 
+// Im2col mode (a map from cuTensorMapEncodeIm2col): the pixels the map's box holds, from the
+// anchor at (c, w, h, n) (channel, column, row, image) onwards through the map's anchors (rows,
+// then images), each shifted by the filter tap (off_w, off_h), its channels c.. in one row of the
+// tile; pixels in the padding or past the tensor read as zeros.
+TL_DEVICE void load_im2col_4d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c, int w, int h, int n,
+                              std::uint16_t off_w, std::uint16_t off_h) {
+#if TL_ARCH_SM90
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(
+          static_cast<std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(c), "r"(w), "r"(h), "r"(n), "h"(off_w), "h"(off_h)
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)c, (void)w, (void)h, (void)n, (void)off_w, (void)off_h;
+#endif
+}
+
 // Bulk tensor stores (epilogues): the box at element coordinates (x: innermost, ...) written
 // from shared memory laid out with the map's swizzle; the parts of the box outside the tensor
 // are not written, so a tile at a ragged edge needs no predicate. One thread issues the

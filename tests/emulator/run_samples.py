@@ -135,6 +135,16 @@ CASES = {
                                  [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=64, heads=1)]),
     "conv2d": ("conv2d.tl", "conv2d", ["block_M=64", "block_N=64", "block_K=32", "threads=128"], ref.conv2d, {},
                [dict(N=1, H=8, W=8, C=32, F=64), dict(N=1, H=5, W=7, C=16, F=24), dict(N=2, H=3, W=4, C=8, F=8)]),
+    # im2col at stride 2 (3x3, pad 1; and 1x1 without padding): output pixels that skip input
+    # columns and rows, odd maps, and C = 20 (rows not 16-byte aligned: the element-by-element
+    # instantiation) beside C = 16 (16-byte cp.async).
+    "conv2d_s2": ("conv2d.tl", "conv2d", ["block_M=64", "block_N=64", "block_K=32", "threads=128", "stride=2"],
+                  ref.conv2d, {"stride": 2, "pad": 1},
+                  [dict(N=1, H=9, W=7, C=20, F=16), dict(N=2, H=6, W=5, C=16, F=8)]),
+    "conv2d_1x1s2": ("conv2d.tl", "conv2d",
+                     ["block_M=64", "block_N=64", "block_K=32", "threads=128", "kh=1", "kw=1", "stride=2", "pad=0"],
+                     ref.conv2d, {"stride": 2, "pad": 0},
+                     [dict(N=1, H=9, W=7, C=20, F=16), dict(N=3, H=8, W=6, C=16, F=8)]),
     "dequant_gemm_w4a16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
                            ["block_M=64", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
                            ref.dequant_gemm_w4a16, {},

@@ -1063,6 +1063,19 @@ def _add_conv2d(t: _Tables) -> None:
     for label, k, stride, pad in CONV_FILTERS[::2]:
         t.add(Build(f"conv_{label}_f16_n64", "conv2d",
                     {"dtype": "f16", "block_N": "64", **_conv_defines(k, stride, pad)}), shapes[:4])
+    # The im2col-mode bulk copies on sm_90a (C of 64 and 128 take them; C of 20 and 3 the
+    # gathered fallback of the same build): anchors' boxes of other corners (5x5 with pad 2, a
+    # 3x3 without padding: upper corner pad - k + 1 = -2), a 64-byte swizzle (block_K = 32),
+    # two panels per tile (block_K = 128: the second copy at channel c0 + 64), and one consumer
+    # warpgroup (block_M = 64, 128 threads: a producer warp) at stride 2.
+    t.add(Build("conv_5x5s1p2_f16", "conv2d", {"dtype": "f16", **_conv_defines(5, 1, 2)}), shapes)
+    t.add(Build("conv_3x3s1p0_f16", "conv2d", {"dtype": "f16", **_conv_defines(3, 1, 0)}), shapes)
+    t.add(Build("conv_3x3s1_f16_k32", "conv2d", {"dtype": "f16", "block_K": "32", **_conv_defines(3, 1, 1)}),
+          shapes[:4])
+    t.add(Build("conv_3x3s1_f16_k128", "conv2d", {"dtype": "f16", "block_K": "128", **_conv_defines(3, 1, 1)}),
+          shapes[:4])
+    t.add(Build("conv_3x3s2_f16_m64", "conv2d",
+                {"dtype": "f16", "block_M": "64", "threads": "128", **_conv_defines(3, 2, 1)}), shapes[:4])
 
 
 # ---- tests/gpu/ops/gather_rows.tl: a GEMM whose A rows come through a row table (issue 12) -----

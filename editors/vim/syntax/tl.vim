@@ -21,9 +21,9 @@ syn keyword tlMemoryScope shared fragment local
 syn keyword tlLoopKind parallel pipelined serial unroll vectorized
 syn keyword tlPrimitiveType int float
 syn keyword tlDtype f16 bf16 f32 f64 f8e4m3 f8e5m2 i4 u4 i8 u8 i16 i32 u32 i64 bool
-syn keyword tlTileOp copy gemm fill clear atomic_add cumsum cummax cummin dequant_i4 reduce_sum
-syn keyword tlTileOp reduce_max reduce_min reduce_abssum reduce_absmax reduce_and reduce_or
-syn keyword tlTileOp reduce_xor reduce_argmax reduce_argmin annotate_layout swizzle_blocks
+syn keyword tlTileOp copy gemm fill clear atomic_add cumsum cummax cummin dequant_i4 im2col
+syn keyword tlTileOp reduce_sum reduce_max reduce_min reduce_abssum reduce_absmax reduce_and
+syn keyword tlTileOp reduce_or reduce_xor reduce_argmax reduce_argmin annotate_layout swizzle_blocks
 syn keyword tlTileOp barrier_arrive barrier_wait warp_specialize persistent call_extern print
 syn keyword tlBuiltin exp exp2 log log2 sqrt rsqrt tanh sigmoid max min abs select inf ceildiv
 syn keyword tlBuiltin warpgroup_id
@@ -31,12 +31,12 @@ syn keyword tlPolicy full_row full_col square
 syn keyword tlBoolean true false
 syn keyword tlKeyword auto out as
 syn keyword tlKernelNameKeyword contained copy gemm fill clear atomic_add cumsum cummax cummin
-syn keyword tlKernelNameKeyword contained dequant_i4 reduce_sum reduce_max reduce_min reduce_abssum
-syn keyword tlKernelNameKeyword contained reduce_absmax reduce_and reduce_or reduce_xor
-syn keyword tlKernelNameKeyword contained reduce_argmax reduce_argmin annotate_layout swizzle_blocks
-syn keyword tlKernelNameKeyword contained barrier_arrive barrier_wait warp_specialize persistent
-syn keyword tlKernelNameKeyword contained call_extern print exp exp2 log log2 sqrt rsqrt tanh
-syn keyword tlKernelNameKeyword contained sigmoid max min abs select inf ceildiv warpgroup_id
+syn keyword tlKernelNameKeyword contained dequant_i4 im2col reduce_sum reduce_max reduce_min
+syn keyword tlKernelNameKeyword contained reduce_abssum reduce_absmax reduce_and reduce_or
+syn keyword tlKernelNameKeyword contained reduce_xor reduce_argmax reduce_argmin annotate_layout
+syn keyword tlKernelNameKeyword contained swizzle_blocks barrier_arrive barrier_wait warp_specialize
+syn keyword tlKernelNameKeyword contained persistent call_extern print exp exp2 log log2 sqrt rsqrt
+syn keyword tlKernelNameKeyword contained tanh sigmoid max min abs select inf ceildiv warpgroup_id
 " END GENERATED KEYWORDS
 
 " `grid`, `threads` and `dtype` are ordinary names except where the syntax needs the keyword

@@ -1,0 +1,307 @@
+// im2col(X, A_s, pixel = m0, channel = c0, r = r, s = s, kh = .., kw = .., stride = .., pad = ..):
+// the A tile of a convolution as an implicit GEMM (samples/conv2d.tl). X is an NHWC tensor
+// [N, H, W, C]; output pixel m = (n, p, q) of the N x P x Q output images (P = (H + 2 pad - kh)
+// / stride + 1, Q likewise from W and kw) reads, for filter tap (r, s), the input pixel
+// (n, p * stride - pad + r, q * stride - pad + s). Row i of the [rows, cols] tile A_s receives
+// channels c0 .. c0 + cols - 1 of that pixel for output pixel m0 + i:
+//
+//   A_s[i, j] = X[n, p * stride - pad + r, q * stride - pad + s, c0 + j]     (m0 + i = (n, p, q))
+//
+// and zero where the pixel lies in the padding, c0 + j >= C, or m0 + i is past the N * P * Q
+// output pixels.
+//
+// Why an operator rather than the parallel loop it replaces: Hopper's tensor copy has an im2col
+// mode that computes exactly these addresses (PTX ISA "Tensor copy: im2col mode"), so the
+// warp-specialized pipeline's producer issues one bulk copy per wgmma panel instead of the
+// consumers gathering 16 bytes at a time through tables of pixel coordinates. Lowerings:
+//  - the warp-specialized variant (sm_90a, kAligned): `cp.async.bulk.tensor.4d...im2col` per
+//    panel onto the stage's mbarrier, from a tensor map the launcher encodes
+//    (cuTensorMapEncodeIm2col, runtime/tlc/tma.h): channelsPerPixel = the panel's columns,
+//    pixelsPerColumn = the tile's rows, the anchors' box [-pad, extent - 1 + pad - k + 1] in H
+//    and W (every position of the filter's top-left corner that yields an output pixel),
+//    elementStrides = stride; the copy's anchor is the first output pixel's top-left input
+//    pixel and its offsets the tap. Where the map cannot describe X (C * elem_bytes not a
+//    multiple of 16, an unaligned base) the launcher runs the ordinary instantiation.
+//  - cp.async targets: threads stride over the tile in 16-byte accesses along the channels,
+//    each decomposing its output pixel and issuing a cp.async zero-filled outside the image
+//    (the aligned instantiation: C a multiple of 16 bytes, c0 provably a multiple of 8); the
+//    other instantiation, and targets without cp.async (gfx9), copy element by element.
+// A pipelined loop prefetches it like a copy (infer/PipelinePlanner.cpp).
+#include "ops/Arguments.h"
+
+#include "frontend/Sema.h"
+#include "ir/TileOp.h"
+#include "lower/KernelLowering.h"
+#include "target/TargetInfo.h"
+
+namespace tlc::ops {
+
+using namespace lower;
+using lower::Stmt; // the loop IR's, not the AST's
+using ftg::Node;
+
+namespace {
+
+// The ranges of a 4-d im2col tensor map (cuTensorMapEncodeIm2col): its corners are 8-bit
+// signed, its element strides at most 8, a copy at most 1024 pixels.
+constexpr int64_t kCornerMin = -128, kCornerMax = 127, kMaxStride = 8, kMaxPixels = 1024;
+
+// `a * stride` for a constant stride, as C++.
+std::string times(const std::string &a, int64_t stride) {
+  return stride == 1 ? a : a + " * " + std::to_string(stride);
+}
+
+// `a + b` for a constant b, as C++.
+std::string plus(const std::string &a, int64_t b) {
+  return b == 0 ? a : b > 0 ? a + " + " + std::to_string(b) : a + " - " + std::to_string(-b);
+}
+
+// The lets every lowering starts with: the call's positions, the output images' size and the
+// divisors that split an output pixel into (n, p, q) (at least 1, so that a kernel launched on
+// an empty output never divides by zero).
+struct Positions {
+  std::string first, channel, r, s; // m0, c0, the tap
+  std::string pixels;               // N * P * Q
+  std::string perImage, perRow;     // max(P * Q, 1), max(Q, 1)
+  std::vector<Access> reads;        // what the positions read
+};
+
+Positions positions(const Node &n, KernelLowering &L) {
+  const Node::Im2colArgs &a = *n.im2col;
+  const ftg::Buffer &X = *n.inputs[0].buffer;
+  Positions p;
+  std::string first, channel, r, s;
+  p.reads = L.readsOf([&] {
+    first = L.expr(a.pixel);
+    channel = L.expr(a.channel);
+    r = L.expr(a.r);
+    s = L.expr(a.s);
+  });
+  auto let = [&](const std::string &stem, const std::string &value) {
+    std::string name = L.fresh(stem);
+    L.accessing(L.add(makeLet("const int", name, value)), p.reads, {});
+    return name;
+  };
+  p.first = let("pixel", first);
+  p.channel = let("channel", channel);
+  p.r = let("tapR", r);
+  p.s = let("tapS", s);
+  auto outExtent = [&](size_t d, int64_t k) {
+    return "tl::floordiv(" + plus(L.dimExpr(X, d), 2 * a.pad - k) + ", " + std::to_string(a.stride) + ") + 1";
+  };
+  std::string P = let("outRows", outExtent(1, a.kh)), Q = let("outCols", outExtent(2, a.kw));
+  p.pixels = let("pixels", P + " > 0 && " + Q + " > 0 ? " + L.dimExpr(X, 0) + " * " + P + " * " + Q + " : 0");
+  p.perImage = let("perImage", P + " > 0 && " + Q + " > 0 ? " + P + " * " + Q + " : 1");
+  p.perRow = let("perRow", Q + " > 0 ? " + Q + " : 1");
+  return p;
+}
+
+std::string describeIm2col(const Node &n) {
+  const Node::Im2colArgs &a = *n.im2col;
+  return "im2col: " + n.inputs[0].buffer->name + " -> " + n.outputs[0].buffer->name + ", pixels " +
+         toSource(a.pixel) + ".., tap (" + toSource(a.r) + ", " + toSource(a.s) + "), channels " +
+         toSource(a.channel) + ".. of a " + std::to_string(a.kh) + "x" + std::to_string(a.kw) + " filter, stride " +
+         std::to_string(a.stride) + ", pad " + std::to_string(a.pad);
+}
+
+// The tile in accesses of `V` channels: per access, its output pixel decomposed, the input
+// pixel's validity, and `access(dst, src, valid)` (element references).
+void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t V,
+                   const std::function<void(const std::string &, const std::string &, const std::string &,
+                                            std::vector<Access>)> &access) {
+  const Node::Im2colArgs &a = *n.im2col;
+  const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
+  const int64_t rows = *A.shape[0], cols = *A.shape[1], chunks = rows * cols / V, threads = L.g.threads;
+  std::string c = L.fresh("c"), it;
+  StmtPtr loop;
+  if (chunks % threads == 0) {
+    // A fixed trip count unrolls (fully when short), as gathered copies do.
+    it = L.fresh("it");
+    loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "", chunks / threads <= 8 ? 0 : 4);
+  } else {
+    loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads), 4);
+  }
+  L.nest(std::move(loop), [&] {
+    if (!it.empty())
+      L.add(makeLet("const int", c, kThreadIndex + " + " + it + " * " + std::to_string(threads), false));
+    std::string i = L.fresh("row"), j = L.fresh("col"), m = L.fresh("m"), pq = L.fresh("pq"), img = L.fresh("n"),
+                h = L.fresh("h"), w = L.fresh("w"), valid = L.fresh("valid");
+    std::string perRowChunks = std::to_string(cols / V);
+    L.add(makeLet("const int", i, c + " / " + perRowChunks, false));
+    L.add(makeLet("const int", j, V > 1 ? "(" + c + " % " + perRowChunks + ") * " + std::to_string(V)
+                                        : c + " % " + perRowChunks, false));
+    L.add(makeLet("const int", m, p.first + " + " + i, false));
+    L.add(makeLet("const int", img, m + " / " + p.perImage, false));
+    L.add(makeLet("const int", pq, m + " % " + p.perImage, false));
+    L.add(makeLet("const int", h, plus(times(pq + " / " + p.perRow, a.stride), -a.pad) + " + " + p.r,
+                  false));
+    L.add(makeLet("const int", w, plus(times(pq + " % " + p.perRow, a.stride), -a.pad) + " + " + p.s,
+                  false));
+    // Unsigned comparisons: one test for 0 <= v < extent.
+    auto inside = [](const std::string &v, const std::string &extent) {
+      return "unsigned(" + v + ") < unsigned(" + extent + ")";
+    };
+    std::string cond = inside(m, p.pixels) + " && " + inside(h, L.dimExpr(X, 1)) + " && " +
+                       inside(w, L.dimExpr(X, 2)) + " && " + p.channel + " + " + j + " < " + L.dimExpr(X, 3);
+    L.add(makeLet("const bool", valid, cond, false));
+    std::string dst = elementAt(L, A, {i, j});
+    std::string src = elementAt(L, X, {img, h, w, p.channel + " + " + j});
+    std::vector<Access> reads = p.reads;
+    reads.insert(reads.begin(), L.access(&X));
+    access(dst, src, valid, reads);
+  });
+}
+
+void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
+  const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
+  const int64_t V = n.copyVector;
+  L.tileOp(n, [&] {
+    L.sourceComment(n, std::string(prefetch ? "prefetch: " : "") + describeIm2col(n) + ", " + n.im2col->note);
+    L.scope([&] {
+      Positions p = positions(n, L);
+      auto elements = [&] {
+        forEachAccess(n, L, p, 1, [&](const std::string &dst, const std::string &src, const std::string &valid,
+                                      std::vector<Access> reads) {
+          std::string zero = "tl::convert<" + cppType(A.dtype) + ">(0.0f)";
+          L.accessing(L.add(makeStore(dst, valid + " ? " + src + " : " + zero)), std::move(reads), {L.access(&A)});
+        });
+      };
+      if (n.instr != ftg::CopyInstr::CpAsync16)
+        return elements();
+      L.noteVectorTensor(&X);
+      Stmt &aligned = L.add(makeIf("kAligned"));
+      aligned.isConstexpr = true;
+      L.within(aligned.body, [&] {
+        forEachAccess(n, L, p, V, [&](const std::string &dst, const std::string &src, const std::string &valid,
+                                      std::vector<Access> reads) {
+          Stmt &cp = L.accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), std::move(reads), {L.access(&A)});
+          cp.bytes = int(V * bitWidth(A.dtype) / 8);
+          cp.dst = "&" + dst;
+          cp.src = "&" + src;
+          cp.srcBase = bufferName(X);
+          cp.valid = valid;
+        });
+        // A prefetch's group is waited for by the pipeline (PipelineExpansion.cpp).
+        if (!prefetch) {
+          L.add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
+          L.add(std::make_unique<Stmt>(StmtKind::AsyncWait)).count = 0;
+        }
+      });
+      L.within(aligned.elseBody, elements);
+    });
+  });
+}
+
+class Im2colOp : public ftg::TileOp {
+public:
+  ftg::NodeKind kind() const override { return ftg::NodeKind::Im2col; }
+  bool buildsFrom(Builtin b) const override { return b == Builtin::Im2col; }
+
+  void build(Node &n, const CallExpr &c, ftg::NodeBuilder &b) const override {
+    if (auto src = b.operand(argument(c, 0, "src")))
+      n.inputs.push_back(*src);
+    if (auto dst = b.operand(argument(c, 1, "dst")))
+      n.outputs.push_back(*dst);
+    auto keyword = [&](llvm::StringRef name) -> const Expr * {
+      const CallArg *a = c.keywordArg(name);
+      return a ? a->value : nullptr;
+    };
+    Node::Im2colArgs a;
+    a.pixel = keyword("pixel");
+    a.channel = keyword("channel");
+    a.r = keyword("r");
+    a.s = keyword("s");
+    a.kh = intArgument(c, "kh", 1);
+    a.kw = intArgument(c, "kw", 1);
+    a.stride = intArgument(c, "stride", 1);
+    a.pad = intArgument(c, "pad", 0);
+    n.im2col = a;
+  }
+
+  // 16-byte cp.async along the channels where the target has it, the tile keeps such vectors
+  // whole and c0 is a multiple of the vector (the launcher proves C one in the aligned
+  // instantiation); element by element otherwise.
+  void selectInstruction(Node &n, const ftg::Graph &g) const override {
+    if (n.inputs.empty() || n.outputs.empty() || !n.im2col)
+      return;
+    const ftg::Buffer &A = *n.outputs[0].buffer;
+    const int64_t bits = bitWidth(A.dtype), V = g.target->maxVectorBytes() * 8 / bits;
+    std::string why;
+    if (!g.target->copyAtom(target::CopyKind::CpAsync))
+      why = g.target->name().str() + " has no cp.async";
+    else if (!A.shared || *A.shape[1] % V != 0 || !A.shared->keepsVectors(V))
+      why = "the rows of '" + A.name + "' are not whole " + std::to_string(V) + "-element vectors";
+    else if (!multipleOf(n.im2col->channel, V))
+      why = "channel = " + toSource(n.im2col->channel) + " is not provably a multiple of " + std::to_string(V);
+    n.instr = why.empty() ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Scalar;
+    n.copyVector = why.empty() ? int(V) : 1;
+    // After what the pipeline planner said (", not prefetched: ...").
+    n.im2col->note = (why.empty() ? "cp.async 16B per " + std::to_string(V) +
+                                        " channels, zero-filled outside the image (aligned instantiation; "
+                                        "element by element otherwise)"
+                                  : "element by element: " + why) +
+                     n.im2col->note;
+  }
+
+  std::string describe(const Node &n) const override { return describeIm2col(n); }
+  void lower(const Node &n, KernelLowering &L) const override { lowerIm2col(n, L, false); }
+  void lowerPrefetch(const Node &n, KernelLowering &L) const override { lowerIm2col(n, L, true); }
+
+  // The im2col-mode tensor copy: an f16/bf16 tile in wgmma panels, a geometry within the map's
+  // ranges (the anchors' box corners -pad and pad - k + 1, the stride), at most 1024 rows.
+  bool bulkLoadable(const Node &n, const ftg::Graph &) const override {
+    if (!n.im2col || n.inputs.empty() || n.outputs.empty())
+      return false;
+    const Node::Im2colArgs &a = *n.im2col;
+    const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
+    auto inRange = [](int64_t corner) { return corner >= kCornerMin && corner <= kCornerMax; };
+    return (A.dtype == DType::F16 || A.dtype == DType::BF16) && X.dtype == A.dtype && X.shape.size() == 4 &&
+           A.shared && A.shared->isPanelled() && *A.shape[0] <= kMaxPixels && a.stride <= kMaxStride &&
+           inRange(-a.pad) && inRange(a.pad - a.kh + 1) && inRange(a.pad - a.kw + 1);
+  }
+
+  bool lowerBulkLoad(const Node &n, KernelLowering &L, const std::string &tile,
+                     const std::string &barrier) const override {
+    const Node::Im2colArgs &a = *n.im2col;
+    const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
+    const SharedLayout &layout = *A.shared;
+    Kernel::TensorMap map;
+    map.param = generatedName("map" + std::to_string(L.out->tensorMaps.size()));
+    map.tensor = bufferName(X);
+    map.dataType = tensorMapDataType(A.dtype);
+    map.rank = 4;
+    map.box = {layout.rows, layout.panelCols}; // pixels, channels
+    map.swizzle = tensorMapSwizzle(layout);
+    map.im2col = true;
+    map.lowerH = map.lowerW = -a.pad;
+    map.upperH = a.pad - a.kh + 1;
+    map.upperW = a.pad - a.kw + 1;
+    map.stride = a.stride;
+    L.out->tensorMaps.push_back(map);
+    const int64_t panels = layout.cols / layout.panelCols;
+    L.add(makeComment("bulk im2col copy: " + describeIm2col(n) + ", " + std::to_string(panels) + " panel(s) of " +
+                      std::to_string(layout.rows) + "x" + std::to_string(layout.panelCols)));
+    L.scope([&] {
+      Positions p = positions(n, L);
+      // The anchor: the first output pixel's top-left input pixel (the tap is the copy's offset).
+      std::string img = L.fresh("n"), pq = L.fresh("pq"), h = L.fresh("h"), w = L.fresh("w");
+      L.add(makeLet("const int", img, p.first + " / " + p.perImage));
+      L.add(makeLet("const int", pq, p.first + " % " + p.perImage));
+      L.add(makeLet("const int", h, plus(times(pq + " / " + p.perRow, a.stride), -a.pad)));
+      L.add(makeLet("const int", w, plus(times(pq + " % " + p.perRow, a.stride), -a.pad)));
+      for (int64_t q = 0; q < panels; ++q)
+        L.add(makeEval("tl::tma::load_im2col_4d(" + tile +
+                       (q ? " + " + std::to_string(q * layout.rows * layout.panelCols) : "") + ", &" + map.param +
+                       ", " + barrier + ", " + plus(p.channel, q * layout.panelCols) + ", " + w + ", " + h + ", " +
+                       img + ", std::uint16_t(" + p.s + "), std::uint16_t(" + p.r + "))"));
+    });
+    return true;
+  }
+};
+
+const Im2colOp im2colOp;
+const bool registered = ftg::registerTileOp(im2colOp);
+
+} // namespace
+
+} // namespace tlc::ops
