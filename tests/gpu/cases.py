@@ -146,7 +146,7 @@ KERNELS = {
                                  _tensors("Q", "K", "V", "Sinks", "out:O"),
                                  ("batch", "heads", "kv_heads", "seq_len", "dim"),
                                  ("dtype", "dim", "causal", "window")),
-    # NHWC convolution: X [N, H, W, C], Wt [F, kh, kw, C], Y [N, P, Q, F]; the filter size,
+    # NHWC convolution: X [N, H, W, C], Wt [F, kh, kw, C], Y [N * P * Q, F]; the filter size,
     # stride and padding are knobs the reference reads.
     "conv2d": KernelSpec("conv2d", "samples/conv2d.tl", "conv2d", _tensors("X", "Wt", "out:Y"),
                          ("N", "H", "W", "C", "F"), ("dtype", "kh", "kw", "stride", "pad")),

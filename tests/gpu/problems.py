@@ -1594,8 +1594,9 @@ class FusedMoeProblem(Problem):
 
 class Conv2dProblem(Problem):
     """samples/conv2d.tl: Y = conv2d(X, Wt) in NHWC, X [N, H, W, C], Wt [F, kh, kw, C] (a
-    PyTorch weight [F, C, kh, kw] in channels_last memory), Y [N, P, Q, F], zero padding `pad`
-    on every side, stride `stride` in both directions, no bias."""
+    PyTorch weight [F, C, kh, kw] in channels_last memory), Y [N * P * Q, F] (the NHWC output
+    [N, P, Q, F] as a matrix of pixels by channels), zero padding `pad` on every side, stride
+    `stride` in both directions, no bias."""
 
     def __init__(self, build):
         super().__init__(build)
@@ -1609,16 +1610,17 @@ class Conv2dProblem(Problem):
     def tensor_shapes(self, shape):
         n, h, w, c, f = (shape[k] for k in ("N", "H", "W", "C", "F"))
         p, q = self.output_hw(shape)
-        return {"X": (n, h, w, c), "Wt": (f, self.kh, self.kw, c), "Y": (n, p, q, f)}
+        return {"X": (n, h, w, c), "Wt": (f, self.kh, self.kw, c), "Y": (n * p * q, f)}
 
     def nchw(self, inputs: dict, dtype) -> tuple:
         """X and Wt as torch's conv2d takes them (NCHW views of the NHWC memory)."""
         return (inputs["X"].to(dtype).permute(0, 3, 1, 2), inputs["Wt"].to(dtype).permute(0, 3, 1, 2))
 
     def conv(self, x, w):
-        """torch's conv2d with this build's stride and padding, NHWC out."""
+        """torch's conv2d with this build's stride and padding, NHWC out as [N * P * Q, F]
+        (free for channels_last inputs, whose output is NHWC in memory)."""
         y = torch.nn.functional.conv2d(x, w, stride=self.stride, padding=self.pad)
-        return y.permute(0, 2, 3, 1)
+        return y.permute(0, 2, 3, 1).reshape(-1, y.shape[1])
 
     def reference(self, inputs, shape, precision):
         return {"Y": self.conv(*self.nchw(inputs, REFERENCE_DTYPES[precision]))}
