@@ -1076,6 +1076,15 @@ def _add_conv2d(t: _Tables) -> None:
           shapes[:4])
     t.add(Build("conv_3x3s2_f16_m64", "conv2d",
                 {"dtype": "f16", "block_M": "64", "threads": "128", **_conv_defines(3, 2, 1)}), shapes[:4])
+    # Tiles for the layers the defaults leave below 0.8x cuDNN (GPU run 52): 64-row tiles for
+    # the 7x7 layer (52 blocks of 128 rows on 132 SMs) and the 1x1 stride-2 one, 256 output
+    # channels per block for the 1x1 64 -> 256 layer (one K step: A read once per 256 channels).
+    t.add(Build("conv_3x3s1_f16_m64", "conv2d",
+                {"dtype": "f16", "block_M": "64", "threads": "128", **_conv_defines(3, 1, 1)}), shapes[:4])
+    t.add(Build("conv_1x1s1_f16_n256", "conv2d",
+                {"dtype": "f16", "block_N": "256", **_conv_defines(1, 1, 0)}), shapes[:4])
+    t.add(Build("conv_1x1s2_f16_m64", "conv2d",
+                {"dtype": "f16", "block_M": "64", "threads": "128", **_conv_defines(1, 2, 0)}), shapes[:4])
 
 
 # ---- tests/gpu/ops/gather_rows.tl: a GEMM whose A rows come through a row table (issue 12) -----
@@ -1111,6 +1120,15 @@ def _conv2d_bench_items() -> list:
     items += [BenchItem(f"{build}_n64_{_conv_label(n, h, w, c, f)}", f"{build}_n64", _conv_shape(n, h, w, c, f),
                         "-D block_N=64")
               for build, n, h, w, c, f in CONV_BENCH_SHAPES if f == 64]
+    variants = {(32, 7, 7, 512, 512): ("conv_3x3s1_f16_m64", "-D block_M=64 -D threads=128"),
+                (32, 14, 14, 256, 256): ("conv_3x3s1_f16_m64", "-D block_M=64 -D threads=128"),
+                (32, 56, 56, 64, 256): ("conv_1x1s1_f16_n256", "-D block_N=256"),
+                (32, 56, 56, 256, 512): ("conv_1x1s2_f16_m64", "-D block_M=64 -D threads=128")}
+    for _, n, h, w, c, f in CONV_BENCH_SHAPES:
+        if (n, h, w, c, f) in variants:
+            build, note = variants[(n, h, w, c, f)]
+            items.append(BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build,
+                                   _conv_shape(n, h, w, c, f), note))
     return items
 
 
