@@ -30,19 +30,7 @@ void KernelLowering::lowerGather(const ftg::Node &n, bool prefetch) {
         E.push_back(*d);
         total *= *d;
       }
-      const int64_t chunks = total / V, threads = g.threads;
-      std::string c = fresh("c"), it;
-      StmtPtr loop;
-      if (chunks % threads == 0) {
-        // A fixed trip count unrolls (fully when short): addresses become tid-based plus constants.
-        it = fresh("it");
-        loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "", chunks / threads <= 8 ? 0 : 4);
-      } else {
-        loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads), 4);
-      }
-      nest(std::move(loop), [&] {
-        if (!it.empty())
-          add(makeLet("const int", c, kThreadIndex + " + " + it + " * " + std::to_string(threads), false));
+      forEachChunk(total / V, false, [&](const std::string &c, const std::string &) {
         // The loop variables at the access's first element, innermost first.
         std::string rest = c;
         for (size_t d = E.size(); d-- > 0;) {
@@ -77,10 +65,7 @@ void KernelLowering::lowerGather(const ftg::Node &n, bool prefetch) {
     scope([&] {
       if (G.needsAligned) {
         noteVectorTensor(G.src);
-        Stmt &i = add(makeIf("kAligned"));
-        i.isConstexpr = true;
-        within(i.body, vectors);
-        within(i.elseBody, [&] { parallelElements(n); });
+        ifAligned(vectors, [&] { parallelElements(n); });
       } else {
         vectors();
       }

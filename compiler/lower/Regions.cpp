@@ -120,4 +120,31 @@ void KernelLowering::guarded(const std::string &cond, StmtPtr stmt) {
   add(makeIf(cond, IfStyle::NextLine, /*uniform=*/false)).body.push_back(std::move(stmt));
 }
 
+void KernelLowering::ifAligned(const std::function<void()> &aligned, const std::function<void()> &otherwise) {
+  Stmt &i = add(makeIf("kAligned"));
+  i.isConstexpr = true;
+  within(i.body, aligned);
+  within(i.elseBody, otherwise);
+}
+
+void KernelLowering::forEachChunk(int64_t chunks, bool unrollFully,
+                                  const std::function<void(const std::string &c, const std::string &it)> &body) {
+  const int64_t threads = g.threads;
+  std::string c = fresh("c"), it;
+  StmtPtr loop;
+  if (chunks % threads == 0) {
+    it = fresh("it");
+    loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "",
+                   chunks / threads <= 8 || unrollFully ? 0 : 4);
+  } else {
+    loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads),
+                   unrollFully ? 0 : 4);
+  }
+  nest(std::move(loop), [&] {
+    if (!it.empty())
+      add(makeLet("const int", c, kThreadIndex + " + " + it + " * " + std::to_string(threads), false));
+    body(c, it);
+  });
+}
+
 } // namespace tlc::lower

@@ -43,10 +43,7 @@ StmtPtr compactFor(const std::string &var, int64_t n, StmtPtr stmt, int unroll =
 void alignedOrScalar(KernelLowering &L, int vec, const std::function<void(int)> &body) {
   if (vec <= 1)
     return body(1);
-  Stmt &i = L.add(makeIf("kAligned"));
-  i.isConstexpr = true;
-  L.within(i.body, [&] { body(vec); });
-  L.within(i.elseBody, [&] { body(1); });
+  L.ifAligned([&] { body(vec); }, [&] { body(1); });
 }
 
 // A slice whose ends differ by a run-time amount (`Tab[k]:Tab[k + 1]`): the error says which
@@ -132,29 +129,13 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   const std::vector<Access> none;
 
   auto body = [&](int v) {
-    std::string c = L.fresh("c");
     int64_t chunks = total / v, threads = L.g.threads;
-    StmtPtr loop;
-    std::string it;
-    if (perThread) {
-      loop = makeFor(ForRole::Registers, c, "0", std::to_string(total), "", 4);
-    } else if (chunks % threads == 0) {
-      // A fixed trip count unrolls fully: every address becomes tid-based plus constants.
-      // Long scalar paths unroll partially: full unrolling would spill registers.
-      it = L.fresh("it");
-      loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "",
-                     chunks / threads <= 8 || staging ? 0 : 4);
-    } else {
-      loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads),
-                     staging ? 0 : 4);
-    }
-    // This thread's `it`-th chunk is elements [it * v, it * v + v) of the staging array.
-    std::string slot = (it.empty() ? "(" + c + " / " + std::to_string(threads) + ")" : it) + " * " + std::to_string(v);
     if (staging)
       staging->elements = std::max(staging->elements, (chunks + threads - 1) / threads * v);
-    L.nest(std::move(loop), [&] {
-      if (!it.empty())
-        L.add(makeLet("const int", c, kThreadIndex + " + " + it + " * " + std::to_string(threads), false));
+    // Access `c` (this thread's `it`-th where every thread takes as many).
+    auto chunk = [&](const std::string &c, const std::string &it) {
+      // This thread's `it`-th chunk is elements [it * v, it * v + v) of the staging array.
+      std::string slot = (it.empty() ? "(" + c + " / " + std::to_string(threads) + ")" : it) + " * " + std::to_string(v);
       // Tile coordinates from the flat chunk index, innermost first.
       std::vector<std::string> coords(T.size());
       std::string rest = c;
@@ -245,7 +226,15 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
           value = "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
         L.guarded(pd, withAccess(atomic ? atomicAddOf(dstRef, value) : makeStore(dstRef, value), reads, writes));
       }
-    });
+    };
+    if (perThread) {
+      std::string c = L.fresh("c");
+      L.nest(makeFor(ForRole::Registers, c, "0", std::to_string(total), "", 4), [&] { chunk(c, ""); });
+    } else {
+      // The register-staged halves unroll fully; elsewhere long scalar paths unroll partially
+      // (full unrolling would spill registers).
+      L.forEachChunk(chunks, staging != nullptr, chunk);
+    }
   };
 
   if (vec > 1) {

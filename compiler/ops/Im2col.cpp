@@ -111,19 +111,8 @@ void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t
                                             std::vector<Access>)> &access) {
   const Node::Im2colArgs &a = *n.im2col;
   const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
-  const int64_t rows = *A.shape[0], cols = *A.shape[1], chunks = rows * cols / V, threads = L.g.threads;
-  std::string c = L.fresh("c"), it;
-  StmtPtr loop;
-  if (chunks % threads == 0) {
-    // A fixed trip count unrolls (fully when short), as gathered copies do.
-    it = L.fresh("it");
-    loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "", chunks / threads <= 8 ? 0 : 4);
-  } else {
-    loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads), 4);
-  }
-  L.nest(std::move(loop), [&] {
-    if (!it.empty())
-      L.add(makeLet("const int", c, kThreadIndex + " + " + it + " * " + std::to_string(threads), false));
+  const int64_t rows = *A.shape[0], cols = *A.shape[1];
+  L.forEachChunk(rows * cols / V, false, [&](const std::string &c, const std::string &) {
     std::string i = L.fresh("row"), j = L.fresh("col"), m = L.fresh("m"), pq = L.fresh("pq"), img = L.fresh("n"),
                 h = L.fresh("h"), w = L.fresh("w"), valid = L.fresh("valid");
     std::string perRowChunks = std::to_string(cols / V);
@@ -169,9 +158,7 @@ void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
       if (n.instr != ftg::CopyInstr::CpAsync16)
         return elements();
       L.noteVectorTensor(&X);
-      Stmt &aligned = L.add(makeIf("kAligned"));
-      aligned.isConstexpr = true;
-      L.within(aligned.body, [&] {
+      L.ifAligned([&] {
         forEachAccess(n, L, p, V, [&](const std::string &dst, const std::string &src, const std::string &valid,
                                       std::vector<Access> reads) {
           Stmt &cp = L.accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), std::move(reads), {L.access(&A)});
@@ -186,8 +173,7 @@ void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
           L.add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
           L.add(std::make_unique<Stmt>(StmtKind::AsyncWait)).count = 0;
         }
-      });
-      L.within(aligned.elseBody, elements);
+      }, elements);
     });
   });
 }
