@@ -216,7 +216,7 @@ class ItemBench:
                     Impl("sdpa_sink", attention_sink_sdpa(x, self.problem))]
         if family == "flash_decoding":
             return decode_peers(x)
-        if family == "conv2d":
+        if family in ("conv2d", "conv2d_splitk"):
             return [conv2d_cudnn(x, self.problem)]
         if family in ("dequant_w4a16", "dequant_gemv_w4a16"):
             return [dequantized_cublas(x, self.problem)]

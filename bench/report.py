@@ -32,6 +32,7 @@ PEERS = {
     "gemv": [("cublas", "cuBLAS (torch.mv)")],
     "flash_decoding": [("sdpa", "SDPA (enable_gqa)"), ("torch", "torch matmuls")],
     "conv2d": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
+    "conv2d_splitk": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
     "dequant_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "dequant_gemv_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
@@ -74,6 +75,8 @@ TITLES = {
                        "the split partials not counted)"),
     "conv2d": ("2-d convolution, NHWC, as an implicit GEMM (samples/conv2d.tl; TFLOP/s, "
                "2·N·P·Q·F·kh·kw·C; shape N×H×W×C→F, filter kh×kw/stride)"),
+    "conv2d_splitk": ("2-d convolution with split K (samples/conv2d.tl's conv2d_splitk and "
+                      "conv2d_splitk_sum as one operation; TFLOP/s as above)"),
     "dequant_w4a16": ("W4A16 GEMM, C = A @ dequant(B)ᵀ, int4 weights with per-group scales, against its "
                       "roofline floor (samples/dequant_gemm_w4a16.tl at group size 128; M×N×K; µs)"),
     "dequant_gemv_w4a16": ("W4A16 decode GEMV, C = A @ dequant(B)ᵀ on the same int4 weights, against its "
@@ -142,7 +145,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, {s['nnz_v']} v + {s['nnz_s']} s"
     if item["family"] == "gemv":
         return f"{s['M']}×{s['K']}"
-    if item["family"] == "conv2d":
+    if item["family"] in ("conv2d", "conv2d_splitk"):
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"

@@ -303,6 +303,42 @@ def conv2d(t, p):
     return {"Y": Y}
 
 
+def conv2d_splitk(t, p):
+    """samples/conv2d.tl's split pass: Partial [splits, N * P * Q, F], slab z the sum over
+    the K steps z * per .. (z + 1) * per - 1 (per = ceil(steps / splits)), step k being tap
+    k // c_blocks and channels (k % c_blocks) * block_K onwards; slabs past the steps are 0."""
+    X, (N, H, W, C) = t["X"]
+    Wt, (F, kh, kw, _) = t["Wt"]
+    stride, pad, splits, block_K = p.get("stride", 1), p.get("pad", 1), p["splits"], p["block_K"]
+    P = (H + 2 * pad - kh) // stride + 1
+    Qn = (W + 2 * pad - kw) // stride + 1
+    M = N * P * Qn
+    c_blocks = -(-C // block_K)
+    steps = kh * kw * c_blocks
+    per = -(-steps // splits)
+    Partial = [0.0] * (splits * M * F)
+    for z in range(splits):
+        for k in range(z * per, min(steps, (z + 1) * per)):
+            tap, c0 = k // c_blocks, (k % c_blocks) * block_K
+            r, s = tap // kw, tap % kw
+            for m in range(M):
+                n, y, x = m // (P * Qn), m % (P * Qn) // Qn, m % Qn
+                h, w = y * stride - pad + r, x * stride - pad + s
+                if not (0 <= h < H and 0 <= w < W):
+                    continue
+                xs = X[_idx((N, H, W, C), n, h, w, c0):][:min(block_K, C - c0)]
+                for f in range(F):
+                    ws = Wt[_idx((F, kh, kw, C), f, r, s, c0):][:len(xs)]
+                    Partial[(z * M + m) * F + f] += math.fsum(a * b for a, b in zip(xs, ws))
+    return {"Partial": Partial}
+
+
+def conv2d_splitk_sum(t, p):
+    """samples/conv2d.tl's sum pass: Y [M, F] = the sum of Partial's slabs."""
+    Partial, (splits, M, F) = t["Partial"]
+    return {"Y": [math.fsum(Partial[z * M * F + i] for z in range(splits)) for i in range(M * F)]}
+
+
 def dequant_gemm_w4a16(t, p):
     """C = A @ dequant(B)^T: B u8 [N, K/2], two signed 4-bit weights per byte (low nibble =
     even k), Scales [N, K / group_size]."""

@@ -145,6 +145,20 @@ CASES = {
                      ["block_M=64", "block_N=64", "block_K=32", "threads=128", "kh=1", "kw=1", "stride=2", "pad=0"],
                      ref.conv2d, {"stride": 2, "pad": 0},
                      [dict(N=1, H=9, W=7, C=20, F=16), dict(N=3, H=8, W=6, C=16, F=8)]),
+    # Split K, pass by pass: 3 splits of a 3x3 filter's 9 x ceil(C / 32) steps (C = 40: the
+    # second channel block partial, C = 20: not 16-byte aligned), 4 splits of a 1x1 filter's
+    # single step (three slabs of zeros); the sum of 3 slabs with M and F off the tiles.
+    "conv2d_splitk": ("conv2d.tl", "conv2d_splitk",
+                      ["block_M=64", "block_N=64", "block_K=32", "threads=128", "splits=3"],
+                      ref.conv2d_splitk, {"splits": 3, "block_K": 32},
+                      [dict(N=1, H=5, W=6, C=40, F=24), dict(N=2, H=3, W=4, C=20, F=8)]),
+    "conv2d_splitk_1x1": ("conv2d.tl", "conv2d_splitk",
+                          ["block_M=64", "block_N=64", "block_K=32", "threads=128", "splits=4", "kh=1", "kw=1",
+                           "pad=0"],
+                          ref.conv2d_splitk, {"splits": 4, "block_K": 32, "pad": 0},
+                          [dict(N=1, H=5, W=7, C=16, F=24)]),
+    "conv2d_splitk_sum": ("conv2d.tl", "conv2d_splitk_sum", ["splits=3"], ref.conv2d_splitk_sum, {},
+                          [dict(M=70, F=130), dict(M=5, F=8)]),
     "dequant_gemm_w4a16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
                            ["block_M=64", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
                            ref.dequant_gemm_w4a16, {},

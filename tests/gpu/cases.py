@@ -150,6 +150,12 @@ KERNELS = {
     # stride and padding are knobs the reference reads.
     "conv2d": KernelSpec("conv2d", "samples/conv2d.tl", "conv2d", _tensors("X", "Wt", "out:Y"),
                          ("N", "H", "W", "C", "F"), ("dtype", "kh", "kw", "stride", "pad")),
+    # Split-K convolution: the split pass writes one f32 slab of Partial per K range, the sum
+    # pass adds them in order and writes Y (the same problem; Partial is scratch).
+    "conv2d_splitk": KernelSpec("conv2d_splitk", "samples/conv2d.tl", "conv2d_splitk",
+                                _tensors("X", "Wt", "out:Partial"), ("N", "H", "W", "C", "F"),
+                                ("dtype", "kh", "kw", "stride", "pad", "splits"),
+                                then=(Launch("conv2d_splitk_sum", _tensors("Partial", "out:Y")),)),
     "log_softmax": KernelSpec("log_softmax", "samples/log_softmax.tl", "log_softmax",
                               _tensors("X", "out:Y"), ("M", "N"), ("dtype",)),
     "layernorm": KernelSpec("layernorm", "samples/layernorm.tl", "layernorm",
@@ -1085,6 +1091,19 @@ def _add_conv2d(t: _Tables) -> None:
                 {"dtype": "f16", "block_N": "256", **_conv_defines(1, 1, 0)}), shapes[:4])
     t.add(Build("conv_1x1s2_f16_m64", "conv2d",
                 {"dtype": "f16", "block_M": "64", "threads": "128", **_conv_defines(1, 2, 0)}), shapes[:4])
+    # Split K (conv2d_splitk + conv2d_splitk_sum): 5 splits of 72 steps (3x3, C = 512) and of
+    # fewer steps than splits (1x1 at C = 64: one step, four zero slabs; C = 3: one step), 3
+    # splits, 64-row tiles, and the sm_80 path.
+    for name, filt, knobs, target in CONV_SPLITK_BUILDS:
+        k, stride, pad = CONV_FILTER_DEFINES[filt]
+        t.add(Build(name, "conv2d_splitk", {"dtype": "f16", **knobs, **_conv_defines(k, stride, pad)},
+                    target=target), shapes)
+    # The ordinary launch (`persist = false`) of some of these tiles; the persistent default
+    # loads the next tile's first stages while the consumers store this one's (GPU run 56).
+    for name, knobs in CONV_ORDINARY_BUILDS.items():
+        k, stride, pad = CONV_FILTER_DEFINES[name.split("_")[1]]
+        t.add(Build(name, "conv2d", {"dtype": "f16", **knobs, "persist": "false", **_conv_defines(k, stride, pad)},
+                    target="sm_80" if "_sm80" in name else "sm_90a"), shapes[:4])
 
 
 # ---- tests/gpu/ops/gather_rows.tl: a GEMM whose A rows come through a row table (issue 12) -----
@@ -1112,6 +1131,30 @@ CONV_BENCH_SHAPES = [("conv_3x3s1_f16", 32, 56, 56, 64, 64), ("conv_3x3s1_f16", 
                      ("conv_3x3s2_f16", 32, 56, 56, 128, 128), ("conv_1x1s2_f16", 32, 56, 56, 256, 512)]
 
 
+CONV_FILTER_DEFINES = {label: (k, stride, pad) for label, k, stride, pad in CONV_FILTERS}
+# Split-K conv2d builds: (name, filter, knobs, target). Knobs for one kernel only are qualified.
+CONV_SPLITK_BUILDS = [
+    ("conv_3x3s1_f16_sk5", "3x3s1", {"splits": "5"}, "sm_90a"),
+    ("conv_3x3s1_f16_sk4", "3x3s1", {"splits": "4"}, "sm_90a"),
+    ("conv_3x3s1_f16_sk3", "3x3s1", {"splits": "3"}, "sm_90a"),
+    ("conv_1x1s1_f16_sk5", "1x1s1", {"splits": "5"}, "sm_90a"),
+    ("conv_3x3s1_f16_sk10", "3x3s1", {"splits": "10"}, "sm_90a"),
+    ("conv_3x3s1_f16_m64_sk5", "3x3s1", {"splits": "5", "conv2d_splitk.block_M": "64",
+                                          "conv2d_splitk.threads": "128"}, "sm_90a"),
+    ("conv_3x3s1_f16_sk5_o", "3x3s1", {"splits": "5", "persist": "false"}, "sm_90a"),
+    ("conv_3x3s1_f16_sk5_sm80", "3x3s1", {"splits": "5"}, "sm_80"),
+]
+CONV_SPLITK_BENCH_SHAPES = [(32, 7, 7, 512, 512), (4, 7, 7, 512, 512), (4, 14, 14, 256, 256)]
+# conv2d on the ordinary launch (`persist = false`; the sample is persistent by default):
+# name -> knobs besides persist = false and the filter's defines.
+CONV_ORDINARY_BUILDS = {
+    "conv_3x3s1_f16_o": {}, "conv_3x3s1_f16_n64_o": {"block_N": "64"},
+    "conv_1x1s1_f16_n64_o": {"block_N": "64"}, "conv_1x1s1_f16_n256_o": {"block_N": "256"},
+    "conv_3x3s2_f16_o": {}, "conv_1x1s2_f16_m64_o": {"block_M": "64", "threads": "128"},
+    "conv_3x3s1_f16_sm80_o": {},
+}
+
+
 def _conv2d_bench_items() -> list:
     """Against cuDNN (torch.nn.functional.conv2d on channels_last f16 tensors), TFLOP/s of
     2 * N * P * Q * F * kh * kw * C."""
@@ -1129,6 +1172,27 @@ def _conv2d_bench_items() -> list:
             build, note = variants[(n, h, w, c, f)]
             items.append(BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build,
                                    _conv_shape(n, h, w, c, f), note))
+    # Split K on the 7x7x512 layer (52 tiles of 128 x 128 for 132 SMs at batch 32), and at
+    # batch 4 on it and the 14x14x256 layer (8 and 14 tiles), beside the one-launch kernel.
+    for n, h, w, c, f in CONV_SPLITK_BENCH_SHAPES:
+        label, shape = _conv_label(n, h, w, c, f), _conv_shape(n, h, w, c, f)
+        if n != 32:
+            items.append(BenchItem(f"conv_3x3s1_f16_{label}", "conv_3x3s1_f16", shape))
+            items.append(BenchItem(f"conv_3x3s1_f16_m64_{label}", "conv_3x3s1_f16_m64", shape,
+                                   "-D block_M=64 -D threads=128"))
+        for name, filt, knobs, target in CONV_SPLITK_BUILDS:
+            if filt == "3x3s1" and target == "sm_90a":
+                note = " ".join(f"-D {a}={b}" for a, b in knobs.items())
+                items.append(BenchItem(f"{name}_{label}", name, shape, note))
+    # The ordinary launch beside them, on the layers of their filter.
+    for build, n, h, w, c, f in CONV_BENCH_SHAPES:
+        for name, knobs in CONV_ORDINARY_BUILDS.items():
+            if not name.startswith(build + "_") or "_sm80" in name:
+                continue
+            if ("block_N" in knobs and knobs["block_N"] == "64") != (f == 64):
+                continue
+            note = " ".join(f"-D {a}={b}" for a, b in knobs.items()) + " -D persist=false"
+            items.append(BenchItem(f"{name}_{_conv_label(n, h, w, c, f)}", name, _conv_shape(n, h, w, c, f), note))
     return items
 
 

@@ -1631,7 +1631,25 @@ class Conv2dProblem(Problem):
         return 2.0 * n * p * q * f * self.kh * self.kw * c
 
 
-PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "attention": AttentionProblem,
+class Conv2dSplitKProblem(Conv2dProblem):
+    """samples/conv2d.tl's split-K pair: conv2d_splitk writes one f32 slab of Partial
+    [splits, N * P * Q, F] per range of the K loop, conv2d_splitk_sum adds them and writes Y.
+    Partial is scratch: Y is compared, and the bytes counted are X, Wt and Y's."""
+    scratch = ("Partial",)
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.splits = int(build.defines["splits"])
+
+    def tensor_shapes(self, shape):
+        shapes = super().tensor_shapes(shape)
+        return {**shapes, "Partial": (self.splits, *shapes["Y"])}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name in self.scratch else self.dtype
+
+
+PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2dSplitKProblem, "attention": AttentionProblem,
             "attention_overlap": AttentionProblem, "softmax": SoftmaxProblem,
             "block_sparse_attention": BlockSparseAttentionProblem,
             "vertical_slash_attention": VerticalSlashAttentionProblem,
