@@ -151,16 +151,19 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     grid[i] = k.grid[i];
   w.line("const int64_t tl_gx = " + grid[0] + ", tl_gy = " + grid[1] + ", tl_gz = " + grid[2] + ";");
   w.line("if (tl_gx <= 0 || tl_gy <= 0 || tl_gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
-  // A persistent kernel numbers the tiles in one int.
+  // A persistent kernel numbers the tiles in one int and launches a 1-d grid of resident
+  // blocks, so only the tile count is limited (not the grid's y and z extents: a convolution
+  // over 8.4 M output pixels has more than 65535 rows of 128-pixel tiles).
   if (kernel.persistent.on) {
     w.line("const int64_t tl_tiles = tl_gx * tl_gy * tl_gz;");
     w.line("if (tl_tiles > INT32_MAX) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
            "std::string(tl_name) + \": \" + std::to_string(tl_tiles) + \" tiles exceed the persistent "
            "kernel's int tile index\");");
+  } else {
+    w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
+           "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
+           "std::to_string(tl_gz) + \") exceeds the device limits\");");
   }
-  w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
-         "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
-         "std::to_string(tl_gz) + \") exceeds the device limits\");");
   // The warp-specialized instantiation (kAligned) copies with the bulk tensor copy, whose
   // tensor maps encode only for 16-byte aligned bases and row strides: when one does not (or
   // the driver has no encoder), the ordinary instantiation runs.

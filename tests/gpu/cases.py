@@ -1098,6 +1098,11 @@ def _add_conv2d(t: _Tables) -> None:
         k, stride, pad = CONV_FILTER_DEFINES[filt]
         t.add(Build(name, "conv2d_splitk", {"dtype": "f16", **knobs, **_conv_defines(k, stride, pad)},
                     target=target), shapes)
+    # More 128-pixel tiles of output rows than a grid's y extent takes (65535): the persistent
+    # launcher numbers the tiles in one int (130 x 256 x 256 pixels = 66560 rows of tiles);
+    # a float32 reference, the float64 one being slow at 8.5 M pixels.
+    t.cases.append(Case("conv_1x1s1_f16_n130h256w256c8f8", "conv_1x1s1_f16", _conv_shape(130, 256, 256, 8, 8),
+                        "float32"))
     # The ordinary launch (`persist = false`) of some of these tiles; the persistent default
     # loads the next tile's first stages while the consumers store this one's (GPU run 56).
     for name, knobs in CONV_ORDINARY_BUILDS.items():
