@@ -726,6 +726,11 @@ DECODE_SPLITS = "16"   # the sample's default num_splits (a knob the tensor shap
 # Other split counts the bench items time beside the default, to choose it from measurements:
 # half and twice the blocks (at batch 1, 8 x 16 = 128 blocks is one per SM of an H100).
 DECODE_SPLIT_SWEEP = (8, 32)
+# Keys per step and pipeline depth of the split pass (the defaults: 64 keys, 3 stages, two
+# blocks per SM): 128 keys or 4 stages (one block per SM, more bytes in flight per block), 32
+# keys with 6 stages and 2 stages (two blocks per SM).
+DECODE_TILE_SWEEP = {"_n128": {"block_N": "128", "stages": "2"}, "_st4": {"stages": "4"},
+                     "_n32": {"block_N": "32", "stages": "6"}, "_st2": {"stages": "2"}}
 
 
 def _decode_shape(batch, kv_heads, groups, seqlen, dim) -> dict:
@@ -750,7 +755,10 @@ def _add_flash_decoding(t: _Tables) -> None:
              DECODE_SHAPES[1:5]),
             # The split-count sweep of the bench items (checked at two shapes each).
             *((f"decode_f16_d128_s{n}", {"dtype": "f16", "dim": "128", "num_splits": str(n)}, "",
-               [DECODE_SHAPES[1], DECODE_SHAPES[3]]) for n in DECODE_SPLIT_SWEEP)):
+               [DECODE_SHAPES[1], DECODE_SHAPES[3]]) for n in DECODE_SPLIT_SWEEP),
+            # The tile sweep of the bench items (keys per step, stages).
+            *((f"decode_f16_d128{suffix}", {"dtype": "f16", "dim": "128", **knobs}, "",
+               [DECODE_SHAPES[1], DECODE_SHAPES[3]]) for suffix, knobs in DECODE_TILE_SWEEP.items())):
         defines = {"num_splits": DECODE_SPLITS, **defines}
         dim = int(defines["dim"])
         t.add(Build(name, "flash_decoding", defines, target=target),
@@ -765,6 +773,10 @@ def _flash_decoding_bench_items() -> list:
     shapes = [(b, s) for s in (4096, 32768) for b in (1, 16, 64)]
     items = [BenchItem(f"decode_f16_d128_{_decode_label(b, 8, 8, s)}", "decode_f16_d128",
                        _decode_shape(b, 8, 8, s, 128)) for b, s in shapes]
+    for suffix, knobs in DECODE_TILE_SWEEP.items():
+        items += [BenchItem(f"decode_f16_d128{suffix}_{_decode_label(b, 8, 8, s)}", f"decode_f16_d128{suffix}",
+                            _decode_shape(b, 8, 8, s, 128), " ".join(f"-D {a}={v}" for a, v in knobs.items()))
+                  for b, s in shapes]
     for n in DECODE_SPLIT_SWEEP:
         items += [BenchItem(f"decode_f16_d128_s{n}_{_decode_label(b, 8, 8, s)}",
                             f"decode_f16_d128_s{n}", _decode_shape(b, 8, 8, s, 128),
