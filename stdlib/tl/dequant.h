@@ -32,7 +32,7 @@ TL_DEVICE void dequant_i4x8_word(std::uint32_t word, T scale, T* out) {
   vec2_t<T> w[4];
   unpack_int4x8<true, T>(word, w);
   if constexpr (Scaled) {
-    const vec2_t<T> scale2 = Vec2Ops<T>::splat(convert<float>(scale));
+    const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
 #pragma unroll
     for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
   }
