@@ -11,13 +11,7 @@ if [ ! -x "$nvcc" ]; then
 fi
 # shellcheck disable=SC2086 # tlcflags is a list of words (-D name=value ...)
 "$tlc" "$sample" --target "$arch" $(echo "$tlcflags" | tr ';' ' ') -o "$out.cu"
-# An arch-specific target (sm_90a) as one -gencode: `-arch=sm_90a` also runs cicc a second time
-# for compute_90 PTX (a quarter of the compile); stdlib_compile_sm_90a and compile.consumer
-# keep the -arch form users type.
-case "$arch" in
-  *a) archflags="-gencode=arch=compute_${arch#sm_},code=$arch" ;;
-  *) archflags="-arch=$arch" ;;
-esac
+archflags=$(sh "$(dirname "$0")/nvcc_arch.sh" "$arch")
 "$nvcc" -std=c++17 $archflags -Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror "$@" \
   -c "$out.cu" -o "$out.o"
 echo "compiled $(basename "$sample") for $arch"

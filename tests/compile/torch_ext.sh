@@ -28,7 +28,7 @@ for dir in $includes; do
   [ -e "$dir/c10/cuda/impl/cuda_cmake_macros.h" ] && shim=
 done
 [ -z "$shim" ] || set -- "$@" -isystem "$shim"
-"$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$src/stdlib" -I "$src/runtime" "$@" \
+"$nvcc" -std=c++17 "$(sh "$src/tests/compile/nvcc_arch.sh" sm_90a)" -I "$src/stdlib" -I "$src/runtime" "$@" \
   -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ \
   -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr -DTORCH_API_INCLUDE_EXTENSION_H \
   -DTORCH_EXTENSION_NAME=kern -Xcompiler=-fPIC,-Wall,-Wextra -c ext.cu -o ext.o 2>nvcc.log || {

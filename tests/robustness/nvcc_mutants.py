@@ -58,8 +58,9 @@ def generate(tlc, work, name, data, arch):
 
 
 def compile_cu(nvcc, arch, stdlib, runtime, path):
-    # sm_90a as one -gencode, as tests/compile/compile_sample.sh does (no second cicc pass).
-    archflag = f"-gencode=arch=compute_{arch[3:]},code={arch}" if arch.endswith("a") else "-arch=" + arch
+    # The tests' nvcc flag for the arch (tests/compile/nvcc_arch.sh: sm_90a as one -gencode).
+    archflag = subprocess.run(["sh", str(pathlib.Path(__file__).resolve().parents[1] / "compile" / "nvcc_arch.sh"), arch],
+                              capture_output=True, text=True, check=True).stdout.strip()
     r = subprocess.run([nvcc, "-std=c++17", archflag, "-I", stdlib, "-I", runtime, "-c",
                         path, "-o", path[:-3] + ".o"], capture_output=True, text=True)
     out = r.stdout + r.stderr
