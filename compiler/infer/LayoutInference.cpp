@@ -8,6 +8,7 @@
 //           groups of consecutive lanes), then COMMON runs again.
 #include "infer/ParallelAccess.h"
 #include "infer/Passes.h"
+#include "target/TargetInfo.h"
 #include "ir/TileOp.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -108,6 +109,18 @@ public:
     this->g = &g;
     this->diags = &diags;
     ok = true;
+    // Layouts spread tiles over whole warps (waves). Sema checks NVIDIA's 32 threads without
+    // knowing the target; a gfx9 wave is 64, and a block of 32 threads there had no whole wave
+    // (a division by zero further on).
+    const int wave = g.target->warpSize();
+    if (g.threads % wave != 0) {
+      diags.error(g.kernel->threads ? g.kernel->threads->getRange() : g.kernel->nameRange, "threads(" + std::to_string(g.threads) + ") is not a multiple of " +
+                                                     g.target->name().str() + "'s wave size (" +
+                                                     std::to_string(wave) + ")")
+          .hint("tile operators distribute work over whole waves: use a multiple of " + std::to_string(wave) +
+                " threads on this target");
+      return false;
+    }
     g.walk([&](Node &n) {
       if (n.op)
         n.op->inferLayout(n, InferLevel::Strict, *this);
