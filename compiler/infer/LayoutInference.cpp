@@ -8,6 +8,7 @@
 //           groups of consecutive lanes), then COMMON runs again.
 #include "infer/ParallelAccess.h"
 #include "infer/Passes.h"
+#include "infer/RegisterEstimate.h"
 #include "target/TargetInfo.h"
 #include "ir/TileOp.h"
 
@@ -101,6 +102,38 @@ std::pair<int64_t, int64_t> tile2d(const ftg::Buffer &b) {
   return {dim(b, 0), dim(b, 1)};
 }
 
+// A lower bound of the register estimate that instruction selection checks, before any
+// layout exists (as the recommender's QuickCheck): a fragment holds at least its elements
+// spread evenly over the threads, a local array all of its own. Checked first because the
+// layout search costs time in proportion to the tiles' sizes (a [1, 1048576] fragment took
+// 12 s before its register error): a knob's value must not set the compile time.
+bool registersCanFit(const Graph &g, DiagnosticEngine &diags) {
+  const int limit = g.target->limits().registersPerThread;
+  for (const auto &b : g.buffers) {
+    if ((b->scope != Scope::Fragment && b->scope != Scope::Local) || !b->decl)
+      continue;
+    int64_t elements = 1;
+    bool known = true;
+    for (const auto &d : b->shape)
+      known = known && d && *d > 0 && !llvm::MulOverflow(elements, *d, elements);
+    if (!known)
+      continue; // not positive or overflowing: Sema reports it
+    int64_t perThread = b->scope == Scope::Local ? elements : elements / g.threads;
+    int64_t registers = kScalarRegisters + registersFor(perThread, b->dtype);
+    if (registers <= limit)
+      continue;
+    diags.error(b->decl->getRange(), "buffer '" + b->name + "' needs at least " + std::to_string(registers) +
+                                         " registers per thread (" + std::to_string(elements) + " elements" +
+                                         (b->scope == Scope::Local ? " in each thread" : " over " +
+                                          std::to_string(g.threads) + " threads") + ", with " +
+                                         std::to_string(kScalarRegisters) + " for addresses and indices) but " +
+                                         g.target->name().str() + " allows " + std::to_string(limit))
+        .hint("use more threads, smaller tiles, or keep large tiles in shared memory");
+    return false;
+  }
+  return true;
+}
+
 class LayoutInference : public Pass, public ftg::LayoutRules {
 public:
   llvm::StringRef name() const override { return "layout-inference"; }
@@ -121,6 +154,8 @@ public:
                 " threads on this target");
       return false;
     }
+    if (!registersCanFit(g, diags))
+      return false;
     g.walk([&](Node &n) {
       if (n.op)
         n.op->inferLayout(n, InferLevel::Strict, *this);
