@@ -68,6 +68,21 @@ class Views(unittest.TestCase):
         self.assertEqual(list(v.strides[:3]), [15, 5, 1])
         self.assertEqual(list(v.shape[3:]), [0] * 5)
 
+    def test_view_of_packed_bytes(self):
+        # uint8 [4, 3, 8] bytes of an i4 [4, 3, 16] tensor, rows padded to 10 bytes: the view
+        # counts 4-bit elements.
+        t = abi.mark_packed(FakeTensor(0x100, "torch.uint8", (4, 3, 8), (30, 10, 1)), "i4")
+        v = TensorView.of(t)
+        self.assertEqual((v.dtype, v.rank), (abi.DTYPE_CODES["i4"], 3))
+        self.assertEqual(list(v.shape[:3]), [4, 3, 16])
+        self.assertEqual(list(v.strides[:3]), [60, 20, 1])
+        # A strided innermost dimension stays visible (doubled) for the launcher to reject.
+        u = TensorView.of(abi.mark_packed(FakeTensor(0x100, "torch.uint8", (2, 4), (8, 2)), "u4"))
+        self.assertEqual((u.dtype, list(u.shape[:2]), list(u.strides[:2])),
+                         (abi.DTYPE_CODES["u4"], [2, 8], [16, 4]))
+        with self.assertRaisesRegex(ValueError, "not a packed dtype"):
+            abi.mark_packed(FakeTensor(1, "torch.uint8", (2,), (1,)), "u8")
+
     def test_rejects_what_the_struct_cannot_hold(self):
         with self.assertRaisesRegex(ValueError, "no tlc dtype"):
             TensorView.of(FakeTensor(1, "torch.complex64", (1,), (1,)))
