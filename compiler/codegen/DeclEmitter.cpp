@@ -31,9 +31,16 @@ void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector
              : "// As cuda_runtime.h declares it (a repeated typedef of the same type is allowed).\n"
                "typedef struct CUstream_st *cudaStream_t;\n\n")
      << "namespace " << ns << " {\n";
-  for (const lower::Launch *k : entries)
-    os << "// kernel " << k->kernel << ": checks the tensors, binds shapes, launches on `stream`\n"
-       << launcherDecl(lower::cppName(k->kernel), LauncherSignature::of(*k), /*isInline=*/false) << ";\n";
+  for (const lower::Launch *k : entries) {
+    os << "// kernel " << k->kernel << ": checks the tensors, binds shapes, launches on `stream`\n";
+    // The one contract a caller cannot guess from the view's type: what a 4-bit view holds.
+    for (const lower::HostParam &p : k->params)
+      if (!p.scalar && (p.dtype == "TLC_I4" || p.dtype == "TLC_U4"))
+        os << "//   " << p.name << ": " << (p.dtype == "TLC_I4" ? "i4" : "u4")
+           << ", `data` its packed bytes (element 2c in the low nibble of byte c); shape and strides in\n"
+              "//   4-bit elements, the innermost extent and the other strides even\n";
+    os << launcherDecl(lower::cppName(k->kernel), LauncherSignature::of(*k), /*isInline=*/false) << ";\n";
+  }
   os << "}  // namespace " << ns << "\n\n"
         "extern \"C\" {\n"
         "#endif\n\n"

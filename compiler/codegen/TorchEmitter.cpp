@@ -58,6 +58,12 @@ ScalarTravel scalarTravel(const HostParam &p) {
 
 std::string viewName(const HostParam &p) { return generatedName(p.name + "_view"); }
 
+// The arguments of Call::view after the tensor: an i4/u4 parameter's dtype, whose tensor holds
+// the packed bytes (runtime/tlc/torch.h).
+std::string viewExtra(const HostParam &p) {
+  return p.dtype == "TLC_I4" || p.dtype == "TLC_U4" ? ", " + p.dtype : "";
+}
+
 // Schema alias sets of the written tensors: a, b, ... (then o26, o27, ...).
 std::string aliasSet(size_t i) { return i < 26 ? std::string(1, char('a' + i)) : "o" + std::to_string(i); }
 
@@ -125,7 +131,7 @@ private:
   void emitViews(const std::vector<const HostParam *> &tensors) {
     for (const HostParam *p : tensors)
       w.line("const tlc::TensorView " + viewName(*p) + " = " + generatedName("call") + ".view(\"" + cEscaped(p->name) +
-             "\", " + p->cpp + ");");
+             "\", " + p->cpp + viewExtra(*p) + ");");
   }
   void emitLaunch(const Launch &k, const std::string &name) {
     std::string args;
@@ -226,7 +232,7 @@ private:
       w.line("const at::Tensor " + o->cpp + " = " + generatedName("call") + ".empty(\"" + cEscaped(o->name) + "\", " +
              (shape.empty() ? "c10::IntArrayRef()" : "{" + shape + "}") + ", " + o->dtype + ");");
       w.line("const tlc::TensorView " + viewName(*o) + " = " + generatedName("call") + ".view(\"" + cEscaped(o->name) +
-             "\", " + o->cpp + ");");
+             "\", " + o->cpp + viewExtra(*o) + ");");
     }
     emitLaunch(k, name);
     w.line("return " + returned + ";");

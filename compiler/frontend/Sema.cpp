@@ -483,6 +483,7 @@ void Sema::checkTensorParam(TensorParamDecl *p) {
                                        std::to_string(kMaxShapeExtent) + ")")
           .hint("tensor shapes are i32; split the tensor or the kernel's work");
   }
+  checkPackedDecl(p);
   declare(p);
 }
 
@@ -542,6 +543,7 @@ void Sema::checkAlloc(AllocStmt *s) {
   }
   if (!b->type.isError() && !checkOnChipSize(b))
     b->type = Type::error();
+  checkPackedDecl(b);
   declare(b);
 }
 
@@ -783,6 +785,14 @@ void Sema::checkAssign(AssignStmt *s) {
     return;
   }
   auto *ix = cast<IndexExpr>(s->target);
+  if (auto *buf = dyn_cast_or_null<BufferLikeDecl>(lookup(ix->base->name)); buf && isPacked(buf->elemType)) {
+    ix->base->decl = buf;
+    diags.error(ix->getRange(), "not supported yet: writing single " + dtypeName(buf->elemType).str() +
+                                    " elements ('" + buf->getName().str() + "')")
+        .hint("two elements share a byte: compute the byte in a u8 buffer, e.g. "
+              "lo | (hi << 4), or write the tile with copy");
+    return;
+  }
   Type targetType = checkExpr(ix);
   if (targetType.isError() || !ix->base->decl)
     return;

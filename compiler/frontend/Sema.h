@@ -58,6 +58,9 @@ std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
 // counts (an origin of 0).
 bool multipleOf(const Expr *e, int64_t m);
 
+// i4 or u4: packed two per byte along the innermost dimension (SemaPacked.cpp).
+bool isPacked(DType t);
+
 // The source of `e` for quoting in a hint (`bx != 0`), parenthesised where an operator
 // would bind to it; a placeholder when it is too long to quote.
 std::string operandText(const Expr *e);
@@ -159,6 +162,13 @@ private:
   // The indices of a tile operand must be the same in every thread (outside parallel loops).
   void checkUniformRegion(const Expr *region, llvm::StringRef role);
   void checkNestedPipeline(ForStmt *s);
+
+  // Packed i4/u4 buffers (SemaPacked.cpp): an even innermost extent, regions that start and
+  // end on bytes (`innerExtent`: the region's innermost extent, when known), and the tile
+  // operators that take them (false: one was given to another, reported).
+  void checkPackedDecl(BufferLikeDecl *b);
+  bool checkPackedRegion(const Region &r, std::optional<int64_t> innerExtent, llvm::StringRef role);
+  bool checkPackedOperands(CallExpr *call);
 
   // Tile operators (SemaTileOps.cpp).
   void checkTileOp(CallExpr *call);

@@ -210,7 +210,21 @@ Type Sema::checkIndex(IndexExpr *e, ExprContext context) {
     }
     return Type::buffer();
   }
-  return context == ExprContext::TileOperand ? Type::buffer() : Type::scalar(buf->elemType);
+  if (context == ExprContext::TileOperand)
+    return Type::buffer();
+  // An i4/u4 element reads as the byte-wide integer that holds its value (docs/language.md 4.1).
+  if (isPacked(buf->elemType)) {
+    if (buf->scope == Scope::Fragment) {
+      diags.error(e->getRange(), "not supported yet: reading single elements of " +
+                                     dtypeName(buf->elemType).str() + " fragment '" + buf->getName().str() + "'")
+          .hint("unpack the fragment with dequant_i4, or copy it into a shared buffer and read that");
+      return Type::error();
+    }
+    if (buf->scope == Scope::Local)
+      return Type::scalar(buf->elemType); // rejected by code generation (docs/status.md)
+    return Type::scalar(buf->elemType == DType::I4 ? DType::I8 : DType::U8);
+  }
+  return Type::scalar(buf->elemType);
 }
 
 Type Sema::checkUnary(UnaryExpr *e) {

@@ -112,6 +112,7 @@ private:
   llvm::StringRef op() const { return call->callee; }
 
   void checkCopy(bool atomic);
+  void checkPackedCopy(const Region &src, const Region &dst);
   void checkGemm();
   void checkGemmShapes(BufferDecl *a, BufferDecl *b, BufferDecl *c, bool transA, bool transB);
   void checkReduce();
@@ -416,7 +417,31 @@ void TileOpChecker::checkCopy(bool atomic) {
                                                     : dst->buffer->elemType));
     return;
   }
-  checkSameTile(*src, *dst);
+  if (!checkSameTile(*src, *dst))
+    return;
+  checkPackedCopy(*src, *dst);
+}
+
+// A copy of i4/u4 tiles moves their bytes: both sides packed alike, each region starting and
+// ending on a byte.
+void TileOpChecker::checkPackedCopy(const Region &src, const Region &dst) {
+  DType s = src.buffer->elemType, d = dst.buffer->elemType;
+  if (!isPacked(s) && !isPacked(d))
+    return;
+  if (s != d) {
+    diags.error(call->getRange(), "copy cannot convert between " + dtypeName(s).str() + " and " +
+                                      dtypeName(d).str() + ": packed i4/u4 tiles are copied as they are")
+        .hint(isPacked(s) && isPacked(d) ? "declare both buffers with the same dtype"
+                                         : "dequant_i4 unpacks an i4 tile into f16 or bf16; element reads in a "
+                                           "parallel loop give any other type");
+    return;
+  }
+  auto inner = [](const Region &r, const Region &other) -> std::optional<int64_t> {
+    const Region &sized = r.originOnly ? other : r;
+    return sized.extents.empty() ? std::nullopt : sized.extents.back();
+  };
+  if (sema.checkPackedRegion(src, inner(src, dst), "copy's src"))
+    sema.checkPackedRegion(dst, inner(dst, src), "copy's dst");
 }
 
 void TileOpChecker::checkGemm() {
@@ -747,11 +772,14 @@ void TileOpChecker::checkDequantI4() {
     return;
   }
   auto named = [](BufferDecl *b) { return "'" + b->getName().str() + "' " + b->shape.str(); };
-  if (src->elemType != DType::U8 && src->elemType != DType::I8) {
-    diags.error(arg("src")->getRange(), "dequant_i4's src must be a u8 or i8 buffer of packed weights, but '" +
+  if (src->elemType != DType::U8 && src->elemType != DType::I8 && src->elemType != DType::I4) {
+    diags.error(arg("src")->getRange(), "dequant_i4's src must be an i4 buffer of the weights or a u8 or i8 "
+                                        "buffer of their bytes, but '" +
                                             src->getName() + "' is " + dtypeName(src->elemType))
         .note(src->getRange(), "'" + src->getName() + "' is declared here")
-        .hint("declare it u8: byte c holds weight 2c in its low nibble and weight 2c + 1 in its high nibble");
+        .hint(src->elemType == DType::U4 ? "dequant_i4 reads signed weights (two's complement); declare it i4"
+                                         : "declare it i4 (the shape of dst), or u8 with byte c holding weight 2c "
+                                           "in its low nibble and weight 2c + 1 in its high nibble");
     return;
   }
   if (dst->elemType != DType::F16 && dst->elemType != DType::BF16) {
@@ -779,6 +807,16 @@ void TileOpChecker::checkDequantI4() {
   std::optional<int64_t> srcRows = src->shape.constDim(0), bytes = src->shape.constDim(1);
   if (!rows || !cols || !srcRows || !bytes)
     return; // shared buffers have constant shapes; Sema reported otherwise
+  // An i4 src has dst's shape (its bytes are the u8 form's: ftg::Buffer::packed).
+  if (src->elemType == DType::I4) {
+    if (*srcRows != *rows || *bytes != *cols) {
+      diags.error(call->getRange(), "dequant_i4 unpacks i4 src " + named(src) + " into a tile of its shape, but dst is " +
+                                        named(dst))
+          .hint("an i4 src and its dst have the same shape [rows, columns]");
+      return;
+    }
+    bytes = *bytes / 2;
+  }
   if (*srcRows != *rows || *bytes * 2 != *cols) {
     diags.error(call->getRange(), "dequant_i4 unpacks two weights per byte: src " + named(src) +
                                       " needs dst [" + std::to_string(*srcRows) + ", " + std::to_string(*bytes * 2) +
@@ -983,7 +1021,7 @@ void TileOpChecker::run() {
     diags.error(call->calleeRange, "tile operator '" + op() + "' cannot be used inside a parallel loop")
         .hint("a parallel loop body runs per element; move " + op().str() + " outside the loop");
   }
-  if (!bind()) {
+  if (!bind() || !sema.checkPackedOperands(call)) {
     call->type = Type::error();
     // Still resolve the arguments so that misspelled names are reported too.
     for (const CallArg &a : call->args)

@@ -154,6 +154,8 @@ private:
     G.dst = g.bufferOf(G.store->base->decl);
     if (!G.src || G.src->scope != Scope::Global || !G.dst || G.dst->scope != Scope::Shared)
       return "the store is not of a global tensor's element into a shared tile";
+    if (G.src->packed)
+      return "'" + G.src->name + "' is " + dtypeName(*G.src->packed).str() + ": its elements are nibbles, not bytes to copy";
     if (zero && toSource(zero->target) != toSource(load->target))
       return "the two branches store to different elements";
     // The tile's element at the loop variables, every one of them: each stage of a prefetched

@@ -64,6 +64,13 @@ Buffer *Graph::addBuffer(const BufferLikeDecl *d) {
   b->dtype = d->elemType;
   for (size_t i = 0; i < d->shape.rank(); ++i)
     b->shape.push_back(d->shape.constDim(i));
+  if (d->elemType == DType::I4 || d->elemType == DType::U4) {
+    // Held as bytes (Buffer::packed); Sema made constant innermost extents even.
+    b->packed = d->elemType;
+    b->dtype = DType::U8;
+    if (!b->shape.empty() && b->shape.back())
+      *b->shape.back() /= 2;
+  }
   if (auto *tp = dyn_cast<TensorParamDecl>(d)) {
     b->isParam = true;
     b->isOut = tp->isOut;
@@ -131,6 +138,8 @@ private:
     if (!ix) {
       for (size_t i = 0; i < rank; ++i)
         op.region.extents[i] = buf->shape.constDim(i);
+      if (op.buffer->packed)
+        toBytes(op);
       return op;
     }
     op.region.originOnly = !ix->hasSlice();
@@ -146,7 +155,55 @@ private:
         op.region.extents[i] = *dim - (item.lo && item.lo->constant ? item.lo->constant->getInt() : 0);
       }
     }
+    if (op.buffer->packed)
+      toBytes(op);
     return op;
+  }
+
+  // A packed buffer's operand in bytes (Buffer::packed): the innermost extent and origin
+  // halved. Sema proved both even, so `lo / 2` is exact.
+  void toBytes(Operand &op) {
+    Region &r = op.region;
+    if (r.extents.empty())
+      return;
+    size_t last = r.extents.size() - 1;
+    if (r.extents[last])
+      *r.extents[last] /= 2;
+    if (const Expr *lo = r.origins[last])
+      r.origins[last] = halved(lo);
+  }
+
+  // `lo / 2` for an even `lo`, kept in the forms multipleOf and the lowering's vector checks
+  // read (a constant, a product with a constant, a sum of such): `k * 64` halves to `k * 32`.
+  // Anything else is the division itself.
+  const Expr *halved(const Expr *lo) {
+    if (lo->constant && lo->constant->isInt())
+      return intLiteral(lo, lo->constant->getInt() / 2);
+    if (auto *b = dyn_cast<BinaryExpr>(lo); b && b->type.isIntegral()) {
+      if (b->op == BinaryOp::Mul)
+        for (auto [c, x] : {std::pair{b->lhs, b->rhs}, std::pair{b->rhs, b->lhs}})
+          if (c->constant && c->constant->isInt() && c->constant->getInt() % 2 == 0)
+            return binary(lo, BinaryOp::Mul, x, intLiteral(c, c->constant->getInt() / 2));
+      if ((b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && multipleOf(b->lhs, 2) && multipleOf(b->rhs, 2))
+        return binary(lo, b->op, halved(b->lhs), halved(b->rhs));
+    }
+    return binary(lo, BinaryOp::Div, lo, intLiteral(lo, 2));
+  }
+
+  const Expr *intLiteral(const Expr *at, int64_t v) {
+    auto e = std::make_unique<IntLitExpr>(at->getRange(), v);
+    e->type = Type::intLiteral();
+    e->constant = ConstValue{v};
+    g.madeExprs.push_back(std::move(e));
+    return g.madeExprs.back().get();
+  }
+
+  const Expr *binary(const Expr *like, BinaryOp op, const Expr *l, const Expr *r) {
+    auto e = std::make_unique<BinaryExpr>(like->getRange(), op, const_cast<Expr *>(l), const_cast<Expr *>(r),
+                                          like->getRange());
+    e->type = like->type;
+    g.madeExprs.push_back(std::move(e));
+    return g.madeExprs.back().get();
   }
 
   void tileOp(const CallStmt *s, std::vector<std::unique_ptr<Node>> &out) {
@@ -391,6 +448,8 @@ std::string shapeStr(const Buffer &b) {
       s += ", ";
     s += b.shape[i] ? std::to_string(*b.shape[i])
                     : b.decl ? toSource(b.decl->shape.dims[i]) : "?";
+    if (!b.shape[i] && b.packed && i + 1 == b.shape.size())
+      s += " / 2"; // its bytes
   }
   return s + "]";
 }
@@ -556,6 +615,8 @@ void printGraph(const Graph &g, llvm::raw_ostream &os, bool inferred) {
   for (const auto &b : g.buffers) {
     os << "  buffer " << b->name << " : " << scopeName(b->scope) << " " << dtypeName(b->dtype)
        << shapeStr(*b);
+    if (b->packed)
+      os << " (bytes of " << dtypeName(*b->packed) << " " << b->decl->shape.str() << ")";
     if (b->isParam)
       os << (b->isOut ? " (out)" : " (in)");
     if (inferred) {

@@ -40,6 +40,13 @@ struct Buffer {
   std::vector<std::optional<int64_t>> shape; // nullopt: dynamic (tensors only)
   bool isParam = false;
   bool isOut = false;
+  // A buffer the kernel declared `i4`/`u4` (that dtype; nullopt for any other). The graph
+  // holds it as its bytes: `dtype` is u8 and the innermost extent is half the declared one
+  // (element 2c is the low nibble of byte c, 2c + 1 the high one), so that copies, layouts,
+  // pipelines and dequant_i4 move and address bytes and no pass needs a sub-byte rule. The
+  // operands' innermost origins and extents are halved to match (GraphBuilder::operand);
+  // element reads in scalar code extract the nibble (lower/ScalarExpr.cpp).
+  std::optional<DType> packed;
 
   // Filled by inference.
   std::optional<SharedLayout> shared;     // shared buffers
@@ -238,6 +245,9 @@ public:
 
   Buffer *bufferOf(const Decl *d) const { return byDecl.lookup(d); }
   Buffer *addBuffer(const BufferLikeDecl *d);
+  // Expressions the graph builder made (the byte origins `lo / 2` of packed operands), owned
+  // here because the AST is complete by then.
+  std::vector<std::unique_ptr<Expr>> madeExprs;
   // Visits every node, depth first, in program order.
   template <typename F> void walk(F &&f) { walkNodes(body, f); }
   template <typename F> void walk(F &&f) const {

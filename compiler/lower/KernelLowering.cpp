@@ -373,9 +373,9 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   K.pipelineStyle = g.target->pipelineStyle();
 
   for (auto &b : g.buffers)
-    if (b->scope != Scope::Fragment && (b->dtype == DType::I4 || b->dtype == DType::U4))
-      unsupported(b->decl->getRange(), "packed i4/u4 buffers in code generation (store them as "
-                                       "u8 and unpack with shifts)");
+    if (b->scope == Scope::Local && b->packed)
+      unsupported(b->decl->getRange(), "local i4/u4 buffers (use a local u8 buffer and unpack "
+                                       "with shifts)");
   // Device parameters: pointers and strides of tensors, then the run-time shape symbols.
   for (const TensorParamDecl *p : k.params) {
     std::string name = cppName(p->getName());
@@ -385,8 +385,12 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     }
     std::string T = std::string(p->isOut ? "" : "const ") + cppType(p->elemType);
     K.params.push_back({T + "* __restrict__", name, "static_cast<" + T + "*>(" + name + ".data)"});
+    // An i4/u4 tensor's view counts strides in its 4-bit elements (tlc/runtime.h); the kernel
+    // addresses its bytes (ftg::Buffer::packed), and the launcher checked the strides even.
+    bool packed = p->elemType == DType::I4 || p->elemType == DType::U4;
     for (size_t d = 0; d + 1 < p->shape.rank(); ++d)
-      K.params.push_back({"int64_t", strideName(p->getName(), d), name + ".strides[" + std::to_string(d) + "]"});
+      K.params.push_back({"int64_t", strideName(p->getName(), d),
+                          name + ".strides[" + std::to_string(d) + "]" + (packed ? " / 2" : "")});
   }
   for (const ShapeSymbolDecl *s : k.shapeSymbols)
     if (!s->constant) {

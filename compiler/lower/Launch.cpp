@@ -76,8 +76,11 @@ Launch describeLaunch(const ftg::Graph &g) {
     L.grid.push_back(hostExpr(e));
   for (const auto &b : g.buffers)
     if (b->scope != Scope::Global)
-      for (const std::optional<int64_t> &extent : b->shape)
-        L.headroom = std::max(L.headroom, extent.value_or(1));
+      for (size_t d = 0; d < b->shape.size(); ++d) {
+        // A packed buffer's indices count its 4-bit elements: twice its innermost bytes.
+        int64_t scale = b->packed && d + 1 == b->shape.size() ? 2 : 1;
+        L.headroom = std::max(L.headroom, b->shape[d].value_or(1) * scale);
+      }
   L.target = g.target->name().str();
   L.capability = g.target->computeCapability();
   L.hip = g.target->vendor() == target::Vendor::Amd;

@@ -59,7 +59,7 @@ std::vector<VectorRead> vectorSharedReads(const ftg::Graph &g, const ftg::Node &
   for (const infer::FragmentAccess &a : accesses) {
     const ftg::Buffer &b = *a.buffer;
     const IndexExpr *ix = a.expr;
-    if (a.isWrite || written.count(&b) || !b.shared || b.shared->isAnnotated() || b.shared->isSwizzled() ||
+    if (a.isWrite || written.count(&b) || !b.shared || b.packed || b.shared->isAnnotated() || b.shared->isSwizzled() ||
         b.shared->isPanelled() || b.shared->elemBits < 8 || ix->indices.size() != b.shape.size() ||
         !isVar(ix->indices.back().lo, colVar) || !b.shape.back() || *b.shape.back() < l.cols)
       continue;

@@ -342,6 +342,9 @@ bool KernelLowering::computeNonNegative(const Expr *e) {
 std::string KernelLowering::dimExpr(const ftg::Buffer &b, size_t d) {
   if (d < b.shape.size() && b.shape[d])
     return std::to_string(*b.shape[d]);
+  // A packed tensor's innermost dimension counts bytes (ftg::Buffer::packed).
+  if (b.packed && d + 1 == b.shape.size())
+    return "(" + expr(b.decl->shape.dims[d]) + " / 2)";
   return expr(b.decl->shape.dims[d]);
 }
 
@@ -371,6 +374,17 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
   if (!b) {
     unsupported(ix->getRange(), "indexing this value");
     return "0";
+  }
+  // An i4/u4 element (Sema allows reads only, of tensors and shared buffers): its nibble of
+  // byte j / 2 (ftg::Buffer::packed), sign-extended for i4, as the i8/u8 Sema typed it.
+  if (b->packed && (b->scope == Scope::Global || b->scope == Scope::Shared) && !idx.empty()) {
+    std::string j = idx.back();
+    idx.back() = "((" + j + ") >> 1)";
+    std::string byte = b->scope == Scope::Global ? bufferName(*b) + "[" + globalOffset(*b, idx) + "]"
+                                                 : elementAt(*this, *b, idx);
+    bool i4 = *b->packed == DType::I4;
+    return std::string("static_cast<") + (i4 ? "int8_t" : "uint8_t") + ">(tl::extract_int4<" +
+           (i4 ? "true" : "false") + ">(" + byte + ", (" + j + ") & 1))";
   }
   switch (b->scope) {
   case Scope::Global:

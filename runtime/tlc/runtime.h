@@ -210,6 +210,24 @@ inline Status tensor(const char *kernel, const char *param, const TensorView *t,
   return Status::ok();
 }
 
+// An i4/u4 tensor (packed two per byte along its innermost dimension, element 2c in the low
+// nibble of byte c): the kernel moves whole bytes, so its innermost extent and every other
+// stride (counted in 4-bit elements, as all of a view's strides) must be even.
+inline Status packed(const char *kernel, const char *param, const TensorView &t) {
+  if (t.rank < 1 || isEmpty(t))
+    return Status::ok();
+  if (t.shape[t.rank - 1] % 2 != 0)
+    return fail(kernel, param, std::string("is ") + dtypeName(t.dtype) + " (packed two per byte) but its "
+                                   "innermost extent " + std::to_string(t.shape[t.rank - 1]) +
+                                   " is odd (shape " + shapeStr(t) + ")");
+  for (int i = 0; i + 1 < t.rank; ++i)
+    if (t.shape[i] > 1 && t.strides[i] % 2 != 0)
+      return fail(kernel, param, std::string("is ") + dtypeName(t.dtype) + " (packed two per byte) but "
+                                     "dimension " + std::to_string(i) + " has the odd stride " +
+                                     std::to_string(t.strides[i]) + " (rows must start on a byte)");
+  return Status::ok();
+}
+
 // An output: every element has its own address, so that no two threads write one location
 // (a zero, negative or overlapping stride would race). Strides sorted by size must each step
 // over the whole extent of the previous one.

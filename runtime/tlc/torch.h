@@ -76,18 +76,28 @@ public:
 
   // `t` as the launcher sees it. The rank goes in as it is: the launcher rejects one above
   // TLC_MAX_RANK before it reads the shape, of which only the first TLC_MAX_RANK are copied.
-  TensorView view(const char *param, const at::Tensor &t) const {
+  // An i4/u4 parameter (`packed` its tlc dtype) takes the packed bytes, a uint8 or int8 tensor
+  // [..., K / 2]: its view is the logical [..., K] tensor, strides counted in 4-bit elements
+  // (tlc/runtime.h), so the innermost extent and the other strides double.
+  TensorView view(const char *param, const at::Tensor &t, int32_t packed = -1) const {
     TORCH_CHECK(t.device() == device_, kernel_, ": parameter '", param, "' is on ", t.device(),
                 " but '", firstParam_, "' is on ", device_, " (every tensor must be on the same CUDA device)");
     TensorView v{};
     v.dtype = dtypeOf(t.scalar_type());
     TORCH_CHECK(v.dtype >= 0, kernel_, ": parameter '", param, "' has dtype ", t.scalar_type(),
                 ", which no tlc kernel parameter takes");
+    if (packed >= 0) {
+      TORCH_CHECK(v.dtype == TLC_U8 || v.dtype == TLC_I8, kernel_, ": parameter '", param, "' is ",
+                  dtypeName(packed), ": pass its packed bytes as a uint8 or int8 tensor [..., K / 2], got ",
+                  t.scalar_type());
+      v.dtype = packed;
+    }
     v.data = t.data_ptr();
     v.rank = static_cast<int32_t>(t.dim());
     for (int64_t i = 0; i < t.dim() && i < TLC_MAX_RANK; ++i) {
-      v.shape[i] = t.size(i);
-      v.strides[i] = t.stride(i);
+      const bool inner = i + 1 == t.dim();
+      v.shape[i] = packed >= 0 && inner ? t.size(i) * 2 : t.size(i);
+      v.strides[i] = packed >= 0 && !(inner && t.stride(i) == 1) ? t.stride(i) * 2 : t.stride(i);
     }
     return v;
   }
@@ -104,7 +114,15 @@ public:
   // An uninitialized output of tlc dtype `dtype` on the call's device, from the caching
   // allocator (capture-safe). A negative extent (inputs the launcher will reject) becomes 0,
   // so that the launcher, not the allocator, reports the problem.
+  // An i4/u4 output is allocated as its packed bytes, uint8 [..., K / 2] (see view()).
   at::Tensor empty(const char *param, c10::IntArrayRef shape, int32_t dtype) const {
+    if (dtype == TLC_I4 || dtype == TLC_U4) {
+      TORCH_CHECK(!shape.empty() && shape.back() % 2 == 0, kernel_, ": output '", param, "' is ", dtypeName(dtype),
+                  " (packed two per byte) and needs an even innermost extent, got ", shape);
+      std::vector<int64_t> bytes(shape.begin(), shape.end());
+      bytes.back() /= 2;
+      return empty(param, bytes, TLC_U8);
+    }
     std::optional<c10::ScalarType> type = scalarTypeOf(dtype);
     TORCH_CHECK(type.has_value(), kernel_, ": output '", param, "' is ", dtypeName(dtype),
                 ", which has no torch dtype in this PyTorch; pass the output to the op that takes it");

@@ -2,7 +2,8 @@
 # --emit=torch: the PyTorch extension of a shape dispatch (gemm_auto), a sample with a
 # compile-time-only output shape (softmax), flash attention, and the kernels of
 # tests/lit/driver/emit-torch.tl (every scalar type, two outputs, a Python keyword as a name,
-# no allocating op) compiles with nvcc against the installed PyTorch's headers, with the flags
+# no allocating op) and of tests/lit/driver/emit-torch-packed.tl (i4/u4 tensors as their packed
+# bytes) compiles with nvcc against the installed PyTorch's headers, with the flags
 # torch.utils.cpp_extension passes (the CUDA half/bfloat16 operators and conversions off), and
 # warns about nothing in tlc's code. Compile only: no GPU and no CUDA build of torch needed
 # (a CPU-only libtorch's headers are enough; tests/compile/torch_shim supplies the one header
@@ -20,7 +21,8 @@ done
 [ -n "$includes" ] || { echo "SKIP: no python3 with torch (torch.utils.cpp_extension)"; exit 77; }
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 "$tlc" --emit=torch --namespace kern "$src/samples/gemm_auto.tl" "$src/samples/softmax.tl" \
-  "$src/samples/flash_attention.tl" "$src/tests/lit/driver/emit-torch.tl" -o ext.cu
+  "$src/samples/flash_attention.tl" "$src/tests/lit/driver/emit-torch.tl" \
+  "$src/tests/lit/driver/emit-torch-packed.tl" -o ext.cu
 set --
 shim="$src/tests/compile/torch_shim"
 for dir in $includes; do

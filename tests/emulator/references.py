@@ -359,6 +359,18 @@ def dequant_gemm_w4a16(t, p):
     return {"C": C}
 
 
+def packed_i4(t, p):
+    """tests/gpu/ops/packed_i4.tl: B i4 [N, K] (loaded as its values); W and W2 its values in
+    f16/bf16 (exact), E = 16 * q + q (a shared and a global read), Bc the tensor again."""
+    B, _ = t["B"]
+    return {"W": list(B), "W2": list(B), "E": [17.0 * q for q in B], "Bc": list(B)}
+
+
+def packed_u4(t, p):
+    Q, _ = t["Q"]
+    return {"E": [17.0 * q for q in Q], "Qc": list(Q)}
+
+
 def moe_align(T, E, topk, block_M, seed, absent=()):
     """vLLM's moe_align_block_size for a seeded random routing (topk distinct experts per
     token): (SortedIds, ExpertIds, NumPostPadded) as lists, SortedIds of vLLM's worst-case

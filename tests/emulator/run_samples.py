@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # |got - want| <= atol + rtol * |want|: the output dtype's rounding plus the kernels' f32
 # accumulation and approximate exp2/rsqrt.
 # Integer outputs (positions) must match exactly.
-TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3), "i32": (0, 0)}
+TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3), "i32": (0, 0), "i4": (0, 0),
+             "u4": (0, 0)}
 # The attention backward's f32 dQ_accum sums products of dS rounded to f16 (the gemm's
 # operand): f16's tolerance. A reference parameter "tolerance" replaces TOLERANCE for a case.
 BWD_TOLERANCE = dict(TOLERANCE, f32=TOLERANCE["f16"])
@@ -58,6 +59,15 @@ CASES = {
     # A copy between fragments of different layouts (through shared memory).
     "fragment_convert": ("../tests/gpu/ops/fragment_convert.tl", "fragment_convert", [], ref.fragment_convert, {},
                          [dict(M=64, K=32), dict(M=100, K=72)]),
+    # Packed i4/u4 tensors (tests/gpu/ops/packed_i4.tl, packed_u4.tl): copies of their bytes through shared
+    # memory (pipelined) and fragments, dequant_i4 of an i4 tile in both, element reads. Rows
+    # past N, K off block_K, rows of an odd number of bytes (K = 54) and 16-byte rows (K = 128).
+    "packed_i4": ("../tests/gpu/ops/packed_i4.tl", "packed_i4", [], ref.packed_i4, {},
+                  [dict(N=45, K=150), dict(N=32, K=128), dict(N=7, K=54)]),
+    "packed_i4_bf16": ("../tests/gpu/ops/packed_i4.tl", "packed_i4", ["dtype=bf16", "stages=3"], ref.packed_i4, {},
+                       [dict(N=40, K=200)]),
+    "packed_u4": ("../tests/gpu/ops/packed_u4.tl", "packed_u4", ["dtype=bf16"], ref.packed_u4, {},
+                  [dict(N=45, K=150), dict(N=64, K=64)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element
@@ -369,6 +379,10 @@ def load(directory, t, target="sm_80"):
         values = struct.unpack("<%di" % (len(raw) // 4), raw)
     elif dtype in ("u8", "i8"):
         values = struct.unpack("<%d%s" % (len(raw), "B" if dtype == "u8" else "b"), raw)
+    elif dtype in ("i4", "u4"):
+        # Two per byte along the innermost dimension, element 2c in the low nibble of byte c.
+        nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
+        values = [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
     else:
         raise SystemExit("run_samples.py: no loader for dtype " + dtype)
     return [float(v) for v in values], tuple(t["shape"])

@@ -71,11 +71,34 @@ class TensorView(ctypes.Structure):
 
     @classmethod
     def of(cls, tensor) -> "TensorView":
-        """A view of a torch tensor (or anything with data_ptr(), dtype, shape, stride())."""
+        """A view of a torch tensor (or anything with data_ptr(), dtype, shape, stride()). A
+        tensor of packed i4/u4 bytes (mark_packed) gives the logical view: torch has no 4-bit
+        dtype, so the bytes travel as uint8 [..., K / 2] and the view is [..., K], strides in
+        4-bit elements (tlc/runtime.h): the innermost extent and the other strides doubled."""
+        packed = getattr(tensor, PACKED_ATTR, None)
         name = TORCH_DTYPES.get(str(tensor.dtype))
         if name is None:
             raise ValueError(f"no tlc dtype for {tensor.dtype}")
-        return cls.make(tensor.data_ptr(), name, tuple(tensor.shape), tuple(tensor.stride()))
+        shape, strides = list(tensor.shape), list(tensor.stride())
+        if packed is not None and name in ("u8", "i8") and shape:
+            name = packed
+            shape[-1] *= 2
+            strides = [st if i == len(strides) - 1 and st == 1 else 2 * st for i, st in enumerate(strides)]
+        return cls.make(tensor.data_ptr(), name, tuple(shape), tuple(strides))
+
+
+# The attribute mark_packed sets on a torch tensor of packed 4-bit bytes.
+PACKED_ATTR = "_tlc_packed"
+
+
+def mark_packed(tensor, dtype: str):
+    """Marks a uint8 tensor [..., K / 2] as the bytes of an i4/u4 tensor [..., K] (element 2c in
+    the low nibble of byte c) for TensorView.of; returns it. Tensors derived from it (copies,
+    views) are plain bytes again."""
+    if dtype not in ("i4", "u4"):
+        raise ValueError(f"mark_packed: '{dtype}' is not a packed dtype")
+    setattr(tensor, PACKED_ATTR, dtype)
+    return tensor
 
 
 # ---- Prototype check --------------------------------------------------------------------------

@@ -268,6 +268,10 @@ KERNELS.update({
                                ("B", "R", "L", "dim"), ("dtype", "page", "npages", "dim")),
     "gather_rows": _op_kernel("gather_rows", _tensors("X", "Rows", "W", "out:C"), ("R", "M", "N", "K"),
                               ("dtype",)),
+    # Packed 4-bit tensors (the bytes travel as uint8 [N, K / 2], problems.PackedI4Problem).
+    "packed_i4": _op_kernel("packed_i4", _tensors("B", "out:W", "out:W2", "out:E", "out:Bc"), ("N", "K"),
+                            ("dtype",)),
+    "packed_u4": _op_kernel("packed_u4", _tensors("Q", "out:E", "out:Qc"), ("N", "K"), ("dtype",)),
     "annotated_copy": _op_kernel("annotated_copy", _tensors("X", "out:Y", "out:Z", "out:W"), ("M", "N"),
                                  ("dtype",)),
     "gemm_annotated": _op_kernel("gemm_annotated", _tensors("A", "B", "out:C"), ("M", "N", "K"),
@@ -1141,6 +1145,24 @@ def _add_gather_rows(t: _Tables) -> None:
     t.add(Build("gather_rows_f16_s4", "gather_rows", {"dtype": "f16", "stages": "4"}), shapes[:3])
 
 
+# ---- tests/gpu/ops/packed_i4.tl, packed_u4.tl: i4/u4 tensors as first-class dtypes (issue 12) ---
+# Byte copies (16-byte cp.async into a pipelined shared tile, vectors into fragments and back),
+# dequant_i4 of an i4 tile in shared memory and in registers, sign- and zero-extended element
+# reads; exact (tolerance 0). Names start with packed_, so `--only '^packed_'` selects these.
+# (N, K): rows past a tile; K off block_K with rows of an odd number of bytes (K = 150, 54: the
+# element-by-element instantiation); K a multiple of 32 (16-byte rows); a big one.
+PACKED_SHAPES = [(45, 150), (32, 128), (7, 54), (1000, 4096), (513, 2050)]
+
+
+def _add_packed(t: _Tables) -> None:
+    shapes = [(f"n{n}k{k}", {"N": n, "K": k}) for n, k in PACKED_SHAPES]
+    t.add(Build("packed_i4_f16", "packed_i4", {"dtype": "f16"}), shapes, 0.0)
+    t.add(Build("packed_i4_bf16_s3", "packed_i4", {"dtype": "bf16", "stages": "3", "block_K": "128"}), shapes, 0.0)
+    t.add(Build("packed_i4_f16_sm80", "packed_i4", {"dtype": "f16"}, target="sm_80"), shapes, 0.0)
+    t.add(Build("packed_u4_f16", "packed_u4", {"dtype": "f16"}), shapes, 0.0)
+    t.add(Build("packed_u4_bf16", "packed_u4", {"dtype": "bf16"}), shapes[:3], 0.0)
+
+
 # ResNet-50's convolutions at batch 32: (build, N, H, W, C, F).
 CONV_BENCH_SHAPES = [("conv_3x3s1_f16", 32, 56, 56, 64, 64), ("conv_3x3s1_f16", 32, 28, 28, 128, 128),
                      ("conv_3x3s1_f16", 32, 14, 14, 256, 256), ("conv_3x3s1_f16", 32, 7, 7, 512, 512),
@@ -1430,7 +1452,7 @@ def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv,
+                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv,
                 _add_attention_bwd, _add_gated_delta):
         add(t)
     return t.builds, t.cases

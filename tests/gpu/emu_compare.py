@@ -44,7 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # of the dtype, since both compute the same program and differ only in rounding (f32 sums in
 # another order, ex2.approx / rsqrt.approx against the host's exp2f / 1/sqrtf).
 TOLERANCE = {"f16": (2e-3, 4e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-4, 1e-4), "f64": (1e-9, 1e-9)}
-EXACT_DTYPES = {"i8", "u8", "i16", "i32", "u32", "i64", "bool"}
+EXACT_DTYPES = {"i4", "u4", "i8", "u8", "i16", "i32", "u32", "i64", "bool"}
 
 _STRUCT = {"f16": "e", "f32": "f", "f64": "d", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "u32": "I",
            "i64": "q", "bool": "?"}
@@ -59,6 +59,10 @@ def decode(raw: bytes, dtype: str) -> list:
     if dtype == "bf16":
         return [struct.unpack("<f", struct.pack("<I", h << 16))[0]
                 for h in struct.unpack("<%dH" % (len(raw) // 2), raw)]
+    if dtype in ("i4", "u4"):
+        # Two per byte, element 2c in the low nibble of byte c (docs/language.md 4.1).
+        nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
+        return [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
     if dtype not in _STRUCT:
         raise ValueError("emu_compare: no decoder for dtype " + dtype)
     n = len(raw) // _SIZE[dtype]

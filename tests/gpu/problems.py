@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from abi import mark_packed
 from cases import REDUCE_OPS, Build
 
 TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
@@ -71,6 +72,9 @@ class Problem:
     # (cases.KernelSpec.then): poisoned like the others, but the reference does not give them
     # (they are not compared) and min_bytes does not count them.
     scratch = ()
+    # Tensors that hold the bytes of packed i4/u4 tensors (name -> tlc dtype): uint8
+    # [..., K / 2], marked by abi.mark_packed so that their views are the logical [..., K].
+    packed: dict = {}
     # True for kernels that sum with float atomics (in an order that changes from run to run)
     # into outputs they clear themselves: their error may move by rounding between runs.
     float_atomics = False
@@ -1487,6 +1491,70 @@ class GatherRowsProblem(Problem):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
 
 
+class PackedI4Problem(Problem):
+    """tests/gpu/ops/packed_i4.tl, kernel packed_i4: B i4 [N, K] (torch has no 4-bit dtype: its
+    bytes, uint8 [N, K / 2], element 2c in the low nibble of byte c, marked for the runner's
+    views by abi.mark_packed); W and W2 its values in dtype (exact), E = 17 q (a shared and a
+    global element read: 16 q + q), Bc the bytes again."""
+    bound = "memory"
+    packed = {"B": "i4", "Bc": "i4"}
+
+    def tensor_shapes(self, shape):
+        n, k = shape["N"], shape["K"]
+        if k % 2:
+            raise ValueError(f"K = {k}: packed 4-bit rows need an even K")
+        return {"B": (n, k // 2), "Bc": (n, k // 2), "W": (n, k), "W2": (n, k), "E": (n, k)}
+
+    def tensor_dtype(self, name):
+        return torch.uint8 if name in self.packed else torch.float32 if name == "E" else self.dtype
+
+    def _random(self, name, shape, gen):
+        if name in self.packed:
+            return mark_packed(torch.randint(0, 256, shape, generator=gen, device=gen.device, dtype=torch.uint8),
+                               self.packed[name])
+        return super()._random(name, shape, gen)
+
+    def outputs(self, shape, device="cuda"):
+        out = super().outputs(shape, device)
+        for name, t in out.items():
+            if name in self.packed:
+                mark_packed(t, self.packed[name])
+        return out
+
+    @staticmethod
+    def values(packed: torch.Tensor, signed: bool) -> torch.Tensor:
+        """The [.., K] int32 values of packed bytes [.., K / 2]."""
+        nibbles = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(*packed.shape[:-1], -1).to(torch.int32)
+        return (nibbles ^ 8) - 8 if signed else nibbles
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q = self.values(inputs["B"], True).to(ref)
+        return {"W": q, "W2": q, "E": 17 * q, "Bc": inputs["B"].to(ref)}
+
+    def flops(self, shape):
+        return 4.0 * shape["N"] * shape["K"]
+
+
+class PackedU4Problem(PackedI4Problem):
+    """tests/gpu/ops/packed_i4.tl, kernel packed_u4: Q u4 [N, K] (its bytes, as packed_i4's B);
+    E = 17 q in dtype with q zero-extended, Qc the bytes again."""
+    packed = {"Q": "u4", "Qc": "u4"}
+
+    def tensor_dtype(self, name):
+        return torch.uint8 if name in self.packed else self.dtype
+
+    def tensor_shapes(self, shape):
+        n, k = shape["N"], shape["K"]
+        if k % 2:
+            raise ValueError(f"K = {k}: packed 4-bit rows need an even K")
+        return {"Q": (n, k // 2), "Qc": (n, k // 2), "E": (n, k)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        return {"E": 17 * self.values(inputs["Q"], False).to(ref), "Qc": inputs["Q"].to(ref)}
+
+
 class FusedMoeProblem(Problem):
     """samples/fused_moe.tl: slot s = t * topk + j (token t's j-th expert e) gets
     C[s, :] = X[t, :] @ W[e]^T, times TopkWeights[t, j] when mul_routed_weight, through the
@@ -1669,6 +1737,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
+            "packed_i4": PackedI4Problem, "packed_u4": PackedU4Problem,
             "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem,
             "attention_fwd_lse": AttentionFwdLseProblem, "gated_delta": GatedDeltaProblem, "attention_bwd": AttentionBwdProblem}
 

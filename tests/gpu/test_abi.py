@@ -68,6 +68,21 @@ class Views(unittest.TestCase):
         self.assertEqual(list(v.strides[:3]), [15, 5, 1])
         self.assertEqual(list(v.shape[3:]), [0] * 5)
 
+    def test_view_of_packed_bytes(self):
+        # uint8 [4, 3, 8] bytes of an i4 [4, 3, 16] tensor, rows padded to 10 bytes: the view
+        # counts 4-bit elements.
+        t = abi.mark_packed(FakeTensor(0x100, "torch.uint8", (4, 3, 8), (30, 10, 1)), "i4")
+        v = TensorView.of(t)
+        self.assertEqual((v.dtype, v.rank), (abi.DTYPE_CODES["i4"], 3))
+        self.assertEqual(list(v.shape[:3]), [4, 3, 16])
+        self.assertEqual(list(v.strides[:3]), [60, 20, 1])
+        # A strided innermost dimension stays visible (doubled) for the launcher to reject.
+        u = TensorView.of(abi.mark_packed(FakeTensor(0x100, "torch.uint8", (2, 4), (8, 2)), "u4"))
+        self.assertEqual((u.dtype, list(u.shape[:2]), list(u.strides[:2])),
+                         (abi.DTYPE_CODES["u4"], [2, 8], [16, 4]))
+        with self.assertRaisesRegex(ValueError, "not a packed dtype"):
+            abi.mark_packed(FakeTensor(1, "torch.uint8", (2,), (1,)), "u8")
+
     def test_rejects_what_the_struct_cannot_hold(self):
         with self.assertRaisesRegex(ValueError, "no tlc dtype"):
             TensorView.of(FakeTensor(1, "torch.complex64", (1,), (1,)))
@@ -330,6 +345,68 @@ class NaiveGemmContract(unittest.TestCase):
         from build import run_job
         self.assertTrue(self.job.up_to_date())
         self.assertTrue(run_job(self.job, timeout_s=300).reused)
+
+
+TLC = os.path.join(ROOT, "build", "bin", "tlc")
+
+
+@unittest.skipUnless(NVCC and os.access(TLC, os.X_OK), "no nvcc or no build/bin/tlc")
+class PackedContract(unittest.TestCase):
+    """tlc's launcher of a u4 kernel (tests/gpu/ops/packed_u4.tl) takes the logical view of the
+    packed bytes (strides in 4-bit elements) and rejects an odd innermost extent or an odd row
+    stride before touching the GPU; abi.mark_packed makes that view of a byte tensor."""
+
+    @classmethod
+    def setUpClass(cls):
+        from build import make_job, run_job
+        cls.tmp = tempfile.TemporaryDirectory()
+        bundle = cls.tmp.name
+        shutil.copytree(os.path.join(ROOT, "runtime"), os.path.join(bundle, "runtime"))
+        shutil.copytree(os.path.join(ROOT, "stdlib"), os.path.join(bundle, "stdlib"))
+        subprocess.run([TLC, os.path.join(ROOT, "tests", "gpu", "ops", "packed_u4.tl"), "--target", "sm_90a",
+                        "-o", os.path.join(bundle, "packed_u4.cu")], check=True)
+        job = make_job("packed_u4", bundle, os.path.join(bundle, "build"), "sm_90a", NVCC, ())
+        result = run_job(job, timeout_s=300)
+        if not result.ok:
+            raise AssertionError(result.log)
+        cls.entry = abi.load_entry(job.so, cases.KERNELS["packed_u4"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def expect_rejected(self, views, pattern):
+        status = self.entry(views)
+        self.assertEqual(status.code, abi.TLC_ERROR_INVALID_ARGUMENT, status.message)
+        self.assertRegex(status.message, pattern)
+
+    def test_rejections(self):
+        def views(q, qc=("u4", (4, 8), (8, 1))):
+            return [TensorView.make(0x1000, *q), TensorView.make(0x2000, "f16", (4, 8), (8, 1)),
+                    TensorView.make(0x3000, *qc)]
+        self.expect_rejected(views(("u4", (4, 7), (8, 1)), ("u4", (4, 7), (8, 1))),
+                             r"packed_u4: parameter 'Q' is u4 \(packed two per byte\) but its innermost "
+                             r"extent 7 is odd \(shape \[4, 7\]\)")
+        self.expect_rejected(views(("u4", (4, 8), (9, 1))),
+                             r"parameter 'Q' is u4 \(packed two per byte\) but dimension 0 has the odd "
+                             r"stride 9 \(rows must start on a byte\)")
+        self.expect_rejected(views(("u8", (4, 8), (8, 1))), r"parameter 'Q' must be u4, got u8")
+
+    def test_marked_bytes_give_the_logical_view(self):
+        class Bytes:   # a uint8 [4, 4] tensor as far as TensorView.of looks
+            dtype, shape = "torch.uint8", (4, 4)
+
+            def data_ptr(self):
+                return 0x1000
+
+            def stride(self):
+                return (4, 1)
+        v = TensorView.of(abi.mark_packed(Bytes(), "u4"))
+        self.assertEqual((v.dtype, list(v.shape[:2]), list(v.strides[:2])), (abi.DTYPE_CODES["u4"], [4, 8], [8, 1]))
+        # The view passes the launcher's checks: what fails is the output E's shape, checked later.
+        self.expect_rejected([v, TensorView.make(0x2000, "f16", (5, 8), (8, 1)),
+                              TensorView.make(0x3000, "u4", (4, 8), (8, 1))],
+                             r"shape symbol 'N' is 4 but dimension 0 of 'E' is 5")
 
 
 if __name__ == "__main__":

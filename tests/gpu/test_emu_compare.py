@@ -34,7 +34,14 @@ class DecodeTest(unittest.TestCase):
 
     def test_unknown_dtype(self):
         with self.assertRaises(ValueError):
-            ec.decode(b"\x00", "i4")
+            ec.decode(b"\x00", "c64")
+
+    def test_packed_nibbles(self):
+        # Element 2c in the low nibble of byte c; i4 sign-extended.
+        self.assertEqual(ec.decode(b"\x8f\x71", "i4"), [-1, -8, 1, 7])
+        self.assertEqual(ec.decode(b"\x8f\x71", "u4"), [15, 8, 1, 7])
+        self.assertTrue(ec.compare([1, 2], [1, 2], "i4")["ok"])
+        self.assertFalse(ec.compare([1, 2], [1, 3], "u4")["ok"])
 
 
 class CompareTest(unittest.TestCase):

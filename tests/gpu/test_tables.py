@@ -417,7 +417,7 @@ class OperatorCoverage(unittest.TestCase):
             self.assertTrue([c for c in cs if c.build == name])
 
     def test_prefixes_select_the_operator_cases(self):
-        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe|vs|bwd|gdn)_")
+        builds, _, _ = cases.select(self.builds, self.cases, [], r"^(ops|mla|w4a16|auto|sparse|mem|sink|decode|conv|gather|ovl|moe|vs|bwd|gdn|packed)_")
         # Issue 3's builds of these families; the one-pass row kernels' softmax and RMSNorm
         # builds (issue 12) are mem_ ones.
         issue3 = {"gemm", "attention", "softmax", "rmsnorm"}

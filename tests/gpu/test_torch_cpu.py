@@ -177,7 +177,7 @@ class EveryFamily(unittest.TestCase):
                 checks = {n: (int(r), d.lower()) for n, r, d in _TENSOR_CHECK.findall(cu)}
                 p = problems.problem_for(b)
                 shapes = p.tensor_shapes(case.shape)
-                want = {n: (len(s), TORCH_DTYPES[str(p.tensor_dtype(n))])
+                want = {n: (len(s), p.packed.get(n) or TORCH_DTYPES[str(p.tensor_dtype(n))])
                         for n, s in shapes.items()}
                 self.assertEqual(checks, want)
 

@@ -123,3 +123,40 @@ TEST_CASE("instruction selection: global-to-shared tiles use 16-byte cp.async",
   CHECK(k.copyInto("B_s").instr == ftg::CopyInstr::CpAsync16);
   CHECK(k.copyInto("A_s").copyVector == 8); // 16 bytes of f16
 }
+
+TEST_CASE("packed i4 buffers are held as their bytes, origins halved", "[infer][packed]") {
+  test::InferredKernel k(R"(
+kernel k(B: i4[N, K], Bc: out i4[N, K]) grid(ceildiv(N, 32)) threads(128) as (bx) {
+  B_s = shared i4[32, 64];
+  for t in pipelined(ceildiv(K, 64), stages = 2) {
+    copy(B[bx * 32, t * 64], B_s);
+    copy(B_s, Bc[bx * 32, t * 64 + 64]);
+  }
+}
+)");
+  ftg::Buffer &tile = k.buffer("B_s");
+  REQUIRE(tile.packed);
+  CHECK(*tile.packed == DType::I4);
+  CHECK(tile.dtype == DType::U8);
+  CHECK(tile.shape == std::vector<std::optional<int64_t>>{32, 32});
+  CHECK(tile.bytes() == 32 * 32);
+  ftg::Buffer &tensor = k.buffer("B");
+  CHECK(tensor.packed);
+  CHECK(tensor.shape == std::vector<std::optional<int64_t>>{std::nullopt, std::nullopt});
+  // The byte origins, in the forms the vector checks read: t * 64 -> t * 32, + 64 -> + 32.
+  std::vector<std::string> origins;
+  k.g->walk([&](const ftg::Node &n) {
+    if (n.kind == ftg::NodeKind::Copy)
+      for (const ftg::Operand *o : {&n.inputs[0], &n.outputs[0]})
+        if (o->buffer->scope == Scope::Global)
+          origins.push_back(toSource(o->region.origins.back()));
+  });
+  CHECK(origins == std::vector<std::string>{"t * 32", "t * 32 + 32"});
+  // The prefetched copy of bytes is a 16-byte cp.async.
+  bool cpAsync = false;
+  k.g->walk([&](const ftg::Node &n) {
+    if (n.kind == ftg::NodeKind::Copy && n.outputs[0].buffer == &tile)
+      cpAsync = n.instr == ftg::CopyInstr::CpAsync16;
+  });
+  CHECK(cpAsync);
+}

@@ -415,6 +415,20 @@ TEST_CASE("mixed operand types promote", "[sema][types]") {
   CHECK(a.typeOf("r") == "bf16");
 }
 
+TEST_CASE("packed i4/u4 elements read as the byte-wide integer of their sign", "[sema][types]") {
+  Frontend fe(kernelWith("S_s = shared u4[4, 8];\n"
+                         "for i in parallel(4) { let q = Q[i, 1]; let s = S_s[i, 3]; let w = Q[i, 0] * 2; }",
+                         "Q: i4[M, 64]"));
+  INFO(fe.messages());
+  REQUIRE(fe.analyze());
+  CHECK(let(fe, "q").type.str() == "i8");
+  CHECK(let(fe, "s").type.str() == "u8");
+  CHECK(let(fe, "w").type.str() == "i8");
+  CHECK(isPacked(DType::I4));
+  CHECK(isPacked(DType::U4));
+  CHECK_FALSE(isPacked(DType::U8));
+}
+
 TEST_CASE("implicit conversions", "[sema][types]") {
   // Any numeric value stores into any numeric buffer.
   accepts("for i in parallel(4) { L_l[i] = A[i, 0]; Ci[i] = scale; C[i, 0] = Ci[i]; }");
