@@ -16,13 +16,11 @@ import argparse
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mutate import ERROR_LINE, limit_cpu  # noqa: E402
+from mutate import exit_rules, run_limited  # noqa: E402
 
 TARGETS = ["sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a", "gfx940", "gfx942"]
 HEADER = re.compile(r"\bkernel\s+(\w+)\s*<(.*?)>\s*\(", re.S)
@@ -79,22 +77,12 @@ def value(kind: str, rng: random.Random) -> str:
 
 
 def check(cmd, cpu: int):
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=max(60.0, 20 * cpu), preexec_fn=limit_cpu(cpu))
-    except subprocess.TimeoutExpired:
-        return "hang (wall clock)"
-    err = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
-        return "hang (over %ds of CPU time)" % cpu
-    if proc.returncode < 0:
-        return "killed by signal %d" % -proc.returncode
-    if proc.returncode == 2 and re.search(r"^tlc: error: ", err, re.M):
+    returncode, err, failure = run_limited(cmd, cpu)
+    if failure:
+        return failure
+    if returncode == 2 and re.search(r"^tlc: error: ", err, re.M):
         return None  # a command-line error: a -D value of the wrong kind, `auto` with no descriptor
-    if proc.returncode not in (0, 1):
-        return "exit code %d: %s" % (proc.returncode, err[-300:])
-    if proc.returncode == 1 and not ERROR_LINE.search(err):
-        return "exit 1 without a file:line:col: error: line: %r" % err[-300:]
-    return None
+    return exit_rules(returncode, err)
 
 
 def main():

@@ -82,39 +82,53 @@ def limit_cpu(seconds: int):
 CHOOSE_KERNEL = re.compile(r"has \d+ kernels; choose one with --kernel \(([\w, ]+)\)")
 
 
+def run_limited(cmd, cpu: int):
+    """Runs `cmd` under a CPU-time limit: (returncode, stderr, None), or (None, None, failure)
+    when it hung or died by a signal (knobs.py uses it too)."""
+    wall = max(60.0, 20 * cpu)
+    try:
+        # The wall-clock limit is only a backstop for a process that sleeps.
+        proc = subprocess.run(cmd, capture_output=True, timeout=wall, preexec_fn=limit_cpu(cpu))
+    except subprocess.TimeoutExpired:
+        return None, None, "hang (over %.0fs wall clock)" % wall
+    if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
+        return None, None, "hang (over %ds of CPU time)" % cpu
+    if proc.returncode < 0:
+        return None, None, "killed by signal %d" % -proc.returncode
+    return proc.returncode, proc.stderr.decode("utf-8", "replace"), None
+
+
+def exit_rules(returncode: int, err: str):
+    """Exit 0 or 1, and every exit 1 located: the failure, or None (knobs.py uses it too)."""
+    if returncode not in (0, 1):
+        return "exit code %d: %s" % (returncode, err[-300:])
+    if returncode == 1 and not ERROR_LINE.search(err):
+        return "exit 1 without a file:line:col: error: line: %r" % err[-300:]
+    return None
+
+
 def run_one(tlc: str, path: str, timeout: float, recommend: bool = False, kernel: str = ""):
     # The whole pipeline: front end, FTG, inference and CUDA generation; or the recommender
     # (tlc recommend), which compiles every candidate of the kernel up to inference.
     cmd = [tlc, "recommend", path, "--top", "1"] if recommend else [tlc, path, "-o", os.devnull]
     if kernel:
         cmd += ["--kernel", kernel]
-    cpu = max(1, math.ceil(timeout))
-    try:
-        # The wall-clock limit is only a backstop for a process that sleeps.
-        proc = subprocess.run(cmd, capture_output=True, timeout=max(60.0, 20 * timeout),
-                              preexec_fn=limit_cpu(cpu))
-    except subprocess.TimeoutExpired:
-        return "hang (over %.0fs wall clock)" % max(60.0, 20 * timeout)
-    err = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
-        return "hang (over %ds of CPU time)" % cpu
-    if proc.returncode < 0:
-        return "killed by signal %d" % -proc.returncode
+    returncode, err, failure = run_limited(cmd, max(1, math.ceil(timeout)))
+    if failure:
+        return failure
     # A mutant without a kernel leaves `tlc recommend` nothing to rank: a usage error.
-    if recommend and proc.returncode == 2 and "has no kernel to tune" in err:
+    if recommend and returncode == 2 and "has no kernel to tune" in err:
         return None
     # One with several: the recommender runs on each of them in turn.
     choose = CHOOSE_KERNEL.search(err) if recommend and not kernel else None
-    if proc.returncode == 2 and choose:
+    if returncode == 2 and choose:
         for name in choose.group(1).split(", "):
             failure = run_one(tlc, path, timeout, recommend, name)
             if failure:
                 return "--kernel %s: %s" % (name, failure)
         return None
-    if proc.returncode not in (0, 1):
-        return "exit code %d: %s" % (proc.returncode, err[-300:])
-    if proc.returncode == 1 and not ERROR_LINE.search(err):
-        return "exit 1 without a file:line:col: error: line: %r" % err[-300:]
+    if failure := exit_rules(returncode, err):
+        return failure
     for phrase in FORBIDDEN:
         if phrase in err:
             return "raw parser wording %r leaked: %s" % (phrase, err[-300:])
