@@ -174,7 +174,13 @@ class EveryFamily(unittest.TestCase):
                 for d in b.define_args():
                     args += ["-D", d]
                 cu = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-                checks = {n: (int(r), d.lower()) for n, r, d in _TENSOR_CHECK.findall(cu)}
+                # The launchers of the kernels the operation runs and of their `auto` variants
+                # (kernel_v0, ...): a file may hold others (samples/conv2d.tl's split-K pair).
+                kernels = {b.spec.kernel, *(launch.kernel for launch in b.spec.then)}
+                ours = re.compile("(" + "|".join(map(re.escape, kernels)) + r")(_v\d+)?")
+                launchers = [part for part in cu.split("// Launcher of '")[1:]
+                             if ours.fullmatch(part.split("'", 1)[0])]
+                checks = {n: (int(r), d.lower()) for part in launchers for n, r, d in _TENSOR_CHECK.findall(part)}
                 p = problems.problem_for(b)
                 shapes = p.tensor_shapes(case.shape)
                 want = {n: (len(s), p.packed.get(n) or TORCH_DTYPES[str(p.tensor_dtype(n))])
