@@ -118,8 +118,7 @@ bool registersCanFit(const Graph &g, DiagnosticEngine &diags) {
       known = known && d && *d > 0 && !llvm::MulOverflow(elements, *d, elements);
     if (!known)
       continue; // not positive or overflowing: Sema reports it
-    int64_t perThread = b->scope == Scope::Local ? elements : elements / g.threads;
-    int64_t registers = kScalarRegisters + registersFor(perThread, b->dtype);
+    int64_t registers = kScalarRegisters + minRegistersFor(elements, b->scope == Scope::Local, g.threads, b->dtype);
     if (registers <= limit)
       continue;
     diags.error(b->decl->getRange(), "buffer '" + b->name + "' needs at least " + std::to_string(registers) +

@@ -20,6 +20,13 @@ constexpr int kScalarRegisters = 32;
 // 32-bit registers that hold `elements` values of `dtype` in one thread (packed, rounded up).
 int64_t registersFor(int64_t elements, DType dtype);
 
+// The fewest registers one thread can hold a buffer of `elements` values in, before its layout
+// is known: a fragment spread evenly over the block's `threads`, a local array whole. The lower
+// bound of the estimate below that layout inference and the recommender's quick check test.
+inline int64_t minRegistersFor(int64_t elements, bool local, int64_t threads, DType dtype) {
+  return registersFor(local ? elements : elements / threads, dtype);
+}
+
 // Registers of the graph's fragments (by their inferred layouts) and local arrays, per thread:
 // the most that are live at one point of the kernel. A buffer is live from its first access to
 // its last, and across a whole loop whose iterations may carry its value; nvcc reuses the

@@ -73,9 +73,8 @@ std::optional<std::string> QuickCheck::checkRegisters(int64_t threads) {
     int64_t bits = 0;
     if (llvm::MulOverflow(elems, int64_t(bitWidth(a->buffer->elemType)), bits))
       return std::nullopt;
-    largest = std::max(largest, a->buffer->scope == Scope::Local
-                                    ? infer::registersFor(elems, a->buffer->elemType)
-                                    : infer::registersFor(elems / threads, a->buffer->elemType));
+    largest = std::max(largest, infer::minRegistersFor(elems, a->buffer->scope == Scope::Local, threads,
+                                                        a->buffer->elemType));
   }
   int64_t regs = infer::kScalarRegisters + largest;
   if (regs > target.registersPerThread)
