@@ -7,8 +7,8 @@ values, every dtype and policy, both bools) and compile it. Each run must end wi
 CPU-time limit with exit 0 or 1 (2, with `tlc: error:`, for a command-line error: a -D
 value of the wrong kind, `auto` parameters on a target without a descriptor), never by a signal, and
 every exit 1 must print a `file:line:col: error:` line. mutate.py varies the source on the
-default target; this varies the knobs on every target (GPU-less tiles such as `threads = 32`
-on gfx9's 64-thread waves crashed tlc before: tests/lit/diagnostics/threads-not-wave-multiple.tl).
+default target; this varies the knobs on every target (`threads = 32` on gfx9's 64-thread waves
+crashed tlc before: tests/lit/diagnostics/threads-not-wave-multiple.tl).
 
   knobs.py --tlc TLC --samples DIR [--count N] [--seed S] [--cpu-seconds T]
 """
@@ -94,11 +94,11 @@ def main():
     ap.add_argument("--cpu-seconds", type=int, default=20)
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    samples = sorted(Path(a.samples).glob("*.tl"))
-    table = {s: knobs(s.read_text()) for s in samples}
-    failures, compiled = [], 0
-    for i in range(a.count):
-        sample = rng.choice([s for s in samples if table[s]])
+    table = {s: knobs(s.read_text()) for s in sorted(Path(a.samples).glob("*.tl"))}
+    samples = [s for s, params in table.items() if params]
+    failures = []
+    for _ in range(a.count):
+        sample = rng.choice(samples)
         chosen = rng.sample(table[sample], rng.randint(1, min(4, len(table[sample]))))
         cmd = [a.tlc, str(sample), "--target", rng.choice(TARGETS), "-o", os.devnull]
         for kernel, name, kind in chosen:
