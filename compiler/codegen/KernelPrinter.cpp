@@ -46,13 +46,20 @@ std::string inlineText(const Stmt &s) {
              (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
     }
     // Operands in annotated layouts pass their offset functors (tl::SwizzledOperand{} for
-    // the other one).
+    // the other shared one; an operand in registers has none).
     auto offset = [](const std::string &f) { return f.empty() ? std::string("tl::SwizzledOperand{}") : f; };
     std::string offsets = s.aOffset.empty() && s.bOffset.empty() ? ""
                           : s.aInRegisters ? ", " + offset(s.bOffset)
+                          : s.bInRegisters ? ", " + offset(s.aOffset)
                                            : ", " + offset(s.aOffset) + ", " + offset(s.bOffset);
     // gfx9 (stdlib/tl/hip/gemm.h): which MFMA, after the transposes.
     std::string mfma = s.mfmaSize ? ", " + std::to_string(s.mfmaSize) : "";
+    // B in registers is always [N, K] (transpose_B): no TransB argument.
+    if (s.aInRegisters && s.bInRegisters)
+      return "tl::gemm_rr<" + dims + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
+    if (s.bInRegisters)
+      return "tl::gemm_sr<" + dims + ", " + flag(s.transA) + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + offsets +
+             ");";
     if (s.aInRegisters)
       return "tl::gemm_rs<" + dims + ", " + flag(s.transB) + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + offsets +
              ");";

@@ -335,7 +335,8 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
     else
       os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN;
     os << (s.mfmaSize ? " mfma " + std::to_string(s.mfmaSize) + "x" + std::to_string(s.mfmaSize) : "")
-       << (s.aInRegisters ? " A in registers" : "") << (s.transA ? " transA" : "")
+       << (s.aInRegisters ? " A in registers" : "") << (s.bInRegisters ? " B in registers" : "")
+       << (s.transA ? " transA" : "")
        << (s.transB ? " transB" : "");
     break;
   case StmtKind::Shuffle:

@@ -152,7 +152,7 @@ struct Stmt {
   // Mma
   int64_t m = 0, n = 0, k = 0;
   int warpsM = 0, warpsN = 0;
-  bool transA = false, transB = false, aInRegisters = false;
+  bool transA = false, transB = false, aInRegisters = false, bInRegisters = false;
   bool warpgroup = false; // wgmma over warpsM x warpsN warpgroups, instrN columns per instruction
   int instrN = 0;
   int mfmaSize = 0; // gfx9: the MFMA tl::gemm issues, 32 (32x32x8) or 16 (16x16x16); 0 elsewhere

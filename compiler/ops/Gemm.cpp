@@ -1,9 +1,9 @@
 // gemm: C += A @ B on tensor cores by the warps of the block. The operator chooses the
 // instruction (the target's warpgroup atom, wgmma, when every gemm of the kernel fits it;
 // otherwise its warp atom, mma.sync), fixes the accumulator's layout (the atom's accumulator
-// over the split of the block; STRICT), a register A operand's, and the shared operands'
+// over the split of the block; STRICT), register A and B operands', and the shared operands'
 // layouts (wgmma's swizzled panels, or the swizzle that makes ldmatrix bank-conflict free);
-// its lowering is one tensor-core call (tl::wgmma::gemm_ss/rs, or tl::gemm_ss/rs).
+// its lowering is one tensor-core call (tl::wgmma::gemm_ss/rs, or tl::gemm_ss/rs/sr/rr).
 #include "ops/Arguments.h"
 
 #include "infer/WarpSplit.h"
@@ -60,6 +60,11 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
     return p;
   }
   const ftg::Buffer &A = *n.inputs[0].buffer, &B = *n.inputs[1].buffer, &C = *n.inputs[2].buffer;
+  // The first reason: no other knob changes it.
+  if (B.scope == Scope::Fragment) { // PTX ISA: wgmma's B operand is a shared-memory descriptor only
+    p.whyNot = "wgmma reads B only from shared memory, and B is in registers";
+    return p;
+  }
   auto [M, N, K] = shapeOf(n);
   const target::MmaAtom *atom = g.target->warpgroupMma(A.dtype);
   if (!atom || A.dtype != B.dtype || !atom->supports(A.dtype, C.dtype)) {
@@ -161,12 +166,12 @@ std::vector<lds::MfmaOperandUse> mfmaUses(const ftg::Graph &g, const ftg::Buffer
 }
 
 // Whether a gemm's tile splits over the warps into whole tiles of `atom` with whole k steps
-// (and, for an A in registers, whole accumulator columns of K).
+// (and, for an A or B in registers, whole accumulator columns of K).
 bool fitsWarpAtom(const Node &n, const ftg::Graph &g, const target::MmaAtom &atom) {
   auto [M, N, K] = shapeOf(n);
-  const ftg::Buffer &A = *n.inputs[0].buffer;
+  bool inRegisters = n.inputs[0].buffer->scope == Scope::Fragment || n.inputs[1].buffer->scope == Scope::Fragment;
   return infer::splitWarps(M, N, g.threads / g.target->warpSize(), n.policy, atom).fits && K % atom.k == 0 &&
-         (A.scope != Scope::Fragment || K % atom.n == 0);
+         (!inRegisters || K % atom.n == 0);
 }
 
 // The warp atom every gemm of the kernel takes, as an index in TargetInfo::warpMmas: gemms whose
@@ -238,6 +243,15 @@ std::string inputSuffix(DType t) {
 std::string operandLoads(const Node &n, DType input) {
   std::string text;
   auto add = [&](const std::string &part) { text += (text.empty() ? "" : ", ") + part; };
+  if (n.inputs[1].buffer->scope == Scope::Fragment) { // B in registers: only A is loaded
+    if (n.inputs[0].buffer->scope == Scope::Fragment)
+      return "A and B in registers";
+    add(n.elementwiseA ? n.inputs[0].buffer->name + " element by element"
+        : bitWidth(input) != 16 && n.transA ? "A gathered"
+                                            : "ldmatrix for A");
+    add("B in registers");
+    return text;
+  }
   if (n.elementwiseA)
     add(n.inputs[0].buffer->name + " element by element");
   if (n.elementwiseB)
@@ -274,9 +288,6 @@ public:
     n.clearAccum = boolArgument(c, "clear_accum", false);
     if (const CallArg *p = c.keywordArg("policy"); p && p->value->constant)
       n.policy = p->value->constant->getPolicy();
-    if (n.inputs.size() == 3 && n.inputs[1].buffer->scope == Scope::Fragment)
-      b.unsupported(argument(c, 1, "B")->getRange(), "gemm with B in registers",
-                    "keep B in shared memory; A may be a fragment");
   }
 
   void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
@@ -336,6 +347,17 @@ public:
     n.warpsN = wn;
     rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, wm, wn, *atom.c),
                  "gemm accumulator, policy " + policyName(n.policy).str(), at);
+    if (A->scope == Scope::Fragment && B->scope == Scope::Fragment && warps != 1) {
+      // A's rows would be needed by every warp column and B's columns by every warp row.
+      std::string warp = g.target->vendor() == target::Vendor::Amd ? "wave" : "warp";
+      rules.error(at, "gemm with A and B in registers needs a single " + warp + " (the block has " +
+                          std::to_string(warps) + ")",
+                  "keep A or B in shared memory, or run the block as one " + warp + " (threads = " +
+                      std::to_string(g.target->warpSize()) + ")");
+      return;
+    }
+    if (B->scope == Scope::Fragment)
+      inferRegisterB(n, *B, {M, N, K}, wm, wn, atom, instr, rules);
     if (A->scope == Scope::Fragment) {
       if (n.transA)
         rules.error(at, "not supported yet: a transposed A operand in registers");
@@ -381,11 +403,13 @@ public:
       rules.assignShared(*buf, swizzled, reason, at);
     }
     // After the operands: the text says which of them are read element by element.
+    std::string runs = std::to_string(atom.m * atom.k / atom.threads) + "-element runs";
     n.mmaText = g.target->vendor() == target::Vendor::Amd
                     ? "waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + instr + ", " +
                           (n.elementwiseA || n.elementwiseB ? "annotated operands element by element, " : "") +
-                          "operands from LDS in " + std::to_string(atom.m * atom.k / atom.threads) +
-                          "-element runs"
+                          (B->scope != Scope::Fragment   ? "operands from LDS in " + runs
+                           : A->scope == Scope::Fragment ? std::string("A and B in registers")
+                                                         : "B in registers, A from LDS in " + runs)
                     : "warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", mma." + shape +
                           inputSuffix(A->dtype) + ", " + operandLoads(n, A->dtype);
     // Where the target has a warpgroup atom, say why this kernel's gemms do not take it.
@@ -393,6 +417,43 @@ public:
       WarpgroupPlan wg = planWarpgroupMma(n, g);
       n.mmaText += "; not wgmma: " + (wg.ok ? std::string("another gemm of the kernel does not fit it") : wg.whyNot);
     }
+  }
+
+  // B in registers, the mirror of A's rule: B^T ([N, K], transpose_B) in the accumulator layout
+  // of an [N, K] tile over wn x 1 warps. For 16-bit inputs m16n8k16's B operand of n8 tiles 2p
+  // and 2p + 1 is exactly the accumulator of rows 16p..16p + 15 (thread (g, t) holds B^T[g][2t,
+  // 2t + 1] and B^T[g][2t + 8, 2t + 9], rows g + 8 for tile 2p + 1); on gfx9 the MFMA reads
+  // SrcA = B^T as it reads SrcB = A^T, so the same holds there. mmaC numbers warps row-major,
+  // so warp w then owns B rows (C columns) w * N/wn..: the accumulator's, when wm == 1.
+  void inferRegisterB(Node &n, ftg::Buffer &B, GemmShape s, int wm, int wn, const target::MmaAtom &atom,
+                      const std::string &instr, ftg::LayoutRules &rules) const {
+    const ftg::Graph &g = rules.graph();
+    llvm::SMRange at = n.call->getRange();
+    std::string warp = g.target->vendor() == target::Vendor::Amd ? "wave" : "warp";
+    int64_t perWarp = s.N / wn;
+    int64_t rows = atom.c->shape()[0];
+    if (!n.transB)
+      rules.error(at, "gemm with B in registers needs transpose_B = true (B as an [N, K] fragment)",
+                  "declare the fragment as [N, K] (K contiguous, as a PyTorch Linear weight) and pass "
+                  "transpose_B = true");
+    else if (bitWidth(B.dtype) != 16)
+      rules.error(at, "not supported yet: gemm with B in registers on " + dtypeName(B.dtype).str() + " inputs",
+                  "keep B in shared memory (B in registers takes f16 or bf16)");
+    else if (wm != 1)
+      rules.error(at, "gemm with B in registers needs every " + warp + " to own whole columns",
+                  "pass policy = full_col to this gemm");
+    else if (perWarp % rows != 0)
+      rules.error(at, "gemm with B in registers needs the N columns of each " + warp + " (" +
+                          std::to_string(perWarp) + ") to be a multiple of " + std::to_string(rows) +
+                          " (the accumulator rows of " + instr + ")",
+                  "make C's N extent a multiple of " + std::to_string(rows * wn) + " (" + std::to_string(rows) +
+                      " per " + warp + "), or use fewer threads");
+    else if (s.K % atom.n != 0)
+      rules.error(at, "gemm with B in registers needs K = " + std::to_string(s.K) + " to be a multiple of " +
+                          std::to_string(atom.n) + " (the accumulator columns of " + instr + ")",
+                  "make the K extent of the tiles a multiple of " + std::to_string(atom.n));
+    else
+      rules.assign(B, FragmentLayout::mmaC(s.N, s.K, g.threads, wn, 1, *atom.c), "gemm B operand in registers", at);
   }
 
   // The layouts of a gemm on the warpgroup atom: the accumulator is the atom's over the
@@ -496,13 +557,14 @@ public:
       mma.transA = n.transA;
       mma.transB = n.transB;
       mma.aInRegisters = A.scope == Scope::Fragment;
+      mma.bInRegisters = B.scope == Scope::Fragment;
       mma.warpgroup = n.warpgroupMma;
       mma.instrN = n.instrN;
       mma.mfmaSize = t.vendor() == target::Vendor::Amd ? atom.m : 0;
       auto inFlight = L.gemmsInFlight.find(&n);
       mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);
-      mma.b = ptr(B);
+      mma.b = mma.bInRegisters ? bufferName(B) : ptr(B);
       mma.c = bufferName(C);
       mma.aOffset = aOffset;
       mma.bOffset = bOffset;

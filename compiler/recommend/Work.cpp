@@ -459,9 +459,9 @@ private:
     double mTiles = M / n.warpsM / 16, nTiles = N / n.warpsN / 8;
     double perWarp = mTiles * nTiles;
     work.mmaPerWarpStep = work.mmaPerWarpStep == 0 ? perWarp : std::min(work.mmaPerWarpStep, perWarp);
-    // One k-step's operands as ldmatrix leaves them: 4 registers per 16x16 of A (unless A
-    // is already a fragment) and 2 per 16x8 of B.
-    int regs = int((A->scope == Scope::Shared ? mTiles * 4 : 0) + nTiles * 2);
+    // One k-step's operands as ldmatrix leaves them: 4 registers per 16x16 of A and 2 per
+    // 16x8 of B (none for an operand already in a fragment).
+    int regs = int((A->scope == Scope::Shared ? mTiles * 4 : 0) + (B->scope == Scope::Shared ? nTiles * 2 : 0));
     work.gemmOperandRegisters = std::max(work.gemmOperandRegisters, regs);
   }
 

@@ -4,6 +4,9 @@
 //   gemm_ss: C[M, N] += A[M, K] * B[K, N] with A and B tiles in swizzled shared memory
 //   gemm_rs: the same with A in registers (the accumulator layout of an earlier gemm, as in
 //            attention's P @ V)
+//   gemm_sr: A from shared memory, B in registers: B^T [N, K] in the accumulator layout of an
+//            [N, K] tile (a weight loaded or computed into a fragment)
+//   gemm_rr: both in registers
 //
 // The block's warps form a WM x WN grid (warp w owns rows (w / WN) * M/WM.. and columns
 // (w % WN) * N/WN..). Each thread's accumulator registers follow tlc's MmaC fragment layout:
@@ -283,6 +286,31 @@ TL_DEVICE auto operand_b(int lane, int col0, Off off) {
     return OperandB<N, K, NT, TransB, T>(lane, col0);
 }
 
+// Operands in registers (16-bit inputs): an [R, K] tile (A, or B^T) in the MmaC layout of
+// the warp's rows (KT8 = K / 8 accumulator columns; register (ri * KT8 + ki) * 4 + e holds
+// row ri*16 + lane/4 + 8*(e/2), column ki*8 + 2*(lane%4) + e%2). K step kk (16 columns) of
+// m16 tile ri is the accumulator's columns 2kk and 2kk + 1: PTX's m16n8k16 A fragment
+// (a0 = rows g, k 2t..; a1 = rows g + 8; a2, a3 the same at k + 8) and the B fragments of
+// the n8 tiles 2ri (rows g: b0 = k 2t.., b1 = k 2t + 8..) and 2ri + 1 (rows g + 8).
+template <int KT8, class T, int R>
+TL_DEVICE void register_a(const T (&A)[R], int kk, int mi, std::uint32_t (&a)[4]) {
+  const T *lo = &A[(mi * KT8 + 2 * kk) * 4], *hi = &A[(mi * KT8 + 2 * kk + 1) * 4];
+  a[0] = pack2(lo[0], lo[1]);
+  a[1] = pack2(lo[2], lo[3]);
+  a[2] = pack2(hi[0], hi[1]);
+  a[3] = pack2(hi[2], hi[3]);
+}
+
+// The B fragments of n8 tiles 2p and 2p + 1 from B^T's m16 tile p (as mma_step's loadB).
+template <int KT8, class T, int R>
+TL_DEVICE void register_b(const T (&B)[R], int kk, int p, std::uint32_t (&b0)[2], std::uint32_t (&b1)[2]) {
+  const T *lo = &B[(p * KT8 + 2 * kk) * 4], *hi = &B[(p * KT8 + 2 * kk + 1) * 4];
+  b0[0] = pack2(lo[0], lo[1]);
+  b0[1] = pack2(hi[0], hi[1]);
+  b1[0] = pack2(lo[2], lo[3]);
+  b1[1] = pack2(hi[2], hi[3]);
+}
+
 // C tiles of one k step: every (mi, ni) pair.
 template <int MT, int NT, class T, class Acc, class LoadB>
 TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc* C) {
@@ -339,15 +367,56 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
   for (int kk = 0; kk < K / 16; ++kk) {
     std::uint32_t a[MT][4];
 #pragma unroll
-    for (int mi = 0; mi < MT; ++mi) {
-      const T *lo = &A[(mi * KT8 + 2 * kk) * 4], *hi = &A[(mi * KT8 + 2 * kk + 1) * 4];
-      a[mi][0] = detail::pack2(lo[0], lo[1]);
-      a[mi][1] = detail::pack2(lo[2], lo[3]);
-      a[mi][2] = detail::pack2(hi[0], hi[1]);
-      a[mi][3] = detail::pack2(hi[2], hi[3]);
-    }
+    for (int mi = 0; mi < MT; ++mi) detail::register_a<KT8>(A, kk, mi, a[mi]);
     detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
       opB.load(B, kk, p, b0, b1);
+    }, C);
+  }
+}
+
+// B in registers: RB = (WTN / 16) * (K / 8) * 4 elements, B^T [N, K] (transpose_B) in the
+// MmaC layout of an [N, K] tile over WN x 1 warps: the registers of this warp's WTN columns,
+// which tlc's layout gives only where every warp owns whole columns (WM == 1: policy
+// full_col). 16-bit inputs only: there the accumulator layout of a 16-row tile is
+// m16n8k16's B layout of two n8 tiles (detail::register_b).
+template <int M, int N, int K, int WM, int WN, bool TransA, class T, class Acc, int RB, int R,
+          class OffA = SwizzledOperand>
+TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
+  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_sr: inputs must be f16 or bf16");
+  constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8, KT8 = K / 8;
+  static_assert(WTM % 16 == 0 && WTN % 16 == 0 && K % 16 == 0, "tl::gemm_sr: tile shape");
+  static_assert(RB == (WTN / 16) * KT8 * 4, "tl::gemm_sr: B fragment size does not match");
+  static_assert(R == MT * NT * 4, "tl::gemm_sr: accumulator size does not match the warp grid");
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const auto opA = detail::operand_a<M, K, MT, TransA, T>(lane, (warp / WN) * WTM, offA);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    std::uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) opA.load(A, kk, mi, a[mi]);
+    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
+      detail::register_b<KT8>(B, kk, p, b0, b1);
+    }, C);
+  }
+}
+
+// A and B in registers (gemm_rs's A, gemm_sr's B): the registers of this warp's rows and
+// columns; tlc gives both layouts only to a block of one warp.
+template <int M, int N, int K, int WM, int WN, class T, class Acc, int RA, int RB, int R>
+TL_DEVICE void gemm_rr(const T (&A)[RA], const T (&B)[RB], Acc (&C)[R]) {
+  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_rr: inputs must be f16 or bf16");
+  constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / 16, NT = WTN / 8, KT8 = K / 8;
+  static_assert(WTM % 16 == 0 && WTN % 16 == 0 && K % 16 == 0, "tl::gemm_rr: tile shape");
+  static_assert(RA == MT * KT8 * 4, "tl::gemm_rr: A fragment size does not match");
+  static_assert(RB == (WTN / 16) * KT8 * 4, "tl::gemm_rr: B fragment size does not match");
+  static_assert(R == MT * NT * 4, "tl::gemm_rr: accumulator size does not match the warp grid");
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    std::uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) detail::register_a<KT8>(A, kk, mi, a[mi]);
+    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
+      detail::register_b<KT8>(B, kk, p, b0, b1);
     }, C);
   }
 }

@@ -388,8 +388,8 @@ __global__ void k_wgmma_gemm(float* out) {
   wgmma_gemms<float>(out);
   wgmma_gemms<tl::f16>(out);
 }
-// The block-level GEMMs over warps (mma.sync): f32 and f16 accumulators, A in shared memory
-// or registers.
+// The block-level GEMMs over warps (mma.sync): f32 and f16 accumulators, A and B in shared
+// memory or registers.
 template <class Acc>
 __device__ void mma_gemms(float* out) {
   __shared__ alignas(128) tl::f16 a_s[64 * 32], b_s[32 * 64];
@@ -405,6 +405,15 @@ __device__ void mma_gemms(float* out) {
   tl::gemm_ss<64, 64, 32, 2, 2, false, false>(a_s, b_s, c, rowMajor32, tl::SwizzledOperand{});
   tl::gemm_ss<64, 64, 32, 2, 2, true, false>(a_s, b_s, c, rowMajor64, rowMajor64);
   tl::gemm_rs<64, 64, 32, 4, 1, true>(a_r, b_s, c, rowMajor32);
+  // B in registers (B^T [64, 32] over 4 full_col warps of 16 columns), with A read by
+  // ldmatrix, through ldmatrix.trans and through a functor; A and B in registers (one warp).
+  tl::gemm_sr<64, 64, 32, 1, 4, false>(a_s, a_r, c);
+  tl::gemm_sr<64, 64, 32, 1, 4, true>(a_s, a_r, c);
+  tl::gemm_sr<64, 64, 32, 1, 4, false>(a_s, a_r, c, rowMajor32);
+  alignas(4) Acc c_rr[8];
+  for (int i = 0; i < 8; ++i) c_rr[i] = Acc(out[i]);
+  tl::gemm_rr<16, 16, 32, 1, 1>(a_r, a_r, c_rr);
+  for (int i = 0; i < 8; ++i) out[i * 128 + threadIdx.x + 64] = tl::convert<float>(c_rr[i]);
   for (int i = 0; i < 32; ++i) out[i * 128 + threadIdx.x] = tl::convert<float>(c[i]);
 }
 __global__ void k_mma_gemm(float* out) {

@@ -63,8 +63,8 @@ __global__ void __launch_bounds__(256) k_portable(float* f, double* d, tl::f16* 
   tl::atomic_add(h2, h2[i]);
 }
 
-// The MFMA gemm (tl/hip/gemm.h): both sizes, both input types, every transpose, A in
-// registers, and an operand read through an offset functor.
+// The MFMA gemm (tl/hip/gemm.h): both sizes, both input types, every transpose, A, B and
+// both in registers, and operands read through offset functors.
 template <class T>
 __device__ void all_gemms(const T* s, float* out) {
   float c32[2 * 2 * 16] = {}, c16[1 * 4 * 4] = {};
@@ -77,7 +77,14 @@ __device__ void all_gemms(const T* s, float* out) {
   for (int i = 0; i < 8; ++i) a16[i] = s[i];
   tl::gemm_rs<128, 128, 64, 2, 2, false, 32>(a32, s, c32);
   tl::gemm_rs<64, 64, 32, 4, 1, true, 16>(a16, s, c16);
-  out[threadIdx.x] = c32[5] + c16[3];
+  // B in registers (full_col waves), and A and B in one wave.
+  T b32[1 * 1 * 16];
+  for (int i = 0; i < 16; ++i) b32[i] = s[i];
+  float c_rr[4] = {};
+  tl::gemm_sr<128, 128, 32, 1, 4, false, 32>(s, b32, c32);
+  tl::gemm_sr<64, 64, 32, 1, 4, true, 16>(s, a16, c16, [](int r, int c) { return r * 64 + c; });
+  tl::gemm_rr<16, 16, 32, 1, 1, 16>(a16, a16, c_rr);
+  out[threadIdx.x] = c32[5] + c16[3] + c_rr[1];
 }
 
 __global__ void __launch_bounds__(256) k_mfma(float* out) {

@@ -47,6 +47,13 @@ __global__ void misuse(std::uint32_t* words, float* f) {
   alignas(4) tl::f16 c[64];
   tl::wgmma::gemm_ss<128, 128, 64, 2, 1, 128, false, false>(a_s, b_s, c);
   f[lane] = tl::convert<float>(c[0]);
+#elif TL_FAIL_CASE == 9
+  // B in registers: the fragment of this warp's 16 columns of a [64, 32] B^T is 16 elements.
+  __shared__ alignas(128) tl::f16 a_s[64 * 32];
+  tl::f16 b_r[32] = {};
+  float c[32] = {};
+  tl::gemm_sr<64, 64, 32, 1, 4, false>(a_s, b_r, c);
+  f[lane] = c[0];
 #else
   tl::m16n8k16::FragA<tl::f16> a{};
   tl::m16n8k16::FragB<tl::f16> b{};

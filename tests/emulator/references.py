@@ -535,6 +535,18 @@ def fragment_convert(t, p):
     return {"O": O}
 
 
+def gemm_sr(t, p):
+    """tests/gpu/ops/gemm_sr.tl (B in registers): C = A @ W^T, D = A @ V^T with
+    V[n, k] = W[n, k] * ((n + k) % 2 + 1) (exact in f16 and bf16); gemm_rr.tl's C too."""
+    A, (M, K) = t["A"]
+    W, (N, _) = t["W"]
+    out = {"C": [math.fsum(A[i * K + k] * W[j * K + k] for k in range(K)) for i in range(M) for j in range(N)]}
+    if "D" in t:
+        out["D"] = [math.fsum(A[i * K + k] * W[j * K + k] * ((j + k) % 2 + 1) for k in range(K))
+                    for i in range(M) for j in range(N)]
+    return out
+
+
 # ---- samples/chunk_gated_delta.tl, kernel by kernel ----------------------------------------------
 # Q, K [batch, seq, heads, dk], V and O [.., dv], G and Beta [batch, seq, heads]; the scratch
 # Gc [batch, heads, seq], W [batch, heads, seq, dk], U [.., dv]. Chunks of 64 steps; steps past

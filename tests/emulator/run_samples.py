@@ -59,6 +59,16 @@ CASES = {
     # A copy between fragments of different layouts (through shared memory).
     "fragment_convert": ("../tests/gpu/ops/fragment_convert.tl", "fragment_convert", [], ref.fragment_convert, {},
                          [dict(M=64, K=32), dict(M=100, K=72)]),
+    # gemm with B in registers (tl::gemm_sr): 5 warps of 16 columns over 48 x 80 tiles, B copied
+    # into the fragment and computed there by a parallel loop; partial tiles in M, N and K
+    # (K = 112: two k steps of 48 and a partial one, pipelined). And A and B in registers
+    # (tl::gemm_rr) in a block of one warp (one wave on gfx9).
+    "gemm_sr": ("../tests/gpu/ops/gemm_sr.tl", "gemm_sr", [], ref.gemm_sr, {},
+                [dict(M=48, N=80, K=48), dict(M=100, N=150, K=112), dict(M=17, N=37, K=40)]),
+    "gemm_sr_bf16": ("../tests/gpu/ops/gemm_sr.tl", "gemm_sr", ["dtype=bf16"], ref.gemm_sr, {},
+                     [dict(M=61, N=90, K=100)]),
+    "gemm_rr": ("../tests/gpu/ops/gemm_rr.tl", "gemm_rr", [], ref.gemm_sr, {},
+                [dict(M=32, N=32, K=32), dict(M=45, N=70, K=72)]),
     # Packed i4/u4 tensors (tests/gpu/ops/packed_i4.tl, packed_u4.tl): copies of their bytes through shared
     # memory (pipelined) and fragments, dequant_i4 of an i4 tile in both, element reads. Rows
     # past N, K off block_K, rows of an odd number of bytes (K = 54) and 16-byte rows (K = 128).
@@ -320,6 +330,17 @@ INDEXED = dict({name: write_routing for name in ROUTED}, vertical_slash_attentio
 # Cases for the gfx9 (HIP) lowering only: what the samples above do not reach there. The 16x16
 # MFMA on bf16 (v_mfma_f32_16x16x16bf16_1k): a 32x32 tile over two waves, 32x16 each.
 CASES_GFX9 = {
+    # B in registers on MFMA (64-lane waves: 160 threads are not whole waves): 2 waves of 32
+    # columns on the 32x32x8 MFMA, and 4 waves of 16 columns on the 16x16x16 one (K = 16 per
+    # tile, not a multiple of 32); A and B in registers in a block of one wave.
+    "gemm_sr_mfma": ("../tests/gpu/ops/gemm_sr.tl", "gemm_sr",
+                     ["block_M=32", "block_N=64", "block_K=32", "threads=128"], ref.gemm_sr, {},
+                     [dict(M=32, N=64, K=32), dict(M=45, N=100, K=72)]),
+    "gemm_sr_mfma16": ("../tests/gpu/ops/gemm_sr.tl", "gemm_sr",
+                       ["block_M=16", "block_N=64", "block_K=16", "threads=256", "dtype=bf16"], ref.gemm_sr, {},
+                       [dict(M=30, N=70, K=40)]),
+    "gemm_rr_wave": ("../tests/gpu/ops/gemm_rr.tl", "gemm_rr", ["threads=64"], ref.gemm_sr, {},
+                     [dict(M=45, N=70, K=72)]),
     "gemm_bf16_mfma16": ("gemm.tl", "gemm", ["block_M=32", "block_N=32", "threads=128", "dtype=bf16",
                                              "out_dtype=f32"], ref.gemm, {},
                          [dict(M=32, N=32, K=32), dict(M=45, N=50, K=24), dict(M=7, N=70, K=72)]),

@@ -234,6 +234,8 @@ KERNELS.update({
                               ("dtype", "block_K")),
     "gemm_rs": _op_kernel("gemm_rs", _tensors("A", "B", "E", "out:D"),
                           ("M", "N", "dim_k", "dim_p"), ("dtype", "dim_k", "dim_p")),
+    "gemm_sr": _op_kernel("gemm_sr", _tensors("A", "W", "out:C", "out:D"), ("M", "N", "K"), ("dtype",)),
+    "gemm_rr": _op_kernel("gemm_rr", _tensors("A", "W", "out:C"), ("M", "N", "K"), ("dtype",)),
     "reduce_rows": _op_kernel("reduce_rows", _tensors("X", "Init", "out:Tiles", "out:Acc"),
                               ("M", "N"), ("dtype", "op", "block_N")),
     "reduce_gemm": _op_kernel("reduce_gemm",
@@ -485,6 +487,20 @@ def _add_gemm_variants(t: _Tables) -> None:
     t.add(Build("ops_gemm_rs_f16_sm80", "gemm_rs",
                 {"dtype": "f16", "dim_k": "64", "dim_p": "64", "policy": "full_row"}, target="sm_80"),
           [(f"{m}x{n}", {"M": m, "N": n, "dim_k": 64, "dim_p": 64}) for m, n in ((1024, 1024), (1000, 999))])
+    # B in registers (tl::gemm_sr; issue 12): the defaults (48 x 80 tiles, 5 warps of 16
+    # columns, K steps of 48) and 128 x 128 tiles over 8 warps, f16 and bf16, on both targets
+    # (sm_90a falls back to mma.sync: wgmma reads B only from shared memory); A and B in
+    # registers (tl::gemm_rr, one warp). Shapes off every tile size.
+    sr_shapes = [("1000x999x1000", {"M": 1000, "N": 999, "K": 1000}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
+                 ("256x256x512", {"M": 256, "N": 256, "K": 512})]
+    for target in ("", "sm_80"):
+        suffix = "_sm80" if target else ""
+        for dt in ("f16", "bf16"):
+            t.add(Build(f"ops_gemm_sr_{dt}{suffix}", "gemm_sr", {"dtype": dt}, target=target), sr_shapes)
+        t.add(Build(f"ops_gemm_sr_f16_8w{suffix}", "gemm_sr",
+                    {"dtype": "f16", "block_M": "128", "block_N": "128", "block_K": "64", "threads": "256"},
+                    target=target), sr_shapes)
+        t.add(Build(f"ops_gemm_rr_f16{suffix}", "gemm_rr", {"dtype": "f16"}, target=target), sr_shapes[:2])
 
 
 def _add_reductions(t: _Tables) -> None:

@@ -959,6 +959,34 @@ class GemmRsProblem(Problem):
         return 2.0 * shape["M"] * shape["N"] * (shape["dim_k"] + shape["dim_p"])
 
 
+class GemmSrProblem(Problem):
+    """tests/gpu/ops/gemm_sr.tl (B in registers): C = A @ W^T and D = A @ V^T with
+    V[n, k] = W[n, k] * ((n + k) % 2 + 1), both f32; gemm_rr.tl's C (A and B in registers)."""
+
+    def tensor_shapes(self, shape):
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        shapes = {"A": (m, k), "W": (n, k), "C": (m, n)}
+        if self.build.family == "gemm_sr":
+            shapes["D"] = (m, n)
+        return shapes
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name in ("C", "D") else self.dtype
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        a, w = inputs["A"].to(ref), inputs["W"].to(ref)
+        out = {"C": a @ w.T}
+        if self.build.family == "gemm_sr":
+            n, k = w.shape
+            parity = (torch.arange(n, device=w.device)[:, None] + torch.arange(k, device=w.device)[None, :]) % 2
+            out["D"] = a @ (w * (parity + 1).to(ref)).T
+        return out
+
+    def flops(self, shape):
+        return (4.0 if self.build.family == "gemm_sr" else 2.0) * shape["M"] * shape["N"] * shape["K"]
+
+
 def reduce_last(x: torch.Tensor, op: str) -> torch.Tensor:
     """The tile operator reduce_<op> over the last dimension."""
     if op in ("abssum", "absmax"):
@@ -1729,6 +1757,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "dequant_gemv_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
+            "gemm_sr": GemmSrProblem, "gemm_rr": GemmSrProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem,

@@ -5,6 +5,8 @@
 //       B tiles in shared memory (LDS)
 //   gemm_rs<M, N, K, WM, WN, TransB, Size>(A, B, C): the same with A in registers, in the
 //       accumulator layout of an earlier gemm (attention's P @ V)
+//   gemm_sr<M, N, K, WM, WN, TransA, Size>(A, B, C): B in registers, B^T [N, K] in the
+//       accumulator layout of an [N, K] tile; gemm_rr<M, N, K, WM, WN, Size>(A, B, C): both
 //
 // Size 32 issues v_mfma_f32_32x32x8{f16,bf16_1k}, size 16 v_mfma_f32_16x16x16{f16,bf16_1k}
 // (bf16 "_1k" forms: gfx90a and later), f32 accumulators; on fp8 inputs (CDNA3, gfx940+)
@@ -158,6 +160,20 @@ TL_DEVICE typename A::Operand load_run(const T* tile, Off off, int mn, int k) {
   }
 }
 
+// An operand in registers, A or B^T ([R, K]) in the accumulator layout of the wave's rows: the
+// 4 elements of K step kk of tile ri (see gemm_rs), as their bits. The accumulator's registers
+// run along its columns as both SrcA's (B^T) and SrcB's (A^T) K do.
+template <int S, int K, class T, int R>
+TL_DEVICE typename Atom<S, T>::Operand register_run(const T (&regs)[R], int kk, int ri) {
+  using A = Atom<S, T>;
+  constexpr int kStepsPerTile = S / A::kK;
+  const T* run = &regs[(ri * (K / S) + kk / kStepsPerTile) * A::kRegs + 4 * (kk % kStepsPerTile)];
+  typename A::Operand r;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) r[i] = bit_cast<std::uint16_t>(run[i]);
+  return r;
+}
+
 // The default functor of an operand of T stored [Rows][Cols], or the caller's.
 template <int Rows, int Cols, class T, class Off>
 TL_DEVICE auto offset_of(Off off) {
@@ -210,7 +226,6 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
   static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
   static_assert(!Atom::kFp8, "tl::gemm_rs (HIP): A in registers takes f16 or bf16");
   constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S, KT = K / S;
-  constexpr int kStepsPerTile = S / Atom::kK;
   static_assert(WTM % S == 0 && WTN % S == 0 && K % S == 0, "tl::gemm_rs (HIP): tile shape");
   static_assert(RA == MT * KT * Atom::kRegs, "tl::gemm_rs (HIP): A fragment size does not match");
   static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_rs (HIP): accumulator size does not match the wave grid");
@@ -222,14 +237,67 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
   for (int kk = 0; kk < K / Atom::kK; ++kk) {
     typename Atom::Operand a[MT], b[NT];
 #pragma unroll
-    for (int mi = 0; mi < MT; ++mi) {
-      const T* run = &A[(mi * KT + kk / kStepsPerTile) * Atom::kRegs + 4 * (kk % kStepsPerTile)];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[mi][i] = bit_cast<std::uint16_t>(run[i]);
-    }
+    for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::register_run<S, K>(A, kk, mi);
 #pragma unroll
     for (int ni = 0; ni < NT; ++ni)
       b[ni] = mfma::load_run<Atom, TransB, kSwB>(B, ob, col0 + ni * S, kk * Atom::kK + k0);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+  }
+}
+
+// B in registers: RB = NT * (K / S) * kRegs elements, B^T [N, K] (transpose_B) in the
+// accumulator layout of an [N, K] tile over WN x 1 waves: this wave's WTN columns, which tlc's
+// layout gives only where every wave owns whole columns (WM == 1: policy full_col).
+template <int M, int N, int K, int WM, int WN, bool TransA, int S, class T, class Acc, int RB, int R,
+          class OffA = SwizzledOperand>
+TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
+  using Atom = mfma::Atom<S, T>;
+  static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
+  static_assert(!Atom::kFp8, "tl::gemm_sr (HIP): B in registers takes f16 or bf16");
+  constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S, KT = K / S;
+  static_assert(WTM % S == 0 && WTN % S == 0 && K % S == 0, "tl::gemm_sr (HIP): tile shape");
+  static_assert(RB == NT * KT * Atom::kRegs, "tl::gemm_sr (HIP): B fragment size does not match");
+  static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_sr (HIP): accumulator size does not match the wave grid");
+  const int lane = threadIdx.x % 64, wave = threadIdx.x / 64;
+  const int row0 = (wave / WN) * WTM + lane % S, k0 = (lane / S) * 4;
+  const auto oa = mfma::offset_of<TransA ? K : M, TransA ? M : K, T>(offA);
+  constexpr bool kSwA = std::is_same_v<OffA, SwizzledOperand>;
+#pragma unroll
+  for (int kk = 0; kk < K / Atom::kK; ++kk) {
+    typename Atom::Operand a[MT], b[NT];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+      a[mi] = mfma::load_run<Atom, !TransA, kSwA>(A, oa, row0 + mi * S, kk * Atom::kK + k0);
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::register_run<S, K>(B, kk, ni);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+  }
+}
+
+// A and B in registers (gemm_rs's A, gemm_sr's B); tlc gives both layouts only to one wave.
+template <int M, int N, int K, int WM, int WN, int S, class T, class Acc, int RA, int RB, int R>
+TL_DEVICE void gemm_rr(const T (&A)[RA], const T (&B)[RB], Acc (&C)[R]) {
+  using Atom = mfma::Atom<S, T>;
+  static_assert(std::is_same_v<Acc, float>, "tl::gemm (HIP): MFMA accumulates f16/bf16 inputs in f32");
+  static_assert(!Atom::kFp8, "tl::gemm_rr (HIP): operands in registers take f16 or bf16");
+  constexpr int WTM = M / WM, WTN = N / WN, MT = WTM / S, NT = WTN / S, KT = K / S;
+  static_assert(WTM % S == 0 && WTN % S == 0 && K % S == 0, "tl::gemm_rr (HIP): tile shape");
+  static_assert(RA == MT * KT * Atom::kRegs, "tl::gemm_rr (HIP): A fragment size does not match");
+  static_assert(RB == NT * KT * Atom::kRegs, "tl::gemm_rr (HIP): B fragment size does not match");
+  static_assert(R == MT * NT * Atom::kRegs, "tl::gemm_rr (HIP): accumulator size does not match the wave grid");
+#pragma unroll
+  for (int kk = 0; kk < K / Atom::kK; ++kk) {
+    typename Atom::Operand a[MT], b[NT];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::register_run<S, K>(A, kk, mi);
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::register_run<S, K>(B, kk, ni);
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
