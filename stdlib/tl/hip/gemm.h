@@ -174,6 +174,15 @@ TL_DEVICE typename Atom<S, T>::Operand register_run(const T (&regs)[R], int kk, 
   return r;
 }
 
+// One k step of a wave: every C tile (mi, ni) from the operands of its rows and columns.
+template <class A, int MT, int NT>
+TL_DEVICE void step(float* C, const typename A::Operand (&a)[MT], const typename A::Operand (&b)[NT]) {
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) A::run(&C[(mi * NT + ni) * A::kRegs], a[mi], b[ni]);
+}
+
 // The default functor of an operand of T stored [Rows][Cols], or the caller's.
 template <int Rows, int Cols, class T, class Off>
 TL_DEVICE auto offset_of(Off off) {
@@ -208,10 +217,7 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB
     for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::load_run<Atom, !TransA, kSwA>(A, oa, row0 + mi * S, k);
 #pragma unroll
     for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::load_run<Atom, TransB, kSwB>(B, ob, col0 + ni * S, k);
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+    mfma::step<Atom>(C, a, b);
   }
 }
 
@@ -241,10 +247,7 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
 #pragma unroll
     for (int ni = 0; ni < NT; ++ni)
       b[ni] = mfma::load_run<Atom, TransB, kSwB>(B, ob, col0 + ni * S, kk * Atom::kK + k0);
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+    mfma::step<Atom>(C, a, b);
   }
 }
 
@@ -273,10 +276,7 @@ TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}
       a[mi] = mfma::load_run<Atom, !TransA, kSwA>(A, oa, row0 + mi * S, kk * Atom::kK + k0);
 #pragma unroll
     for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::register_run<S, K>(B, kk, ni);
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+    mfma::step<Atom>(C, a, b);
   }
 }
 
@@ -298,10 +298,7 @@ TL_DEVICE void gemm_rr(const T (&A)[RA], const T (&B)[RB], Acc (&C)[R]) {
     for (int mi = 0; mi < MT; ++mi) a[mi] = mfma::register_run<S, K>(A, kk, mi);
 #pragma unroll
     for (int ni = 0; ni < NT; ++ni) b[ni] = mfma::register_run<S, K>(B, kk, ni);
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < NT; ++ni) Atom::run(&C[(mi * NT + ni) * Atom::kRegs], a[mi], b[ni]);
+    mfma::step<Atom>(C, a, b);
   }
 }
 
