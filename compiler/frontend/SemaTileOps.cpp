@@ -64,7 +64,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::Cumsum:
   case Builtin::Cummax:
   case Builtin::Cummin: return {{"src", "dst"}, 2, {"dim", "reverse"}};
-  case Builtin::DequantI4: return {{"src", "dst", "scales"}, 2, {}};
+  case Builtin::DequantI4: return {{"src", "dst", "scales", "zeros"}, 2, {}};
   case Builtin::Im2col:
     return {{"src", "dst"}, 2, {"pixel", "channel", "r", "s", "kh", "kw", "stride", "pad"}};
   case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
@@ -432,7 +432,7 @@ void TileOpChecker::checkPackedCopy(const Region &src, const Region &dst) {
     diags.error(call->getRange(), "copy cannot convert between " + dtypeName(s).str() + " and " +
                                       dtypeName(d).str() + ": packed i4/u4 tiles are copied as they are")
         .hint(isPacked(s) && isPacked(d) ? "declare both buffers with the same dtype"
-                                         : "dequant_i4 unpacks an i4 tile into f16 or bf16; element reads in a "
+                                         : "dequant_i4 unpacks an i4 or u4 tile into f16 or bf16; element reads in a "
                                            "parallel loop give any other type");
     return;
   }
@@ -746,16 +746,20 @@ void TileOpChecker::checkIm2col() {
   geometry("pad", false, 0, 0);
 }
 
-// dequant_i4(src, dst, scales?): whole shared buffers; src u8/i8 [R, C / 2] holds two signed
-// 4-bit weights per byte, dst f16/bf16 [R, C], scales dst's dtype [R, C / group]. The lowering
-// converts eight weights (one 32-bit word) at a time with one scale, hence C and the group
-// multiples of 8.
+// dequant_i4(src, dst, scales?, zeros = ?): whole shared buffers; src i4/u4 [R, C] (or u8/i8
+// [R, C / 2], two signed 4-bit weights per byte), dst f16/bf16 [R, C], scales and zeros dst's
+// dtype [R, C / group]. The lowering converts eight weights (one 32-bit word) at a time with
+// one scale and one zero point, hence C and the group multiples of 8.
 void TileOpChecker::checkDequantI4() {
   BufferDecl *src = wholeBuffer("src", {Scope::Shared, Scope::Fragment});
   BufferDecl *dst = wholeBuffer("dst", {Scope::Shared, Scope::Fragment});
   BufferDecl *scales = arg("scales") ? wholeBuffer("scales", {Scope::Shared, Scope::Fragment}) : nullptr;
-  if (!src || !dst || (arg("scales") && !scales))
+  BufferDecl *zeros = arg("zeros") ? wholeBuffer("zeros", {Scope::Shared, Scope::Fragment}) : nullptr;
+  if (!src || !dst || (arg("scales") && !scales) || (arg("zeros") && !zeros))
     return;
+  const std::pair<llvm::StringRef, BufferDecl *> operands[] = {
+      {"src", src}, {"dst", dst}, {"scales", scales}, {"zeros", zeros}};
+  const auto perGroup = llvm::makeArrayRef(operands).drop_front(2); // scales and zeros
   // Both in shared memory (a block-wide tile), or both fragments: then each thread unpacks the
   // bytes it holds into its own registers (a GEMV's weights never touch shared memory).
   if (src->scope != dst->scope) {
@@ -765,21 +769,28 @@ void TileOpChecker::checkDequantI4() {
         .hint("declare them in the same scope");
     return;
   }
-  if (scales && scales->scope == Scope::Fragment) {
-    diags.error(arg("scales")->getRange(), "not supported yet: dequant_i4 with scales in a fragment")
-        .note(scales->getRange(), "'" + scales->getName() + "' is declared here")
-        .hint("copy the scales into a shared buffer: each thread reads one per eight weights");
+  // Zero points shift the weights before the scale multiplies them: (q - zero) * scale.
+  if (zeros && !scales) {
+    diags.error(arg("zeros")->getRange(), "dequant_i4 with zeros needs scales: dst = (q - zero) * scale")
+        .hint("pass the scales as the third argument (a buffer of ones for unscaled weights)");
     return;
   }
+  for (auto [name, b] : perGroup) {
+    if (b && b->scope == Scope::Fragment) {
+      diags.error(arg(name)->getRange(), "not supported yet: dequant_i4 with " + name.str() + " in a fragment")
+          .note(b->getRange(), "'" + b->getName() + "' is declared here")
+          .hint("copy the " + name.str() + " into a shared buffer: each thread reads one per eight weights");
+      return;
+    }
+  }
   auto named = [](BufferDecl *b) { return "'" + b->getName().str() + "' " + b->shape.str(); };
-  if (src->elemType != DType::U8 && src->elemType != DType::I8 && src->elemType != DType::I4) {
-    diags.error(arg("src")->getRange(), "dequant_i4's src must be an i4 buffer of the weights or a u8 or i8 "
+  if (src->elemType != DType::U8 && src->elemType != DType::I8 && !isPacked(src->elemType)) {
+    diags.error(arg("src")->getRange(), "dequant_i4's src must be an i4 or u4 buffer of the weights or a u8 or i8 "
                                         "buffer of their bytes, but '" +
                                             src->getName() + "' is " + dtypeName(src->elemType))
         .note(src->getRange(), "'" + src->getName() + "' is declared here")
-        .hint(src->elemType == DType::U4 ? "dequant_i4 reads signed weights (two's complement); declare it i4"
-                                         : "declare it i4 (the shape of dst), or u8 with byte c holding weight 2c "
-                                           "in its low nibble and weight 2c + 1 in its high nibble");
+        .hint("declare it i4 or u4 (the shape of dst), or u8 with byte c holding weight 2c in its low nibble and "
+              "weight 2c + 1 in its high nibble (read as signed weights)");
     return;
   }
   if (dst->elemType != DType::F16 && dst->elemType != DType::BF16) {
@@ -789,30 +800,32 @@ void TileOpChecker::checkDequantI4() {
         .hint("dequantize into f16 or bf16 and convert from there");
     return;
   }
-  if (scales && scales->elemType != dst->elemType) {
-    diags.error(arg("scales")->getRange(), "dequant_i4's scales must have dst's dtype " +
-                                               dtypeName(dst->elemType) + ", but '" + scales->getName() +
-                                               "' is " + dtypeName(scales->elemType))
-        .note(scales->getRange(), "'" + scales->getName() + "' is declared here");
-    return;
-  }
-  for (BufferDecl *b : {src, dst, scales})
-    if (b && b->shape.rank() != 2) {
-      diags.error(b == src ? arg("src")->getRange() : b == dst ? arg("dst")->getRange() : arg("scales")->getRange(),
-                  "dequant_i4 takes 2-d buffers [rows, columns], but " + named(b) + " has " +
-                      std::to_string(b->shape.rank()) + " dimensions");
+  for (auto [name, b] : perGroup) {
+    if (b && b->elemType != dst->elemType) {
+      diags.error(arg(name)->getRange(), "dequant_i4's " + name.str() + " must have dst's dtype " +
+                                             dtypeName(dst->elemType) + ", but '" + b->getName() + "' is " +
+                                             dtypeName(b->elemType))
+          .note(b->getRange(), "'" + b->getName() + "' is declared here");
       return;
     }
+  }
+  for (auto [name, b] : operands) {
+    if (b && b->shape.rank() != 2) {
+      diags.error(arg(name)->getRange(), "dequant_i4 takes 2-d buffers [rows, columns], but " + named(b) + " has " +
+                                             std::to_string(b->shape.rank()) + " dimensions");
+      return;
+    }
+  }
   std::optional<int64_t> rows = dst->shape.constDim(0), cols = dst->shape.constDim(1);
   std::optional<int64_t> srcRows = src->shape.constDim(0), bytes = src->shape.constDim(1);
   if (!rows || !cols || !srcRows || !bytes)
     return; // shared buffers have constant shapes; Sema reported otherwise
-  // An i4 src has dst's shape (its bytes are the u8 form's: ftg::Buffer::packed).
-  if (src->elemType == DType::I4) {
+  // An i4/u4 src has dst's shape (its bytes are the u8 form's: ftg::Buffer::packed).
+  if (isPacked(src->elemType)) {
     if (*srcRows != *rows || *bytes != *cols) {
-      diags.error(call->getRange(), "dequant_i4 unpacks i4 src " + named(src) + " into a tile of its shape, but dst is " +
-                                        named(dst))
-          .hint("an i4 src and its dst have the same shape [rows, columns]");
+      diags.error(call->getRange(), "dequant_i4 unpacks " + dtypeName(src->elemType).str() + " src " + named(src) +
+                                        " into a tile of its shape, but dst is " + named(dst))
+          .hint("an i4 or u4 src and its dst have the same shape [rows, columns]");
       return;
     }
     bytes = *bytes / 2;
@@ -839,6 +852,12 @@ void TileOpChecker::checkDequantI4() {
     diags.error(arg("scales")->getRange(), "dequant_i4's scales " + named(scales) + " do not divide dst " + named(dst) +
                                                " into groups of a multiple of 8 columns")
         .hint("scales is [rows, columns / group_size], with group_size a multiple of 8");
+    return;
+  }
+  if (zeros && (zeros->shape.constDim(0) != scaleRows || zeros->shape.constDim(1) != groups)) {
+    diags.error(arg("zeros")->getRange(), "dequant_i4's zeros " + named(zeros) + " must have the shape of scales " +
+                                              named(scales) + ": one zero point per group")
+        .hint("zeros is [rows, columns / group_size], as scales is");
   }
 }
 

@@ -1,7 +1,9 @@
-// dequant_i4(src, dst, scales?): unpacks a shared tile of signed 4-bit weights, two per byte
-// (weight 2c in the low nibble of byte c of its row), into a shared f16/bf16 tile, each weight
-// times its row's scale of its group of columns when `scales` is given:
-//   dst[r, c] = T(q(src[r, c / 2], c % 2)) * scales[r, c / (C / G)]      (dst [R, C], scales [R, G])
+// dequant_i4(src, dst, scales?, zeros = ?): unpacks a shared tile of 4-bit weights, two per
+// byte (weight 2c in the low nibble of byte c of its row; signed unless src is declared u4),
+// into a shared f16/bf16 tile, each weight minus its group's zero point and times its group's
+// scale when given (dst [R, C], scales and zeros [R, G], g = c / (C / G)):
+//   dst[r, c] = T(q * scales[r, g])                              without zeros (one rounding)
+//   dst[r, c] = T(T(q - zeros[r, g]) * scales[r, g])             with zeros (two roundings)
 //
 // Why an operator rather than a parallel loop: a loop unpacks one nibble per element (a byte
 // load, shifts, a conversion, a 2-byte store), which costs W4A16 GEMMs most of their time. Here
@@ -29,6 +31,52 @@ constexpr int64_t kWeightsPerWord = 8; // one 32-bit word of packed weights
 
 // Whether a shared buffer's layout keeps `v` consecutive columns at consecutive offsets.
 bool keepsRun(const ftg::Buffer &b, int64_t v) { return !b.shared || b.shared->vectorRun(v) == v; }
+
+// The operands past src and dst: scales and zero points (Sema: zeros only with scales).
+struct Params {
+  const ftg::Buffer *scales = nullptr, *zeros = nullptr;
+  bool isSigned = true; // src's weights: two's complement unless it was declared u4
+  explicit Params(const Node &n)
+      : scales(n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr),
+        zeros(n.inputs.size() > 2 ? n.inputs[2].buffer : nullptr),
+        isSigned(n.inputs[0].buffer->packed != DType::U4) {}
+
+  // What the operator reads: src, and the scales and zero points given.
+  std::vector<Access> reads(KernelLowering &L, const ftg::Buffer &src) const {
+    std::vector<Access> out = {L.access(&src)};
+    for (const ftg::Buffer *b : {scales, zeros})
+      if (b)
+        out.push_back(L.access(b));
+    return out;
+  }
+  // The scale without scales: one, which the unscaled steps ignore.
+  static std::string one(const std::string &T) { return "tl::convert<" + T + ">(1.0f)"; }
+
+  // The per-thread step of tl/dequant.h, eight weights: `tl::dequant_i4x8<T, Scaled>(` (or
+  // u4x8), and with zero points `tl::dequant_i4x8<T>(`, whose arguments the caller completes.
+  std::string step(const std::string &T, const char *suffix) const {
+    std::string name = std::string("tl::dequant_") + (isSigned ? "i4x8" : "u4x8") + suffix;
+    return name + "<" + T + (zeros ? "" : scales ? ", true" : ", false") + ">(";
+  }
+  // Its scale and zero-point arguments: "scale, " or "scale, zero, ".
+  std::string scaleArgs(const std::string &scale, const std::string &zero) const {
+    return scale + ", " + (zeros ? zero + ", " : std::string());
+  }
+
+  // Element by element (the steps' fallback): nibble `shift` of `byte` extended, then the
+  // same roundings as tl/dequant.h's steps.
+  std::string element(const std::string &T, const std::string &byte, const std::string &shift,
+                      const std::string &scale, const std::string &zero) const {
+    std::string q = "(((int)" + byte + " >> " + shift + ") & 0xF)";
+    if (isSigned)
+      q = "((" + q + " ^ 8) - 8)";
+    std::string value = "(float)" + q;
+    if (zeros)
+      value = "tl::convert<float>(tl::convert<" + T + ">(" + value + " - tl::convert<float>(" + zero + ")))";
+    return "tl::convert<" + T + ">(" + value + (scales ? " * tl::convert<float>(" + scale + ")" : std::string()) +
+           ")";
+  }
+};
 
 // The packed and unpacked fragments' layouts, one derived from the other: the unpacked tile
 // keeps the packed tile's threads and register order with every register doubled (byte c of a
@@ -64,41 +112,41 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
                                       "in the same threads: both blocked layouts, dst's derived from src's)");
     return;
   }
-  const ftg::Buffer *scales = n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr;
+  const Params p(n);
+  const ftg::Buffer *scales = p.scales;
   const std::string T = cppType(dst.dtype), in = bufferName(src), out = bufferName(dst);
   const int64_t bytes = src.fragment->registers();
   const int64_t cols = dst.fragment->cols;
   const int64_t group = scales && scales->shape.size() == 2 && scales->shape[1] ? cols / *scales->shape[1] : cols;
   // A word's eight columns share one scale (Sema: groups are multiples of 8 columns).
   const bool words = src.fragment->vec % 4 == 0;
-  std::vector<Access> reads = {L.access(&src)};
-  if (scales)
-    reads.push_back(L.access(scales));
+  const std::vector<Access> reads = p.reads(L, src);
   const std::vector<Access> writes = {L.access(&dst)};
-  // The scale of dst's register `reg`, read from the shared scales at its row and group.
-  auto scaleOf = [&](const std::string &reg) {
-    if (!scales)
-      return "tl::convert<" + T + ">(1.0f)";
-    return elementAt(L, *scales, {dst.fragment->rowOf(kThreadIndex, reg),
-                                  "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group)});
+  // The scale (zero point) of dst's register `reg`, read from the shared buffer at its row and group.
+  auto groupValue = [&](const ftg::Buffer *b, const std::string &reg) {
+    return elementAt(L, *b, {dst.fragment->rowOf(kThreadIndex, reg),
+                             "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group)});
   };
+  auto scaleOf = [&](const std::string &reg) {
+    return scales ? groupValue(scales, reg) : Params::one(T);
+  };
+  auto zeroOf = [&](const std::string &reg) { return p.zeros ? groupValue(p.zeros, reg) : std::string(); };
   L.tileOp(n, [&] {
     std::string r = L.fresh("r");
     L.add(makeComment(words ? "each thread converts its own registers, one 32-bit word (eight weights) at a time"
                             : "each thread converts its own registers, one nibble at a time"));
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(bytes), words ? "4" : "", 0), [&] {
       if (words) {
-        L.add(withAccess(makeEval("tl::dequant_i4x8_regs<" + T + ", " + (scales ? "true" : "false") + ">(&" + in +
-                                  "[" + r + "], " + scaleOf("2 * " + r) + ", &" + out + "[2 * " + r + "])"),
+        std::string first = "2 * " + r;
+        L.add(withAccess(makeEval(p.step(T, "_regs") + "&" + in + "[" + r + "], " +
+                                  p.scaleArgs(scaleOf(first), zeroOf(first)) + "&" + out + "[" + first + "])"),
                          reads, writes));
         return;
       }
       for (int half = 0; half < 2; ++half) {
         std::string reg = "2 * " + r + " + " + std::to_string(half);
-        std::string q = "((((int)" + in + "[" + r + "] >> " + std::to_string(half * 4) + ") & 0xF) ^ 8) - 8";
-        L.add(withAccess(makeStore(out + "[" + reg + "]",
-                                   "tl::convert<" + T + ">((float)(" + q + ")" +
-                                       (scales ? " * tl::convert<float>(" + scaleOf(reg) + ")" : std::string()) + ")"),
+        L.add(withAccess(makeStore(out + "[" + reg + "]", p.element(T, in + "[" + r + "]", std::to_string(half * 4),
+                                                                    scaleOf(reg), zeroOf(reg))),
                          reads, writes));
       }
     });
@@ -109,7 +157,8 @@ void lowerDequant(KernelLowering &L, const Node &n) {
   const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
   if (src.scope == Scope::Fragment)
     return lowerDequantFragments(L, n);
-  const ftg::Buffer *scales = n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr;
+  const Params p(n);
+  const ftg::Buffer *scales = p.scales;
   std::vector<int64_t> tile = constantTile(n.outputs[0]);
   if (tile.size() != 2) {
     L.unsupported(n.call->getRange(), "this dequant_i4 (dst must be a 2-d tile of constant extents)");
@@ -123,9 +172,7 @@ void lowerDequant(KernelLowering &L, const Node &n) {
   const int64_t perStep = vectorized ? kWeightsPerWord : 1;
   const int64_t steps = rows * cols / perStep, threads = L.g.threads;
 
-  std::vector<Access> reads = {L.access(&src)};
-  if (scales)
-    reads.push_back(L.access(scales));
+  const std::vector<Access> reads = p.reads(L, src);
   const std::vector<Access> writes = {L.access(&dst)};
 
   L.tileOp(n, [&] {
@@ -147,20 +194,19 @@ void lowerDequant(KernelLowering &L, const Node &n) {
       L.add(makeLet("const int", col, "(" + c + " % " + std::to_string(perRow) + ")" +
                                           (perStep > 1 ? " * " + std::to_string(perStep) : ""), false));
       std::string byte = elementAt(L, src, {row, col + " / 2"});
-      std::string scale = scales ? elementAt(L, *scales, {row, col + " / " + std::to_string(group)})
-                                 : "tl::convert<" + T + ">(1.0f)";
+      const std::string groupIndex = col + " / " + std::to_string(group);
+      std::string scale = scales ? elementAt(L, *scales, {row, groupIndex}) : Params::one(T);
+      std::string zero = p.zeros ? elementAt(L, *p.zeros, {row, groupIndex}) : std::string();
       if (vectorized) {
-        L.add(withAccess(makeEval("tl::dequant_i4x8<" + T + ", " + (scales ? "true" : "false") + ">(&" + byte +
-                                  ", " + scale + ", &" + elementAt(L, dst, {row, col}) + ")"),
+        L.add(withAccess(makeEval(p.step(T, "") + "&" + byte + ", " + p.scaleArgs(scale, zero) + "&" +
+                                  elementAt(L, dst, {row, col}) + ")"),
                          reads, writes));
         return;
       }
-      // Element by element: the nibble sign-extended, then the product rounded once, as the
-      // vector path rounds it.
-      std::string q = "((((int)" + byte + " >> (" + col + " % 2 * 4)) & 0xF) ^ 8) - 8";
-      std::string value = "tl::convert<" + T + ">((float)(" + q + ")" +
-                           (scales ? " * tl::convert<float>(" + scale + ")" : std::string()) + ")";
-      L.add(withAccess(makeStore(elementAt(L, dst, {row, col}), value), reads, writes));
+      // Element by element, with the vector path's roundings.
+      L.add(withAccess(makeStore(elementAt(L, dst, {row, col}),
+                                 p.element(T, byte, "(" + col + " % 2 * 4)", scale, zero)),
+                       reads, writes));
     });
   });
 }
@@ -176,14 +222,21 @@ public:
     if (!src || !dst)
       return;
     n.inputs.push_back(*src);
+    // inputs: src, scales, zeros (Sema: zeros only with scales).
     if (const Expr *s = argument(c, 2, "scales"))
-      if (auto scales = b.operand(s))
+      if (auto scales = b.operand(s)) {
         n.inputs.push_back(*scales);
+        if (const Expr *z = argument(c, 3, "zeros"))
+          if (auto zeros = b.operand(z))
+            n.inputs.push_back(*zeros);
+      }
     n.outputs.push_back(*dst);
   }
 
   std::string describe(const Node &n) const override {
     std::string s = "dequant_i4: " + n.inputs[0].buffer->name;
+    if (n.inputs.size() > 2)
+      s = "dequant_i4: (" + n.inputs[0].buffer->name + " - " + n.inputs[2].buffer->name + ")";
     if (n.inputs.size() > 1)
       s += " * " + n.inputs[1].buffer->name;
     return s + " -> " + n.outputs[0].buffer->name;

@@ -1,18 +1,26 @@
 // tl/dequant.h - the per-thread step of the dequant_i4 tile operator (compiler/ops/Dequant.cpp).
 //
-//   tl::dequant_i4x8<T, Scaled>(src, scale, dst)
+//   tl::dequant_i4x8<T, Scaled>(src, scale, dst)         signed weights (two's complement, -8..7)
+//   tl::dequant_u4x8<T, Scaled>(src, scale, dst)         unsigned weights (0..15)
+//   tl::dequant_i4x8<T>(src, scale, zero, dst)           ... with a zero point (GPTQ/AWQ style)
+//   tl::dequant_u4x8<T>(src, scale, zero, dst)
 //
-// Reads one 32-bit word of packed two's-complement 4-bit weights at `src` (weight 2c in the low
-// nibble of byte c, 4-byte aligned), converts the eight weights to T (f16 or bf16), multiplies
-// them by `scale` when Scaled, and stores them as one 16-byte vector at `dst` (16-byte
-// aligned). On NVIDIA GPUs the conversion is tl::unpack_int4x8's magic-number path (per pair
-// of weights one prmt, one lop3 and one packed subtraction) and the scaling one packed
-// multiply: both exact but for the product's one rounding, so the result equals
-// T(float(q) * float(scale)), which the portable path computes element by element.
+// Reads one 32-bit word of packed 4-bit weights at `src` (weight 2c in the low nibble of byte
+// c, 4-byte aligned), converts the eight weights q to T (f16 or bf16), subtracts `zero` when
+// given, multiplies by `scale` when Scaled (always, with a zero point) and stores them as one
+// 16-byte vector at `dst` (16-byte aligned). On NVIDIA GPUs the conversion is
+// tl::unpack_int4x8's magic-number path (per pair of weights one prmt, one lop3 and one packed
+// subtraction, exact), the zero point one packed subtraction and the scaling one packed
+// multiply, each rounded to T once, so the result is
+//   T(float(q) * float(scale))                                   without a zero point (one rounding)
+//   T(float(T(float(q) - float(zero))) * float(scale))           with one (two roundings; q - zero
+//                                                                is exact for integer zero points)
+// which the portable path computes element by element (float is wide enough that rounding
+// float's exact-or-once-rounded result to T again equals T's own correctly rounded operation).
 //
-//   tl::dequant_i4x8_regs<T, Scaled>(bytes, scale, out)
+//   tl::dequant_i4x8_regs / dequant_u4x8_regs, with the same template and zero arguments
 //
-// The fragment form (dequant_i4 on register tiles, e.g. a GEMV's weights loaded straight from
+// The fragment forms (dequant_i4 on register tiles, e.g. a GEMV's weights loaded straight from
 // global memory): the same conversion of the four packed bytes bytes[0..3] (u8 or i8) into
 // out[0..7], element by element so that both arrays stay in registers (no address is taken
 // that would need them 4- or 16-byte aligned in memory).
@@ -24,13 +32,22 @@
 
 namespace tl {
 
-// Eight signed nibbles of `word` as T, times `scale` when Scaled, in out[0..7] (nibble i of
-// the word is element i): the one conversion both forms below use.
-template <class T, bool Scaled>
-TL_DEVICE void dequant_i4x8_word(std::uint32_t word, T scale, T* out) {
+namespace detail {
+
+// Eight nibbles of `word` as T (sign-extended when Signed), minus `zero` when Zeroed, times
+// `scale` when Scaled, in out[0..7] (nibble i of the word is element i): the one conversion all
+// the forms below use.
+template <bool Signed, class T, bool Scaled, bool Zeroed>
+TL_DEVICE void dequant_int4x8_word(std::uint32_t word, T scale, T zero, T* out) {
+  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8: T must be f16 or bf16");
 #if TL_CUDA
   vec2_t<T> w[4];
-  unpack_int4x8<true, T>(word, w);
+  unpack_int4x8<Signed, T>(word, w);
+  if constexpr (Zeroed) {
+    const vec2_t<T> zero2 = Vec2Ops<T>::splat_same(zero);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = Vec2Ops<T>::sub(w[k], zero2);
+  }
   if constexpr (Scaled) {
     const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
 #pragma unroll
@@ -43,25 +60,64 @@ TL_DEVICE void dequant_i4x8_word(std::uint32_t word, T scale, T* out) {
   }
 #else
   const float s = Scaled ? convert<float>(scale) : 1.0f;
-  for (int i = 0; i < 8; ++i) out[i] = convert<T>(static_cast<float>(extract_int4<true>(word, i)) * s);
+  for (int i = 0; i < 8; ++i) {
+    const float q = static_cast<float>(extract_int4<Signed>(word, i));
+    out[i] = convert<T>((Zeroed ? convert<float>(convert<T>(q - convert<float>(zero))) : q) * s);
+  }
 #endif
 }
 
+template <bool Signed, class T, bool Scaled, bool Zeroed>
+TL_DEVICE void dequant_int4x8(const void* src, T scale, T zero, void* dst) {
+  T out[8];
+  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(load_vec<4>(src), scale, zero, out);
+  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
+}
+
+template <bool Signed, class T, bool Scaled, bool Zeroed, class Byte>
+TL_DEVICE void dequant_int4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
+  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
+                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
+                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(word, scale, zero, out);
+}
+
+}  // namespace detail
+
+// The names the generated code calls (the weights' signedness in the name, a zero point as an
+// extra argument; see the top of the file).
 template <class T, bool Scaled>
 TL_DEVICE void dequant_i4x8(const void* src, T scale, void* dst) {
-  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8: T must be f16 or bf16");
-  T out[8];
-  dequant_i4x8_word<T, Scaled>(load_vec<4>(src), scale, out);
-  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
+  detail::dequant_int4x8<true, T, Scaled, false>(src, scale, scale, dst);
+}
+template <class T, bool Scaled>
+TL_DEVICE void dequant_u4x8(const void* src, T scale, void* dst) {
+  detail::dequant_int4x8<false, T, Scaled, false>(src, scale, scale, dst);
+}
+template <class T>
+TL_DEVICE void dequant_i4x8(const void* src, T scale, T zero, void* dst) {
+  detail::dequant_int4x8<true, T, true, true>(src, scale, zero, dst);
+}
+template <class T>
+TL_DEVICE void dequant_u4x8(const void* src, T scale, T zero, void* dst) {
+  detail::dequant_int4x8<false, T, true, true>(src, scale, zero, dst);
 }
 
 template <class T, bool Scaled, class Byte>
 TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T* out) {
-  static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8_regs: T must be f16 or bf16");
-  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
-                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
-                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
-  dequant_i4x8_word<T, Scaled>(word, scale, out);
+  detail::dequant_int4x8_regs<true, T, Scaled, false>(bytes, scale, scale, out);
+}
+template <class T, bool Scaled, class Byte>
+TL_DEVICE void dequant_u4x8_regs(const Byte* bytes, T scale, T* out) {
+  detail::dequant_int4x8_regs<false, T, Scaled, false>(bytes, scale, scale, out);
+}
+template <class T, class Byte>
+TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
+  detail::dequant_int4x8_regs<true, T, true, true>(bytes, scale, zero, out);
+}
+template <class T, class Byte>
+TL_DEVICE void dequant_u4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
+  detail::dequant_int4x8_regs<false, T, true, true>(bytes, scale, zero, out);
 }
 
 }  // namespace tl

@@ -73,11 +73,15 @@ __global__ void k_dtypes(float* f, tl::f16* h, tl::bf16* b, tl::f8e4m3* e4, tl::
 }
 
 // ---- dequant.h -----------------------------------------------------------------------------
-// dequant_i4's steps: shared tiles (16-byte store) and fragments (register arrays, u8 and i8).
+// dequant_i4's steps: shared tiles (16-byte store) and fragments (register arrays, u8 and i8),
+// signed and unsigned weights, with zero points (the four-argument forms).
 __global__ void k_dequant(const std::uint8_t* packed, const std::int8_t* signed_packed, tl::f16* h, tl::bf16* b) {
   const int i = threadIdx.x;
   tl::dequant_i4x8<tl::f16, true>(packed + 4 * i, h[0], h + 8 * i);
   tl::dequant_i4x8<tl::bf16, false>(packed + 4 * i, b[0], b + 8 * i);
+  tl::dequant_u4x8<tl::f16, true>(packed + 4 * i, h[0], h + 512 + 8 * i);
+  tl::dequant_u4x8<tl::bf16>(packed + 4 * i, b[0], b[2], b + 512 + 8 * i);
+  tl::dequant_i4x8<tl::f16>(packed + 4 * i, h[0], h[2], h + 768 + 8 * i);
   std::uint8_t bytes[4];
   std::int8_t sbytes[4];
   for (int k = 0; k < 4; ++k) {
@@ -88,6 +92,9 @@ __global__ void k_dequant(const std::uint8_t* packed, const std::int8_t* signed_
   tl::bf16 br[8];
   tl::dequant_i4x8_regs<tl::f16, true>(bytes, h[1], hr);
   tl::dequant_i4x8_regs<tl::bf16, false>(sbytes, b[1], br);
+  tl::dequant_u4x8_regs<tl::f16>(bytes, h[1], h[3], hr);
+  tl::dequant_i4x8_regs<tl::bf16>(sbytes, b[1], b[3], br);
+  tl::dequant_u4x8_regs<tl::bf16, true>(bytes, b[1], br);
   for (int k = 0; k < 8; ++k) {
     h[256 + 8 * i + k] = hr[k];
     b[256 + 8 * i + k] = br[k];

@@ -371,6 +371,26 @@ def packed_u4(t, p):
     return {"E": [17.0 * q for q in Q], "Qc": list(Q)}
 
 
+def dequant_zp(t, p):
+    """tests/gpu/ops/dequant_zp.tl: B [N, K] of u4/i4 (loaded as its values), Scales and Zeros
+    [N, K / group_size]; W and W2 = dtype(dtype(q - zero) * scale), or dtype(q * scale) without
+    zero points: each operation rounded once to the dtype, as the kernel's packed f16x2/bf16x2
+    arithmetic does (the float64 difference and product are exact, so rounding them to the
+    dtype is the dtype's own correctly rounded operation)."""
+    B, (N, K) = t["B"]
+    S, (_, G) = t["Scales"]
+    Z, _ = t["Zeros"]
+    rnd = _round_f16 if p["dtype"] == "f16" else _round_bf16
+    gs = K // G
+    W = []
+    for n in range(N):
+        for c in range(K):
+            g = n * G + c // gs
+            q = B[n * K + c]
+            W.append(rnd((rnd(q - Z[g]) if p["zero_points"] else q) * S[g]))
+    return {"W": W, "W2": list(W)}
+
+
 def moe_align(T, E, topk, block_M, seed, absent=()):
     """vLLM's moe_align_block_size for a seeded random routing (topk distinct experts per
     token): (SortedIds, ExpertIds, NumPostPadded) as lists, SortedIds of vLLM's worst-case
@@ -453,6 +473,15 @@ def reduce_any(t, p):
 def _round_f16(v):
     import struct as _s
     return _s.unpack("<e", _s.pack("<e", v))[0]
+
+
+def _round_bf16(v):
+    """v rounded to bfloat16 (to nearest, ties to even) through float32: exact for values that
+    float32 holds, and for any other innocuous (float32 has more than 2 * 8 + 2 bits)."""
+    import struct as _s
+    bits = _s.unpack("<I", _s.pack("<f", v))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return _s.unpack("<f", _s.pack("<I", bits))[0]
 
 
 def _first_position(values, largest):

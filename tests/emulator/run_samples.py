@@ -36,6 +36,9 @@ TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3), "i3
 # operand): f16's tolerance. A reference parameter "tolerance" replaces TOLERANCE for a case.
 BWD_TOLERANCE = dict(TOLERANCE, f32=TOLERANCE["f16"])
 
+# dequant_zp's outputs are exact: the reference rounds each operation as the kernel does.
+EXACT_ZP = {"dtype": "f16", "zero_points": True, "tolerance": dict(TOLERANCE, f16=(0, 0), bf16=(0, 0))}
+
 # name: (sample, kernel, compile-time -D, reference, reference parameters, [shapes])
 CASES = {
     "gemm": ("gemm.tl", "gemm", ["block_M=64", "block_N=64"], ref.gemm, {},
@@ -78,6 +81,18 @@ CASES = {
                        [dict(N=40, K=200)]),
     "packed_u4": ("../tests/gpu/ops/packed_u4.tl", "packed_u4", ["dtype=bf16"], ref.packed_u4, {},
                   [dict(N=45, K=150), dict(N=64, K=64)]),
+    # dequant_i4 with zero points and u4 weights (tests/gpu/ops/dequant_zp.tl), exact (the
+    # reference rounds as the kernel does): rows past N, K off block_K; u4 with zeros in f16 and
+    # bf16, i4 with zeros nibble by nibble in registers (block_K 16), u4 without zeros.
+    "dequant_zp": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", [], ref.dequant_zp, EXACT_ZP,
+                   [dict(N=45, K=160), dict(N=32, K=128), dict(N=7, K=96)]),
+    "dequant_zp_bf16": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", ["dtype=bf16", "stages=3"], ref.dequant_zp,
+                        dict(EXACT_ZP, dtype="bf16"), [dict(N=40, K=192), dict(N=9, K=64)]),
+    "dequant_zp_i4": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", ["qtype=i4", "block_K=16", "group_size=8"],
+                      ref.dequant_zp, EXACT_ZP, [dict(N=45, K=40), dict(N=32, K=16)]),
+    "dequant_zp_none": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", ["dtype=bf16", "zero_points=false"],
+                        ref.dequant_zp, dict(EXACT_ZP, dtype="bf16", zero_points=False),
+                        [dict(N=45, K=96), dict(N=64, K=64)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element

@@ -274,6 +274,8 @@ KERNELS.update({
     "packed_i4": _op_kernel("packed_i4", _tensors("B", "out:W", "out:W2", "out:E", "out:Bc"), ("N", "K"),
                             ("dtype",)),
     "packed_u4": _op_kernel("packed_u4", _tensors("Q", "out:E", "out:Qc"), ("N", "K"), ("dtype",)),
+    "dequant_zp": _op_kernel("dequant_zp", _tensors("B", "Scales", "Zeros", "out:W", "out:W2"), ("N", "K"),
+                             ("dtype", "qtype", "group_size", "zero_points")),
     "annotated_copy": _op_kernel("annotated_copy", _tensors("X", "out:Y", "out:Z", "out:W"), ("M", "N"),
                                  ("dtype",)),
     "gemm_annotated": _op_kernel("gemm_annotated", _tensors("A", "B", "out:C"), ("M", "N", "K"),
@@ -1177,6 +1179,22 @@ def _add_packed(t: _Tables) -> None:
     t.add(Build("packed_i4_f16_sm80", "packed_i4", {"dtype": "f16"}, target="sm_80"), shapes, 0.0)
     t.add(Build("packed_u4_f16", "packed_u4", {"dtype": "f16"}), shapes, 0.0)
     t.add(Build("packed_u4_bf16", "packed_u4", {"dtype": "bf16"}), shapes[:3], 0.0)
+    # dequant_i4 with zero points (GPTQ/AWQ): u4 and i4 weights, shared and register paths, the
+    # fragment nibble by nibble with block_K 16; exact (the reference rounds as the kernel does).
+    # K a multiple of the group: (45, 150) and (7, 54) become (45, 160) and (7, 64); rows of 20
+    # bytes (K = 40) with the group of 8.
+    zp_shapes = [(f"n{n}k{k}", {"N": n, "K": k}) for n, k in [(45, 160), (32, 128), (7, 64), (1000, 4096), (513, 2080)]]
+    zp = {"group_size": "32", "zero_points": "true"}
+    t.add(Build("packed_zp_u4_f16", "dequant_zp", {"dtype": "f16", "qtype": "u4", **zp}), zp_shapes, 0.0)
+    t.add(Build("packed_zp_u4_bf16", "dequant_zp", {"dtype": "bf16", "qtype": "u4", "stages": "3", **zp}),
+          zp_shapes, 0.0)
+    t.add(Build("packed_zp_i4_f16_sm80", "dequant_zp", {"dtype": "f16", "qtype": "i4", **zp}, target="sm_80"),
+          zp_shapes, 0.0)
+    t.add(Build("packed_zp_i4_f16_k16", "dequant_zp", {"dtype": "f16", "qtype": "i4", "block_K": "16",
+                                                       "group_size": "8", "zero_points": "true"}),
+          zp_shapes[:3] + [("n45k40", {"N": 45, "K": 40})], 0.0)
+    t.add(Build("packed_zp_u4_noz_bf16", "dequant_zp", {"dtype": "bf16", "qtype": "u4", "group_size": "32",
+                                                         "zero_points": "false"}), zp_shapes[:3], 0.0)
 
 
 # ResNet-50's convolutions at batch 32: (build, N, H, W, C, F).

@@ -1583,6 +1583,48 @@ class PackedU4Problem(PackedI4Problem):
         return {"E": 17 * self.values(inputs["Q"], False).to(ref), "Qc": inputs["Q"].to(ref)}
 
 
+class DequantZpProblem(PackedI4Problem):
+    """tests/gpu/ops/dequant_zp.tl: B [N, K] of qtype (u4 or i4; its bytes, as packed_i4's B),
+    Scales and Zeros [N, K / group_size]; W and W2 = dtype(dtype(q - zero) * scale), or
+    dtype(q * scale) with zero_points = false. The reference computes in the dtype, each
+    operation correctly rounded, as the kernel's packed arithmetic does: exact (tolerance 0).
+    Zero points are drawn as GPTQ/AWQ would not store them (fractions around the middle of the
+    range), so that the subtraction rounds too."""
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.packed = {"B": build.defines["qtype"]}
+        self.group_size = int(build.defines["group_size"])
+        self.zero_points = parse_bool(build.defines["zero_points"])
+
+    def tensor_dtype(self, name):
+        return torch.uint8 if name in self.packed else self.dtype
+
+    def tensor_shapes(self, shape):
+        n, k = shape["N"], shape["K"]
+        if k % 2 or k % self.group_size:
+            raise ValueError(f"K = {k} must be even and a multiple of group_size {self.group_size}")
+        groups = (n, k // self.group_size)
+        return {"B": (n, k // 2), "Scales": groups, "Zeros": groups, "W": (n, k), "W2": (n, k)}
+
+    def _random(self, name, shape, gen):
+        if name == "Zeros":
+            middle = 0.0 if self.packed["B"] == "i4" else 7.5
+            return (middle + 4.0 * torch.randn(shape, generator=gen, device=gen.device)).to(self.dtype)
+        return super()._random(name, shape, gen)
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q = self.values(inputs["B"], self.packed["B"] == "i4").to(self.dtype)
+        group = lambda t: t.repeat_interleave(self.group_size, dim=1)  # noqa: E731
+        w = q - group(inputs["Zeros"]) if self.zero_points else q
+        w = (w * group(inputs["Scales"])).to(ref)
+        return {"W": w, "W2": w}
+
+    def flops(self, shape):
+        return 2.0 * shape["N"] * shape["K"]
+
+
 class FusedMoeProblem(Problem):
     """samples/fused_moe.tl: slot s = t * topk + j (token t's j-th expert e) gets
     C[s, :] = X[t, :] @ W[e]^T, times TopkWeights[t, j] when mul_routed_weight, through the
@@ -1767,6 +1809,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
             "packed_i4": PackedI4Problem, "packed_u4": PackedU4Problem,
+            "dequant_zp": DequantZpProblem,
             "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem,
             "attention_fwd_lse": AttentionFwdLseProblem, "gated_delta": GatedDeltaProblem, "attention_bwd": AttentionBwdProblem}
 
