@@ -70,7 +70,9 @@ public:
     const EmbeddedFile *f = findFile(path);
     if (!f)
       return;
-    static const std::regex include(R"(^\s*#\s*include\s+"([^"]+)\"\s*$)");
+    // A library include, possibly followed by a comment that says why
+    // (tl/hip/gemm.h: `#include "../gemm.h"  // its block rasterization ...`).
+    static const std::regex include(R"(^\s*#\s*include\s+"([^"]+)\"\s*(//.*)?$)");
     std::string body;
     llvm::StringRef text(f->text);
     llvm::StringRef dir = llvm::StringRef(path).rsplit('/').first;
