@@ -80,29 +80,47 @@ def problem_key(item):
 
 
 def latest_items(runs):
-    """The representative measurement of each problem: {key: (item, path, date)}."""
-    best = {}
+    """The representative measurement of each problem: {key: (item, path, date)}. A peer that
+    the latest run did not measure (a run with --skip-triton, say) keeps its ratio from the
+    latest run that measured it beside ours: the item then carries "peer_fallback", {peer key:
+    (ratio, path, date)}, each ratio still ours and that peer timed in one process."""
+    candidates = {}
     for path, run in runs:
         date = run.get("date", "")
         for item in run["items"]:
-            key = problem_key(item)
             rank = (date, -len(item.get("build", item.get("name", ""))), path)
-            if key not in best or rank > best[key][0]:
-                best[key] = (rank, item, path, date)
-    return {k: (v[1], v[2], v[3]) for k, v in best.items()}
+            candidates.setdefault(problem_key(item), []).append((rank, item, path, date))
+    chosen = {}
+    for key, cands in candidates.items():
+        cands.sort(key=lambda c: c[0], reverse=True)
+        _, item, path, date = cands[0]
+        measured = {k for k, _, _ in ratios(item)}
+        ours = item["impls"].get("ours", {})
+        fallback = {}
+        # A kernel that failed in the latest run shows nothing, not an older run's figures.
+        for _, older, older_path, older_date in (cands[1:] if ours.get("status") == "ok" else []):
+            for k, _, r in ratios(older):
+                if k not in measured and k not in fallback:
+                    fallback[k] = (r, older_path, older_date)
+        if fallback:
+            item = dict(item, peer_fallback=fallback)
+        chosen[key] = (item, path, date)
+    return chosen
 
 
 def ratios(item):
-    """[(peer key, peer title, peer ms / our ms)] for the peers measured beside ours."""
+    """[(peer key, peer title, peer ms / our ms)] for the peers measured beside ours (and the
+    peers of item["peer_fallback"], from earlier runs)."""
     impls = item["impls"]
     ours = impls.get("ours", {})
-    if ours.get("status") != "ok" or not ours.get("ms"):
-        return []
+    fallback = item.get("peer_fallback", {})
     out = []
     for key, title in PEERS.get(item.get("family"), []):
         peer = impls.get(key, {})
-        if peer.get("status") == "ok" and peer.get("ms"):
+        if ours.get("status") == "ok" and ours.get("ms") and peer.get("status") == "ok" and peer.get("ms"):
             out.append((key, title, peer["ms"] / ours["ms"]))
+        elif key in fallback:
+            out.append((key, title, fallback[key][0]))
     return out
 
 
@@ -126,6 +144,8 @@ def chart(stem, title, families, chosen):
                 note = f" ({floor:.0f}% of floor)"
             rows.append((family, item["name"] + note, rs))
             sources.add((date[:10], path))
+            for _, older_path, older_date in item.get("peer_fallback", {}).values():
+                sources.add((older_date[:10], older_path))
     if not rows:
         return None
     all_ratios = [r for _, _, rs in rows for _, _, r in rs]

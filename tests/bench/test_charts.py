@@ -71,6 +71,31 @@ class Selection(unittest.TestCase):
             self.assertEqual(path, os.path.join("sub", "new.json"))
             self.assertEqual(charts.ratios(picked), [("cublas", "cuBLAS", 2.0)])
 
+    def test_a_peer_the_latest_run_skipped_keeps_its_latest_ratio(self):
+        # The new run timed ours and cuBLAS only (--skip-triton): Triton's ratio comes from the
+        # latest run that timed it beside ours (not from the old run's cuBLAS), and the chart
+        # lists both runs; a kernel that failed in the latest run shows no older ratio.
+        with tempfile.TemporaryDirectory() as results:
+            write_run(results, "a.json", "2026-01-01T00:00:00+00:00",
+                      [item("gemm_a", "gemm", 2.0, {"cublas": 1.0, "triton": 3.0})])
+            write_run(results, "b.json", "2026-01-15T00:00:00+00:00",
+                      [item("gemm_a", "gemm", 2.0, {"cublas": 2.0, "triton": 5.0})])
+            write_run(results, "c.json", "2026-02-01T00:00:00+00:00",
+                      [item("gemm_a", "gemm", 1.0, {"cublas": 4.0})])
+            chosen = charts.latest_items(charts.load_runs(results))
+            (picked, path, _), = chosen.values()
+            self.assertEqual(path, "c.json")
+            self.assertEqual(charts.ratios(picked), [("cublas", "cuBLAS", 4.0), ("triton", "Triton", 2.5)])
+            svg = charts.chart("gemm", "GEMM", ["gemm"], chosen)
+            self.assertIn("b.json", svg)
+            self.assertIn("c.json", svg)
+            self.assertNotIn("a.json", svg)
+            failed = item("gemm_a", "gemm", 1.0, {"cublas": 4.0})
+            failed["impls"]["ours"]["status"] = "error"
+            write_run(results, "d.json", "2026-03-01T00:00:00+00:00", [failed])
+            (picked, _, _), = charts.latest_items(charts.load_runs(results)).values()
+            self.assertEqual(charts.ratios(picked), [])
+
     def test_failed_kernels_and_missing_peers_are_left_out(self):
         failed = item("x", "gemm", 1.0, {"cublas": 1.0})
         failed["impls"]["ours"]["status"] = "error"
