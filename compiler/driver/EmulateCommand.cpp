@@ -162,6 +162,73 @@ int execute(const std::string &program, std::vector<llvm::StringRef> args, bool 
   return rc;
 }
 
+// Where compiled emulator drivers are kept: --cache-dir, else $TLC_CACHE_DIR, else the user's
+// cache directory ($XDG_CACHE_HOME or ~/.cache) + /tlc; empty when there is none.
+std::string cacheDirectory(const std::string &requested) {
+  if (!requested.empty())
+    return requested;
+  if (const char *env = std::getenv("TLC_CACHE_DIR"); env && *env)
+    return env;
+  llvm::SmallString<256> dir;
+  if (!llvm::sys::path::cache_directory(dir))
+    return "";
+  llvm::sys::path::append(dir, "tlc");
+  return std::string(dir);
+}
+
+// The emulator driver (tl/emu/driver.cpp: command line, tensors, output files) compiled with
+// the program's flags. Every kernel's program links the same object, so it is compiled once per
+// host compiler (its path, size and time stamp), flags and library and kept in `cacheDir`,
+// written under a unique name and renamed into place so that concurrent builds never see half
+// of one; without a usable cache directory it is compiled into the build directory `d`.
+// Returns the object's path, or "" after reporting why it could not be built, with `status` the
+// exit code to give (a usage error where the compiler cannot be run at all).
+std::string driverObject(const std::string &cxx, const std::vector<std::string> &flags, const std::string &d,
+                         const std::string &cacheDir, bool verbose, int &status) {
+  status = kInputError;
+  std::string key = cxx;
+  llvm::sys::fs::file_status compiler;
+  if (!llvm::sys::fs::status(cxx, compiler))
+    key += " " + std::to_string(compiler.getSize()) + " " +
+           std::to_string(compiler.getLastModificationTime().time_since_epoch().count());
+  for (const std::string &x : flags)
+    key += " " + x;
+  key += " " + llvm::utohexstr(libraryHash());
+  // The flags name this build directory's copy of the library; the library's hash stands for it.
+  for (size_t at = key.find(d); !d.empty() && at != std::string::npos; at = key.find(d))
+    key.replace(at, d.size(), "<build>");
+  std::string name = "emu-driver-" + llvm::utohexstr(llvm::xxHash64(key)) + ".o";
+  bool cached = !cacheDir.empty() && !llvm::sys::fs::create_directories(cacheDir);
+  std::string object = cached ? cacheDir + "/" + name : d + "/" + name;
+  if (cached && llvm::sys::fs::exists(object))
+    return object;
+  llvm::SmallString<256> temporary;
+  if (!cached || llvm::sys::fs::createUniqueFile(object + ".%%%%%%.tmp", temporary))
+    temporary = d + "/" + name, object = std::string(temporary); // no cache: build it here
+  std::vector<std::string> args = {cxx};
+  args.insert(args.end(), flags.begin(), flags.end());
+  for (const std::string &x : {std::string("-c"), d + "/include/tl/emu/driver.cpp", std::string("-o"),
+                               std::string(temporary)})
+    args.push_back(x);
+  std::vector<llvm::StringRef> refs(args.begin(), args.end());
+  int rc = execute(cxx, refs, verbose);
+  if (rc != 0) {
+    llvm::sys::fs::remove(temporary);
+    if (rc < 0)
+      status = kUsageError; // execute said why: --cxx names no program
+    else
+      error("the host compiler failed (exit code " + std::to_string(rc) + ") on the emulator's driver " +
+            "(tl/emu/driver.cpp)");
+    return "";
+  }
+  if (std::string(temporary) != object && llvm::sys::fs::rename(temporary, object)) {
+    llvm::sys::fs::remove(temporary);
+    error("cannot keep the emulator's driver in --cache-dir " + cacheDir);
+    return "";
+  }
+  return object;
+}
+
 } // namespace
 
 CLI::App *addRunCommand(CLI::App &app, RunArgs &a) {
@@ -195,6 +262,9 @@ CLI::App *addRunCommand(CLI::App &app, RunArgs &a) {
   cmd->add_option("--build-dir", a.buildDir, "keep the generated program (kernel.cu or kernel.hip, main.cpp, the binary) here");
   cmd->add_option("--cxx-arg", a.extraCxxArgs, "pass an argument to the host compiler (--cxx-arg=-fsanitize=address)")
       ->allow_extra_args(false);
+  cmd->add_option("--cache-dir", a.cacheDir,
+                  "where the emulator's driver is kept, compiled once per compiler and flags (default: "
+                  "$TLC_CACHE_DIR, else $XDG_CACHE_HOME/tlc or ~/.cache/tlc)");
   cmd->add_flag("-v", a.verbose, "print the commands tlc runs");
   return cmd;
 }
@@ -320,20 +390,28 @@ int runEmulated(RunArgs &a) {
   }
 
   std::string binary = d + "/emulated";
-  std::vector<std::string> cxxArgs = {cxx, "-std=c++17", "-O1", "-g", "-DTL_EMULATE"};
+  // The flags of both translation units: main.cpp (the kernel) and the driver.
+  std::vector<std::string> flags = {"-std=c++17", "-O1", "-g", "-DTL_EMULATE"};
   if (amd) {
     // HIP source for a 64-lane wave (tl/emu/hip.h); the device reports the target's gcnArchName.
     for (const std::string &x : {std::string("-D__HIPCC__"), std::string("-D__HIP_PLATFORM_AMD__"),
                                  std::string("-DTL_EMU_WARP_SIZE=64"), "-DTL_EMU_GCN_ARCH=\"" + a.target + "\"",
                                  std::string("-Wno-psabi")})
-      cxxArgs.push_back(x);
+      flags.push_back(x);
   } else {
-    cxxArgs.push_back("-DTL_EMU_CAPABILITY=" + std::to_string(target->computeCapability()));
+    flags.push_back("-DTL_EMU_CAPABILITY=" + std::to_string(target->computeCapability()));
   }
   for (const std::string &x : {"-I" + d + "/include/tl/emu/include", "-I" + d + "/include", std::string("-isystem"),
-                               cudaInclude, std::string("-w"), d + "/main.cpp", std::string("-o"), binary})
-    cxxArgs.push_back(x);
-  for (const std::string &x : a.extraCxxArgs)
+                               cudaInclude, std::string("-w")})
+    flags.push_back(x);
+  flags.insert(flags.end(), a.extraCxxArgs.begin(), a.extraCxxArgs.end());
+  int driverStatus = kSuccess;
+  std::string driver = driverObject(cxx, flags, d, cacheDirectory(a.cacheDir), a.verbose, driverStatus);
+  if (driver.empty())
+    return driverStatus;
+  std::vector<std::string> cxxArgs = {cxx};
+  cxxArgs.insert(cxxArgs.end(), flags.begin(), flags.end());
+  for (const std::string &x : {d + "/main.cpp", driver, std::string("-o"), binary})
     cxxArgs.push_back(x);
   std::vector<llvm::StringRef> cxxRefs(cxxArgs.begin(), cxxArgs.end());
   // A kept build directory whose program is the same (generated code, driver, library and

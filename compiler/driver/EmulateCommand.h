@@ -29,6 +29,7 @@ struct RunArgs {
   std::string maxBlocks;
   std::string initOutputs;
   std::vector<std::string> extraCxxArgs; // --cxx-arg ARG
+  std::string cacheDir;             // compiled emulator drivers; default $TLC_CACHE_DIR, ~/.cache/tlc
   bool verbose = false;
   // tlc's own options that apply (--color, -Werror, ...).
   Options base;

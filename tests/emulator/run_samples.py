@@ -443,7 +443,7 @@ def run_case(args, name, case, env):
         cmd = [args.tlc, "run", "--emulate", os.path.join(ROOT, "samples", sample), "--kernel", kernel,
                "--target", args.target, "--build-dir", build, "--output-dir", out, "--seed", str(args.seed + n),
                # No debug information: a third of each build's time, and CI builds about 40.
-               "--cxx-arg=-g0"]
+               "--cxx-arg=-g0", "--cache-dir", args.cache_dir]
         for d in defines:
             cmd += ["-D", d]
         for k, v in shape.items():
@@ -481,7 +481,11 @@ def main():
     ap.add_argument("--target", default="sm_80", help="the lowering: sm_80, or gfx90a/gfx940/gfx942 (HIP)")
     ap.add_argument("--expect-mismatch", action="store_true")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for tlc (test hooks)")
+    ap.add_argument("--cache-dir", help="tlc run --emulate's --cache-dir (default: driver-cache next to --work, "
+                    "shared by the cases of one ctest run, which compile the emulator's driver once)")
     args = ap.parse_args()
+    if not args.cache_dir:
+        args.cache_dir = os.path.join(os.path.dirname(os.path.abspath(args.work)), "driver-cache")
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     if not os.path.exists(os.path.join(cuda, "include", "cuda_fp16.h")):
         print("SKIP: no CUDA headers (cuda_fp16.h) under %s/include" % cuda)

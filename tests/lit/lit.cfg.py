@@ -21,3 +21,5 @@ config.substitutions.append(
                                                          "expect_exit.py")))
 # Diagnostics must not carry colour codes in tests.
 config.environment["NO_COLOR"] = "1"
+# tlc run --emulate keeps compiled emulator drivers in a cache: never the user's (~/.cache/tlc).
+config.environment["TLC_CACHE_DIR"] = os.path.join(config.tlc_bin_dir, "..", "tests", "lit", "tlc-cache")
