@@ -198,7 +198,7 @@ void printKernel(const Kernel &k, CodeWriter &w) {
     w.line("constexpr int " + name + " = " + value + ";  // bound by -D");
   for (const auto &b : k.buffers) {
     const std::string &T = b->elemType;
-    if (b->scope == MemScope::Shared && !b->implicit)
+    if (b->scope == MemScope::Shared && !b->implicit && !b->layout.empty())
       w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " + std::to_string(b->offset) +
              ");  // shared " + b->dtype + " " + b->layout +
              (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
