@@ -205,7 +205,7 @@ void printKernel(const Kernel &k, CodeWriter &w) {
     else if (b->scope == MemScope::Fragment && !b->layout.empty())
       w.line((b->align ? "alignas(" + std::to_string(b->align) + ") " : "") + T + " " + b->name + "[" +
              std::to_string(b->elements) + "];  // fragment " + b->layout);
-    else if (b->scope == MemScope::Local)
+    else if (b->scope == MemScope::Local && !b->layout.empty())
       w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // local");
   }
   if (k.sharedBytes > k.scratchOffset)

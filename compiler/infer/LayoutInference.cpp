@@ -170,11 +170,14 @@ public:
         for (const Operand &o : *list)
           used.insert(o.buffer);
     });
-    // Neither is declared in the generated code (nvcc would warn of an unreferenced variable).
+    // An on-chip buffer no node reads or writes is not declared in the generated code (nvcc
+    // would warn of an unreferenced variable).
     for (auto &b : g.buffers)
-      if ((b->scope == Scope::Fragment || b->scope == Scope::Shared) && b->decl && !used.count(b.get())) {
-        diags.warning(b->decl->getRange(), std::string(b->scope == Scope::Shared ? "shared buffer '" : "fragment '") + b->name +
-                                               "' is never used");
+      if (b->scope != Scope::Global && b->decl && !used.count(b.get())) {
+        diags.warning(b->decl->getRange(), std::string(b->scope == Scope::Fragment ? "fragment '"
+                                                       : b->scope == Scope::Shared ? "shared buffer '"
+                                                                                   : "local buffer '") +
+                                               b->name + "' is never used");
         b->unused = true;
       }
     for (size_t rank : {2, 1})

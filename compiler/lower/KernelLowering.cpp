@@ -435,7 +435,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     case Scope::Local:
       lb->scope = MemScope::Local;
       lb->elements = b->numElements();
-      lb->layout = "local";
+      lb->layout = b->unused ? "" : "local"; // unused: not declared
       break;
     }
     bufferOf[b.get()] = lb.get();
