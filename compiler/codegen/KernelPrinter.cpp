@@ -198,14 +198,14 @@ void printKernel(const Kernel &k, CodeWriter &w) {
     w.line("constexpr int " + name + " = " + value + ";  // bound by -D");
   for (const auto &b : k.buffers) {
     const std::string &T = b->elemType;
-    if (b->scope == MemScope::Shared && !b->implicit)
+    if (b->scope == MemScope::Shared && !b->implicit && !b->layout.empty())
       w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " + std::to_string(b->offset) +
              ");  // shared " + b->dtype + " " + b->layout +
              (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
     else if (b->scope == MemScope::Fragment && !b->layout.empty())
       w.line((b->align ? "alignas(" + std::to_string(b->align) + ") " : "") + T + " " + b->name + "[" +
              std::to_string(b->elements) + "];  // fragment " + b->layout);
-    else if (b->scope == MemScope::Local)
+    else if (b->scope == MemScope::Local && !b->layout.empty())
       w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // local");
   }
   if (k.sharedBytes > k.scratchOffset)

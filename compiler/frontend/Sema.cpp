@@ -537,7 +537,10 @@ void Sema::checkAlloc(AllocStmt *s) {
       b->type = Type::error();
     } else if (dim->constant->getInt() <= 0) {
       diags.error(dim->getRange(), "buffer dimension must be positive, got " +
-                                       std::to_string(dim->constant->getInt()));
+                                       std::to_string(dim->constant->getInt()))
+          .hint(isa<IntLitExpr>(dim) ? "a buffer holds at least one element along each dimension"
+                                     : "the extent is computed from compile-time values: choose them (-D "
+                                       "NAME=VALUE) so that it is at least 1");
       b->type = Type::error();
     }
   }

@@ -91,6 +91,20 @@ Type Sema::checkName(NameExpr *e, ExprContext context) {
   Decl *d = lookup(e->name);
   if (!d) {
     auto diag = diags.error(e->getRange(), "use of undeclared name '" + e->name + "'");
+    // A shape symbol is declared by its first bare use in a shape, so `B: u8[N, K / 2]` before
+    // `W: f16[N, K]` names K before it exists.
+    const NameExpr *later = nullptr;
+    for (const TensorParamDecl *p : kernel ? kernel->params : std::vector<TensorParamDecl *>{})
+      for (const Expr *dim : p->shape.dims)
+        if (auto *n = dyn_cast<NameExpr>(dim); n && !later && n->name == e->name &&
+                                                 n->getRange().Start.getPointer() > e->getRange().Start.getPointer())
+          later = n;
+    if (later) {
+      diag.note(later->getRange(), "'" + e->name + "' becomes a shape symbol here, in a later parameter")
+          .hint("a shape symbol is declared where a shape first names it alone: move that parameter before this "
+                "one");
+      return Type::error();
+    }
     std::string near = closestMatch(e->name, visibleNames());
     if (!near.empty())
       diag.hint("did you mean '" + near + "'?");

@@ -249,17 +249,22 @@ BufferDecl *TileOpChecker::wholeBuffer(llvm::StringRef name, std::initializer_li
     allowed += (allowed.empty() ? "" : " or ") + scopeName(s).str();
   if (!buf) {
     bool tensor = n && n->decl && isa<TensorParamDecl>(n->decl);
+    // A slice or element of a buffer is a region; a constant or a scalar is no buffer at all.
+    bool region = isa<IndexExpr>(e);
     diags.error(e->getRange(), op() + "'s " + name + " must be a whole " + allowed + " buffer" +
-                                   (tensor ? ", but '" + n->name + "' is a global tensor"
-                                           : std::string(", not a region")))
+                                   (tensor   ? ", but '" + n->name + "' is a global tensor"
+                                    : region ? std::string(", not a region")
+                                             : std::string(", not a scalar value")))
         .hint(tensor ? "copy the tile from global memory into a shared buffer first"
-                     : "pass the buffer itself");
+              : region ? "pass the buffer itself"
+                       : "pass the name of a " + allowed + " buffer (fill one with the value first)");
     return nullptr;
   }
   if (!llvm::is_contained(scopes, buf->scope)) {
     diags.error(e->getRange(), op() + "'s " + name + " must be a " + allowed + " buffer, but '" +
                                    buf->getName() + "' is " + scopeName(buf->scope))
-        .note(buf->getRange(), "'" + buf->getName() + "' is declared here");
+        .note(buf->getRange(), "'" + buf->getName() + "' is declared here")
+        .hint("declare '" + buf->getName().str() + "' as a " + allowed + " buffer");
     return nullptr;
   }
   return buf;
@@ -805,14 +810,18 @@ void TileOpChecker::checkDequantI4() {
       diags.error(arg(name)->getRange(), "dequant_i4's " + name.str() + " must have dst's dtype " +
                                              dtypeName(dst->elemType) + ", but '" + b->getName() + "' is " +
                                              dtypeName(b->elemType))
-          .note(b->getRange(), "'" + b->getName() + "' is declared here");
+          .note(b->getRange(), "'" + b->getName() + "' is declared here")
+          .hint("declare '" + b->getName().str() + "' as " + dtypeName(dst->elemType).str() +
+                " (the scales and zero points are applied in dst's dtype) and copy the values into it");
       return;
     }
   }
   for (auto [name, b] : operands) {
     if (b && b->shape.rank() != 2) {
       diags.error(arg(name)->getRange(), "dequant_i4 takes 2-d buffers [rows, columns], but " + named(b) + " has " +
-                                             std::to_string(b->shape.rank()) + " dimensions");
+                                             std::to_string(b->shape.rank()) + " dimensions")
+          .hint("src and dst are [rows, columns] tiles; scales and zeros [rows, columns / group_size], one "
+                "column per group even for a single group");
       return;
     }
   }

@@ -170,9 +170,16 @@ public:
         for (const Operand &o : *list)
           used.insert(o.buffer);
     });
+    // An on-chip buffer no node reads or writes is not declared in the generated code (nvcc
+    // would warn of an unreferenced variable).
     for (auto &b : g.buffers)
-      if (b->scope == Scope::Fragment && !used.count(b.get()))
-        diags.warning(b->decl->getRange(), "fragment '" + b->name + "' is never used");
+      if (b->scope != Scope::Global && b->decl && !used.count(b.get())) {
+        diags.warning(b->decl->getRange(), std::string(b->scope == Scope::Fragment ? "fragment '"
+                                                       : b->scope == Scope::Shared ? "shared buffer '"
+                                                                                   : "local buffer '") +
+                                               b->name + "' is never used");
+        b->unused = true;
+      }
     for (size_t rank : {2, 1})
       for (auto &b : g.buffers)
         if (ok && b->scope == Scope::Fragment && !b->fragment && b->shape.size() == rank &&

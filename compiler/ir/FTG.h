@@ -54,6 +54,7 @@ struct Buffer {
   int stages = 1;                          // multi-buffering of shared buffers in pipelines
   int64_t sharedOffset = -1;               // bytes into the block's dynamic shared memory
   std::string layoutReason;                // which rule fixed the layout (for --emit=inferred)
+  bool unused = false;                     // no node reads or writes it: not declared in the code
 
   int64_t numElements() const; // of on-chip buffers (constant shape)
   int64_t bytes() const;       // per stage

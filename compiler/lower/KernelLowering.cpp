@@ -424,7 +424,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
       lb->scope = MemScope::Shared;
       lb->offset = b->sharedOffset;
       lb->bytes = b->bytes();
-      lb->layout = b->shared ? b->shared->str() : "";
+      lb->layout = b->shared && !b->unused ? b->shared->str() : ""; // unused: not declared
       break;
     case Scope::Fragment:
       // Unused fragments have no layout and are not declared.
@@ -435,7 +435,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     case Scope::Local:
       lb->scope = MemScope::Local;
       lb->elements = b->numElements();
-      lb->layout = "local";
+      lb->layout = b->unused ? "" : "local"; // unused: not declared
       break;
     }
     bufferOf[b.get()] = lb.get();

@@ -168,7 +168,7 @@ public:
   // register split); empty otherwise.
   infer::BulkPipelinePlan bulkPlan;
 
-  void unsupported(llvm::SMRange r, const std::string &what);
+  void unsupported(llvm::SMRange r, const std::string &what, const std::string &hint = "");
   // Reports (and returns false) when tl::atomic_add has no overload for `t`.
   bool checkAtomicType(llvm::SMRange r, DType t);
   // The loop IR buffer of `b`, with the stage the current pipeline step accesses.

@@ -118,8 +118,10 @@ bool isFp8(const Type &t) { return t.isScalar() && computeType(t.dtype()) != t.d
 
 } // namespace
 
-void KernelLowering::unsupported(llvm::SMRange r, const std::string &what) {
-  diags.error(r, "not supported yet: " + what);
+void KernelLowering::unsupported(llvm::SMRange r, const std::string &what, const std::string &hint) {
+  auto d = diags.error(r, "not supported yet: " + what);
+  if (!hint.empty())
+    d.hint(hint);
   ok = false;
 }
 

@@ -108,8 +108,12 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
   const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
   std::optional<FragmentLayout> want = src.fragment ? unpackedLayout(*src.fragment) : std::nullopt;
   if (!want || !dst.fragment || !(*dst.fragment == *want)) {
-    L.unsupported(n.call->getRange(), "this dequant_i4 on fragments (dst must hold the columns of src's bytes "
-                                      "in the same threads: both blocked layouts, dst's derived from src's)");
+    // Typically dst's layout was fixed by another operator (a gemm's B in registers).
+    L.unsupported(n.call->getRange(),
+                  "this dequant_i4 on fragments (dst must hold the columns of src's bytes in the same threads: "
+                  "both blocked layouts, dst's derived from src's)",
+                  "where another operator fixes dst's layout (a gemm operand in registers), dequantize into a "
+                  "shared buffer and copy that into the fragment");
     return;
   }
   const Params p(n);

@@ -503,7 +503,9 @@ public:
       L.diags.error(n.call->getRange(), "gemm of " + dtypeName(A.dtype).str() + " inputs cannot accumulate in " +
                                             dtypeName(C.dtype).str() + " on " + t.name().str() + "'s " +
                                             atom.name + ", which takes (input -> accumulator) " +
-                                            atom.dtypesText());
+                                            atom.dtypesText())
+          .hint("declare the accumulator in a dtype it takes (an f32 one for 16-bit inputs) and copy it into a "
+                "fragment of " + dtypeName(C.dtype).str() + " for the result");
       L.ok = false;
       return;
     }
