@@ -326,6 +326,19 @@ TL_DEVICE void mma_step(const std::uint32_t (&a)[MT][4], const LoadB& loadB, Acc
   }
 }
 
+// The k loop every warp gemm shares: per k step, each of the warp's MT A fragments from
+// loadA(kk, mi, a) (ldmatrix or registers), then every C tile with B from loadB(kk, p, b0, b1).
+template <int KSteps, int MT, int NT, class T, class Acc, class LoadA, class LoadB>
+TL_DEVICE void mma_k_loop(const LoadA& loadA, const LoadB& loadB, Acc* C) {
+#pragma unroll
+  for (int kk = 0; kk < KSteps; ++kk) {
+    std::uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) loadA(kk, mi, a[mi]);
+    mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) { loadB(kk, p, b0, b1); }, C);
+  }
+}
+
 }  // namespace detail
 
 // offA / offB: SwizzledOperand, or the offset functor of an operand in any other layout.
@@ -339,15 +352,9 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], OffA offA = {}, OffB
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const auto opA = detail::operand_a<M, K, MT, TransA, T>(lane, (warp / WN) * WTM, offA);
   const auto opB = detail::operand_b<N, K, NT, TransB, T>(lane, (warp % WN) * WTN, offB);
-#pragma unroll
-  for (int kk = 0; kk < K / Mma::kStep; ++kk) {
-    std::uint32_t a[MT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi) opA.load(A, kk, mi, a[mi]);
-    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
-      opB.load(B, kk, p, b0, b1);
-    }, C);
-  }
+  detail::mma_k_loop<K / Mma::kStep, MT, NT, T>(
+      [&](int kk, int mi, std::uint32_t(&a)[4]) { opA.load(A, kk, mi, a); },
+      [&](int kk, int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) { opB.load(B, kk, p, b0, b1); }, C);
 }
 
 // A in registers: RA = MT * (K / 8) * 4 elements in the MmaC layout of an [M, K] tile with
@@ -363,15 +370,9 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], OffB offB = {}
   static_assert(R == MT * NT * 4, "tl::gemm_rs: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const auto opB = detail::operand_b<N, K, NT, TransB, T>(lane, (warp % WN) * WTN, offB);
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    std::uint32_t a[MT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi) detail::register_a<KT8>(A, kk, mi, a[mi]);
-    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
-      opB.load(B, kk, p, b0, b1);
-    }, C);
-  }
+  detail::mma_k_loop<K / 16, MT, NT, T>(
+      [&](int kk, int mi, std::uint32_t(&a)[4]) { detail::register_a<KT8>(A, kk, mi, a); },
+      [&](int kk, int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) { opB.load(B, kk, p, b0, b1); }, C);
 }
 
 // B in registers: RB = (WTN / 16) * (K / 8) * 4 elements, B^T [N, K] (transpose_B) in the
@@ -389,15 +390,10 @@ TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}
   static_assert(R == MT * NT * 4, "tl::gemm_sr: accumulator size does not match the warp grid");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const auto opA = detail::operand_a<M, K, MT, TransA, T>(lane, (warp / WN) * WTM, offA);
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    std::uint32_t a[MT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi) opA.load(A, kk, mi, a[mi]);
-    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
-      detail::register_b<KT8>(B, kk, p, b0, b1);
-    }, C);
-  }
+  detail::mma_k_loop<K / 16, MT, NT, T>(
+      [&](int kk, int mi, std::uint32_t(&a)[4]) { opA.load(A, kk, mi, a); },
+      [&](int kk, int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) { detail::register_b<KT8>(B, kk, p, b0, b1); },
+      C);
 }
 
 // A and B in registers (gemm_rs's A, gemm_sr's B): the registers of this warp's rows and
@@ -410,15 +406,10 @@ TL_DEVICE void gemm_rr(const T (&A)[RA], const T (&B)[RB], Acc (&C)[R]) {
   static_assert(RA == MT * KT8 * 4, "tl::gemm_rr: A fragment size does not match");
   static_assert(RB == (WTN / 16) * KT8 * 4, "tl::gemm_rr: B fragment size does not match");
   static_assert(R == MT * NT * 4, "tl::gemm_rr: accumulator size does not match the warp grid");
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    std::uint32_t a[MT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi) detail::register_a<KT8>(A, kk, mi, a[mi]);
-    detail::mma_step<MT, NT, T>(a, [&](int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) {
-      detail::register_b<KT8>(B, kk, p, b0, b1);
-    }, C);
-  }
+  detail::mma_k_loop<K / 16, MT, NT, T>(
+      [&](int kk, int mi, std::uint32_t(&a)[4]) { detail::register_a<KT8>(A, kk, mi, a); },
+      [&](int kk, int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) { detail::register_b<KT8>(B, kk, p, b0, b1); },
+      C);
 }
 
 }  // namespace tl
