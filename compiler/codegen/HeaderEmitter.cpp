@@ -43,13 +43,58 @@ std::vector<std::string> directNeeds(const std::string &code, bool hip) {
       {"tlc::", "runtime/tlc/runtime.h"},
   };
   std::vector<std::string> out;
+  auto need = [&](const char *file) {
+    // HIP's gemm is the MFMA one (stdlib/tl/hip/gemm.h); the other headers serve both.
+    if (hip && llvm::StringRef(file) == "stdlib/tl/gemm.h")
+      out.push_back("stdlib/tl/hip/gemm.h");
+    else
+      out.push_back(file);
+  };
+  // Every function a library header defines at the start of a line (`TL_DEVICE ... name(`),
+  // qualified by the namespaces open there (`namespace x {` ... `}  // namespace x` lines)
+  // and called as `tl::...::name(` or `<`: the table above need not list each one (a
+  // persistent kernel's tl::persistent_tile, in gemm.h, was missed, and every persistent
+  // kernel failed to compile under -c and --emit=header).
+  static const std::vector<std::pair<std::string, const char *>> defined = [] {
+    std::vector<std::pair<std::string, const char *>> names;
+    for (size_t i = 0; i < kNumEmbeddedFiles; ++i) {
+      llvm::StringRef path = kEmbeddedFiles[i].path;
+      if (!path.startswith("stdlib/tl/") || path.drop_front(10).contains('/'))
+        continue;
+      std::vector<std::string> open;
+      for (llvm::StringRef rest = kEmbeddedFiles[i].text; !rest.empty();) {
+        auto [line, tail] = rest.split('\n');
+        rest = tail;
+        llvm::StringRef t = line.trim();
+        if (t.consume_front("namespace ") && t.consume_back(" {")) {
+          open.push_back(t.str());
+        } else if (t.startswith("}") && t.contains("// namespace")) {
+          if (!open.empty())
+            open.pop_back();
+        } else if (line.startswith("TL_DEVICE ")) {
+          llvm::StringRef head = line.split('(').first.rtrim();
+          size_t start = head.find_last_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+          llvm::StringRef name = head.drop_front(start == llvm::StringRef::npos ? 0 : start + 1);
+          if (!name.empty() && !open.empty() && open.front() == "tl" && line.contains('(')) {
+            std::string q;
+            for (const std::string &ns : open)
+              q += ns + "::";
+            names.push_back({q + name.str(), kEmbeddedFiles[i].path});
+          }
+        }
+      }
+    }
+    return names;
+  }();
+  for (const auto &[name, file] : defined)
+    for (const char *after : {"(", "<"})
+      if (code.find(name + after) != std::string::npos) {
+        need(file);
+        break;
+      }
   for (const auto &[needle, file] : uses)
     if (code.find(needle) != std::string::npos) {
-      // HIP's gemm is the MFMA one (stdlib/tl/hip/gemm.h); the other headers serve both.
-      if (hip && llvm::StringRef(file) == "stdlib/tl/gemm.h")
-        out.push_back("stdlib/tl/hip/gemm.h");
-      else
-        out.push_back(file);
+      need(file);
     }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "lower/Naming.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace tlc::codegen {
 
@@ -141,14 +142,37 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
            std::to_string(d) + ", " + p->extent[d] + "))) return tl_status;");
   emitMemoryChecks(k, w);
 
-  // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks in every tensor they
-  // touch.
+  // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks. The kernel's aligned
+  // instantiation accesses every tensor so; its ordinary one takes the vector path of each
+  // tensor whose bit is set (lower::KernelLowering::ifAligned): a tensor with odd rows (a
+  // 4095-wide output) leaves the others on vectors.
   std::string aligned = "true";
-  for (const HostParam &p : k.params)
-    if (!p.scalar && llvm::is_contained(kernel.vectorTensors, p.name))
-      aligned += " && tlc::check::rowsAligned(" + p.cpp + ", 16) && (" + p.cpp + ".shape[" +
-                 std::to_string(p.symbol.size() - 1) + "] * tlc::dtypeBits(" + p.cpp + ".dtype)) % 128 == 0";
-  w.line("const bool tl_aligned = " + aligned + ";");
+  if (!kernel.vectorTensors.empty()) {
+    const std::string rows = lower::alignedRowsParam();
+    w.line("std::uint64_t " + rows + " = 0;  // bit i: the rows of the kernel's i-th vector tensor are aligned");
+    uint64_t all = 0;
+    for (size_t i = 0; i < kernel.vectorTensors.size(); ++i) {
+      const HostParam *p = nullptr;
+      for (const HostParam &q : k.params)
+        if (!q.scalar && q.name == kernel.vectorTensors[i])
+          p = &q;
+      if (!p)
+        continue;
+      std::string check = "tlc::check::rowsAligned(" + p->cpp + ", 16) && (" + p->cpp + ".shape[" +
+                          std::to_string(p->symbol.size() - 1) + "] * tlc::dtypeBits(" + p->cpp +
+                          ".dtype)) % 128 == 0";
+      if (i < lower::kAlignedRowBits) {
+        all |= uint64_t(1) << i;
+        w.line("if (" + check + ") " + rows + " |= 1ull << " + std::to_string(i) + ";  // " + p->name);
+      } else {
+        aligned += " && " + check;
+      }
+    }
+    aligned = "(" + rows + " == 0x" + llvm::utohexstr(all, true) + "ull)" + aligned.substr(4);
+  }
+  // (The bulk variant's own condition replaces it unless some tensor has no bit.)
+  if (!kernel.hasBulk() || kernel.vectorTensors.size() > lower::kAlignedRowBits)
+    w.line("const bool tl_aligned = " + aligned + ";");
   std::string grid[3] = {"1", "1", "1"};
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i)
     grid[i] = k.grid[i];
@@ -172,7 +196,14 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   // the driver has no encoder), the ordinary instantiation runs.
   std::string threads = std::to_string(kernel.threads);
   if (kernel.hasBulk()) {
+    // The loads' tensors must be aligned (their maps encode, and the variant copies them with
+    // vectors elsewhere too); a store's map is encoded only when its tensor's rows are aligned,
+    // the variant storing through the consumers otherwise (lower::KernelLowering::lowerBulkStore).
     std::string maps, encode = "tl_aligned";
+    if (kernel.vectorTensors.size() <= lower::kAlignedRowBits) {
+      std::string mask = "0x" + llvm::utohexstr(kernel.bulkRowsMask, true) + "ull";
+      encode = kernel.bulkRowsMask ? "(" + lower::alignedRowsParam() + " & " + mask + ") == " + mask : "true";
+    }
     for (const lower::Kernel::TensorMap &m : kernel.tensorMaps) {
       maps += (maps.empty() ? "" : ", ") + m.param + "{}";
       if (m.im2col) {
@@ -188,9 +219,13 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
       for (int64_t b : m.box)
         box += (box.empty() ? "" : ", ") + std::to_string(b);
       w.line("const std::uint32_t " + m.param + "_box[] = {" + box + "};");
-      encode += " &&\n    tlc::tma::encode(&" + m.param + ", " + m.tensor + ".data, " + m.dataType + ", tlc::dtypeBits(" +
-                m.tensor + ".dtype) / 8, " + std::to_string(m.rank) + ", " + m.tensor + ".shape, " + m.tensor +
-                ".strides, " + m.param + "_box, " + m.swizzle + ")";
+      std::string call = "tlc::tma::encode(&" + m.param + ", " + m.tensor + ".data, " + m.dataType +
+                         ", tlc::dtypeBits(" + m.tensor + ".dtype) / 8, " + std::to_string(m.rank) + ", " + m.tensor +
+                         ".shape, " + m.tensor + ".strides, " + m.param + "_box, " + m.swizzle + ")";
+      if (m.alignedRowsBit >= 0)
+        call = "((" + lower::alignedRowsParam() + " & 0x" + llvm::utohexstr(uint64_t(1) << m.alignedRowsBit, true) +
+               "ull) == 0 || " + call + ")";
+      encode += " &&\n    " + call;
     }
     w.line("::CUtensorMap " + maps + ";");
     w.line("const bool tl_bulk = " + encode + ";");

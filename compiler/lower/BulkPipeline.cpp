@@ -18,6 +18,7 @@
 #include "target/TargetInfo.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 
@@ -101,25 +102,46 @@ bool KernelLowering::bulkStorable(const ftg::Node &c) const {
   });
 }
 
-void KernelLowering::lowerBulkStore(const ftg::Node &c) {
-  const ftg::Buffer &tile = *c.inputs[0].buffer;
-  std::vector<Access> reads;
-  std::optional<BulkPanels> panels;
-  Stmt &once = add(makeIf(kThreadIndex + " == 0", IfStyle::Braced, /*uniform=*/false));
-  within(once.body, [&] {
-    reads = readsOf([&] { panels = bulkPanels(c, c.outputs[0], tile); });
-    if (!panels)
-      return;
-    for (const BulkPanel &q : panels->panels)
-      add(makeEval("tl::tma::store_" + std::to_string(panels->rank) + "d(&" + panels->map + ", " + bufferName(tile) +
-                   (q.offset ? " + " + std::to_string(q.offset) : "") + q.coords + ")"));
-    add(makeEval("tl::tma::store_commit_and_wait_read()"));
+void KernelLowering::lowerBulkStore(const ftg::Node &c, const std::function<void()> &ordinary) {
+  const ftg::Buffer &tile = *c.inputs[0].buffer, &tensor = *c.outputs[0].buffer;
+  // The launcher encodes the store's tensor map only when the tensor's rows are aligned (bit
+  // `index` of the kernel's mask); otherwise the consumers copy the tile out themselves.
+  size_t index = noteVectorTensor(&tensor);
+  if (index >= kAlignedRowBits)
+    return ordinary();
+  std::string bit = "0x" + llvm::utohexstr(uint64_t(1) << index, /*LowerCase=*/true) + "ull";
+  Stmt &choice = add(makeIf("(" + alignedRowsParam() + " & " + bit + ") != 0"));
+  choice.variants = true;
+  knownUnaligned.push_back(&tensor);
+  within(choice.elseBody, ordinary);
+  knownUnaligned.pop_back();
+  within(choice.body, [&] {
+    std::vector<Access> reads;
+    std::optional<BulkPanels> panels;
+    Stmt &once = add(makeIf(kThreadIndex + " == 0", IfStyle::Braced, /*uniform=*/false));
+    within(once.body, [&] {
+      reads = readsOf([&] { panels = bulkPanels(c, c.outputs[0], tile); });
+      if (!panels)
+        return;
+      out->tensorMaps.back().alignedRowsBit = int(index);
+      for (const BulkPanel &q : panels->panels)
+        add(makeEval("tl::tma::store_" + std::to_string(panels->rank) + "d(&" + panels->map + ", " + bufferName(tile) +
+                     (q.offset ? " + " + std::to_string(q.offset) : "") + q.coords + ")"));
+      add(makeEval("tl::tma::store_commit_and_wait_read()"));
+    });
+    reads.insert(reads.begin(), access(&tile));
+    accessing(once, reads, {access(&tensor)}).asyncProxyRead = true;
   });
-  reads.insert(reads.begin(), access(&tile));
-  accessing(once, reads, {access(c.outputs[0].buffer)}).asyncProxyRead = true;
 }
 
 void KernelLowering::lowerBulkBody() {
+  bulkLoaded.clear();
+  std::vector<const ftg::Node *> loaded = ftg::producersOf(*bulkPlan.loop);
+  loaded.insert(loaded.end(), bulkPlan.leads.begin(), bulkPlan.leads.end());
+  for (const ftg::Node *c : loaded)
+    for (const ftg::Operand &in : c->inputs)
+      if (in.buffer->scope == Scope::Global)
+        bulkLoaded.push_back(in.buffer);
   bool beforeLoop = true;
   for (const auto &n : g.body) {
     beforeLoop = beforeLoop && n.get() != bulkPlan.loop;
@@ -132,6 +154,12 @@ void KernelLowering::lowerBulkBody() {
       });
     else
       lowerNode(*n);
+  }
+  for (const ftg::Buffer *t : bulkLoaded) {
+    auto at = llvm::find(out->vectorTensors, t->name);
+    size_t index = size_t(at - out->vectorTensors.begin());
+    if (at != out->vectorTensors.end() && index < kAlignedRowBits)
+      out->bulkRowsMask |= uint64_t(1) << index;
   }
 }
 

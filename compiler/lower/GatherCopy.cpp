@@ -64,8 +64,7 @@ void KernelLowering::lowerGather(const ftg::Node &n, bool prefetch) {
     };
     scope([&] {
       if (G.needsAligned) {
-        noteVectorTensor(G.src);
-        ifAligned(vectors, [&] { parallelElements(n); });
+        ifAligned({G.src}, vectors, [&] { parallelElements(n); });
       } else {
         vectors();
       }

@@ -26,9 +26,12 @@ KernelLowering::ScratchSlot KernelLowering::nextScratchSlot() {
   return {Access{slot, std::nullopt}, (slot->offset - g.scratchOffset) / 4};
 }
 
-void KernelLowering::noteVectorTensor(const ftg::Buffer *b) {
-  if (!llvm::is_contained(out->vectorTensors, b->name))
-    out->vectorTensors.push_back(b->name);
+size_t KernelLowering::noteVectorTensor(const ftg::Buffer *b) {
+  auto it = llvm::find(out->vectorTensors, b->name);
+  if (it != out->vectorTensors.end())
+    return size_t(it - out->vectorTensors.begin());
+  out->vectorTensors.push_back(b->name);
+  return out->vectorTensors.size() - 1;
 }
 
 void KernelLowering::atLine(llvm::SMLoc loc, const std::function<void()> &f) {
@@ -469,6 +472,9 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   }
   if (!ok)
     return nullptr;
+  // Which tensors' rows are 16-byte aligned, one bit each (ifAligned), from the launcher.
+  if (!K.vectorTensors.empty())
+    K.params.push_back({"const std::uint64_t", alignedRowsParam(), alignedRowsParam()});
   auto dump = [&](const char *after) {
     if (printAfterAll) {
       *printAfterAll << "// ----- loop IR of '" << K.symbol << "' after " << after << "\n";

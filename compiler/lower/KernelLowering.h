@@ -62,9 +62,13 @@ public:
   void sourceComment(const ftg::Node &n, const std::string &what);
   // `stmt` under `if (cond)` (a bounds predicate), or alone when cond is empty.
   void guarded(const std::string &cond, StmtPtr stmt);
-  // `aligned()` under `if constexpr (kAligned)` and `otherwise()` in its else: both paths are
-  // compiled, the launcher picks the instantiation (HostLauncher.cpp).
-  void ifAligned(const std::function<void()> &aligned, const std::function<void()> &otherwise);
+  // `aligned()` where the rows of every tensor in `tensors` (global buffers the aligned path
+  // accesses with 16-byte vectors) are 16-byte aligned, `otherwise()` in the else. The
+  // kernel's aligned instantiation has them all aligned; its ordinary one decides per tensor
+  // at run time, from the launcher's bit mask (kAlignedRows), so that one tensor with odd
+  // rows does not put the others on scalar copies. No tensors: `if constexpr (kAligned)`.
+  void ifAligned(llvm::ArrayRef<const ftg::Buffer *> tensors, const std::function<void()> &aligned,
+                 const std::function<void()> &otherwise);
   // Threads take the `chunks` accesses of a tile in turn. With a whole number per thread, a
   // loop over this thread's share, unrolled fully when it has at most 8 (or `unrollFully`),
   // else by 4: every address becomes tid-based plus constants; otherwise a thread-strided loop
@@ -156,7 +160,7 @@ public:
   // has encoded every tensor map before choosing it.
   bool bulkStorable(const ftg::Node &c) const;
   // Copy `c` as one bulk tensor store per panel, issued by one thread.
-  void lowerBulkStore(const ftg::Node &c);
+  void lowerBulkStore(const ftg::Node &c, const std::function<void()> &ordinary);
   // The drains of the accumulators of gemms left in flight, in the pipeline's part 3.
   void prefetchLets(const ftg::Node &loop);
   void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);
@@ -167,6 +171,14 @@ public:
   // While the bulk variant is lowered: its plan (its pipelined loop, producer threads,
   // register split); empty otherwise.
   infer::BulkPipelinePlan bulkPlan;
+  // ... and the tensors its producer loads with bulk copies: the launcher takes the variant
+  // only when their rows are aligned (their tensor maps encode). Other tensors are decided per
+  // tensor there too (ifAligned), and a bulk store falls back to an ordinary copy when its
+  // tensor's rows are not aligned.
+  std::vector<const ftg::Buffer *> bulkLoaded;
+  // Tensors whose rows the code being lowered knows are not aligned (the fallback of a bulk
+  // store): ifAligned takes the scalar path alone.
+  std::vector<const ftg::Buffer *> knownUnaligned;
 
   void unsupported(llvm::SMRange r, const std::string &what, const std::string &hint = "");
   // Reports (and returns false) when tl::atomic_add has no overload for `t`.
@@ -180,7 +192,8 @@ public:
     int64_t firstElement = 0;
   };
   ScratchSlot nextScratchSlot();
-  void noteVectorTensor(const ftg::Buffer *b);
+  // The tensor's index in Kernel::vectorTensors (its bit in kAlignedRows), added if new.
+  size_t noteVectorTensor(const ftg::Buffer *b);
 
   ftg::Graph &g;
   const KernelDecl &k;

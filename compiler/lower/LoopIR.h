@@ -136,6 +136,9 @@ struct Stmt {
   IfStyle style = IfStyle::Braced;
   bool uniform = true;
   bool isConstexpr = false;
+  // A choice between two lowerings of the same accesses (ifAligned: vectors or scalars, per
+  // the launch's alignment): barriers treat it as one unit, like a constexpr if.
+  bool variants = false;
   bool elseIf = false; // the else branch is a single If written as `else if`
   bool warpSpecialized = false; // the producer warpgroup's branch (count: the consumer threads)
 
@@ -233,6 +236,9 @@ struct Kernel {
   int bulkMinBlocks = 1; // __launch_bounds__'s blocks per SM for it
   int consumerBarrier = 1; // the named barrier its consumers synchronize on
   int64_t bulkSharedBytes = 0; // its shared memory: the kernel's, then the mbarrier rings
+  // The aligned-rows bits of the tensors its producer loads, which it accesses as aligned
+  // wherever it copies them (KernelLowering::ifAligned): the launcher requires them.
+  uint64_t bulkRowsMask = 0;
   struct TensorMap {
     std::string param;      // the kernel parameter (const __grid_constant__ CUtensorMap)
     std::string tensor;     // the launcher's TensorView
@@ -244,6 +250,10 @@ struct Kernel {
     // (pixelsPerColumn) of box[1] channels (channelsPerPixel) from the anchors of the box
     // [lower, dim - 1 + upper] in H and W (inclusive), `stride` apart in both.
     bool im2col = false;
+    // A bulk store's map: encoded only when bit alignedRowsBit of the kernel's aligned-rows
+    // mask is set (the kernel stores otherwise), else left zero; -1: a load's, which the
+    // variant needs.
+    int alignedRowsBit = -1;
     int64_t lowerH = 0, lowerW = 0, upperH = 0, upperW = 0, stride = 1;
   };
   std::vector<TensorMap> tensorMaps;

@@ -49,6 +49,10 @@ std::string bufferName(const ftg::Buffer &b);
 inline std::string fullBarrierRing() { return generatedName("full"); }
 // The mbarrier the lead copies of such a pipeline complete on (one phase, before the loop).
 inline std::string leadBarrier() { return generatedName("lead"); }
+// The kernel parameter whose bit i says that the rows of Kernel::vectorTensors[i] are 16-byte
+// aligned (the launcher's per-tensor check); tensors past the 64th have no bit.
+inline std::string alignedRowsParam() { return generatedName("aligned_rows"); }
+constexpr size_t kAlignedRowBits = 64;
 
 // Why `ns` cannot be the C++ namespace of generated code (`a` or `a::b`, each part an
 // identifier and not reserved); empty when it can.

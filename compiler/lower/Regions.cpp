@@ -1,6 +1,10 @@
 // Region addressing shared by the tile operators' lowerings (compiler/ops/): how a region's
 // elements map to buffer coordinates, element references and bounds predicates.
 #include "lower/KernelLowering.h"
+#include "lower/Naming.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tlc::lower {
 
@@ -120,9 +124,35 @@ void KernelLowering::guarded(const std::string &cond, StmtPtr stmt) {
   add(makeIf(cond, IfStyle::NextLine, /*uniform=*/false)).body.push_back(std::move(stmt));
 }
 
-void KernelLowering::ifAligned(const std::function<void()> &aligned, const std::function<void()> &otherwise) {
-  Stmt &i = add(makeIf("kAligned"));
-  i.isConstexpr = true;
+void KernelLowering::ifAligned(llvm::ArrayRef<const ftg::Buffer *> tensors, const std::function<void()> &aligned,
+                               const std::function<void()> &otherwise) {
+  if (llvm::any_of(tensors, [&](const ftg::Buffer *t) { return llvm::is_contained(knownUnaligned, t); }))
+    return otherwise();
+  uint64_t mask = 0;
+  bool bits = !tensors.empty();
+  for (const ftg::Buffer *t : tensors) {
+    size_t index = noteVectorTensor(t);
+    if (index < kAlignedRowBits)
+      mask |= uint64_t(1) << index;
+    else
+      bits = false;
+  }
+  // In the bulk variant, kAligned vouches only for the tensors its producer loads.
+  bool vouched = !bulkPlan || llvm::all_of(tensors, [&](const ftg::Buffer *t) { return llvm::is_contained(bulkLoaded, t); });
+  if (!vouched && !bits) {
+    // Past the 64th tensor there is no bit: the scalar path, which every alignment allows.
+    otherwise();
+    return;
+  }
+  std::string cond = vouched ? "kAligned" : "";
+  if (bits) {
+    std::string m = llvm::utohexstr(mask, /*LowerCase=*/true);
+    cond += (cond.empty() ? "(" : " || (") + alignedRowsParam() + " & 0x" + m + "ull)" +
+            (llvm::countPopulation(mask) > 1 ? " == 0x" + m + "ull" : " != 0");
+  }
+  Stmt &i = add(makeIf(cond));
+  i.isConstexpr = !bits;
+  i.variants = true;
   within(i.body, aligned);
   within(i.elseBody, otherwise);
 }

@@ -87,7 +87,7 @@ public:
         walk(s.body);
         continue;
       case StmtKind::If:
-        if (s.uniform && !s.isConstexpr) {
+        if (s.uniform && !s.isConstexpr && !s.variants) {
           // Each branch starts from the state before the if; after it, either may have run.
           State entry = state;
           walk(s.body);
@@ -160,7 +160,7 @@ private:
         continue;
       case StmtKind::If:
         // Either branch may be the one that runs (constexpr ones too, conservatively).
-        if (s.uniform || s.isConstexpr) {
+        if (s.uniform || s.isConstexpr || s.variants) {
           bool taken = headAccesses(s.body, reads, writes);
           if (headAccesses(s.elseBody, reads, writes) && taken)
             return true;

@@ -38,12 +38,18 @@ StmtPtr compactFor(const std::string &var, int64_t n, StmtPtr stmt, int unroll =
   return makeCompactFor(var, "0", std::to_string(n), std::move(stmt), unroll);
 }
 
-// `body(vec)` under `if constexpr (kAligned)` and `body(1)` otherwise; just `body(1)` when
-// vec is 1. Both paths are compiled; the launcher picks the instantiation (HostLauncher.cpp).
-void alignedOrScalar(KernelLowering &L, int vec, const std::function<void(int)> &body) {
+// `body(vec)` where the rows of the global tensors among `operands` are 16-byte aligned and
+// `body(1)` otherwise (KernelLowering::ifAligned); just `body(1)` when vec is 1. Both paths
+// are compiled; the launcher decides per tensor (HostLauncher.cpp).
+void alignedOrScalar(KernelLowering &L, int vec, std::initializer_list<const Operand *> operands,
+                     const std::function<void(int)> &body) {
   if (vec <= 1)
     return body(1);
-  L.ifAligned([&] { body(vec); }, [&] { body(1); });
+  llvm::SmallVector<const ftg::Buffer *, 2> tensors;
+  for (const Operand *o : operands)
+    if (o->buffer->scope == Scope::Global)
+      tensors.push_back(o->buffer);
+  L.ifAligned(tensors, [&] { body(vec); }, [&] { body(1); });
 }
 
 // A slice whose ends differ by a run-time amount (`Tab[k]:Tab[k + 1]`): the error says which
@@ -237,12 +243,7 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
     }
   };
 
-  if (vec > 1) {
-    for (const Operand *o : {&src, &dst})
-      if (o->buffer->scope == Scope::Global)
-        L.noteVectorTensor(o->buffer);
-  }
-  alignedOrScalar(L, vec, body);
+  alignedOrScalar(L, vec, {&src, &dst}, body);
 }
 
 // Whether a copy moves a fragment into a fragment of another layout (through the scratch).
@@ -423,29 +424,30 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   };
   if (sharedVector)
     return body(V);
-  if (vectorizable)
-    L.noteVectorTensor(other.buffer);
-  alignedOrScalar(L, vectorizable ? V : 1, body);
+  alignedOrScalar(L, vectorizable ? V : 1, {&other}, body);
 }
 
 
 void lowerCopy(KernelLowering &L, const Node &n, bool prefetch) {
   const Operand &src = n.inputs[0], &dst = n.outputs[0];
   L.tileOp(n, [&] {
-    if (!prefetch && L.bulkStorable(n))
-      return L.lowerBulkStore(n);
     if (prefetch)
       L.add(makeComment("prefetch: " + toSource(n.call->args[0].value) + " -> " + dst.buffer->name));
-    L.scope([&] {
-      if (src.buffer->scope == Scope::Fragment || dst.buffer->scope == Scope::Fragment)
-        return fragmentCopy(L, n, src, dst, false);
-      cooperativeCopy(L, n, src, dst, false);
-      // A prefetch's group is waited for by the pipeline (PipelineExpansion.cpp).
-      if (n.instr == ftg::CopyInstr::CpAsync16 && !prefetch) {
-        L.add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
-        L.add(std::make_unique<Stmt>(StmtKind::AsyncWait)).count = 0;
-      }
-    });
+    auto ordinary = [&] {
+      L.scope([&] {
+        if (src.buffer->scope == Scope::Fragment || dst.buffer->scope == Scope::Fragment)
+          return fragmentCopy(L, n, src, dst, false);
+        cooperativeCopy(L, n, src, dst, false);
+        // A prefetch's group is waited for by the pipeline (PipelineExpansion.cpp).
+        if (n.instr == ftg::CopyInstr::CpAsync16 && !prefetch) {
+          L.add(std::make_unique<Stmt>(StmtKind::AsyncCommit));
+          L.add(std::make_unique<Stmt>(StmtKind::AsyncWait)).count = 0;
+        }
+      });
+    };
+    if (!prefetch && L.bulkStorable(n))
+      return L.lowerBulkStore(n, ordinary);
+    ordinary();
   });
 }
 

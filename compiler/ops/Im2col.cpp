@@ -157,8 +157,7 @@ void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
       };
       if (n.instr != ftg::CopyInstr::CpAsync16)
         return elements();
-      L.noteVectorTensor(&X);
-      L.ifAligned([&] {
+      L.ifAligned({&X}, [&] {
         forEachAccess(n, L, p, V, [&](const std::string &dst, const std::string &src, const std::string &valid,
                                       std::vector<Access> reads) {
           Stmt &cp = L.accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), std::move(reads), {L.access(&A)});

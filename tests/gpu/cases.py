@@ -362,7 +362,9 @@ GEMM_CHECK_SHAPES = [("8192", 8192, 8192, 8192, "float32"),
                      ("4096", 4096, 4096, 4096, "float64"),
                      ("1000", 1000, 1000, 1000, "float64"),
                      ("m1", 1, 4096, 4096, "float64"),
-                     ("n4095", 4096, 4095, 4096, "float64")]
+                     ("n4095", 4096, 4095, 4096, "float64"),
+                     # A's rows unaligned, B's and C's aligned: B keeps its vector copies.
+                     ("k1001", 1000, 1024, 1001, "float64")]
 
 # (batch, heads, seq_len, dim): issue 3.
 ATTENTION_CHECK_SHAPES = [(2, 8, 1000, 64), (8, 16, 1024, 128), (64, 64, 2048, 128)]
@@ -460,7 +462,11 @@ def _add_gemm_variants(t: _Tables) -> None:
     t.add(Build("ops_gemm_nt_f16_h100tiles", "gemm_nt",
                 {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
                  "block_K": "64", "stages": "4", "threads": "256"}),
-          shapes + [("130x70x40", {"M": 130, "N": 70, "K": 40})])
+          shapes + [("130x70x40", {"M": 130, "N": 70, "K": 40}),
+                    # C's rows not 16-byte aligned, A's and B's aligned: on sm_90a the
+                    # warp-specialized variant still runs (bulk loads) and stores C itself.
+                    ("1000x1001x512", {"M": 1000, "N": 1001, "K": 512}),
+                    ("300x4095x256", {"M": 300, "N": 4095, "K": 256})])
     # Batched GEMM: 2-d tiles of 3-d tensors (one 3-d bulk copy per panel on sm_90a), with the
     # defaults and the H100 tiles.
     batched = [("b3_257x1000x999", {"batch": 3, "M": 257, "N": 1000, "K": 999}),
@@ -1596,7 +1602,7 @@ def _bench_items() -> list:
                                {"M": 4096, "N": 4096}))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
-    for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096)]:
+    for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096), (4096, 4095, 4096)]:
         items.append(BenchItem(f"gemm_f16_h100tiles_{m}x{n}x{k}", "layout_gemm_s4_n256",
                                {"M": m, "N": n, "K": k},
                                "samples/gemm.tl with -D block_N=256 -D block_K=64 -D stages=4 "
@@ -1610,7 +1616,10 @@ def _bench_items() -> list:
                                    (" -D persist=true" if build.startswith("persist") else "")))
     # transpose_B (B stored [N, K]) with the same tiles: within 5% of the NN rows above is
     # the bar (issue 11).
-    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192)]:
+    # Odd N (a vocabulary's logits: 4095, 50257): C's rows are not 16-byte aligned, so C is
+    # stored by the consumers while A and B keep their bulk copies; and NN at 4095, where B's
+    # rows are not aligned either.
+    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 4095, 4096), (4096, 50257, 4096)]:
         items.append(BenchItem(f"gemm_nt_f16_h100tiles_{m}x{n}x{k}", "ops_gemm_nt_f16_h100tiles",
                                {"M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_nt.tl with the h100tiles of samples/gemm.tl"))
