@@ -228,8 +228,12 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         }
       } else {
         std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
+        // From global memory without a branch (tl::load_or_zero: a predicated load, so that a
+        // thread's loads are in flight together).
         if (!ps.empty())
-          value = "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
+          value = src.buffer->scope == Scope::Global
+                      ? "tl::convert<" + cppType(dt) + ">(tl::load_or_zero(&" + srcRef + ", " + ps + "))"
+                      : "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
         L.guarded(pd, withAccess(atomic ? atomicAddOf(dstRef, value) : makeStore(dstRef, value), reads, writes));
       }
     };
@@ -417,7 +421,9 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       } else {
         std::string value = "tl::convert<" + TF + ">(" + ref + ")";
         if (!pred.empty())
-          value = "(" + pred + ") ? " + value + " : tl::convert<" + TF + ">(0.0f)";
+          value = other.buffer->scope == Scope::Global
+                      ? "tl::convert<" + TF + ">(tl::load_or_zero(&" + ref + ", " + pred + "))"
+                      : "(" + pred + ") ? " + value + " : tl::convert<" + TF + ">(0.0f)";
         L.add(leaf(makeStore(fragName + "[" + r + "]", value), ReadOther | WriteFrag));
       }
     });

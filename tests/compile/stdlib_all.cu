@@ -168,6 +168,16 @@ __global__ void k_memory(char* g, int flag) {
   g[i + 1] = s[i];
 }
 
+// Predicated element loads of every size the generated code reads element by element.
+__global__ void k_guarded_loads(const tl::f8e4m3* e4, const tl::f16* h, const tl::bf16* b, const float* f,
+                                const double* d, const std::int8_t* c, float* out, int n) {
+  const int i = static_cast<int>(threadIdx.x);
+  const bool valid = i < n;
+  out[i] = tl::convert<float>(tl::load_or_zero(e4 + i, valid)) + tl::convert<float>(tl::load_or_zero(h + i, valid)) +
+           tl::convert<float>(tl::load_or_zero(b + i, valid)) + tl::load_or_zero(f + i, valid) +
+           static_cast<float>(tl::load_or_zero(d + i, valid)) + tl::load_or_zero(c + i, valid);
+}
+
 // ---- ldmatrix.h / mma.h --------------------------------------------------------------------
 template <int Num, bool Trans>
 __device__ std::uint32_t load_matrices(const tl::f16* smem, int lane) {
@@ -498,6 +508,7 @@ void tl_stdlib_compile_test_launch_all() {
   k_math<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                     nullptr);
   k_memory<<<1, 32>>>(nullptr, 0);
+  k_guarded_loads<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0);
   k_dequant<<<1, 32>>>(nullptr, nullptr, nullptr, nullptr);
   k_tensor_core<<<1, 32>>>(nullptr, nullptr);
   k_reduce<<<1, 256>>>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
