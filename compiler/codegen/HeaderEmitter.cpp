@@ -37,7 +37,7 @@ std::vector<std::string> directNeeds(const std::string &code, bool hip) {
       {"tl::sigmoid", "stdlib/tl/math.h"},       {"tl::max", "stdlib/tl/math.h"},
       {"tl::min", "stdlib/tl/math.h"},           {"tl::abs", "stdlib/tl/math.h"},
       {"tl::ceildiv", "stdlib/tl/common.h"},     {"tl::f16", "stdlib/tl/common.h"},
-      {"tl::bit_cast", "stdlib/tl/common.h"},
+      {"tl::bit_cast", "stdlib/tl/common.h"},    {"TL_ASSUME", "stdlib/tl/common.h"},
       {"tl::dequant_i4x8", "stdlib/tl/dequant.h"},
       {"tl::floordiv", "stdlib/tl/common.h"},    {"tl::floormod", "stdlib/tl/common.h"},
       {"tlc::", "runtime/tlc/runtime.h"},

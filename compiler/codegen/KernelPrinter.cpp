@@ -191,9 +191,20 @@ void printKernel(const Kernel &k, CodeWriter &w) {
     // for every kernel, since the kernels of one file declare the same array.
     w.line("extern __shared__ __align__(1024) unsigned char tl_smem[];");
   w.line("const int " + k.threadIndex + " = threadIdx.x;");
+  // The launch's block size, stated for the device compiler (TL_ASSUME): the index arithmetic
+  // of every copy and fragment access folds on it.
+  std::string blockSize = k.hasBulk() ? "(kAligned ? " + std::to_string(k.bulkThreads) + " : " +
+                                            std::to_string(k.threads) + ")"
+                                      : std::to_string(k.threads);
+  w.line("TL_ASSUME(" + k.threadIndex + " >= 0 && " + k.threadIndex + " < " + blockSize + ");");
   const char *axes = "xyz";
-  for (size_t i = 0; i < k.blockIndices.size(); ++i)
+  std::string blocks;
+  for (size_t i = 0; i < k.blockIndices.size(); ++i) {
     w.line("[[maybe_unused]] int " + k.blockIndices[i] + " = blockIdx." + axes[i] + ";");
+    blocks += (blocks.empty() ? "" : " && ") + k.blockIndices[i] + " >= 0";
+  }
+  if (!blocks.empty())
+    w.line("TL_ASSUME(" + blocks + ");");
   for (const auto &[name, value] : k.constants)
     w.line("constexpr int " + name + " = " + value + ";  // bound by -D");
   for (const auto &b : k.buffers) {

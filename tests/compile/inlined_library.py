@@ -8,7 +8,8 @@ code needs, chosen by the names it calls (codegen/HeaderEmitter.cpp). A name the
 misses compiles in the repository (the tests include tl/tl.h) and fails for users: every
 persistent kernel's tl::persistent_tile once did. For every sample and operator kernel of
 tests/gpu/ops on sm_80, sm_90a and gfx90a, each `tl::...name(` or `tl::...name<` in the
-generated code outside the inlined headers must be defined inside them. Kernels that tlc
+generated code outside the inlined headers must be defined inside them, and so must each
+TL_ macro it uses. Kernels that tlc
 rejects for a target (shared memory, dtypes) are skipped. No nvcc: about a second per target.
 """
 import glob
@@ -19,6 +20,7 @@ import sys
 
 INLINED = re.compile(r"#ifndef TLC_INLINED_\w+\n.*?#endif  // TLC_INLINED_\w+", re.S)
 CALL = re.compile(r"\btl::((?:\w+::)*)(\w+)\s*[(<]")
+MACRO = re.compile(r"\b(TL_[A-Z0-9_]+)\s*\(")
 
 
 def check(tlc: str, source: str, target: str, extra: list) -> list:
@@ -31,6 +33,10 @@ def check(tlc: str, source: str, target: str, extra: list) -> list:
     library = "\n".join(INLINED.findall(r.stdout))
     generated = INLINED.sub("", r.stdout)
     problems = []
+    for macro in sorted(set(MACRO.findall(generated))):
+        if not re.search(r"#\s*define\s+" + macro + r"\b", library):
+            problems.append(f"{source} --target {target} {' '.join(extra)}: uses {macro}, "
+                            f"which the inlined library does not define")
     for ns, name in sorted(set(CALL.findall(generated))):
         if not re.search(r"\b" + re.escape(name) + r"\b", library):
             problems.append(f"{source} --target {target} {' '.join(extra)}: calls tl::{ns}{name}, "
