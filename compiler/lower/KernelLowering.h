@@ -71,11 +71,12 @@ public:
                  const std::function<void()> &otherwise);
   // Threads take the `chunks` accesses of a tile in turn. With a whole number per thread, a
   // loop over this thread's share, unrolled fully when it has at most 8 (or `unrollFully`),
-  // else by 4: every address becomes tid-based plus constants; otherwise a thread-strided loop
-  // (unrolled by 4, or fully). `body(c, it)` runs inside with the access's index bound to `c`
+  // else by `partialUnroll`: every address becomes tid-based plus constants; otherwise a
+  // thread-strided loop (unrolled by `partialUnroll`, or fully). `body(c, it)` runs inside with the access's index bound to `c`
   // and `it` the share's loop variable (empty in the strided loop).
   void forEachChunk(int64_t chunks, bool unrollFully,
-                    const std::function<void(const std::string &c, const std::string &it)> &body);
+                    const std::function<void(const std::string &c, const std::string &it)> &body,
+                    int partialUnroll = 4);
   // A fresh local: generatedName(stem + a number unique in the kernel); stems have no '_'.
   std::string fresh(const std::string &stem) { return generatedName(stem + std::to_string(tempCounter++)); }
 

@@ -158,17 +158,18 @@ void KernelLowering::ifAligned(llvm::ArrayRef<const ftg::Buffer *> tensors, cons
 }
 
 void KernelLowering::forEachChunk(int64_t chunks, bool unrollFully,
-                                  const std::function<void(const std::string &c, const std::string &it)> &body) {
+                                  const std::function<void(const std::string &c, const std::string &it)> &body,
+                                  int partialUnroll) {
   const int64_t threads = g.threads;
   std::string c = fresh("c"), it;
   StmtPtr loop;
   if (chunks % threads == 0) {
     it = fresh("it");
     loop = makeFor(ForRole::Threads, it, "0", std::to_string(chunks / threads), "",
-                   chunks / threads <= 8 || unrollFully ? 0 : 4);
+                   chunks / threads <= 8 || unrollFully ? 0 : partialUnroll);
   } else {
     loop = makeFor(ForRole::Threads, c, kThreadIndex, std::to_string(chunks), std::to_string(threads),
-                   unrollFully ? 0 : 4);
+                   unrollFully ? 0 : partialUnroll);
   }
   nest(std::move(loop), [&] {
     if (!it.empty())
