@@ -243,11 +243,16 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
     } else {
       // The register-staged halves unroll fully; elsewhere long scalar paths unroll partially
       // (full unrolling would spill registers): by 8 where elements come from global memory,
-      // so that 8 loads per thread are in flight (a 4095-wide B of a GEMM on the H100: 59 TFLOP/s
-      // unrolled by 4, 95 by 8; fully, 117 there but 15 instead of 23 where A's rows were the
-      // unaligned ones, GPU run 67), by 4 otherwise.
+      // so that 8 loads per thread are in flight, and fully (up to 64 per thread) where each
+      // step of the loop is one row of the tile per thread (its columns at least the block's
+      // threads), which ptxas turns into loads a row stride apart. Measured on the H100 (GPU
+      // runs 67-68), GEMM at 4096x4095x4096 with B's rows unaligned: 59 TFLOP/s by 4, 95 by 8,
+      // 204 with this rule (the H100 tiles: 65 by 8, 133); unrolling every element loop fully
+      // instead was slower where A's 32-column tiles were the unaligned ones (15 against 23
+      // TFLOP/s at 1000x1024x1001, 82 against 100 at 4096x4096x4095).
       const bool elementLoads = v == 1 && src.buffer->scope == Scope::Global;
-      L.forEachChunk(chunks, staging != nullptr, chunk, elementLoads ? 8 : 4);
+      const bool rowSteps = elementLoads && cols >= threads && chunks % threads == 0 && chunks / threads <= 64;
+      L.forEachChunk(chunks, staging != nullptr || rowSteps, chunk, elementLoads ? 8 : 4);
     }
   };
 
