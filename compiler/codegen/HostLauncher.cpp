@@ -10,7 +10,6 @@
 #include "lower/Naming.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
 
 namespace tlc::codegen {
 
@@ -151,6 +150,7 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     const std::string rows = lower::alignedRowsParam();
     w.line("std::uint64_t " + rows + " = 0;  // bit i: the rows of the kernel's i-th vector tensor are aligned");
     uint64_t all = 0;
+    std::string unnumbered; // the tensors past the 64th, checked here only
     for (size_t i = 0; i < kernel.vectorTensors.size(); ++i) {
       const HostParam *p = nullptr;
       for (const HostParam &q : k.params)
@@ -165,10 +165,10 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
         all |= uint64_t(1) << i;
         w.line("if (" + check + ") " + rows + " |= 1ull << " + std::to_string(i) + ";  // " + p->name);
       } else {
-        aligned += " && " + check;
+        unnumbered += " && " + check;
       }
     }
-    aligned = "(" + rows + " == 0x" + llvm::utohexstr(all, true) + "ull)" + aligned.substr(4);
+    aligned = "(" + rows + " == " + lower::maskLiteral(all) + ")" + unnumbered;
   }
   // (The bulk variant's own condition replaces it unless some tensor has no bit.)
   if (!kernel.hasBulk() || kernel.vectorTensors.size() > lower::kAlignedRowBits)
@@ -200,10 +200,8 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     // vectors elsewhere too); a store's map is encoded only when its tensor's rows are aligned,
     // the variant storing through the consumers otherwise (lower::KernelLowering::lowerBulkStore).
     std::string maps, encode = "tl_aligned";
-    if (kernel.vectorTensors.size() <= lower::kAlignedRowBits) {
-      std::string mask = "0x" + llvm::utohexstr(kernel.bulkRowsMask, true) + "ull";
-      encode = kernel.bulkRowsMask ? "(" + lower::alignedRowsParam() + " & " + mask + ") == " + mask : "true";
-    }
+    if (kernel.vectorTensors.size() <= lower::kAlignedRowBits)
+      encode = kernel.bulkRowsMask ? lower::alignedRowsTest(kernel.bulkRowsMask) : "true";
     for (const lower::Kernel::TensorMap &m : kernel.tensorMaps) {
       maps += (maps.empty() ? "" : ", ") + m.param + "{}";
       if (m.im2col) {
@@ -223,8 +221,8 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
                          ", tlc::dtypeBits(" + m.tensor + ".dtype) / 8, " + std::to_string(m.rank) + ", " + m.tensor +
                          ".shape, " + m.tensor + ".strides, " + m.param + "_box, " + m.swizzle + ")";
       if (m.alignedRowsBit >= 0)
-        call = "((" + lower::alignedRowsParam() + " & 0x" + llvm::utohexstr(uint64_t(1) << m.alignedRowsBit, true) +
-               "ull) == 0 || " + call + ")";
+        call = "((" + lower::alignedRowsParam() + " & " + lower::maskLiteral(uint64_t(1) << m.alignedRowsBit) +
+               ") == 0 || " + call + ")";
       encode += " &&\n    " + call;
     }
     w.line("::CUtensorMap " + maps + ";");

@@ -18,7 +18,6 @@
 #include "target/TargetInfo.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 
@@ -109,8 +108,7 @@ void KernelLowering::lowerBulkStore(const ftg::Node &c, const std::function<void
   size_t index = noteVectorTensor(&tensor);
   if (index >= kAlignedRowBits)
     return ordinary();
-  std::string bit = "0x" + llvm::utohexstr(uint64_t(1) << index, /*LowerCase=*/true) + "ull";
-  Stmt &choice = add(makeIf("(" + alignedRowsParam() + " & " + bit + ") != 0"));
+  Stmt &choice = add(makeIf(alignedRowsTest(uint64_t(1) << index)));
   choice.variants = true;
   knownUnaligned.push_back(&tensor);
   within(choice.elseBody, ordinary);

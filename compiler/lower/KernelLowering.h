@@ -65,7 +65,7 @@ public:
   // `aligned()` where the rows of every tensor in `tensors` (global buffers the aligned path
   // accesses with 16-byte vectors) are 16-byte aligned, `otherwise()` in the else. The
   // kernel's aligned instantiation has them all aligned; its ordinary one decides per tensor
-  // at run time, from the launcher's bit mask (kAlignedRows), so that one tensor with odd
+  // at run time, from the launcher's bit mask (alignedRowsParam()), so that one tensor with odd
   // rows does not put the others on scalar copies. No tensors: `if constexpr (kAligned)`.
   void ifAligned(llvm::ArrayRef<const ftg::Buffer *> tensors, const std::function<void()> &aligned,
                  const std::function<void()> &otherwise);
@@ -193,7 +193,7 @@ public:
     int64_t firstElement = 0;
   };
   ScratchSlot nextScratchSlot();
-  // The tensor's index in Kernel::vectorTensors (its bit in kAlignedRows), added if new.
+  // The tensor's index in Kernel::vectorTensors (its bit of alignedRowsParam()), added if new.
   size_t noteVectorTensor(const ftg::Buffer *b);
 
   ftg::Graph &g;
@@ -271,6 +271,11 @@ TileDims tileDims(KernelLowering &L, const ftg::Operand &op,
                   const std::vector<std::optional<int64_t>> &tile);
 // Element access of a non-fragment operand at buffer indices `idx`.
 std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx);
+// Element `ref` of `b` (elementAt) as C++ type `type`, or zero where `valid` (a bounds
+// predicate; empty: always) fails. From global memory a predicated load without a branch
+// (tl::load_or_zero), so that a thread's element loads are in flight together.
+std::string elementOrZero(const ftg::Buffer &b, const std::string &ref, const std::string &valid,
+                          const std::string &type);
 // Bounds predicate of a global access at `idx` = `t.indices(...)` (empty when always in
 // bounds): below each extent, and >= 0 where the origin may be negative (a halo, padding).
 std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx,

@@ -4,6 +4,7 @@
 #include "ir/FTG.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tlc::lower {
 
@@ -14,6 +15,13 @@ bool isReservedName(llvm::StringRef name) {
 
 std::string cppName(llvm::StringRef userName) {
   return isReservedName(userName) ? ("u_" + userName).str() : userName.str();
+}
+
+std::string maskLiteral(uint64_t mask) { return "0x" + llvm::utohexstr(mask, /*LowerCase=*/true) + "ull"; }
+
+std::string alignedRowsTest(uint64_t mask) {
+  const std::string m = maskLiteral(mask);
+  return "(" + alignedRowsParam() + " & " + m + ")" + (llvm::countPopulation(mask) > 1 ? " == " + m : " != 0");
 }
 
 std::string bufferName(const ftg::Buffer &b) { return b.decl ? cppName(b.name) : generatedName(b.name); }

@@ -53,6 +53,12 @@ inline std::string leadBarrier() { return generatedName("lead"); }
 // aligned (the launcher's per-tensor check); tensors past the 64th have no bit.
 inline std::string alignedRowsParam() { return generatedName("aligned_rows"); }
 constexpr size_t kAlignedRowBits = 64;
+// A bit mask as a C++ literal: `0x5ull`.
+std::string maskLiteral(uint64_t mask);
+// The device or launcher expression that holds when every tensor of `mask` (bits of
+// alignedRowsParam()) has aligned rows: `(tl_aligned_rows & 0x4ull) != 0` for one bit,
+// `(tl_aligned_rows & 0x3ull) == 0x3ull` for several.
+std::string alignedRowsTest(uint64_t mask);
 
 // Why `ns` cannot be the C++ namespace of generated code (`a` or `a::b`, each part an
 // identifier and not reserved); empty when it can.

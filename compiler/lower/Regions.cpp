@@ -3,9 +3,6 @@
 #include "lower/KernelLowering.h"
 #include "lower/Naming.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MathExtras.h"
-
 namespace tlc::lower {
 
 using ftg::Operand;
@@ -102,6 +99,16 @@ std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector
   return bufferName(b) + "[" + flat + "]";
 }
 
+std::string elementOrZero(const ftg::Buffer &b, const std::string &ref, const std::string &valid,
+                          const std::string &type) {
+  const std::string convert = "tl::convert<" + type + ">(";
+  if (valid.empty())
+    return convert + ref + ")";
+  if (b.scope == Scope::Global)
+    return convert + "tl::load_or_zero(&" + ref + ", " + valid + "))";
+  return "(" + valid + ") ? " + convert + ref + ") : " + convert + "0.0f)";
+}
+
 std::string inBounds(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx,
                      const TileDims &t) {
   if (b.scope != Scope::Global)
@@ -145,11 +152,8 @@ void KernelLowering::ifAligned(llvm::ArrayRef<const ftg::Buffer *> tensors, cons
     return;
   }
   std::string cond = vouched ? "kAligned" : "";
-  if (bits) {
-    std::string m = llvm::utohexstr(mask, /*LowerCase=*/true);
-    cond += (cond.empty() ? "(" : " || (") + alignedRowsParam() + " & 0x" + m + "ull)" +
-            (llvm::countPopulation(mask) > 1 ? " == 0x" + m + "ull" : " != 0");
-  }
+  if (bits)
+    cond += (cond.empty() ? "" : " || ") + alignedRowsTest(mask);
   Stmt &i = add(makeIf(cond));
   i.isConstexpr = !bits;
   i.variants = true;

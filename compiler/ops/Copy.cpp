@@ -187,10 +187,7 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
             load = "(" + ps + ") ? " + load + " : tl::vec_bytes_t<" + bytes + ">{}";
           L.add(withAccess(makeEval("tl::store_vec<" + bytes + ">(&" + regs + ", " + load + ")"), reads, none));
         } else {
-          std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
-          if (!ps.empty())
-            value = "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
-          L.add(withAccess(makeStore(regs, value), reads, none));
+          L.add(withAccess(makeStore(regs, elementOrZero(*src.buffer, srcRef, ps, cppType(dt))), reads, none));
         }
       } else if (v > 1 && cpAsync) {
         L.add(makeLet("const bool", "tl_valid", ps.empty() ? std::string("true") : ps, false));
@@ -227,13 +224,7 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
           L.add(std::move(pick));
         }
       } else {
-        std::string value = "tl::convert<" + cppType(dt) + ">(" + srcRef + ")";
-        // From global memory without a branch (tl::load_or_zero: a predicated load, so that a
-        // thread's loads are in flight together).
-        if (!ps.empty())
-          value = src.buffer->scope == Scope::Global
-                      ? "tl::convert<" + cppType(dt) + ">(tl::load_or_zero(&" + srcRef + ", " + ps + "))"
-                      : "(" + ps + ") ? " + value + " : tl::convert<" + cppType(dt) + ">(0.0f)";
+        std::string value = elementOrZero(*src.buffer, srcRef, ps, cppType(dt));
         L.guarded(pd, withAccess(atomic ? atomicAddOf(dstRef, value) : makeStore(dstRef, value), reads, writes));
       }
     };
@@ -428,12 +419,8 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
           pred = pred.empty() ? once : "(" + once + ") && " + pred;
         L.guarded(pred, leaf(atomic ? atomicAddOf(ref, value) : makeStore(ref, value), ReadFrag | WriteOther));
       } else {
-        std::string value = "tl::convert<" + TF + ">(" + ref + ")";
-        if (!pred.empty())
-          value = other.buffer->scope == Scope::Global
-                      ? "tl::convert<" + TF + ">(tl::load_or_zero(&" + ref + ", " + pred + "))"
-                      : "(" + pred + ") ? " + value + " : tl::convert<" + TF + ">(0.0f)";
-        L.add(leaf(makeStore(fragName + "[" + r + "]", value), ReadOther | WriteFrag));
+        L.add(leaf(makeStore(fragName + "[" + r + "]", elementOrZero(*other.buffer, ref, pred, TF)),
+                   ReadOther | WriteFrag));
       }
     });
   };

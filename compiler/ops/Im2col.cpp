@@ -151,8 +151,8 @@ void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
       auto elements = [&] {
         forEachAccess(n, L, p, 1, [&](const std::string &dst, const std::string &src, const std::string &valid,
                                       std::vector<Access> reads) {
-          std::string zero = "tl::convert<" + cppType(A.dtype) + ">(0.0f)";
-          L.accessing(L.add(makeStore(dst, valid + " ? " + src + " : " + zero)), std::move(reads), {L.access(&A)});
+          L.accessing(L.add(makeStore(dst, elementOrZero(X, src, valid, cppType(A.dtype)))), std::move(reads),
+                      {L.access(&A)});
         });
       };
       if (n.instr != ftg::CopyInstr::CpAsync16)
