@@ -107,6 +107,11 @@ public:
   // variables from a non-negative start, and what +, *, /, %, >>, &, max, ... make of them.
   // Memoized, so that chains of lets stay linear.
   bool provablyNonNegative(const Expr *e);
+  // Nodes of `e` with every let it names expanded, saturating past kMaxConstLetExpansion; a
+  // let past it is emitted without `const` (ScalarExpr.cpp says why). Memoized.
+  static constexpr int64_t kMaxConstLetExpansion = 4096;
+  int64_t letExpansion(const Expr *e);
+  llvm::DenseMap<const Expr *, int64_t> letExpansionMemo;
   void scalarStmt(const tlc::Stmt *s); // at s's source line:
   void scalarStmtHere(const tlc::Stmt *s);
 
@@ -127,6 +132,31 @@ public:
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
   // Its body over the elements (the statements of the tile op lowerParallel makes).
   void parallelElements(const ftg::Node &n);
+  // ---- comparisons the same at every element of a parallel loop's tile (TileConditions.cpp)
+  struct TileVersions {
+    struct Condition {
+      std::string name;          // the block-uniform bool that holds its test
+      std::optional<bool> value; // set: its value wherever the version runs
+      unsigned line = 0;
+    };
+    struct Test {
+      std::string name, value;
+    };
+    std::vector<Test> tests;                              // `const bool`s before the loop
+    llvm::DenseMap<const Expr *, Condition> conditions; // comparisons in selects' and ifs' conditions
+    // Every comparison decided for the whole tile: the version without per-element tests
+    // ("true": decided at compile time, the only version).
+    std::string taken;
+    std::vector<unsigned> lines; // the comparisons' source lines, ascending
+  };
+  // The comparisons in the conditions of parallel loop `n`'s selects and ifs that a test before
+  // the loop can decide for its whole tile (linear in the loop's variables, the rest
+  // block-uniform), or nothing when there are none.
+  std::optional<TileVersions> tileVersions(const ftg::Node &n);
+  // Inside the version of a parallel loop without per-element tests: comparison `cmp`'s value,
+  // "true"/"false" or the name of its block-uniform bool; otherwise nothing.
+  std::optional<std::string> uniformComparison(const Expr *cmp);
+  struct TileTestBuilder;
   // A gathered copy (GatherCopy.cpp): cp.async per element or vector; `prefetch`: issued by its
   // pipeline (which commits and waits), otherwise committed and waited for at once.
   void lowerGather(const ftg::Node &n, bool prefetch);
@@ -233,6 +263,12 @@ public:
   // Shared reads of the parallel loop being lowered that a thread makes as vectors: each
   // IndexExpr's element of the array its vector went into (Parallel.cpp).
   llvm::DenseMap<const IndexExpr *, std::string> vectorReads;
+  // While a tile test is emitted (TileConditions.cpp): the loop's variables at a corner of
+  // its box, and its lets, which are inlined (the test is evaluated before the loop).
+  llvm::DenseMap<const Decl *, std::string> nameOverrides;
+  const llvm::SmallPtrSet<const Decl *, 8> *inlinedLets = nullptr;
+  // While the version of a parallel loop without per-element tests is emitted.
+  const TileVersions *uniformConditions = nullptr;
   unsigned tempCounter = 0;
   unsigned pipelineCounter = 0; // numbers the stage slots of pipelined loops
   std::vector<Buffer *> scratchSlots; // the reduction scratch's slots (implicit buffers)

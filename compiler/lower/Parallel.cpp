@@ -99,7 +99,6 @@ void KernelLowering::parallelElements(const ftg::Node &n) {
     vars += (i ? ", " : "") + f->vars[i]->getName().str() + " < " + toSource(f->extents[i]);
   if (n.driver) {
     const FragmentLayout &l = *n.driver->fragment;
-    std::string r = fresh("r");
     add(makeComment("parallel(" + vars + "): each thread visits its " + std::to_string(l.registers()) +
                     " registers of fragment '" + n.driver->name + "'"));
     // Each vector read goes into an array declared outside the register loop, which is
@@ -116,6 +115,8 @@ void KernelLowering::parallelElements(const ftg::Node &n) {
       decl.count = v.width;
       decl.align = 16;
     }
+    auto registerLoop = [&] {
+    std::string r = fresh("r");
     nest(makeFor(ForRole::Registers, r, "0", std::to_string(l.registers()), "", 0), [&] {
       if (f->vars.size() == 2) {
         add(makeLet("const int", cppName(f->vars[0]->getName()), l.rowOf(kThreadIndex, r)));
@@ -148,6 +149,40 @@ void KernelLowering::parallelElements(const ftg::Node &n) {
       for (const VectorRead &v : vectors)
         vectorReads.erase(v.ix);
     });
+    };
+    std::optional<TileVersions> versions = tileVersions(n);
+    if (!versions) {
+      registerLoop();
+      return;
+    }
+    // Two versions: one for the tiles where each such comparison is the same at every element
+    // (TileConditions.cpp), one as written for the tiles on an edge.
+    std::string lines, box;
+    for (unsigned line : versions->lines)
+      lines += (lines.empty() ? "" : ", ") + std::to_string(line);
+    for (const Expr *e : f->extents)
+      box += (box.empty() ? "" : "x") + std::to_string(e->constant->getInt());
+    std::string which = "the comparison" + std::string(versions->conditions.size() > 1 ? "s" : "") + " of line" +
+                        (versions->lines.size() > 1 ? "s " : " ") + lines;
+    if (versions->taken == "true") {
+      add(makeComment(which + " decided at compile time for every element of the " + box + " tile"));
+      uniformConditions = &*versions;
+      registerLoop();
+      uniformConditions = nullptr;
+      return;
+    }
+    add(makeComment(which + ", tested once for the whole " + box +
+                    " tile: a version of the loop without per-element tests where the tile decides them"));
+    for (const TileVersions::Test &t : versions->tests)
+      add(makeLet("const bool", t.name, t.value, /*maybeUnused=*/false));
+    Stmt &choice = add(makeIf(versions->taken));
+    choice.variants = true;
+    within(choice.body, [&] {
+      uniformConditions = &*versions;
+      registerLoop();
+      uniformConditions = nullptr;
+    });
+    within(choice.elseBody, registerLoop);
     return;
   }
   std::string total;

@@ -174,12 +174,50 @@ std::string KernelLowering::printCall(const CallExpr *c) {
   return "printf(\"" + format + "\\n\", " + values + ")";
 }
 
+namespace {
+// True when `s` is one parenthesized group: "(a + b)", not "(a) + (b)".
+bool isParenthesized(const std::string &s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')')
+    return false;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 < s.size())
+      return false;
+  }
+  return true;
+}
+// True when `e` calls an extern function, which a folded condition must still call.
+bool callsExtern(const Expr *e) {
+  if (!e || e->constant)
+    return false;
+  if (auto *u = dyn_cast<UnaryExpr>(e))
+    return callsExtern(u->operand);
+  if (auto *b = dyn_cast<BinaryExpr>(e))
+    return callsExtern(b->lhs) || callsExtern(b->rhs);
+  if (auto *ix = dyn_cast<IndexExpr>(e))
+    return llvm::any_of(ix->indices, [](const IndexItem &i) { return callsExtern(i.lo) || callsExtern(i.hi); });
+  if (auto *c = dyn_cast<CallExpr>(e))
+    return c->builtin == Builtin::CallExtern || llvm::any_of(c->positional(), callsExtern);
+  return false;
+}
+} // namespace
+
 std::string KernelLowering::expr(const Expr *e) {
   if (e->constant && (e->type.isNumeric() || e->type.isBool()))
     return constantAs(*e->constant, e->type);
   switch (e->getKind()) {
   case Expr::EK_Name: {
     auto *n = cast<NameExpr>(e);
+    // A tile test (TileConditions.cpp): the loop's variables at a corner, its lets inlined.
+    if (auto o = nameOverrides.find(n->decl); o != nameOverrides.end())
+      return o->second;
+    if (inlinedLets && inlinedLets->count(n->decl)) {
+      auto *let = cast<LetDecl>(n->decl);
+      Type t = materialize(let->type);
+      std::string value = t.isScalar() ? exprAs(let->init, t.dtype()) : expr(let->init);
+      return isParenthesized(value) ? value : "(" + value + ")";
+    }
     if (n->decl && (isa<CompileParamDecl>(n->decl) || isa<ConstDecl>(n->decl)) && !n->decl->constant)
       unsupported(n->getRange(), "'" + n->name + "' has no value yet: `auto` parameters are filled "
                                  "by the recommender; pass -D " + n->name + "=VALUE for now");
@@ -201,11 +239,26 @@ std::string KernelLowering::expr(const Expr *e) {
   }
   case Expr::EK_Binary: {
     auto *b = cast<BinaryExpr>(e);
+    if (std::optional<std::string> u = uniformComparison(b))
+      return *u;
     bool compare = b->op >= BinaryOp::Lt && b->op <= BinaryOp::Ne;
     bool logical = b->op == BinaryOp::And || b->op == BinaryOp::Or;
     Type operandType = compare ? materialize(promote(b->lhs->type, b->rhs->type))
                                : materialize(b->type);
-    if (logical || !operandType.isScalar() || (compare && b->lhs->type.isBool()))
+    if (logical) {
+      // A side decided for the whole tile (TileConditions.cpp) folds.
+      std::string l = expr(b->lhs), r = expr(b->rhs);
+      bool isAnd = b->op == BinaryOp::And;
+      if ((l == (isAnd ? "false" : "true") && !callsExtern(b->rhs)) ||
+          (r == (isAnd ? "false" : "true") && !callsExtern(b->lhs)))
+        return isAnd ? "false" : "true";
+      if (l == (isAnd ? "true" : "false"))
+        return r;
+      if (r == (isAnd ? "true" : "false"))
+        return l;
+      return "(" + l + " " + spelling(b->op).str() + " " + r + ")";
+    }
+    if (!operandType.isScalar() || (compare && b->lhs->type.isBool()))
       return "(" + expr(b->lhs) + " " + spelling(b->op).str() + " " + expr(b->rhs) + ")";
     // Operands take the operand type first (an untyped constant rounds to it), then FP8 widens.
     auto operand = [&](const Expr *x) {
@@ -242,8 +295,15 @@ std::string KernelLowering::expr(const Expr *e) {
     switch (c->builtin) {
     case Builtin::Inf:
       return "tl::inf<" + T + ">()";
-    case Builtin::Select:
-      return "(" + expr(args[0]) + " ? " + arg(1) + " : " + arg(2) + ")";
+    case Builtin::Select: {
+      // Decided for the whole tile (TileConditions.cpp): only the value taken.
+      std::string cond = expr(args[0]);
+      if (cond == "true" || cond == "false") {
+        std::string taken = arg(cond == "true" ? 1 : 2);
+        return isParenthesized(taken) ? taken : "(" + taken + ")";
+      }
+      return "(" + cond + " ? " + arg(1) + " : " + arg(2) + ")";
+    }
     case Builtin::Max: return computed("tl::max", 2);
     case Builtin::Min: return computed("tl::min", 2);
     case Builtin::Abs: return computed("tl::abs", 1);
@@ -278,6 +338,34 @@ std::string KernelLowering::arithmetic(BinaryOp op, DType t, const std::string &
   std::string fn = op == BinaryOp::Div ? "tl::floordiv" : "tl::floormod";
   std::string targs = t == DType::I32 || t == DType::I64 ? "" : "<" + cppType(t) + ">";
   return fn + targs + "(" + a + ", " + b + ")";
+}
+
+int64_t KernelLowering::letExpansion(const Expr *e) {
+  if (!e)
+    return 0;
+  if (auto it = letExpansionMemo.find(e); it != letExpansionMemo.end())
+    return it->second;
+  int64_t n = 1;
+  auto add = [&](const Expr *c) { n = std::min(kMaxConstLetExpansion + 1, n + letExpansion(c)); };
+  if (auto *name = dyn_cast<NameExpr>(e)) {
+    if (auto *let = llvm::dyn_cast_or_null<LetDecl>(name->decl))
+      add(let->init);
+  } else if (auto *u = dyn_cast<UnaryExpr>(e)) {
+    add(u->operand);
+  } else if (auto *b = dyn_cast<BinaryExpr>(e)) {
+    add(b->lhs);
+    add(b->rhs);
+  } else if (auto *c = dyn_cast<CallExpr>(e)) {
+    for (const Expr *a : c->positional())
+      add(a);
+  } else if (auto *ix = dyn_cast<IndexExpr>(e)) {
+    for (const IndexItem &i : ix->indices) {
+      add(i.lo);
+      add(i.hi);
+    }
+  }
+  letExpansionMemo[e] = n;
+  return n;
 }
 
 bool KernelLowering::provablyNonNegative(const Expr *e) {
@@ -444,7 +532,12 @@ void KernelLowering::scalarStmtHere(const tlc::Stmt *s) {
     Type t = materialize(l->type);
     std::string value;
     auto reads = readsOf([&] { value = t.isScalar() ? exprAs(l->init, t.dtype()) : expr(l->init); });
-    accessing(add(makeLet("const " + cppType(t), cppName(l->getName()), value)), reads, {});
+    // nvcc's front end (cudafe++) expands a const local's initializer through the const
+    // locals it names, again at each use: a chain of lets that doubles at each step
+    // (`let d2 = d1 + d1`) took it 2^40 steps at 40 lets. Past a few thousand nodes, the
+    // let is a plain local, which it does not expand.
+    bool expands = letExpansion(l->init) <= kMaxConstLetExpansion;
+    accessing(add(makeLet((expands ? "const " : "") + cppType(t), cppName(l->getName()), value)), reads, {});
     return;
   }
   case tlc::Stmt::SK_Assign: {
@@ -484,6 +577,20 @@ void KernelLowering::scalarStmtHere(const tlc::Stmt *s) {
   case tlc::Stmt::SK_If: {
     // Inside a parallel loop: each thread decides for its own elements.
     auto *i = cast<IfStmt>(s);
+    // A condition decided for the whole tile (TileConditions.cpp) leaves only its branch.
+    std::string first;
+    std::vector<Access> firstReads = readsOf([&] { first = expr(i->cond); });
+    while (first == "true" || first == "false") {
+      if (first == "true")
+        return scalarStmt(i->thenBody);
+      if (!i->elseBody)
+        return;
+      auto *next = dyn_cast<IfStmt>(i->elseBody);
+      if (!next)
+        return scalarStmt(i->elseBody);
+      i = next;
+      firstReads = readsOf([&] { first = expr(i->cond); });
+    }
     auto branchOn = [&](const Expr *cond) {
       std::string c;
       auto reads = readsOf([&] { c = expr(cond); });
