@@ -187,20 +187,6 @@ bool isParenthesized(const std::string &s) {
   }
   return true;
 }
-// True when `e` calls an extern function, which a folded condition must still call.
-bool callsExtern(const Expr *e) {
-  if (!e || e->constant)
-    return false;
-  if (auto *u = dyn_cast<UnaryExpr>(e))
-    return callsExtern(u->operand);
-  if (auto *b = dyn_cast<BinaryExpr>(e))
-    return callsExtern(b->lhs) || callsExtern(b->rhs);
-  if (auto *ix = dyn_cast<IndexExpr>(e))
-    return llvm::any_of(ix->indices, [](const IndexItem &i) { return callsExtern(i.lo) || callsExtern(i.hi); });
-  if (auto *c = dyn_cast<CallExpr>(e))
-    return c->builtin == Builtin::CallExtern || llvm::any_of(c->positional(), callsExtern);
-  return false;
-}
 } // namespace
 
 std::string KernelLowering::expr(const Expr *e) {
@@ -245,20 +231,7 @@ std::string KernelLowering::expr(const Expr *e) {
     bool logical = b->op == BinaryOp::And || b->op == BinaryOp::Or;
     Type operandType = compare ? materialize(promote(b->lhs->type, b->rhs->type))
                                : materialize(b->type);
-    if (logical) {
-      // A side decided for the whole tile (TileConditions.cpp) folds.
-      std::string l = expr(b->lhs), r = expr(b->rhs);
-      bool isAnd = b->op == BinaryOp::And;
-      if ((l == (isAnd ? "false" : "true") && !callsExtern(b->rhs)) ||
-          (r == (isAnd ? "false" : "true") && !callsExtern(b->lhs)))
-        return isAnd ? "false" : "true";
-      if (l == (isAnd ? "true" : "false"))
-        return r;
-      if (r == (isAnd ? "true" : "false"))
-        return l;
-      return "(" + l + " " + spelling(b->op).str() + " " + r + ")";
-    }
-    if (!operandType.isScalar() || (compare && b->lhs->type.isBool()))
+    if (logical || !operandType.isScalar() || (compare && b->lhs->type.isBool()))
       return "(" + expr(b->lhs) + " " + spelling(b->op).str() + " " + expr(b->rhs) + ")";
     // Operands take the operand type first (an untyped constant rounds to it), then FP8 widens.
     auto operand = [&](const Expr *x) {
@@ -295,15 +268,8 @@ std::string KernelLowering::expr(const Expr *e) {
     switch (c->builtin) {
     case Builtin::Inf:
       return "tl::inf<" + T + ">()";
-    case Builtin::Select: {
-      // Decided for the whole tile (TileConditions.cpp): only the value taken.
-      std::string cond = expr(args[0]);
-      if (cond == "true" || cond == "false") {
-        std::string taken = arg(cond == "true" ? 1 : 2);
-        return isParenthesized(taken) ? taken : "(" + taken + ")";
-      }
-      return "(" + cond + " ? " + arg(1) + " : " + arg(2) + ")";
-    }
+    case Builtin::Select:
+      return "(" + expr(args[0]) + " ? " + arg(1) + " : " + arg(2) + ")";
     case Builtin::Max: return computed("tl::max", 2);
     case Builtin::Min: return computed("tl::min", 2);
     case Builtin::Abs: return computed("tl::abs", 1);
@@ -577,20 +543,6 @@ void KernelLowering::scalarStmtHere(const tlc::Stmt *s) {
   case tlc::Stmt::SK_If: {
     // Inside a parallel loop: each thread decides for its own elements.
     auto *i = cast<IfStmt>(s);
-    // A condition decided for the whole tile (TileConditions.cpp) leaves only its branch.
-    std::string first;
-    std::vector<Access> firstReads = readsOf([&] { first = expr(i->cond); });
-    while (first == "true" || first == "false") {
-      if (first == "true")
-        return scalarStmt(i->thenBody);
-      if (!i->elseBody)
-        return;
-      auto *next = dyn_cast<IfStmt>(i->elseBody);
-      if (!next)
-        return scalarStmt(i->elseBody);
-      i = next;
-      firstReads = readsOf([&] { first = expr(i->cond); });
-    }
     auto branchOn = [&](const Expr *cond) {
       std::string c;
       auto reads = readsOf([&] { c = expr(cond); });
