@@ -318,4 +318,35 @@ std::string toSource(const Expr *e) {
   return os.str();
 }
 
+int64_t expandedSize(const Expr *e, const std::function<bool(const LetDecl *)> &expand, int64_t cap,
+                     llvm::DenseMap<const Expr *, int64_t> &memo) {
+  if (!e)
+    return 0;
+  if (auto it = memo.find(e); it != memo.end())
+    return it->second;
+  int64_t n = 1;
+  auto add = [&](const Expr *c) { n = std::min(cap + 1, n + expandedSize(c, expand, cap, memo)); };
+  if (e->constant) {
+    // one node
+  } else if (auto *name = llvm::dyn_cast<NameExpr>(e)) {
+    if (auto *let = llvm::dyn_cast_or_null<LetDecl>(name->decl); let && expand(let))
+      add(let->init);
+  } else if (auto *u = llvm::dyn_cast<UnaryExpr>(e)) {
+    add(u->operand);
+  } else if (auto *b = llvm::dyn_cast<BinaryExpr>(e)) {
+    add(b->lhs);
+    add(b->rhs);
+  } else if (auto *c = llvm::dyn_cast<CallExpr>(e)) {
+    for (const Expr *a : c->positional())
+      add(a);
+  } else if (auto *ix = llvm::dyn_cast<IndexExpr>(e)) {
+    for (const IndexItem &i : ix->indices) {
+      add(i.lo);
+      add(i.hi);
+    }
+  }
+  memo[e] = n;
+  return n;
+}
+
 } // namespace tlc

@@ -8,11 +8,13 @@
 #include "Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -488,5 +490,10 @@ private:
 
 // Source-like rendering of an expression (folded constants are not substituted).
 std::string toSource(const Expr *e);
+
+// Nodes of `e` with the lets `expand` accepts replaced by their initializers (folded constants
+// count as one node), saturating at `cap` + 1; `memo` makes chains of lets linear.
+int64_t expandedSize(const Expr *e, const std::function<bool(const LetDecl *)> &expand, int64_t cap,
+                     llvm::DenseMap<const Expr *, int64_t> &memo);
 
 } // namespace tlc

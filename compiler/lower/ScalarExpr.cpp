@@ -307,31 +307,7 @@ std::string KernelLowering::arithmetic(BinaryOp op, DType t, const std::string &
 }
 
 int64_t KernelLowering::letExpansion(const Expr *e) {
-  if (!e)
-    return 0;
-  if (auto it = letExpansionMemo.find(e); it != letExpansionMemo.end())
-    return it->second;
-  int64_t n = 1;
-  auto add = [&](const Expr *c) { n = std::min(kMaxConstLetExpansion + 1, n + letExpansion(c)); };
-  if (auto *name = dyn_cast<NameExpr>(e)) {
-    if (auto *let = llvm::dyn_cast_or_null<LetDecl>(name->decl))
-      add(let->init);
-  } else if (auto *u = dyn_cast<UnaryExpr>(e)) {
-    add(u->operand);
-  } else if (auto *b = dyn_cast<BinaryExpr>(e)) {
-    add(b->lhs);
-    add(b->rhs);
-  } else if (auto *c = dyn_cast<CallExpr>(e)) {
-    for (const Expr *a : c->positional())
-      add(a);
-  } else if (auto *ix = dyn_cast<IndexExpr>(e)) {
-    for (const IndexItem &i : ix->indices) {
-      add(i.lo);
-      add(i.hi);
-    }
-  }
-  letExpansionMemo[e] = n;
-  return n;
+  return expandedSize(e, [](const LetDecl *) { return true; }, kMaxConstLetExpansion, letExpansionMemo);
 }
 
 bool KernelLowering::provablyNonNegative(const Expr *e) {

@@ -80,29 +80,7 @@ public:
 
   // Nodes of `e` with the loop's lets inlined, saturating past kMaxTestNodes.
   int64_t size(const Expr *e) {
-    if (auto it = sizes.find(e); it != sizes.end())
-      return it->second;
-    int64_t n = 1;
-    auto addChild = [&](const Expr *c) {
-      if (c)
-        n = std::min(kMaxTestNodes + 1, n + size(c));
-    };
-    if (!e->constant) {
-      if (auto *name = dyn_cast<NameExpr>(e)) {
-        if (auto *let = dyn_cast_or_null<LetDecl>(name->decl); let && bodyLets.count(let))
-          addChild(let->init);
-      } else if (auto *u = dyn_cast<UnaryExpr>(e)) {
-        addChild(u->operand);
-      } else if (auto *b = dyn_cast<BinaryExpr>(e)) {
-        addChild(b->lhs);
-        addChild(b->rhs);
-      } else if (auto *c = dyn_cast<CallExpr>(e)) {
-        for (const Expr *a : c->positional())
-          addChild(a);
-      }
-    }
-    sizes[e] = n;
-    return n;
+    return expandedSize(e, [&](const LetDecl *let) { return bodyLets.count(let) != 0; }, kMaxTestNodes, sizes);
   }
 
   int64_t extent(size_t k) const { return loop.extents[k]->constant->getInt(); }
