@@ -116,39 +116,39 @@ void KernelLowering::parallelElements(const ftg::Node &n) {
       decl.align = 16;
     }
     auto registerLoop = [&] {
-    std::string r = fresh("r");
-    nest(makeFor(ForRole::Registers, r, "0", std::to_string(l.registers()), "", 0), [&] {
-      if (f->vars.size() == 2) {
-        add(makeLet("const int", cppName(f->vars[0]->getName()), l.rowOf(kThreadIndex, r)));
-        add(makeLet("const int", cppName(f->vars[1]->getName()), l.colOf(kThreadIndex, r)));
-      } else {
-        add(makeLet("const int", cppName(f->vars[0]->getName()),
-                    l.kind == FragmentLayout::Row ? l.rowOf(kThreadIndex, r) : l.colOf(kThreadIndex, r)));
-      }
-      for (size_t i = 0; i < vectors.size(); ++i) {
-        const VectorRead &v = vectors[i];
-        std::string w = std::to_string(v.width);
-        std::vector<Access> reads;
-        std::string src = "&" + elementRef(v.ix);
-        reads.push_back(access(v.buffer));
-        StmtPtr load = makeIf(r + " % " + w + " == 0", IfStyle::SameLine);
-        load->body.push_back(withAccess(
-            makeEval("tl::copy_vec<" + std::to_string(v.width * v.buffer->shared->elemBits / 8) + ">(" +
-                     arrays[i] + ", " + src + ")"),
-            reads, {}));
-        accessing(add(std::move(load)), reads, {});
-        vectorReads[v.ix] = arrays[i] + "[" + r + " % " + w + "]";
-      }
-      const ftg::Node *saved = parallelNode;
-      std::string savedReg = parallelReg;
-      parallelNode = &n;
-      parallelReg = r;
-      scalarStmt(f->body);
-      parallelNode = saved;
-      parallelReg = savedReg;
-      for (const VectorRead &v : vectors)
-        vectorReads.erase(v.ix);
-    });
+      std::string r = fresh("r");
+      nest(makeFor(ForRole::Registers, r, "0", std::to_string(l.registers()), "", 0), [&] {
+        if (f->vars.size() == 2) {
+          add(makeLet("const int", cppName(f->vars[0]->getName()), l.rowOf(kThreadIndex, r)));
+          add(makeLet("const int", cppName(f->vars[1]->getName()), l.colOf(kThreadIndex, r)));
+        } else {
+          add(makeLet("const int", cppName(f->vars[0]->getName()),
+                      l.kind == FragmentLayout::Row ? l.rowOf(kThreadIndex, r) : l.colOf(kThreadIndex, r)));
+        }
+        for (size_t i = 0; i < vectors.size(); ++i) {
+          const VectorRead &v = vectors[i];
+          std::string w = std::to_string(v.width);
+          std::vector<Access> reads;
+          std::string src = "&" + elementRef(v.ix);
+          reads.push_back(access(v.buffer));
+          StmtPtr load = makeIf(r + " % " + w + " == 0", IfStyle::SameLine);
+          load->body.push_back(withAccess(
+              makeEval("tl::copy_vec<" + std::to_string(v.width * v.buffer->shared->elemBits / 8) + ">(" +
+                       arrays[i] + ", " + src + ")"),
+              reads, {}));
+          accessing(add(std::move(load)), reads, {});
+          vectorReads[v.ix] = arrays[i] + "[" + r + " % " + w + "]";
+        }
+        const ftg::Node *saved = parallelNode;
+        std::string savedReg = parallelReg;
+        parallelNode = &n;
+        parallelReg = r;
+        scalarStmt(f->body);
+        parallelNode = saved;
+        parallelReg = savedReg;
+        for (const VectorRead &v : vectors)
+          vectorReads.erase(v.ix);
+      });
     };
     std::optional<TileVersions> versions = tileVersions(n);
     if (!versions) {
@@ -164,11 +164,15 @@ void KernelLowering::parallelElements(const ftg::Node &n) {
       box += (box.empty() ? "" : "x") + std::to_string(e->constant->getInt());
     std::string which = "the comparison" + std::string(versions->conditions.size() > 1 ? "s" : "") + " of line" +
                         (versions->lines.size() > 1 ? "s " : " ") + lines;
-    if (versions->taken == "true") {
-      add(makeComment(which + " decided at compile time for every element of the " + box + " tile"));
+    // The version where each comparison is its block-uniform value.
+    auto decidedLoop = [&] {
       uniformConditions = &*versions;
       registerLoop();
       uniformConditions = nullptr;
+    };
+    if (versions->taken == "true") {
+      add(makeComment(which + " decided at compile time for every element of the " + box + " tile"));
+      decidedLoop();
       return;
     }
     add(makeComment(which + ", tested once for the whole " + box +
@@ -177,11 +181,7 @@ void KernelLowering::parallelElements(const ftg::Node &n) {
       add(makeLet("const bool", t.name, t.value, /*maybeUnused=*/false));
     Stmt &choice = add(makeIf(versions->taken));
     choice.variants = true;
-    within(choice.body, [&] {
-      uniformConditions = &*versions;
-      registerLoop();
-      uniformConditions = nullptr;
-    });
+    within(choice.body, decidedLoop);
     within(choice.elseBody, registerLoop);
     return;
   }

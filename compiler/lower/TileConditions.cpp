@@ -415,8 +415,12 @@ std::optional<KernelLowering::TileVersions> KernelLowering::tileVersions(const f
   if (comparisons.empty())
     return std::nullopt;
   TileTestBuilder builder{*this, n, TileAnalysis(loop)};
-  TileVersions v;
-  std::string taken = "true";
+  struct Decided {
+    const BinaryExpr *cmp;
+    TileTestBuilder::Tests tests;
+  };
+  std::vector<Decided> decided;
+  bool runTime = false; // some comparison needs a test before the loop
   for (const BinaryExpr *cmp : comparisons) {
     TileTestBuilder::Tests t = builder.tests(cmp);
     // A test known to be false now never picks the version; one known to be true decides the
@@ -427,8 +431,22 @@ std::optional<KernelLowering::TileVersions> KernelLowering::tileVersions(const f
       t.fails.reset();
     if (!t.holds && !t.fails)
       continue;
+    runTime |= t.holds != "true" && t.fails != "true";
+    decided.push_back({cmp, t});
+  }
+  if (decided.empty())
+    return std::nullopt;
+  // A thread with a handful of elements saves less than the test and the branch around its
+  // loop cost: MLA decoding's 16 registers ran 1-4% slower versioned in two H100 runs (70 and
+  // 71), attention's 64 up to 14% faster. Comparisons decided at compile time cost nothing.
+  if (runTime && n.driver->fragment->registers() < kMinVersionedRegisters)
+    return std::nullopt;
+  TileVersions v;
+  v.taken = "true";
+  for (const Decided &d : decided) {
+    const TileTestBuilder::Tests &t = d.tests;
     TileVersions::Condition c;
-    c.line = diags.sourceManager().getLineAndColumn(cmp->getRange().Start).first;
+    c.line = diags.sourceManager().getLineAndColumn(d.cmp->getRange().Start).first;
     if (t.holds == "true" || t.fails == "true") {
       c.value = t.holds == "true";
     } else if (t.holds && t.fails) {
@@ -436,26 +454,18 @@ std::optional<KernelLowering::TileVersions> KernelLowering::tileVersions(const f
       std::string failsName = fresh("tile");
       v.tests.push_back({c.name, *t.holds});
       v.tests.push_back({failsName, *t.fails});
-      taken = conjoin(taken, "(" + c.name + " || " + failsName + ")");
+      v.taken = conjoin(v.taken, "(" + c.name + " || " + failsName + ")");
     } else {
       c.name = fresh("tile");
       c.value = t.holds.has_value();
       v.tests.push_back({c.name, t.holds ? *t.holds : *t.fails});
-      taken = conjoin(taken, c.name);
+      v.taken = conjoin(v.taken, c.name);
     }
-    v.conditions[cmp] = c;
+    v.conditions[d.cmp] = c;
     if (!llvm::is_contained(v.lines, c.line))
       v.lines.push_back(c.line);
   }
-  if (v.conditions.empty())
-    return std::nullopt;
-  // A thread with a handful of elements saves less than the test and the branch around its
-  // loop cost: MLA decoding's 16 registers ran 1-4% slower versioned in two H100 runs (70 and
-  // 71), attention's 64 up to 14% faster. Comparisons decided at compile time cost nothing.
-  if (taken != "true" && n.driver->fragment->registers() < kMinVersionedRegisters)
-    return std::nullopt;
   llvm::sort(v.lines);
-  v.taken = taken;
   return v;
 }
 
