@@ -35,8 +35,8 @@ void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector
     os << "// kernel " << k->kernel << ": checks the tensors, binds shapes, launches on `stream`\n";
     // The one contract a caller cannot guess from the view's type: what a 4-bit view holds.
     for (const lower::HostParam &p : k->params)
-      if (!p.scalar && (p.dtype == "TLC_I4" || p.dtype == "TLC_U4"))
-        os << "//   " << p.name << ": " << (p.dtype == "TLC_I4" ? "i4" : "u4")
+      if (!p.scalar && lower::isPackedDType(p.dtype))
+        os << "//   " << p.name << ": " << llvm::StringRef(p.dtype).drop_front(4).lower()
            << ", `data` its packed bytes (element 2c in the low nibble of byte c); shape and strides in\n"
               "//   4-bit elements, the innermost extent and the other strides even\n";
     os << launcherDecl(lower::cppName(k->kernel), LauncherSignature::of(*k), /*isInline=*/false) << ";\n";

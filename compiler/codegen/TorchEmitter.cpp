@@ -22,6 +22,7 @@ namespace tlc::codegen {
 using lower::cEscaped;
 using lower::cppName;
 using lower::generatedName;
+using lower::isPackedDType;
 using lower::HostParam;
 using lower::Launch;
 
@@ -58,10 +59,10 @@ ScalarTravel scalarTravel(const HostParam &p) {
 
 std::string viewName(const HostParam &p) { return generatedName(p.name + "_view"); }
 
-// The arguments of Call::view after the tensor: an i4/u4 parameter's dtype, whose tensor holds
+// The arguments of Call::view after the tensor: an i4/u4/f4e2m1 parameter's dtype, whose tensor holds
 // the packed bytes (runtime/tlc/torch.h).
 std::string viewExtra(const HostParam &p) {
-  return p.dtype == "TLC_I4" || p.dtype == "TLC_U4" ? ", " + p.dtype : "";
+  return isPackedDType(p.dtype) ? ", " + p.dtype : "";
 }
 
 // Schema alias sets of the written tensors: a, b, ... (then o26, o27, ...).

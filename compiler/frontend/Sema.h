@@ -58,9 +58,6 @@ std::optional<int64_t> constantDifference(const Expr *hi, const Expr *lo);
 // counts (an origin of 0).
 bool multipleOf(const Expr *e, int64_t m);
 
-// i4 or u4: packed two per byte along the innermost dimension (SemaPacked.cpp).
-bool isPacked(DType t);
-
 // The source of `e` for quoting in a hint (`bx != 0`), parenthesised where an operator
 // would bind to it; a placeholder when it is too long to quote.
 std::string operandText(const Expr *e);

@@ -236,7 +236,10 @@ Type Sema::checkIndex(IndexExpr *e, ExprContext context) {
     }
     if (buf->scope == Scope::Local)
       return Type::scalar(buf->elemType); // rejected by code generation (docs/status.md)
-    return Type::scalar(buf->elemType == DType::I4 ? DType::I8 : DType::U8);
+    // f4e2m1 reads as f16, which holds each of its values exactly.
+    return Type::scalar(buf->elemType == DType::I4       ? DType::I8
+                        : buf->elemType == DType::F4E2M1 ? DType::F16
+                                                         : DType::U8);
   }
   return Type::scalar(buf->elemType);
 }
@@ -378,6 +381,13 @@ Type Sema::checkCast(CallExpr *e, DType to) {
     return t;
   if (!t.isNumeric() && !t.isBool()) {
     diags.error(pos[0]->getRange(), "cannot convert a " + t.str() + " to " + dtypeName(to));
+    return Type::error();
+  }
+  if (to == DType::F4E2M1) {
+    // A storage type: its values are read (as f16) and unpacked (dequant_i4), not computed.
+    diags.error(e->getRange(), "not supported yet: converting values to f4e2m1")
+        .hint("f4e2m1 tensors are read element by element (as f16) or unpacked with dequant_i4; "
+              "quantize on the host");
     return Type::error();
   }
   if (pos[0]->constant)

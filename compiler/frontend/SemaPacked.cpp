@@ -10,11 +10,11 @@ namespace tlc {
 using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 
-bool isPacked(DType t) { return t == DType::I4 || t == DType::U4; }
-
 namespace {
 
-const char *kPackingHint = "i4/u4 elements are packed two per byte along the innermost dimension";
+std::string packingHint(DType t) {
+  return dtypeName(t).str() + " elements are packed two per byte along the innermost dimension";
+}
 
 } // namespace
 
@@ -23,14 +23,14 @@ void Sema::checkPackedDecl(BufferLikeDecl *b) {
     return;
   std::string what = "'" + b->getName().str() + "' " + dtypeName(b->elemType).str() + b->shape.str();
   if (b->shape.rank() == 0) {
-    diags.error(b->getRange(), what + " needs a dimension to pack its elements in").hint(kPackingHint);
+    diags.error(b->getRange(), what + " needs a dimension to pack its elements in").hint(packingHint(b->elemType));
     return;
   }
   const Expr *inner = b->shape.dims.back();
   if (inner->constant && inner->constant->isInt() && inner->constant->getInt() % 2 != 0)
     diags.error(inner->getRange(), "the innermost extent of " + what + " must be even, got " +
                                        std::to_string(inner->constant->getInt()))
-        .hint(std::string(kPackingHint) + "; pad it to " +
+        .hint(packingHint(b->elemType) + "; pad it to " +
               std::to_string(inner->constant->getInt() + 1));
 }
 
@@ -49,7 +49,7 @@ bool Sema::checkPackedRegion(const Region &r, std::optional<int64_t> innerExtent
   if (innerExtent && *innerExtent % 2 != 0) {
     diags.error(r.range, role.str() + " spans " + std::to_string(*innerExtent) + " " + dt +
                              " elements of " + name + " along its innermost dimension; it must be even")
-        .hint(kPackingHint);
+        .hint(packingHint(r.buffer->elemType));
     return false;
   }
   const Expr *origin = r.origins[last];
@@ -58,7 +58,7 @@ bool Sema::checkPackedRegion(const Region &r, std::optional<int64_t> innerExtent
                                                     " " + name + " must be even, but '" +
                                                     toSource(origin) + "' " +
                                                     (origin->constant ? "is odd" : "may be odd"));
-    diag.hint(std::string(kPackingHint) + (origin->constant ? "" : "; write the origin as a multiple "
+    diag.hint(packingHint(r.buffer->elemType) + (origin->constant ? "" : "; write the origin as a multiple "
                                                                     "of 2, e.g. k * 64"));
     return false;
   }

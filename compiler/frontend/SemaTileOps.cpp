@@ -790,12 +790,19 @@ void TileOpChecker::checkDequantI4() {
   }
   auto named = [](BufferDecl *b) { return "'" + b->getName().str() + "' " + b->shape.str(); };
   if (src->elemType != DType::U8 && src->elemType != DType::I8 && !isPacked(src->elemType)) {
-    diags.error(arg("src")->getRange(), "dequant_i4's src must be an i4 or u4 buffer of the weights or a u8 or i8 "
-                                        "buffer of their bytes, but '" +
+    diags.error(arg("src")->getRange(), "dequant_i4's src must be an i4, u4 or f4e2m1 buffer of the weights or a u8 "
+                                        "or i8 buffer of their bytes, but '" +
                                             src->getName() + "' is " + dtypeName(src->elemType))
         .note(src->getRange(), "'" + src->getName() + "' is declared here")
-        .hint("declare it i4 or u4 (the shape of dst), or u8 with byte c holding weight 2c in its low nibble and "
+        .hint("declare it i4, u4 or f4e2m1 (the shape of dst), or u8 with byte c holding weight 2c in its low nibble and "
               "weight 2c + 1 in its high nibble (read as signed weights)");
+    return;
+  }
+  if (src->elemType == DType::F4E2M1 && zeros) {
+    // FP4 formats (MXFP4, NVFP4) quantize symmetrically: a scale per group, no offset.
+    diags.error(arg("zeros")->getRange(), "dequant_i4 of f4e2m1 weights takes no zero points")
+        .note(src->getRange(), "'" + src->getName() + "' is declared here")
+        .hint("f4e2m1 values are signed: pass only the scales");
     return;
   }
   if (dst->elemType != DType::F16 && dst->elemType != DType::BF16) {
@@ -834,7 +841,7 @@ void TileOpChecker::checkDequantI4() {
     if (*srcRows != *rows || *bytes != *cols) {
       diags.error(call->getRange(), "dequant_i4 unpacks " + dtypeName(src->elemType).str() + " src " + named(src) +
                                         " into a tile of its shape, but dst is " + named(dst))
-          .hint("an i4 or u4 src and its dst have the same shape [rows, columns]");
+          .hint("an i4, u4 or f4e2m1 src and its dst have the same shape [rows, columns]");
       return;
     }
     bytes = *bytes / 2;

@@ -21,6 +21,7 @@ llvm::StringRef dtypeName(DType t) {
   case DType::U32: return "u32";
   case DType::I64: return "i64";
   case DType::Bool: return "bool";
+  case DType::F4E2M1: return "f4e2m1";
   }
   return "?";
 }
@@ -31,14 +32,14 @@ std::optional<DType> parseDType(llvm::StringRef name) {
       .Case("f64", DType::F64).Case("f8e4m3", DType::F8E4M3).Case("f8e5m2", DType::F8E5M2)
       .Case("i4", DType::I4).Case("u4", DType::U4).Case("i8", DType::I8).Case("u8", DType::U8)
       .Case("i16", DType::I16).Case("i32", DType::I32).Case("u32", DType::U32)
-      .Case("i64", DType::I64).Case("bool", DType::Bool)
+      .Case("i64", DType::I64).Case("bool", DType::Bool).Case("f4e2m1", DType::F4E2M1)
       .Default(std::nullopt);
 }
 
 bool isFloat(DType t) {
   switch (t) {
   case DType::F16: case DType::BF16: case DType::F32: case DType::F64:
-  case DType::F8E4M3: case DType::F8E5M2:
+  case DType::F8E4M3: case DType::F8E5M2: case DType::F4E2M1:
     return true;
   default:
     return false;
@@ -52,9 +53,11 @@ bool isSigned(DType t) {
          t == DType::I64 || isFloat(t);
 }
 
+bool isPacked(DType t) { return bitWidth(t) == 4; }
+
 unsigned bitWidth(DType t) {
   switch (t) {
-  case DType::I4: case DType::U4: return 4;
+  case DType::I4: case DType::U4: case DType::F4E2M1: return 4;
   case DType::F8E4M3: case DType::F8E5M2: case DType::I8: case DType::U8: case DType::Bool:
     return 8;
   case DType::F16: case DType::BF16: case DType::I16: return 16;
@@ -98,7 +101,7 @@ std::string Type::str() const {
 // Rank of a float type for promotion: f16 and bf16 meet at f32 since neither holds the other.
 static int floatRank(DType t) {
   switch (t) {
-  case DType::F8E4M3: case DType::F8E5M2: return 0;
+  case DType::F4E2M1: case DType::F8E4M3: case DType::F8E5M2: return 0;
   case DType::F16: case DType::BF16: return 1;
   case DType::F32: return 2;
   default: return 3;

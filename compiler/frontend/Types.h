@@ -11,6 +11,7 @@ namespace tlc {
 enum class DType {
   F16, BF16, F32, F64, F8E4M3, F8E5M2,
   I4, U4, I8, U8, I16, I32, U32, I64, Bool,
+  F4E2M1, // OCP FP4 (1 sign, 2 exponent, 1 mantissa bits; no inf or NaN), packed like i4
 };
 
 llvm::StringRef dtypeName(DType t);
@@ -18,8 +19,10 @@ std::optional<DType> parseDType(llvm::StringRef name);
 bool isFloat(DType t);
 bool isInteger(DType t);
 bool isSigned(DType t);
-// Storage width in bits (i4/u4 are packed two per byte).
+// Storage width in bits (i4/u4/f4e2m1 are packed two per byte).
 unsigned bitWidth(DType t);
+// i4, u4 or f4e2m1: packed two per byte along the innermost dimension (frontend/SemaPacked.cpp).
+bool isPacked(DType t);
 
 enum class WarpPolicy { FullRow, FullCol, Square };
 llvm::StringRef policyName(WarpPolicy p);

@@ -64,7 +64,7 @@ Buffer *Graph::addBuffer(const BufferLikeDecl *d) {
   b->dtype = d->elemType;
   for (size_t i = 0; i < d->shape.rank(); ++i)
     b->shape.push_back(d->shape.constDim(i));
-  if (d->elemType == DType::I4 || d->elemType == DType::U4) {
+  if (isPacked(d->elemType)) {
     // Held as bytes (Buffer::packed); Sema made constant innermost extents even.
     b->packed = d->elemType;
     b->dtype = DType::U8;

@@ -390,7 +390,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     K.params.push_back({T + "* __restrict__", name, "static_cast<" + T + "*>(" + name + ".data)"});
     // An i4/u4 tensor's view counts strides in its 4-bit elements (tlc/runtime.h); the kernel
     // addresses its bytes (ftg::Buffer::packed), and the launcher checked the strides even.
-    bool packed = p->elemType == DType::I4 || p->elemType == DType::U4;
+    bool packed = isPacked(p->elemType);
     for (size_t d = 0; d + 1 < p->shape.rank(); ++d)
       K.params.push_back({"int64_t", strideName(p->getName(), d),
                           name + ".strides[" + std::to_string(d) + "]" + (packed ? " / 2" : "")});

@@ -30,7 +30,7 @@ std::string cppType(DType t) {
   case DType::U32: return "unsigned";
   case DType::I64: return "long long";
   case DType::Bool: return "bool";
-  case DType::I4: case DType::U4: return "uint8_t";
+  case DType::I4: case DType::U4: case DType::F4E2M1: return "uint8_t";
   }
   return "float";
 }
@@ -53,6 +53,7 @@ std::string runtimeDType(DType t) {
   case DType::F8E5M2: return "TLC_F8E5M2";
   case DType::I4: return "TLC_I4";
   case DType::U4: return "TLC_U4";
+  case DType::F4E2M1: return "TLC_F4E2M1";
   case DType::I8: return "TLC_I8";
   case DType::U8: return "TLC_U8";
   case DType::I16: return "TLC_I16";
@@ -113,6 +114,10 @@ std::string constantAs(const ConstValue &c, Type t) {
 
 // The type scalar arithmetic on `t` is computed in: FP8 types have no operators in CUDA, so
 // their arithmetic, comparisons and max/min/abs run in f32 and round back on the way out.
+bool isPackedDType(llvm::StringRef code) {
+  return code == "TLC_I4" || code == "TLC_U4" || code == "TLC_F4E2M1";
+}
+
 DType computeType(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2 ? DType::F32 : t; }
 bool isFp8(const Type &t) { return t.isScalar() && computeType(t.dtype()) != t.dtype(); }
 
@@ -407,13 +412,16 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
     unsupported(ix->getRange(), "indexing this value");
     return "0";
   }
-  // An i4/u4 element (Sema allows reads only, of tensors and shared buffers): its nibble of
-  // byte j / 2 (ftg::Buffer::packed), sign-extended for i4, as the i8/u8 Sema typed it.
+  // An i4/u4/f4e2m1 element (Sema allows reads only, of tensors and shared buffers): its
+  // nibble of byte j / 2 (ftg::Buffer::packed), sign-extended for i4, as the i8/u8 Sema typed
+  // it, or f4e2m1's value as an f16.
   if (b->packed && (b->scope == Scope::Global || b->scope == Scope::Shared) && !idx.empty()) {
     std::string j = idx.back();
     idx.back() = "((" + j + ") >> 1)";
     std::string byte = b->scope == Scope::Global ? bufferName(*b) + "[" + globalOffset(*b, idx) + "]"
                                                  : elementAt(*this, *b, idx);
+    if (*b->packed == DType::F4E2M1)
+      return "tl::extract_fp4(" + byte + ", (" + j + ") & 1)";
     bool i4 = *b->packed == DType::I4;
     return std::string("static_cast<") + (i4 ? "int8_t" : "uint8_t") + ">(tl::extract_int4<" +
            (i4 ? "true" : "false") + ">(" + byte + ", (" + j + ") & 1))";

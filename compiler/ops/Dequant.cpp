@@ -35,11 +35,12 @@ bool keepsRun(const ftg::Buffer &b, int64_t v) { return !b.shared || b.shared->v
 // The operands past src and dst: scales and zero points (Sema: zeros only with scales).
 struct Params {
   const ftg::Buffer *scales = nullptr, *zeros = nullptr;
-  bool isSigned = true; // src's weights: two's complement unless it was declared u4
+  // src's weights: two's complement (i4, and u8/i8 bytes), unsigned (u4) or FP4 (f4e2m1).
+  DType weights = DType::I4;
   explicit Params(const Node &n)
       : scales(n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr),
         zeros(n.inputs.size() > 2 ? n.inputs[2].buffer : nullptr),
-        isSigned(n.inputs[0].buffer->packed != DType::U4) {}
+        weights(n.inputs[0].buffer->packed.value_or(DType::I4)) {}
 
   // What the operator reads: src, and the scales and zero points given.
   std::vector<Access> reads(KernelLowering &L, const ftg::Buffer &src) const {
@@ -53,9 +54,11 @@ struct Params {
   static std::string one(const std::string &T) { return "tl::convert<" + T + ">(1.0f)"; }
 
   // The per-thread step of tl/dequant.h, eight weights: `tl::dequant_i4x8<T, Scaled>(` (or
-  // u4x8), and with zero points `tl::dequant_i4x8<T>(`, whose arguments the caller completes.
+  // u4x8, fp4x8), and with zero points `tl::dequant_i4x8<T>(`, whose arguments the caller
+  // completes.
   std::string step(const std::string &T, const char *suffix) const {
-    std::string name = std::string("tl::dequant_") + (isSigned ? "i4x8" : "u4x8") + suffix;
+    const char *form = weights == DType::U4 ? "u4x8" : weights == DType::F4E2M1 ? "fp4x8" : "i4x8";
+    std::string name = std::string("tl::dequant_") + form + suffix;
     return name + "<" + T + (zeros ? "" : scales ? ", true" : ", false") + ">(";
   }
   // Its scale and zero-point arguments: "scale, " or "scale, zero, ".
@@ -68,9 +71,9 @@ struct Params {
   std::string element(const std::string &T, const std::string &byte, const std::string &shift,
                       const std::string &scale, const std::string &zero) const {
     std::string q = "(((int)" + byte + " >> " + shift + ") & 0xF)";
-    if (isSigned)
-      q = "((" + q + " ^ 8) - 8)";
-    std::string value = "(float)" + q;
+    std::string value = weights == DType::F4E2M1 ? "tl::fp4_to_float(" + q + ")"
+                        : weights == DType::U4   ? "(float)" + q
+                                                 : "(float)((" + q + " ^ 8) - 8)";
     if (zeros)
       value = "tl::convert<float>(tl::convert<" + T + ">(" + value + " - tl::convert<float>(" + zero + ")))";
     return "tl::convert<" + T + ">(" + value + (scales ? " * tl::convert<float>(" + scale + ")" : std::string()) +

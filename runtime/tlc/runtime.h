@@ -39,7 +39,7 @@ extern "C" {
 typedef enum tlc_dtype {
   TLC_F16 = 0, TLC_BF16 = 1, TLC_F32 = 2, TLC_F64 = 3, TLC_F8E4M3 = 4, TLC_F8E5M2 = 5,
   TLC_I4 = 6, TLC_U4 = 7, TLC_I8 = 8, TLC_U8 = 9, TLC_I16 = 10, TLC_I32 = 11, TLC_U32 = 12,
-  TLC_I64 = 13, TLC_BOOL = 14,
+  TLC_I64 = 13, TLC_BOOL = 14, TLC_F4E2M1 = 15,
 } tlc_dtype;
 
 #define TLC_MAX_RANK 8
@@ -80,20 +80,23 @@ using TensorView = tlc_tensor_view;
 
 inline const char *dtypeName(int32_t d) {
   static const char *names[] = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2", "i4", "u4",
-                                "i8",  "u8",   "i16", "i32", "u32", "i64",    "bool"};
-  return d >= 0 && d <= TLC_BOOL ? names[d] : "unknown dtype";
+                                "i8",  "u8",   "i16", "i32", "u32", "i64",    "bool", "f4e2m1"};
+  return d >= 0 && d <= TLC_F4E2M1 ? names[d] : "unknown dtype";
 }
 
-// Bits per element; i4/u4 are packed.
+// Bits per element; i4/u4/f4e2m1 are packed.
 inline int dtypeBits(int32_t d) {
   switch (d) {
-  case TLC_I4: case TLC_U4: return 4;
+  case TLC_I4: case TLC_U4: case TLC_F4E2M1: return 4;
   case TLC_F8E4M3: case TLC_F8E5M2: case TLC_I8: case TLC_U8: case TLC_BOOL: return 8;
   case TLC_F16: case TLC_BF16: case TLC_I16: return 16;
   case TLC_F64: case TLC_I64: return 64;
   default: return 32;
   }
 }
+
+// Whether a tensor of dtype `d` holds two elements per byte (i4, u4, f4e2m1).
+inline bool isPacked(int32_t d) { return dtypeBits(d) == 4; }
 
 // A launcher's result. [[nodiscard]]: a launch whose Status is dropped fails silently.
 class [[nodiscard]] Status {

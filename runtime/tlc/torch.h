@@ -114,9 +114,9 @@ public:
   // An uninitialized output of tlc dtype `dtype` on the call's device, from the caching
   // allocator (capture-safe). A negative extent (inputs the launcher will reject) becomes 0,
   // so that the launcher, not the allocator, reports the problem.
-  // An i4/u4 output is allocated as its packed bytes, uint8 [..., K / 2] (see view()).
+  // An i4/u4/f4e2m1 output is allocated as its packed bytes, uint8 [..., K / 2] (see view()).
   at::Tensor empty(const char *param, c10::IntArrayRef shape, int32_t dtype) const {
-    if (dtype == TLC_I4 || dtype == TLC_U4) {
+    if (isPacked(dtype)) {
       TORCH_CHECK(!shape.empty() && shape.back() % 2 == 0, kernel_, ": output '", param, "' is ", dtypeName(dtype),
                   " (packed two per byte) and needs an even innermost extent, got ", shape);
       std::vector<int64_t> bytes(shape.begin(), shape.end());

@@ -4,6 +4,7 @@
 //   tl::dequant_u4x8<T, Scaled>(src, scale, dst)         unsigned weights (0..15)
 //   tl::dequant_i4x8<T>(src, scale, zero, dst)           ... with a zero point (GPTQ/AWQ style)
 //   tl::dequant_u4x8<T>(src, scale, zero, dst)
+//   tl::dequant_fp4x8<T, Scaled>(src, scale, dst)        f4e2m1 weights (FP4: 0, +-0.5 .. +-6)
 //
 // Reads one 32-bit word of packed 4-bit weights at `src` (weight 2c in the low nibble of byte
 // c, 4-byte aligned), converts the eight weights q to T (f16 or bf16), subtracts `zero` when
@@ -18,7 +19,11 @@
 // which the portable path computes element by element (float is wide enough that rounding
 // float's exact-or-once-rounded result to T again equals T's own correctly rounded operation).
 //
-//   tl::dequant_i4x8_regs / dequant_u4x8_regs, with the same template and zero arguments
+// f4e2m1 weights convert exactly as well (tl::unpack_fp4x8: bit placement and one packed
+// multiply by a power of two), so their result is T(float(q) * float(scale)) too.
+//
+//   tl::dequant_i4x8_regs / dequant_u4x8_regs / dequant_fp4x8_regs, with the same template
+//   and zero arguments
 //
 // The fragment forms (dequant_i4 on register tiles, e.g. a GEMV's weights loaded straight from
 // global memory): the same conversion of the four packed bytes bytes[0..3] (u8 or i8) into
@@ -67,6 +72,29 @@ TL_DEVICE void dequant_int4x8_word(std::uint32_t word, T scale, T zero, T* out) 
 #endif
 }
 
+// The same for f4e2m1 weights (no zero point: FP4 formats quantize symmetrically).
+template <class T, bool Scaled>
+TL_DEVICE void dequant_fp4x8_word(std::uint32_t word, T scale, T* out) {
+  static_assert(is_one_of_v<T, f16, bf16>, "dequant_fp4x8: T must be f16 or bf16");
+#if TL_CUDA
+  vec2_t<T> w[4];
+  unpack_fp4x8<T>(word, w);
+  if constexpr (Scaled) {
+    const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    out[2 * k] = w[k].x;
+    out[2 * k + 1] = w[k].y;
+  }
+#else
+  const float s = Scaled ? convert<float>(scale) : 1.0f;
+  for (int i = 0; i < 8; ++i) out[i] = convert<T>(fp4_to_float(static_cast<int>((word >> (4 * i)) & 0xFu)) * s);
+#endif
+}
+
 template <bool Signed, class T, bool Scaled, bool Zeroed>
 TL_DEVICE void dequant_int4x8(const void* src, T scale, T zero, void* dst) {
   T out[8];
@@ -101,6 +129,20 @@ TL_DEVICE void dequant_i4x8(const void* src, T scale, T zero, void* dst) {
 template <class T>
 TL_DEVICE void dequant_u4x8(const void* src, T scale, T zero, void* dst) {
   detail::dequant_int4x8<false, T, true, true>(src, scale, zero, dst);
+}
+
+template <class T, bool Scaled>
+TL_DEVICE void dequant_fp4x8(const void* src, T scale, void* dst) {
+  T out[8];
+  detail::dequant_fp4x8_word<T, Scaled>(load_vec<4>(src), scale, out);
+  store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
+}
+template <class T, bool Scaled, class Byte>
+TL_DEVICE void dequant_fp4x8_regs(const Byte* bytes, T scale, T* out) {
+  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
+                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
+                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+  detail::dequant_fp4x8_word<T, Scaled>(word, scale, out);
 }
 
 template <class T, bool Scaled, class Byte>

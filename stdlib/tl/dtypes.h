@@ -6,8 +6,10 @@
 //   tl::unpack_int4x8<S, T>(w, o)  eight packed 4-bit integers -> four f16x2/bf16x2, fast path
 //   tl::unpack_int4x8_ref<S, T>    the same through plain integer arithmetic (reference)
 //   tl::extract_int4 / pack_int4x8 single-element access to packed words
+//   tl::fp4_to_float / extract_fp4  one f4e2m1 (FP4: 1 sign, 2 exponent, 1 mantissa bits) value
+//   tl::unpack_fp4x8<T>(w, o)       eight packed f4e2m1 values -> four f16x2/bf16x2
 //
-// i4/u4 storage: two elements per byte, element 2k in the low nibble of byte k, so a
+// i4/u4/f4e2m1 storage: two elements per byte, element 2k in the low nibble of byte k, so a
 // little-endian u32 holds elements 0..7 with element i in bits [4i, 4i + 4).
 #pragma once
 
@@ -221,6 +223,61 @@ TL_HOST_DEVICE void unpack_int4x8_ref(std::uint32_t word, vec2_t<T> (&out)[4]) {
     float lo = static_cast<float>(extract_int4<Signed>(word, 2 * k));
     float hi = static_cast<float>(extract_int4<Signed>(word, 2 * k + 1));
     out[k] = Vec2Ops<T>::from_floats(lo, hi);
+  }
+}
+
+// ---- Packed FP4 (f4e2m1, OCP MX): s e e m, bias 1, no inf or NaN -------------------------------
+// Values: 0, 0.5 (the one subnormal), 1, 1.5, 2, 3, 4, 6 and their negatives.
+TL_HOST_DEVICE float fp4_to_float(int nibble) {
+  const int em = nibble & 7;
+  const float magnitude = em < 2 ? 0.5f * static_cast<float>(em)
+                                 : static_cast<float>(2 + (em & 1)) * static_cast<float>(1 << ((em >> 1) - 1)) * 0.5f;
+  return (nibble & 8) ? -magnitude : magnitude;
+}
+
+// Element `hi` (0: low nibble, 1: high nibble) of a packed byte, as f16 (which holds every
+// f4e2m1 value exactly).
+TL_HOST_DEVICE f16 extract_fp4(std::uint8_t byte, int hi) {
+  return convert<f16>(fp4_to_float(hi ? byte >> 4 : byte & 0xF));
+}
+
+namespace detail {
+
+// Where f4e2m1's bits go in a 16-bit float: the sign to bit 15 and the exponent and mantissa
+// bits (e1 e0 m) to the bottom of T's exponent field and the top of its mantissa, which makes
+// T's value 2^(1 - bias(T)) times f4e2m1's, subnormal 0.5 included; kScale undoes that exactly.
+template <class T>
+struct Fp4Place;
+template <>
+struct Fp4Place<f16> {
+  static constexpr int kShift = 9;             // mantissa 10 bits: m at bit 9, e at bits 10-11
+  static constexpr float kScale = 16384.0f;    // 2^(15 - 1)
+};
+#if TL_CUDA
+template <>
+struct Fp4Place<bf16> {
+  static constexpr int kShift = 6;             // mantissa 7 bits: m at bit 6, e at bits 7-8
+  static constexpr float kScale = 8.507059173023462e37f;  // 2^(127 - 1)
+};
+#endif
+
+}  // namespace detail
+
+// Unpacks the eight f4e2m1 values of `word` into out[k] = (element 2k, element 2k + 1), as T
+// pairs: per pair one prmt (as unpack_int4x8), a few bitwise operations placing the bits, and
+// one packed multiply by the power of two, all exact.
+template <class T>
+TL_DEVICE void unpack_fp4x8(std::uint32_t word, vec2_t<T> (&out)[4]) {
+  static_assert(is_one_of_v<T, f16, bf16>, "unpack_fp4x8: T must be f16 or bf16");
+  using Place = detail::Fp4Place<T>;
+  const vec2_t<T> scale = Vec2Ops<T>::splat(Place::kScale);
+  const std::uint32_t shifted = word >> 4;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const std::uint32_t sel = k | (k << 4) | ((k + 4) << 8) | ((k + 4) << 12);
+    const std::uint32_t v = byte_perm(word, shifted, sel);
+    const std::uint32_t bits = ((v & 0x00070007u) << Place::kShift) | ((v & 0x00080008u) << 12);
+    out[k] = __hmul2(bit_cast<vec2_t<T>>(bits), scale);
   }
 }
 

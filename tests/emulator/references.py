@@ -391,6 +391,19 @@ def dequant_zp(t, p):
     return {"W": W, "W2": list(W)}
 
 
+def dequant_fp4(t, p):
+    """tests/gpu/ops/dequant_fp4.tl: B f4e2m1 [N, K] (loaded as its values), Scales [N, K /
+    group_size]; W and W2 = dtype(q * scale) (q exact in the dtype, so one rounding), or q
+    without scaling; E = 16 * q + q (a shared and a global read); Bc the tensor again."""
+    B, (N, K) = t["B"]
+    S, (_, G) = t["Scales"]
+    rnd = _round_f16 if p["dtype"] == "f16" else _round_bf16
+    gs = K // G
+    scaled = p.get("scaled", True)
+    W = [rnd(B[n * K + c] * S[n * G + c // gs]) if scaled else B[n * K + c] for n in range(N) for c in range(K)]
+    return {"W": W, "W2": list(W), "E": [17.0 * q for q in B], "Bc": list(B)}
+
+
 def moe_align(T, E, topk, block_M, seed, absent=()):
     """vLLM's moe_align_block_size for a seeded random routing (topk distinct experts per
     token): (SortedIds, ExpertIds, NumPostPadded) as lists, SortedIds of vLLM's worst-case

@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # accumulation and approximate exp2/rsqrt.
 # Integer outputs (positions) must match exactly.
 TOLERANCE = {"f16": (2e-2, 1e-2), "bf16": (1e-1, 2e-2), "f32": (1e-3, 1e-3), "i32": (0, 0), "i4": (0, 0),
-             "u4": (0, 0)}
+             "u4": (0, 0), "f4e2m1": (0, 0)}
 # The attention backward's f32 dQ_accum sums products of dS rounded to f16 (the gemm's
 # operand): f16's tolerance. A reference parameter "tolerance" replaces TOLERANCE for a case.
 BWD_TOLERANCE = dict(TOLERANCE, f32=TOLERANCE["f16"])
@@ -97,6 +97,14 @@ CASES = {
     "dequant_zp_none": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", ["dtype=bf16", "zero_points=false"],
                         ref.dequant_zp, dict(EXACT_ZP, dtype="bf16", zero_points=False),
                         [dict(N=45, K=96), dict(N=64, K=64)]),
+    # f4e2m1 (FP4) weights (tests/gpu/ops/dequant_fp4.tl), exact: scaled in f16 (groups of 32)
+    # and bf16 (groups of 16), nibble by nibble in registers (block_K 16), element reads, copies.
+    "dequant_fp4": ("../tests/gpu/ops/dequant_fp4.tl", "dequant_fp4", [], ref.dequant_fp4, EXACT_ZP,
+                    [dict(N=45, K=160), dict(N=32, K=128), dict(N=7, K=96)]),
+    "dequant_fp4_bf16": ("../tests/gpu/ops/dequant_fp4.tl", "dequant_fp4", ["dtype=bf16", "group_size=16"],
+                         ref.dequant_fp4, dict(EXACT_ZP, dtype="bf16"), [dict(N=40, K=192), dict(N=9, K=64)]),
+    "dequant_fp4_k16": ("../tests/gpu/ops/dequant_fp4.tl", "dequant_fp4", ["block_K=16", "group_size=8", "scaled=false"],
+                        ref.dequant_fp4, dict(EXACT_ZP, scaled=False), [dict(N=45, K=40), dict(N=32, K=16)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element
@@ -419,10 +427,13 @@ def load(directory, t, target="sm_80"):
         values = struct.unpack("<%di" % (len(raw) // 4), raw)
     elif dtype in ("u8", "i8"):
         values = struct.unpack("<%d%s" % (len(raw), "B" if dtype == "u8" else "b"), raw)
-    elif dtype in ("i4", "u4"):
+    elif dtype in ("i4", "u4", "f4e2m1"):
         # Two per byte along the innermost dimension, element 2c in the low nibble of byte c.
         nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
-        values = [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
+        if dtype == "f4e2m1":  # OCP FP4, decoded by table
+            values = [(0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)[q & 7] * (-1.0 if q & 8 else 1.0) for q in nibbles]
+        else:
+            values = [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
     else:
         raise SystemExit("run_samples.py: no loader for dtype " + dtype)
     return [float(v) for v in values], tuple(t["shape"])

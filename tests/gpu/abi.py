@@ -21,8 +21,10 @@ MAX_RANK = 8  # TLC_MAX_RANK
 # enum tlc_dtype: the numbering is part of the C ABI.
 DTYPE_CODES = {
     "f16": 0, "bf16": 1, "f32": 2, "f64": 3, "f8e4m3": 4, "f8e5m2": 5, "i4": 6, "u4": 7,
-    "i8": 8, "u8": 9, "i16": 10, "i32": 11, "u32": 12, "i64": 13, "bool": 14,
+    "i8": 8, "u8": 9, "i16": 10, "i32": 11, "u32": 12, "i64": 13, "bool": 14, "f4e2m1": 15,
 }
+# Two elements per byte (element 2c in the low nibble of byte c).
+PACKED_DTYPES = ("i4", "u4", "f4e2m1")
 
 # str(torch.dtype) -> tlc dtype name. Keyed by the printed name so torch is not needed here.
 TORCH_DTYPES = {
@@ -92,10 +94,10 @@ PACKED_ATTR = "_tlc_packed"
 
 
 def mark_packed(tensor, dtype: str):
-    """Marks a uint8 tensor [..., K / 2] as the bytes of an i4/u4 tensor [..., K] (element 2c in
+    """Marks a uint8 tensor [..., K / 2] as the bytes of an i4/u4/f4e2m1 tensor [..., K] (element 2c in
     the low nibble of byte c) for TensorView.of; returns it. Tensors derived from it (copies,
     views) are plain bytes again."""
-    if dtype not in ("i4", "u4"):
+    if dtype not in PACKED_DTYPES:
         raise ValueError(f"mark_packed: '{dtype}' is not a packed dtype")
     setattr(tensor, PACKED_ATTR, dtype)
     return tensor

@@ -276,6 +276,8 @@ KERNELS.update({
     "packed_u4": _op_kernel("packed_u4", _tensors("Q", "out:E", "out:Qc"), ("N", "K"), ("dtype",)),
     "dequant_zp": _op_kernel("dequant_zp", _tensors("B", "Scales", "Zeros", "out:W", "out:W2"), ("N", "K"),
                              ("dtype", "qtype", "group_size", "zero_points")),
+    "dequant_fp4": _op_kernel("dequant_fp4", _tensors("B", "Scales", "out:W", "out:W2", "out:E", "out:Bc"),
+                              ("N", "K"), ("dtype", "group_size", "scaled")),
     "annotated_copy": _op_kernel("annotated_copy", _tensors("X", "out:Y", "out:Z", "out:W"), ("M", "N"),
                                  ("dtype",)),
     "gemm_annotated": _op_kernel("gemm_annotated", _tensors("A", "B", "out:C"), ("M", "N", "K"),
@@ -1201,6 +1203,18 @@ def _add_packed(t: _Tables) -> None:
           zp_shapes[:3] + [("n45k40", {"N": 45, "K": 40})], 0.0)
     t.add(Build("packed_zp_u4_noz_bf16", "dequant_zp", {"dtype": "bf16", "qtype": "u4", "group_size": "32",
                                                          "zero_points": "false"}), zp_shapes[:3], 0.0)
+    # f4e2m1 (FP4) weights: the scaled conversion in f16 and bf16 (groups of 32 as MXFP4, of 16
+    # as NVFP4), unscaled, on sm_80, and nibble by nibble (block_K 16); element reads; exact.
+    fp4 = {"group_size": "32", "scaled": "true"}
+    t.add(Build("packed_fp4_f16", "dequant_fp4", {"dtype": "f16", **fp4}), zp_shapes, 0.0)
+    t.add(Build("packed_fp4_bf16_g16", "dequant_fp4", {"dtype": "bf16", "group_size": "16", "scaled": "true",
+                                                       "stages": "3"}), zp_shapes, 0.0)
+    t.add(Build("packed_fp4_f16_noscale", "dequant_fp4", {"dtype": "f16", "group_size": "32", "scaled": "false"}),
+          zp_shapes[:3], 0.0)
+    t.add(Build("packed_fp4_bf16_sm80", "dequant_fp4", {"dtype": "bf16", **fp4}, target="sm_80"), zp_shapes, 0.0)
+    t.add(Build("packed_fp4_f16_k16", "dequant_fp4", {"dtype": "f16", "block_K": "16", "group_size": "8",
+                                                      "scaled": "true"}),
+          zp_shapes[:3] + [("n45k40", {"N": 45, "K": 40})], 0.0)
 
 
 # ResNet-50's convolutions at batch 32: (build, N, H, W, C, F).

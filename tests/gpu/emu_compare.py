@@ -44,13 +44,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # of the dtype, since both compute the same program and differ only in rounding (f32 sums in
 # another order, ex2.approx / rsqrt.approx against the host's exp2f / 1/sqrtf).
 TOLERANCE = {"f16": (2e-3, 4e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-4, 1e-4), "f64": (1e-9, 1e-9)}
-EXACT_DTYPES = {"i4", "u4", "i8", "u8", "i16", "i32", "u32", "i64", "bool"}
+EXACT_DTYPES = {"i4", "u4", "f4e2m1", "i8", "u8", "i16", "i32", "u32", "i64", "bool"}
 
 _STRUCT = {"f16": "e", "f32": "f", "f64": "d", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "u32": "I",
            "i64": "q", "bool": "?"}
 _SIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "u8": 1, "i16": 2, "i32": 4, "u32": 4, "i64": 8,
          "bool": 1, "f8e4m3": 1, "f8e5m2": 1}
 
+
+# f4e2m1 (OCP FP4: sign, 2 exponent bits, 1 mantissa bit) by nibble.
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 
 # ---- Comparison (no GPU) ------------------------------------------------------------------------
 
@@ -59,9 +62,11 @@ def decode(raw: bytes, dtype: str) -> list:
     if dtype == "bf16":
         return [struct.unpack("<f", struct.pack("<I", h << 16))[0]
                 for h in struct.unpack("<%dH" % (len(raw) // 2), raw)]
-    if dtype in ("i4", "u4"):
+    if dtype in ("i4", "u4", "f4e2m1"):
         # Two per byte, element 2c in the low nibble of byte c (docs/language.md 4.1).
         nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
+        if dtype == "f4e2m1":
+            return [FP4_VALUES[q] for q in nibbles]
         return [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
     if dtype not in _STRUCT:
         raise ValueError("emu_compare: no decoder for dtype " + dtype)
@@ -116,7 +121,7 @@ def tensor_bytes(t: dict) -> int:
     n = 1
     for e in t["shape"]:
         n *= int(e)
-    return (n + 1) // 2 if t["dtype"] in ("i4", "u4") else n * _SIZE[t["dtype"]]
+    return (n + 1) // 2 if t["dtype"] in ("i4", "u4", "f4e2m1") else n * _SIZE[t["dtype"]]
 
 
 # ---- Here: the emulator's runs into the bundle -------------------------------------------------

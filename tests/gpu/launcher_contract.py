@@ -40,7 +40,7 @@ INT32_MAX = 2**31 - 1
 # tlc flags per sample for sm_80 (as tests/compile does: MLA's default stages need Hopper).
 SAMPLE_FLAGS = {"flash_mla_decode": ["-D", "stages=1"]}
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "f8e4m3": 1, "f8e5m2": 1, "i4": 1,
-               "u4": 1, "i8": 1, "u8": 1, "i16": 2, "i32": 4, "u32": 4, "i64": 8, "bool": 1}
+               "u4": 1, "f4e2m1": 1, "i8": 1, "u8": 1, "i16": 2, "i32": 4, "u32": 4, "i64": 8, "bool": 1}
 DTYPE_OF_CODE = {f"TLC_{k.upper()}": k for k in DTYPE_CODES}
 # Passing the argument checks means reaching the device check, which fails without a device.
 NO_DEVICE = (TLC_ERROR_LAUNCH, r": cannot query the current device: cudaError\w+ \(\d+\): ")

@@ -1555,6 +1555,15 @@ class PackedI4Problem(Problem):
         nibbles = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(*packed.shape[:-1], -1).to(torch.int32)
         return (nibbles ^ 8) - 8 if signed else nibbles
 
+    @staticmethod
+    def fp4_values(packed: torch.Tensor) -> torch.Tensor:
+        """The [.., K] float32 values of packed f4e2m1 bytes [.., K / 2] (OCP FP4: 0, 0.5, 1,
+        1.5, 2, 3, 4, 6 and their negatives), decoded by table, independently of the kernels'
+        bit placement."""
+        table = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                              -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0], device=packed.device)
+        return table[PackedI4Problem.values(packed, False).long()]
+
     def reference(self, inputs, shape, precision):
         ref = REFERENCE_DTYPES[precision]
         q = self.values(inputs["B"], True).to(ref)
@@ -1623,6 +1632,38 @@ class DequantZpProblem(PackedI4Problem):
 
     def flops(self, shape):
         return 2.0 * shape["N"] * shape["K"]
+
+
+class DequantFp4Problem(PackedI4Problem):
+    """tests/gpu/ops/dequant_fp4.tl: B f4e2m1 [N, K] (its bytes, as packed_i4's B), Scales
+    [N, K / group_size] in dtype; W and W2 = dtype(q * scale) (dtype(q) with scaled = false),
+    E = 17 q (a shared and a global element read), Bc the bytes again. The values are decoded
+    by table (fp4_values); every one is exact in f16 and bf16, so the single rounding of the
+    product is the reference's too: exact (tolerance 0)."""
+    packed = {"B": "f4e2m1", "Bc": "f4e2m1"}
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.group_size = int(build.defines["group_size"])
+        self.scaled = parse_bool(build.defines["scaled"])
+
+    def tensor_dtype(self, name):
+        return torch.uint8 if name in self.packed else torch.float32 if name == "E" else self.dtype
+
+    def tensor_shapes(self, shape):
+        n, k = shape["N"], shape["K"]
+        if k % 2 or k % self.group_size:
+            raise ValueError(f"K = {k} must be even and a multiple of group_size {self.group_size}")
+        return {"B": (n, k // 2), "Scales": (n, k // self.group_size), "W": (n, k), "W2": (n, k),
+                "E": (n, k), "Bc": (n, k // 2)}
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        q = self.fp4_values(inputs["B"])
+        w = q.to(self.dtype)
+        if self.scaled:
+            w = w * inputs["Scales"].repeat_interleave(self.group_size, dim=1)
+        return {"W": w.to(ref), "W2": w.to(ref), "E": (17 * q).to(ref), "Bc": inputs["B"].to(ref)}
 
 
 class FusedMoeProblem(Problem):
@@ -1809,7 +1850,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "annotated_copy": AnnotatedCopyProblem, "gemm_annotated": GemmProblem,
             "gemm_auto": GemmProblem, "gather_table": GatherTableProblem, "gather_rows": GatherRowsProblem,
             "packed_i4": PackedI4Problem, "packed_u4": PackedU4Problem,
-            "dequant_zp": DequantZpProblem,
+            "dequant_zp": DequantZpProblem, "dequant_fp4": DequantFp4Problem,
             "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem,
             "attention_fwd_lse": AttentionFwdLseProblem, "gated_delta": GatedDeltaProblem, "attention_bwd": AttentionBwdProblem}
 

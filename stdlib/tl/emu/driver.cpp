@@ -32,7 +32,7 @@ std::size_t tensor_bytes(const TensorSpec& t) {
   return bits >= 8 ? n * static_cast<std::size_t>(bits / 8) : (n + 1) / 2;
 }
 
-// Random inputs: floats uniform in [-1, 1) rounded to the dtype; i8 in [-8, 8); u8, i4/u4
+// Random inputs: floats uniform in [-1, 1) rounded to the dtype; i8 in [-8, 8); u8, i4/u4/f4e2m1
 // (packed bytes) any byte; wider integers 0 or 1 (masks, flags).
 void fill_random(const TensorSpec& t, unsigned char* p, std::size_t bytes, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
@@ -47,7 +47,7 @@ void fill_random(const TensorSpec& t, unsigned char* p, std::size_t bytes, std::
       case TLC_F8E4M3: { ::tl::f8e4m3 v(real(rng)); std::memcpy(p + i, &v, 1); break; }
       case TLC_F8E5M2: { ::tl::f8e5m2 v(real(rng)); std::memcpy(p + i, &v, 1); break; }
       case TLC_I8: p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(static_cast<int>(rng() % 16) - 8)); break;
-      case TLC_I4: case TLC_U4: case TLC_U8: p[i] = static_cast<unsigned char>(rng()); break;
+      case TLC_I4: case TLC_U4: case TLC_F4E2M1: case TLC_U8: p[i] = static_cast<unsigned char>(rng()); break;
       case TLC_BOOL: p[i] = static_cast<unsigned char>(rng() % 2); break;
       default: {  // i16, i32, u32, i64: 0 or 1
         const int size = tlc::dtypeBits(t.dtype) / 8;
