@@ -150,7 +150,7 @@ tileOpName
     | 'reduce_sum' | 'reduce_max' | 'reduce_min' | 'reduce_abssum' | 'reduce_absmax'
     | 'reduce_and' | 'reduce_or' | 'reduce_xor' | 'reduce_argmax' | 'reduce_argmin'
     | 'annotate_layout' | 'swizzle_blocks' | 'barrier_arrive' | 'barrier_wait' | 'warp_specialize' | 'persistent'
-    | 'call_extern' | 'print'
+    | 'tune_for' | 'call_extern' | 'print'
     ;
 
 builtinName

@@ -69,6 +69,17 @@ std::optional<target::TargetDesc> AutoParams::targetFor(DiagnosticEngine &diags)
     return target;
   std::string spec = opts.device.empty() ? opts.target : opts.device;
   auto t = target::resolveTarget(spec);
+  if (!t && opts.device.empty()) {
+    if (const target::TargetDesc *near = target::nearestTarget(spec)) {
+      llvm::consumeError(t.takeError());
+      if (opts.verbose)
+        llvm::WithColor::note(llvm::errs(), "tlc")
+            << "`auto` parameters are chosen for " << near->name << " (" << near->arch
+            << "), the nearest target descriptor to " << spec << "; --device names another\n";
+      target = *near;
+      return target;
+    }
+  }
   if (!t) {
     diags.errorNoLocation("cannot choose `auto` parameters: " + llvm::toString(t.takeError()) +
                           (opts.device.empty() ? "; name the GPU to tune for with --device" : ""));
@@ -83,14 +94,17 @@ const std::string &AutoParams::targetName() const {
   return target ? target->name : unknown;
 }
 
-recommend::BucketGrid AutoParams::bucketsFor(const KernelDecl &k,
-                                             const std::vector<std::string> &dynamic,
-                                             std::map<std::string, int64_t> &fixed) const {
+recommend::BucketGrid
+AutoParams::bucketsFor(const KernelDecl &k, const std::vector<std::string> &dynamic,
+                       const std::map<std::string, std::vector<int64_t>> &tuned,
+                       std::map<std::string, int64_t> &fixed) const {
   std::vector<recommend::BucketAxis> axes;
   for (const std::string &symbol : dynamic) {
-    auto it = opts.assumed.find(symbol);
-    const std::vector<int64_t> &sizes =
-        it != opts.assumed.end() ? it->second : recommend::defaultRepresentatives();
+    auto assumed = opts.assumed.find(symbol);
+    auto inKernel = tuned.find(symbol);
+    const std::vector<int64_t> &sizes = assumed != opts.assumed.end() ? assumed->second
+                                        : inKernel != tuned.end()      ? inKernel->second
+                                                                       : recommend::defaultRepresentatives();
     if (sizes.size() == 1)
       fixed[symbol] = sizes.front();
     else
@@ -108,7 +122,8 @@ recommend::BucketGrid AutoParams::bucketsFor(const KernelDecl &k,
       llvm::WithColor::note(llvm::errs(), "tlc")
           << "kernel '" << k.name << "': more than " << kMaxBuckets << " shape buckets; "
           << last.symbol << " is tuned for " << last.representatives.back()
-          << " only (--assume " << last.symbol << "=... chooses its sizes)\n";
+          << " only (tune_for(" << last.symbol << ", ...) or --assume " << last.symbol
+          << "=... chooses its sizes)\n";
     fixed[last.symbol] = last.representatives.back();
     axes.pop_back();
   }
@@ -153,7 +168,7 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
     if (!recommender)
       return failed(recommender.takeError());
     std::map<std::string, int64_t> fixed;
-    recommend::BucketGrid grid = bucketsFor(*k, (*recommender)->dynamicSymbols(), fixed);
+    recommend::BucketGrid grid = bucketsFor(*k, (*recommender)->dynamicSymbols(), (*recommender)->tunedSizes(), fixed);
     std::vector<recommend::Recommendation> perBucket;
     for (size_t b = 0; b < grid.size(); ++b) {
       std::map<std::string, int64_t> shapes = fixed;
@@ -191,7 +206,7 @@ int AutoParams::choose(const Program &program, llvm::StringRef source, llvm::Str
       perBucket.front().seconds = seconds;
       record(*k, perBucket.front().ranked.front().config);
       if (opts.verbose)
-        reportChoice(*k, perBucket.front());
+        reportChoice(*k, perBucket.front(), (*recommender)->tunedSizes());
       continue;
     }
     KernelVariants kv{k->name, std::move(grid),
@@ -215,14 +230,18 @@ std::vector<Define> AutoParams::definesFor(const KernelVariants &k, size_t v) co
   return out;
 }
 
-void AutoParams::reportChoice(const KernelDecl &k, const recommend::Recommendation &rec) const {
+void AutoParams::reportChoice(const KernelDecl &k, const recommend::Recommendation &rec,
+                              const std::map<std::string, std::vector<int64_t>> &tunedSizes) const {
   const recommend::Candidate &pick = rec.ranked.front();
   const recommend::Prediction &p = pick.prediction;
-  std::string shapes, assumed;
+  std::string shapes, assumed, tuned;
   for (const recommend::ShapeBinding &s : rec.shapes) {
     shapes += (shapes.empty() ? "" : ", ") + s.name + "=" + std::to_string(s.value);
-    if (s.assumed)
-      assumed += (assumed.empty() ? "" : ", ") + s.name;
+    std::string *list = opts.assumed.count(s.name)  ? &assumed
+                        : tunedSizes.count(s.name) ? &tuned
+                                                   : nullptr;
+    if (s.assumed && list)
+      *list += (list->empty() ? "" : ", ") + s.name;
   }
   llvm::WithColor::note(llvm::errs(), "tlc")
       << "kernel '" << k.name << "': the recommender chose " << recommend::configStr(pick.config)
@@ -235,6 +254,10 @@ void AutoParams::reportChoice(const KernelDecl &k, const recommend::Recommendati
     llvm::WithColor::note(llvm::errs(), "tlc")
         << "dynamic shapes " << assumed << " were tuned for the sizes --assume gives; the "
         << "kernel still takes any size\n";
+  if (!tuned.empty())
+    llvm::WithColor::note(llvm::errs(), "tlc")
+        << "dynamic shapes " << tuned << " were tuned for the sizes the kernel's tune_for gives; "
+        << "the kernel still takes any size\n";
 }
 
 void AutoParams::reportVariants(const KernelVariants &kv, double seconds) const {

@@ -68,11 +68,14 @@ public:
 
 private:
   std::optional<target::TargetDesc> targetFor(DiagnosticEngine &diags);
-  // The buckets of the kernel's dynamic symbols; single-size ones go to `fixed`.
+  // The buckets of the kernel's dynamic symbols (the sizes --assume gives, else the kernel's
+  // tune_for, else the default representatives); single-size ones go to `fixed`.
   recommend::BucketGrid bucketsFor(const KernelDecl &k, const std::vector<std::string> &dynamic,
+                                   const std::map<std::string, std::vector<int64_t>> &tuned,
                                    std::map<std::string, int64_t> &fixed) const;
   void record(const KernelDecl &k, const recommend::Config &config);
-  void reportChoice(const KernelDecl &k, const recommend::Recommendation &rec) const; // --verbose
+  void reportChoice(const KernelDecl &k, const recommend::Recommendation &rec,
+                    const std::map<std::string, std::vector<int64_t>> &tuned) const; // --verbose
   void reportVariants(const KernelVariants &kv, double seconds) const;
   void reportNoLegal(const KernelDecl &k, const recommend::Recommendation &rec) const;
   bool needsChoice(const KernelDecl &k, const CompileParamDecl &p) const;

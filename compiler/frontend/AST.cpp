@@ -162,7 +162,7 @@ static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::AnnotateLayout, "annotate_layout"},
     {Builtin::SwizzleBlocks, "swizzle_blocks"}, {Builtin::BarrierArrive, "barrier_arrive"},
     {Builtin::BarrierWait, "barrier_wait"}, {Builtin::WarpSpecialize, "warp_specialize"},
-    {Builtin::Persistent, "persistent"},
+    {Builtin::Persistent, "persistent"}, {Builtin::TuneFor, "tune_for"},
     {Builtin::CallExtern, "call_extern"}, {Builtin::Print, "print"},
     {Builtin::Exp, "exp"}, {Builtin::Exp2, "exp2"}, {Builtin::Log, "log"},
     {Builtin::Log2, "log2"}, {Builtin::Sqrt, "sqrt"}, {Builtin::Rsqrt, "rsqrt"},

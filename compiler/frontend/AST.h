@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -308,7 +309,9 @@ enum class Builtin {
   // ones (integer dtypes only) and the two that also give the position (isArgReduce).
   ReduceSum, ReduceMax, ReduceMin, ReduceAbsSum, ReduceAbsMax, ReduceAnd, ReduceOr, ReduceXor,
   ReduceArgmax, ReduceArgmin,
-  AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, Persistent, CallExtern,
+  AnnotateLayout, SwizzleBlocks, BarrierArrive, BarrierWait, WarpSpecialize, Persistent,
+  TuneFor, // tune_for(N, sizes...): the sizes `auto` parameters are chosen for (driver/AutoParams)
+  CallExtern,
   Print, // printf for debugging: a per-thread statement like call_extern
   // Scalar functions.
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
@@ -457,6 +460,9 @@ public:
   BlockStmt *body = nullptr;
   // Filled by Sema.
   std::optional<int64_t> numThreads;
+  // tune_for(N, s1, s2, ...): each shape symbol's sizes, sorted, for the buckets `auto`
+  // parameters are ranked in when the command line gives none (--assume).
+  std::map<std::string, std::vector<int64_t>> tunedSizes;
 };
 
 class Program {

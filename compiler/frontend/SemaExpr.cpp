@@ -441,7 +441,7 @@ Type Sema::checkCall(CallExpr *e) {
                          "reduce_sum", "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax", "reduce_and",
                          "reduce_or", "reduce_xor", "reduce_argmax", "reduce_argmin",
                          "annotate_layout", "swizzle_blocks", "barrier_arrive", "barrier_wait",
-                         "warp_specialize", "persistent", "call_extern"})
+                         "warp_specialize", "persistent", "tune_for", "call_extern"})
     candidates.push_back(op);
   std::string near = closestMatch(e->callee, candidates);
   if (!near.empty())

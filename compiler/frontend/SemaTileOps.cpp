@@ -73,6 +73,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::BarrierWait: return {{"id"}, 1, {}};
   case Builtin::WarpSpecialize: return {{"enabled"}, 1, {}};
   case Builtin::Persistent: return {{"enabled"}, 0, {}};
+  case Builtin::TuneFor: return {{"symbol", "size"}, 2, {}, true};
   case Builtin::CallExtern: return {{"name"}, 1, {"returns"}, true};
   case Builtin::Print: return {{}, 0, {"thread", "all_threads"}, true};
   case Builtin::ReduceArgmax:
@@ -127,6 +128,7 @@ private:
   void checkBarrier();
   void checkWarpSpecialize();
   void checkPersistent();
+  void checkTuneFor();
   void checkCallExtern();
   bool checkSameTile(const Region &src, const Region &dst);
   // `what` names the operand in messages: "'S' [64, 32]".
@@ -952,6 +954,83 @@ void TileOpChecker::checkPersistent() {
                                   "at the top level of the kernel body");
 }
 
+// tune_for(N, s1, s2, ...) generates nothing: it gives the sizes of N that the kernel's `auto`
+// parameters are chosen for (one bucket per size, a variant per distinct choice, dispatched at
+// launch), as `--assume N=s1,s2,...` does on the command line, which overrides it. The kernel
+// still takes any N; only which variant runs depends on it.
+void TileOpChecker::checkTuneFor() {
+  KernelDecl *kernel = sema.kernel;
+  if (!kernel)
+    return;
+  if (!sema.loops.empty() || sema.conditionalDepth) {
+    diags.error(call->getRange(), "tune_for names the sizes the whole kernel is tuned for and must "
+                                  "be at the top level of the kernel body");
+    return;
+  }
+  Expr *symbolExpr = arg("symbol");
+  auto *name = dyn_cast<NameExpr>(symbolExpr);
+  Decl *decl = name ? sema.lookup(name->name) : nullptr;
+  if (!decl || !isa<ShapeSymbolDecl>(decl)) {
+    std::vector<std::string> symbols;
+    for (const ShapeSymbolDecl *s : kernel->shapeSymbols)
+      symbols.push_back(s->getName().str());
+    auto diag = diags.error(symbolExpr->getRange(),
+                            "tune_for's first argument must be a shape symbol of kernel '" +
+                                kernel->name + "' (a size named in a tensor parameter's shape)");
+    if (symbols.empty())
+      diag.hint("kernel '" + kernel->name + "' has no shape symbols: its sizes are constants");
+    else if (std::string near = name ? closestMatch(name->name, symbols) : ""; !near.empty())
+      diag.hint("did you mean '" + near + "'?");
+    else
+      diag.hint("its shape symbols: " + llvm::join(symbols, ", ") + "; e.g. tune_for(" +
+                symbols.back() + ", 1024, 4096)");
+    return;
+  }
+  sema.checkExpr(symbolExpr);
+  std::vector<Expr *> sizeExprs{arg("size")};
+  sizeExprs.insert(sizeExprs.end(), extraArgs.begin(), extraArgs.end());
+  std::vector<int64_t> sizes;
+  bool ok = true;
+  for (Expr *e : sizeExprs) {
+    Type t = sema.checkExpr(e);
+    if (t.isError() || !sema.expectIntegral(e, t, "a size")) {
+      ok = false;
+      continue;
+    }
+    if (!e->constant || !e->constant->isInt()) {
+      diags.error(e->getRange(), "tune_for's sizes must be compile-time constants")
+          .hint("list the sizes the kernel is mostly called with, e.g. tune_for(" + name->name +
+                ", 1024, 4096)");
+      ok = false;
+      continue;
+    }
+    int64_t v = e->constant->getInt();
+    if (v < 1 || v > kMaxShapeExtent) {
+      diags.error(e->getRange(), "tune_for size " + std::to_string(v) + " of " + name->name +
+                                     " is out of range: shape symbols are i32 sizes, 1.." +
+                                     std::to_string(kMaxShapeExtent));
+      ok = false;
+      continue;
+    }
+    sizes.push_back(v);
+  }
+  if (!ok)
+    return;
+  if (kernel->tunedSizes.count(name->name)) {
+    diags.error(call->getRange(), "the sizes of " + name->name + " are given twice")
+        .hint("list them in one tune_for(" + name->name + ", ...)");
+    return;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  kernel->tunedSizes[name->name] = sizes;
+  if (llvm::none_of(kernel->compileParams, [](const CompileParamDecl *p) { return p->isAuto; }))
+    diags.warning(call->getRange(), "tune_for has no effect: kernel '" + kernel->name +
+                                        "' has no auto parameters to choose")
+        .hint("make the knobs whose best value depends on " + name->name +
+              " auto(...), e.g. block_N = auto(1024, 4096)");
+}
+
 void TileOpChecker::checkBarrier() {
   Expr *e = arg("id");
   if (!e) // bind() reported the missing argument
@@ -1082,6 +1161,7 @@ void TileOpChecker::run() {
   case Builtin::BarrierWait: return checkBarrier();
   case Builtin::WarpSpecialize: return checkWarpSpecialize();
   case Builtin::Persistent: return checkPersistent();
+  case Builtin::TuneFor: return checkTuneFor();
   case Builtin::CallExtern: return checkCallExtern();
   case Builtin::Print: return checkPrint();
   default:

@@ -237,6 +237,8 @@ private:
       g.persistentRange = c->getRange();
       return;
     }
+    case Builtin::TuneFor:
+      return; // read by the driver's choice of `auto` parameters (KernelDecl::tunedSizes)
     case Builtin::CallExtern:
     case Builtin::Print: {
       Node *n = add(out, NodeKind::Extern, s);

@@ -305,6 +305,10 @@ std::vector<std::string> Recommender::dynamicSymbols() const {
   return names;
 }
 
+const std::map<std::string, std::vector<int64_t>> &Recommender::tunedSizes() const {
+  return state->structure->kernel->tunedSizes;
+}
+
 llvm::Expected<Recommendation> Recommender::rank(const std::map<std::string, int64_t> &given) {
   auto start = std::chrono::steady_clock::now();
   const RecommendOptions &opts = state->opts;
@@ -326,6 +330,8 @@ llvm::Expected<Recommendation> Recommender::rank(const std::map<std::string, int
       v = it->second;
     else if (auto it = opts.assumed.find(name); it != opts.assumed.end())
       v = it->second;
+    else if (auto it = kernel.tunedSizes.find(name); it != kernel.tunedSizes.end())
+      v = it->second.back();
     out.shapes.push_back({name, v, true});
     shapes[name] = v;
   }

@@ -85,7 +85,10 @@ public:
 
   // The dynamic shape symbols (not bound by -D), in declaration order.
   std::vector<std::string> dynamicSymbols() const;
-  // Ranks for `shapes` (dynamic symbols it leaves out: --assume, else kDefaultBucket).
+  // The sizes the kernel's tune_for statements give its shape symbols.
+  const std::map<std::string, std::vector<int64_t>> &tunedSizes() const;
+  // Ranks for `shapes` (dynamic symbols it leaves out: --assume, else the largest size
+  // tune_for gives, else kDefaultBucket).
   // Fails when a shape the grid needs cannot be bound or the space is too large.
   llvm::Expected<Recommendation> rank(const std::map<std::string, int64_t> &shapes);
 

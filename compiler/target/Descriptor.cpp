@@ -302,4 +302,31 @@ llvm::Expected<TargetDesc> resolveTarget(llvm::StringRef spec) {
                                      ", or a path to a .json descriptor");
 }
 
+const TargetDesc *nearestTarget(llvm::StringRef arch) {
+  // sm_XY: the largest XY at or below; gfx94*: CDNA3's descriptor (the chips of one gfx9
+  // generation share the ISA tlc generates for).
+  auto smVersion = [](llvm::StringRef a) -> std::optional<unsigned> {
+    unsigned v = 0;
+    if (!a.consume_front("sm_") || a.take_while(llvm::isDigit).getAsInteger(10, v))
+      return std::nullopt;
+    return v;
+  };
+  std::string lower = arch.lower();
+  const TargetDesc *best = nullptr;
+  std::optional<unsigned> wanted = smVersion(lower);
+  for (const TargetDesc &t : builtinTargets()) {
+    if (!t.defaultForArch)
+      continue;
+    if (wanted) {
+      std::optional<unsigned> v = smVersion(t.arch);
+      if (v && *v <= *wanted && (!best || *v > *smVersion(best->arch)))
+        best = &t;
+    } else if (llvm::StringRef(lower).startswith("gfx") && lower.size() >= 5 &&
+               llvm::StringRef(t.arch).startswith(llvm::StringRef(lower).take_front(5))) {
+      best = &t;
+    }
+  }
+  return best;
+}
+
 } // namespace tlc::target

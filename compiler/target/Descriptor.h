@@ -99,4 +99,9 @@ const std::vector<TargetDesc> &builtinTargets();
 // ("sm_90a": its default descriptor) or a path to a .json descriptor.
 llvm::Expected<TargetDesc> resolveTarget(llvm::StringRef spec);
 
+// The descriptor to tune `auto` parameters with for a compilation target that has none of its
+// own: the newest one of its family at or below it (sm_86 -> a100-sxm's sm_80, CDNA3's
+// gfx940 -> mi300x's gfx942). None for an architecture of no known family.
+const TargetDesc *nearestTarget(llvm::StringRef arch);
+
 } // namespace tlc::target

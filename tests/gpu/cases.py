@@ -649,11 +649,14 @@ def _add_samples(t: _Tables) -> None:
     t_rows = [(f"{m}x{n}", {"M": m, "N": n}) for m, n in rows]
     t.add(Build("mem_swiglu_f16", "swiglu", {"dtype": "f16"}), t_rows)
     t.add(Build("mem_swiglu_bf16", "swiglu", {"dtype": "bf16"}), t_rows)
-    # The row kernels read a row of up to block_N = 8192 columns once, into registers; wider
-    # rows take two passes over 8192-column tiles: 8193 (a tile and one column), 20000 (three
-    # tiles, the last ragged). 4095 and 1030 are no multiple of the 8-element vector (the
-    # scalar instantiation), 2 rows of one column the smallest.
-    one_pass = rows + [(5, 4095), (2, 1)]
+    # The row kernels read a row of up to block_N columns once, into registers, and take
+    # wider rows in two passes over block_N-column tiles. The samples choose block_N for the
+    # widths their tune_for lists (1024 to 16384, a variant each, dispatched on N): the shapes
+    # reach every variant (N = 1, 129, 1030 the 1024-wide one; 2000 the 2048; 3000, 4095 and
+    # 4096 the 4096; 8192 and 8193, a tile and one column, the 8192; 16384 and 20000, two
+    # tiles the last ragged, the 16384). 4095 and 1030 are no multiple of the 8-element vector
+    # (the scalar instantiation), 2 rows of one column the smallest.
+    one_pass = rows + [(5, 4095), (2, 1), (11, 2000), (3, 16384)]
     two_pass = [(9, 8193), (3, 20000)]
     for family in ("log_softmax", "layernorm", "softmax", "rmsnorm"):
         eps = {"eps": "1e-6"} if family == "rmsnorm" else {}  # the reference reads it
@@ -662,10 +665,17 @@ def _add_samples(t: _Tables) -> None:
                   [(f"{m}x{n}", {"M": m, "N": n}) for m, n in one_pass + two_pass])
         # A narrow block_N: the two-pass path over many tiles at small shapes; and 512 threads
         # (two 16-byte vectors of an 8192-column row each), benchmarked beside the default.
-        t.add(Build(f"mem_{family}_f16_n1024", family, {"dtype": "f16", "block_N": "1024", **eps}),
+        t.add(Build(f"mem_{family}_f16_n1024", family,
+                    {"dtype": "f16", "block_N": "1024", "threads": "256", **eps}),
               [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((333, 1030), (7, 4099), (64, 1024), (3, 129))])
-        t.add(Build(f"mem_{family}_f16_t512", family, {"dtype": "f16", "threads": "512", **eps}),
+        t.add(Build(f"mem_{family}_f16_t512", family,
+                    {"dtype": "f16", "block_N": "8192", "threads": "512", **eps}),
               [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (7, 129), (9, 8193), (1, 8192), (333, 1030))])
+        # The samples' fixed tiles before tune_for (8192 columns, 256 threads), beside the
+        # dispatching defaults in the same run.
+        t.add(Build(f"mem_{family}_f16_n8192", family,
+                    {"dtype": "f16", "block_N": "8192", "threads": "256", **eps}),
+              [(f"{m}x{n}", {"M": m, "N": n}) for m, n in ((4096, 4096), (7, 129), (9, 8193), (333, 1030))])
         # Rows of up to 4096 read once by 128 threads (the same 32 elements a thread, twice the
         # blocks per SM of the default on 4096-column rows, whose upper half it leaves idle).
         t.add(Build(f"mem_{family}_f16_n4096", family, {"dtype": "f16", "block_N": "4096", "threads": "128", **eps}),
@@ -1614,6 +1624,14 @@ def _bench_items() -> list:
                                    {"M": m, "N": n}))
         items.append(BenchItem(f"mem_{family}_f16_n4096_4096x4096", f"mem_{family}_f16_n4096",
                                {"M": 4096, "N": 4096}))
+    # The dispatching defaults (tune_for) against the fixed 8192-column tiles they replaced,
+    # at the widths of their buckets (4096 rows) and at 16384x8192.
+    for family in ("log_softmax", "layernorm", "softmax", "rmsnorm"):
+        for m, n in ((4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192), (4096, 16384), (16384, 8192)):
+            for build in (f"mem_{family}_f16", f"mem_{family}_f16_n8192"):
+                name = f"{build}_{m}x{n}"
+                if not any(i.name == name for i in items):
+                    items.append(BenchItem(name, build, {"M": m, "N": n}))
     # The GEMM sample with the tiles the wgmma sweep found best on the H100
     # (bench/results/h100-2026-11-24-sweep-wgmma.json) at the paper's shapes.
     for m, n, k in PAPER_GEMM_SHAPES + [(4096, 4096, 4096), (4096, 4095, 4096)]:

@@ -24,7 +24,8 @@ syn keyword tlDtype f16 bf16 f32 f64 f8e4m3 f8e5m2 i4 u4 i8 u8 i16 i32 u32 i64 b
 syn keyword tlTileOp copy gemm fill clear atomic_add cumsum cummax cummin dequant_i4 im2col
 syn keyword tlTileOp reduce_sum reduce_max reduce_min reduce_abssum reduce_absmax reduce_and
 syn keyword tlTileOp reduce_or reduce_xor reduce_argmax reduce_argmin annotate_layout swizzle_blocks
-syn keyword tlTileOp barrier_arrive barrier_wait warp_specialize persistent call_extern print
+syn keyword tlTileOp barrier_arrive barrier_wait warp_specialize persistent tune_for call_extern
+syn keyword tlTileOp print
 syn keyword tlBuiltin exp exp2 log log2 sqrt rsqrt tanh sigmoid max min abs select inf ceildiv
 syn keyword tlBuiltin warpgroup_id
 syn keyword tlPolicy full_row full_col square
@@ -35,8 +36,9 @@ syn keyword tlKernelNameKeyword contained dequant_i4 im2col reduce_sum reduce_ma
 syn keyword tlKernelNameKeyword contained reduce_abssum reduce_absmax reduce_and reduce_or
 syn keyword tlKernelNameKeyword contained reduce_xor reduce_argmax reduce_argmin annotate_layout
 syn keyword tlKernelNameKeyword contained swizzle_blocks barrier_arrive barrier_wait warp_specialize
-syn keyword tlKernelNameKeyword contained persistent call_extern print exp exp2 log log2 sqrt rsqrt
-syn keyword tlKernelNameKeyword contained tanh sigmoid max min abs select inf ceildiv warpgroup_id
+syn keyword tlKernelNameKeyword contained persistent tune_for call_extern print exp exp2 log log2
+syn keyword tlKernelNameKeyword contained sqrt rsqrt tanh sigmoid max min abs select inf ceildiv
+syn keyword tlKernelNameKeyword contained warpgroup_id
 " END GENERATED KEYWORDS
 
 " `grid`, `threads` and `dtype` are ordinary names except where the syntax needs the keyword
