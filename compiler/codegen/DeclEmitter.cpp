@@ -7,6 +7,7 @@
 #include "codegen/CudaEmitter.h"
 
 #include "codegen/HostLauncher.h"
+#include "lower/Lower.h"
 #include "lower/Naming.h"
 
 namespace tlc::codegen {

@@ -7,6 +7,7 @@
 // any CUDA call.
 #include "codegen/HostLauncher.h"
 
+#include "lower/Lower.h"
 #include "lower/Naming.h"
 
 #include "llvm/ADT/STLExtras.h"

@@ -12,6 +12,7 @@
 #include "codegen/CudaEmitter.h"
 
 #include "codegen/CodeWriter.h"
+#include "lower/Lower.h"
 #include "lower/Naming.h"
 
 #include "llvm/ADT/STLExtras.h"

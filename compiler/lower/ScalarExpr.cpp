@@ -43,6 +43,10 @@ std::string cppType(Type t) {
   return t.isScalar() ? cppType(t.dtype()) : "auto";
 }
 
+bool isPackedDType(llvm::StringRef code) {
+  return code == "TLC_I4" || code == "TLC_U4" || code == "TLC_F4E2M1";
+}
+
 std::string runtimeDType(DType t) {
   switch (t) {
   case DType::F16: return "TLC_F16";
@@ -114,10 +118,6 @@ std::string constantAs(const ConstValue &c, Type t) {
 
 // The type scalar arithmetic on `t` is computed in: FP8 types have no operators in CUDA, so
 // their arithmetic, comparisons and max/min/abs run in f32 and round back on the way out.
-bool isPackedDType(llvm::StringRef code) {
-  return code == "TLC_I4" || code == "TLC_U4" || code == "TLC_F4E2M1";
-}
-
 DType computeType(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2 ? DType::F32 : t; }
 bool isFp8(const Type &t) { return t.isScalar() && computeType(t.dtype()) != t.dtype(); }
 

@@ -20,7 +20,7 @@ syn keyword tlDeclaration const kernel let
 syn keyword tlMemoryScope shared fragment local
 syn keyword tlLoopKind parallel pipelined serial unroll vectorized
 syn keyword tlPrimitiveType int float
-syn keyword tlDtype f16 bf16 f32 f64 f8e4m3 f8e5m2 i4 u4 i8 u8 i16 i32 u32 i64 bool
+syn keyword tlDtype f16 bf16 f32 f64 f8e4m3 f8e5m2 f4e2m1 i4 u4 i8 u8 i16 i32 u32 i64 bool
 syn keyword tlTileOp copy gemm fill clear atomic_add cumsum cummax cummin dequant_i4 im2col
 syn keyword tlTileOp reduce_sum reduce_max reduce_min reduce_abssum reduce_absmax reduce_and
 syn keyword tlTileOp reduce_or reduce_xor reduce_argmax reduce_argmin annotate_layout swizzle_blocks
