@@ -1624,6 +1624,8 @@ def _bench_items() -> list:
                                    {"M": m, "N": n}))
         items.append(BenchItem(f"mem_{family}_f16_n4096_4096x4096", f"mem_{family}_f16_n4096",
                                {"M": 4096, "N": 4096}))
+    # LayerNorm's widest bucket, on 4096- and 8192-column tiles (two or four passes).
+    items.append(BenchItem("mem_layernorm_f16_n4096_4096x16384", "mem_layernorm_f16_n4096", {"M": 4096, "N": 16384}))
     # The dispatching defaults (tune_for) against the fixed 8192-column tiles they replaced,
     # at the widths of their buckets (4096 rows) and at 16384x8192.
     for family in ("log_softmax", "layernorm", "softmax", "rmsnorm"):
