@@ -815,10 +815,14 @@ void TileOpChecker::checkDequantI4() {
     return;
   }
   for (auto [name, b] : perGroup) {
-    if (b && b->elemType != dst->elemType) {
+    // Zero points may also come packed, as GPTQ and AWQ checkpoints store them: u4, two per
+    // byte along the groups.
+    bool packedZeros = name == "zeros" && b && b->elemType == DType::U4;
+    if (b && b->elemType != dst->elemType && !packedZeros) {
       diags.error(arg(name)->getRange(), "dequant_i4's " + name.str() + " must have dst's dtype " +
-                                             dtypeName(dst->elemType) + ", but '" + b->getName() + "' is " +
-                                             dtypeName(b->elemType))
+                                             dtypeName(dst->elemType) +
+                                             (name == "zeros" ? " or be packed u4" : "") + ", but '" +
+                                             b->getName() + "' is " + dtypeName(b->elemType))
           .note(b->getRange(), "'" + b->getName() + "' is declared here")
           .hint("declare '" + b->getName().str() + "' as " + dtypeName(dst->elemType).str() +
                 " (the scales and zero points are applied in dst's dtype) and copy the values into it");

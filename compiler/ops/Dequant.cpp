@@ -61,6 +61,15 @@ struct Params {
     std::string name = std::string("tl::dequant_") + form + suffix;
     return name + "<" + T + (zeros ? "" : scales ? ", true" : ", false") + ">(";
   }
+  // The zero point of group `group` of row `row`, in T: an element of `zeros`, or, with zero
+  // points packed as u4 (as GPTQ and AWQ store them), the nibble of group g in byte g / 2.
+  std::string zeroAt(KernelLowering &L, const std::string &T, const std::string &row,
+                     const std::string &group) const {
+    if (!zeros->packed)
+      return elementAt(L, *zeros, {row, group});
+    std::string byte = elementAt(L, *zeros, {row, "(" + group + ") >> 1"});
+    return "tl::convert<" + T + ">((float)tl::extract_int4<false>(" + byte + ", (" + group + ") & 1))";
+  }
   // Its scale and zero-point arguments: "scale, " or "scale, zero, ".
   std::string scaleArgs(const std::string &scale, const std::string &zero) const {
     return scale + ", " + (zeros ? zero + ", " : std::string());
@@ -137,7 +146,11 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
   auto scaleOf = [&](const std::string &reg) {
     return scales ? groupValue(scales, reg) : Params::one(T);
   };
-  auto zeroOf = [&](const std::string &reg) { return p.zeros ? groupValue(p.zeros, reg) : std::string(); };
+  auto zeroOf = [&](const std::string &reg) {
+    return p.zeros ? p.zeroAt(L, T, dst.fragment->rowOf(kThreadIndex, reg),
+                              "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group))
+                   : std::string();
+  };
   L.tileOp(n, [&] {
     std::string r = L.fresh("r");
     L.add(makeComment(words ? "each thread converts its own registers, one 32-bit word (eight weights) at a time"
@@ -203,7 +216,7 @@ void lowerDequant(KernelLowering &L, const Node &n) {
       std::string byte = elementAt(L, src, {row, col + " / 2"});
       const std::string groupIndex = col + " / " + std::to_string(group);
       std::string scale = scales ? elementAt(L, *scales, {row, groupIndex}) : Params::one(T);
-      std::string zero = p.zeros ? elementAt(L, *p.zeros, {row, groupIndex}) : std::string();
+      std::string zero = p.zeros ? p.zeroAt(L, T, row, groupIndex) : std::string();
       if (vectorized) {
         L.add(withAccess(makeEval(p.step(T, "") + "&" + byte + ", " + p.scaleArgs(scale, zero) + "&" +
                                   elementAt(L, dst, {row, col}) + ")"),

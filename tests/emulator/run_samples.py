@@ -105,6 +105,13 @@ CASES = {
                          ref.dequant_fp4, dict(EXACT_ZP, dtype="bf16"), [dict(N=40, K=192), dict(N=9, K=64)]),
     "dequant_fp4_k16": ("../tests/gpu/ops/dequant_fp4.tl", "dequant_fp4", ["block_K=16", "group_size=8", "scaled=false"],
                         ref.dequant_fp4, dict(EXACT_ZP, scaled=False), [dict(N=45, K=40), dict(N=32, K=16)]),
+    # Zero points packed as u4 (two per byte along the groups, GPTQ/AWQ's storage): the shared
+    # path, and the register path nibble by nibble (block_K 16, groups of 8).
+    "dequant_zp_u4z": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", ["ztype=u4"], ref.dequant_zp, EXACT_ZP,
+                       [dict(N=45, K=128), dict(N=7, K=64)]),
+    "dequant_zp_u4z_k16": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp",
+                           ["ztype=u4", "qtype=i4", "block_K=16", "group_size=8", "dtype=bf16"], ref.dequant_zp,
+                           dict(EXACT_ZP, dtype="bf16"), [dict(N=45, K=48), dict(N=32, K=16)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element

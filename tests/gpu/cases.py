@@ -1213,6 +1213,14 @@ def _add_packed(t: _Tables) -> None:
           zp_shapes[:3] + [("n45k40", {"N": 45, "K": 40})], 0.0)
     t.add(Build("packed_zp_u4_noz_bf16", "dequant_zp", {"dtype": "bf16", "qtype": "u4", "group_size": "32",
                                                          "zero_points": "false"}), zp_shapes[:3], 0.0)
+    # Zero points packed as u4 (GPTQ/AWQ's storage), K / group_size even: shared and register
+    # paths, f16 and bf16, and nibble by nibble (block_K 16, groups of 8).
+    u4z_shapes = [(f"n{n}k{k}", {"N": n, "K": k}) for n, k in [(45, 128), (32, 128), (7, 64), (1000, 4096), (513, 2048)]]
+    t.add(Build("packed_zp_u4z_f16", "dequant_zp", {"dtype": "f16", "qtype": "u4", "ztype": "u4", **zp}),
+          u4z_shapes, 0.0)
+    t.add(Build("packed_zp_u4z_i4_bf16_k16", "dequant_zp", {"dtype": "bf16", "qtype": "i4", "ztype": "u4",
+                                                            "block_K": "16", "group_size": "8", "zero_points": "true"}),
+          u4z_shapes[:3] + [("n45k48", {"N": 45, "K": 48})], 0.0)
     # f4e2m1 (FP4) weights: the scaled conversion in f16 and bf16 (groups of 32 as MXFP4, of 16
     # as NVFP4), unscaled, on sm_80, and nibble by nibble (block_K 16); element reads; exact.
     fp4 = {"group_size": "32", "scaled": "true"}

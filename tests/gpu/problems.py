@@ -1603,6 +1603,8 @@ class DequantZpProblem(PackedI4Problem):
     def __init__(self, build):
         super().__init__(build)
         self.packed = {"B": build.defines["qtype"]}
+        if build.defines.get("ztype") == "u4":  # zero points packed two per byte (GPTQ/AWQ)
+            self.packed["Zeros"] = "u4"
         self.group_size = int(build.defines["group_size"])
         self.zero_points = parse_bool(build.defines["zero_points"])
 
@@ -1614,10 +1616,13 @@ class DequantZpProblem(PackedI4Problem):
         if k % 2 or k % self.group_size:
             raise ValueError(f"K = {k} must be even and a multiple of group_size {self.group_size}")
         groups = (n, k // self.group_size)
-        return {"B": (n, k // 2), "Scales": groups, "Zeros": groups, "W": (n, k), "W2": (n, k)}
+        if "Zeros" in self.packed and groups[1] % 2:
+            raise ValueError(f"K / group_size = {groups[1]} must be even for packed u4 zero points")
+        zeros = (n, groups[1] // 2) if "Zeros" in self.packed else groups
+        return {"B": (n, k // 2), "Scales": groups, "Zeros": zeros, "W": (n, k), "W2": (n, k)}
 
     def _random(self, name, shape, gen):
-        if name == "Zeros":
+        if name == "Zeros" and name not in self.packed:
             middle = 0.0 if self.packed["B"] == "i4" else 7.5
             return (middle + 4.0 * torch.randn(shape, generator=gen, device=gen.device)).to(self.dtype)
         return super()._random(name, shape, gen)
@@ -1626,7 +1631,8 @@ class DequantZpProblem(PackedI4Problem):
         ref = REFERENCE_DTYPES[precision]
         q = self.values(inputs["B"], self.packed["B"] == "i4").to(self.dtype)
         group = lambda t: t.repeat_interleave(self.group_size, dim=1)  # noqa: E731
-        w = q - group(inputs["Zeros"]) if self.zero_points else q
+        zeros = self.values(inputs["Zeros"], False).to(self.dtype) if "Zeros" in self.packed else inputs["Zeros"]
+        w = q - group(zeros) if self.zero_points else q
         w = (w * group(inputs["Scales"])).to(ref)
         return {"W": w, "W2": w}
 
