@@ -39,6 +39,31 @@ namespace tl {
 
 namespace detail {
 
+#if TL_CUDA
+// The last part of every word conversion: the four pairs times `scale` when Scaled (one packed
+// multiply each), stored to out[0..7].
+template <class T, bool Scaled>
+TL_DEVICE void scale_pairs(vec2_t<T> (&w)[4], T scale, T* out) {
+  if constexpr (Scaled) {
+    const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    out[2 * k] = w[k].x;
+    out[2 * k + 1] = w[k].y;
+  }
+}
+#endif
+
+// Four packed bytes held in registers (u8 or i8) as one little-endian word.
+template <class Byte>
+TL_DEVICE std::uint32_t word_of_bytes(const Byte* bytes) {
+  return std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
+         (std::uint32_t(std::uint8_t(bytes[2])) << 16) | (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+}
+
 // Eight nibbles of `word` as T (sign-extended when Signed), minus `zero` when Zeroed, times
 // `scale` when Scaled, in out[0..7] (nibble i of the word is element i): the one conversion all
 // the forms below use.
@@ -53,16 +78,7 @@ TL_DEVICE void dequant_int4x8_word(std::uint32_t word, T scale, T zero, T* out) 
 #pragma unroll
     for (int k = 0; k < 4; ++k) w[k] = Vec2Ops<T>::sub(w[k], zero2);
   }
-  if constexpr (Scaled) {
-    const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
-  }
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    out[2 * k] = w[k].x;
-    out[2 * k + 1] = w[k].y;
-  }
+  scale_pairs<T, Scaled>(w, scale, out);
 #else
   const float s = Scaled ? convert<float>(scale) : 1.0f;
   for (int i = 0; i < 8; ++i) {
@@ -79,16 +95,7 @@ TL_DEVICE void dequant_fp4x8_word(std::uint32_t word, T scale, T* out) {
 #if TL_CUDA
   vec2_t<T> w[4];
   unpack_fp4x8<T>(word, w);
-  if constexpr (Scaled) {
-    const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
-  }
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    out[2 * k] = w[k].x;
-    out[2 * k + 1] = w[k].y;
-  }
+  scale_pairs<T, Scaled>(w, scale, out);
 #else
   const float s = Scaled ? convert<float>(scale) : 1.0f;
   for (int i = 0; i < 8; ++i) out[i] = convert<T>(fp4_to_float(static_cast<int>((word >> (4 * i)) & 0xFu)) * s);
@@ -104,10 +111,7 @@ TL_DEVICE void dequant_int4x8(const void* src, T scale, T zero, void* dst) {
 
 template <bool Signed, class T, bool Scaled, bool Zeroed, class Byte>
 TL_DEVICE void dequant_int4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
-  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
-                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
-                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
-  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(word, scale, zero, out);
+  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(word_of_bytes(bytes), scale, zero, out);
 }
 
 }  // namespace detail
@@ -139,10 +143,7 @@ TL_DEVICE void dequant_fp4x8(const void* src, T scale, void* dst) {
 }
 template <class T, bool Scaled, class Byte>
 TL_DEVICE void dequant_fp4x8_regs(const Byte* bytes, T scale, T* out) {
-  const std::uint32_t word = std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
-                             (std::uint32_t(std::uint8_t(bytes[2])) << 16) |
-                             (std::uint32_t(std::uint8_t(bytes[3])) << 24);
-  detail::dequant_fp4x8_word<T, Scaled>(word, scale, out);
+  detail::dequant_fp4x8_word<T, Scaled>(detail::word_of_bytes(bytes), scale, out);
 }
 
 template <class T, bool Scaled, class Byte>
