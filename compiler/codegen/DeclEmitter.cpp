@@ -7,7 +7,6 @@
 #include "codegen/CudaEmitter.h"
 
 #include "codegen/HostLauncher.h"
-#include "lower/Lower.h"
 #include "lower/Naming.h"
 
 namespace tlc::codegen {
@@ -36,7 +35,7 @@ void emitDeclarations(const std::vector<KernelInput> &kernels, const std::vector
     os << "// kernel " << k->kernel << ": checks the tensors, binds shapes, launches on `stream`\n";
     // The one contract a caller cannot guess from the view's type: what a 4-bit view holds.
     for (const lower::HostParam &p : k->params)
-      if (!p.scalar && lower::isPackedDType(p.dtype))
+      if (p.packed())
         os << "//   " << p.name << ": " << llvm::StringRef(p.dtype).drop_front(4).lower()
            << ", `data` its packed bytes (element 2c in the low nibble of byte c); shape and strides in\n"
               "//   4-bit elements, the innermost extent and the other strides even\n";

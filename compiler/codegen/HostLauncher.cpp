@@ -7,7 +7,6 @@
 // any CUDA call.
 #include "codegen/HostLauncher.h"
 
-#include "lower/Lower.h"
 #include "lower/Naming.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -116,7 +115,7 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
       w.line("if (!(tl_status = tlc::check::tensor(tl_name, \"" + p.name + "\", &" + p.cpp + ", " +
              std::to_string(p.symbol.size()) + ", " + p.dtype + "))) return tl_status;");
   for (const HostParam &p : k.params)
-    if (!p.scalar && lower::isPackedDType(p.dtype))
+    if (p.packed())
       w.line("if (!(tl_status = tlc::check::packed(tl_name, \"" + p.name + "\", " + p.cpp + "))) return tl_status;");
   // Shape symbols: bound by the first dimension that names them, checked at the others.
   for (const lower::HostShapeSymbol &s : k.symbols) {

@@ -12,7 +12,6 @@
 #include "codegen/CudaEmitter.h"
 
 #include "codegen/CodeWriter.h"
-#include "lower/Lower.h"
 #include "lower/Naming.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -23,7 +22,6 @@ namespace tlc::codegen {
 using lower::cEscaped;
 using lower::cppName;
 using lower::generatedName;
-using lower::isPackedDType;
 using lower::HostParam;
 using lower::Launch;
 
@@ -63,7 +61,7 @@ std::string viewName(const HostParam &p) { return generatedName(p.name + "_view"
 // The arguments of Call::view after the tensor: an i4/u4/f4e2m1 parameter's dtype, whose tensor holds
 // the packed bytes (runtime/tlc/torch.h).
 std::string viewExtra(const HostParam &p) {
-  return isPackedDType(p.dtype) ? ", " + p.dtype : "";
+  return p.packed() ? ", " + p.dtype : "";
 }
 
 // Schema alias sets of the written tensors: a, b, ... (then o26, o27, ...).

@@ -28,6 +28,8 @@ struct HostParam {
   std::string hostType; // scalars: the host type they travel as
   std::string dtype;    // tensors: the runtime dtype code (TLC_F16)
   bool isOut = false;
+  // A tensor of 4-bit elements packed two per byte (i4, u4, f4e2m1): the caller passes bytes.
+  bool packed() const { return !scalar && (dtype == "TLC_I4" || dtype == "TLC_U4" || dtype == "TLC_F4E2M1"); }
   // Per dimension: the shape symbol it names (bound by the first such dimension, checked at
   // the others), or empty and the extent as a host expression (checked).
   std::vector<std::string> symbol, extent;

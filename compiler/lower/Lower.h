@@ -43,7 +43,5 @@ std::string cppType(DType t);
 std::string cppType(Type t);
 // The C dtype code of runtime/tlc/runtime.h.
 std::string runtimeDType(DType t);
-// Whether a runtime dtype code names a packed (4-bit) type: TLC_I4, TLC_U4, TLC_F4E2M1.
-bool isPackedDType(llvm::StringRef code);
 
 } // namespace tlc::lower

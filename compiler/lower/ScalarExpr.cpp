@@ -43,10 +43,6 @@ std::string cppType(Type t) {
   return t.isScalar() ? cppType(t.dtype()) : "auto";
 }
 
-bool isPackedDType(llvm::StringRef code) {
-  return code == "TLC_I4" || code == "TLC_U4" || code == "TLC_F4E2M1";
-}
-
 std::string runtimeDType(DType t) {
   switch (t) {
   case DType::F16: return "TLC_F16";
