@@ -33,11 +33,13 @@ TLC_FLAGS = {
     "attention_sink": ["-D", "block_N=64"],
     "block_sparse_attention": ["-D", "block_N=64"],
     "dequant_gemm_w4a16": ["-D", "block_M=64"],
+    "dequant_gemm_fp4": ["-D", "block_M=64"],
     "flash_attention": ["-D", "block_N=64"],
     "flash_mla_decode": ["-D", "block_H=16", "-D", "block_N=32", "-D", "threads=128"],
     "flash_attention_bwd": ["-D", "flash_attention_fwd_lse.block_N=64", "-D", "flash_attention_bwd.block_M=32"],
 }
-# `auto` knobs are tuned for a GPU's descriptor: gfx940 (hipcc 5.2's CDNA3) has none of its own.
+# `auto` knobs are tuned for a GPU's descriptor: gfx940 (hipcc 5.2's CDNA3) has none of its own
+# (tlc would take mi300x's as the nearest; named here so that the test does not rest on that).
 TLC_ARCH_FLAGS = {"gfx940": ["--device", "mi300x"]}
 
 

@@ -339,6 +339,16 @@ def conv2d_splitk_sum(t, p):
     return {"Y": [math.fsum(Partial[z * M * F + i] for z in range(splits)) for i in range(M * F)]}
 
 
+def dequant_gemm_fp4(t, p):
+    """C = A @ dequant(B)^T: B f4e2m1 [N, K] (loaded as its values), Scales [N, K / group_size]."""
+    A, (M, K) = t["A"]
+    B, (N, _) = t["B"]
+    scales, (_, groups) = t["Scales"]
+    gs = K // groups
+    W = [[B[n * K + k] * scales[n * groups + k // gs] for k in range(K)] for n in range(N)]
+    return {"C": [math.fsum(A[i * K + k] * W[j][k] for k in range(K)) for i in range(M) for j in range(N)]}
+
+
 def dequant_gemm_w4a16(t, p):
     """C = A @ dequant(B)^T: B u8 [N, K/2], two signed 4-bit weights per byte (low nibble =
     even k), Scales [N, K / group_size]."""

@@ -219,6 +219,14 @@ CASES = {
                            [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
     # The GEMV-like tiles of tests/gpu/cases.py's w4a16_*_m16 builds (16 rows, mma.sync): one row,
     # a full tile, and a ragged N.
+    # The FP4-weight GEMM (f4e2m1 weights, groups of 32 and 16): prefill and decode tiles.
+    "dequant_gemm_fp4": ("dequant_gemm_fp4.tl", "dequant_gemm_fp4",
+                         ["block_M=64", "block_N=64", "block_K=64", "threads=128"], ref.dequant_gemm_fp4, {},
+                         [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+    "dequant_gemm_fp4_dec": ("dequant_gemm_fp4.tl", "dequant_gemm_fp4",
+                             ["block_M=16", "block_N=32", "block_K=256", "group_size=16", "stages=3",
+                              "threads=128", "dtype=bf16"], ref.dequant_gemm_fp4, {},
+                             [dict(M=1, N=40, K=288), dict(M=16, N=72, K=544)]),
     "dequant_gemm_w4a16_m16": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
                                ["block_M=16", "block_N=64", "block_K=128", "group_size=32", "stages=4",
                                 "threads=128"],

@@ -876,6 +876,20 @@ class DequantW4A16Problem(Problem):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
 
 
+class DequantFp4GemmProblem(DequantW4A16Problem):
+    """samples/dequant_gemm_fp4.tl: C = A @ W^T, W[n, c] = the FP4 E2M1 value of nibble c of row n of
+    B (low nibble first; decoded by table) times Scales[n, c / group_size]. B travels as its
+    bytes, uint8 [N, K / 2], marked as an f4e2m1 tensor."""
+
+    def _random(self, name, shape, gen):
+        b = super()._random(name, shape, gen)
+        return mark_packed(b, "f4e2m1") if name == "B" else b
+
+    def weights(self, packed: torch.Tensor, scales: torch.Tensor, ref) -> torch.Tensor:
+        return (PackedI4Problem.fp4_values(packed).to(ref) *
+                scales.to(ref).repeat_interleave(self.group_size, dim=1))
+
+
 # ---- The test kernels of tests/gpu/ops/ --------------------------------------------------------
 
 class GemmNTProblem(GemmProblem):
@@ -1842,7 +1856,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "log_softmax": LogSoftmaxProblem, "layernorm": LayerNormProblem, "swiglu": SwiGluProblem,
             "gemv": GemvProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
-            "dequant_w4a16": DequantW4A16Problem,
+            "dequant_w4a16": DequantW4A16Problem, "dequant_fp4_gemm": DequantFp4GemmProblem,
             "dequant_gemv_w4a16": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
