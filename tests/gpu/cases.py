@@ -649,12 +649,12 @@ def _add_samples(t: _Tables) -> None:
                     {"dtype": dt, "group_size": str(group)}), shapes + (sizes[group] if dt == "f16" else []))
     # The FP4-weight GEMM: groups of 32 (MXFP4) in f16 and of 16 (NVFP4) in bf16, the sm_80
     # lowering, and the decode tiles, at the W4A16 sizes (K a multiple of 32: 1152, 2048, 4096).
-    t.add(Build("fp4gemm_f16_g32", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32"}),
+    t.add(Build("w4a16_fp4_f16_g32", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32"}),
           shapes + _w4a16_shapes(W4A16_SHAPES))
-    t.add(Build("fp4gemm_bf16_g16", "dequant_fp4_gemm", {"dtype": "bf16", "group_size": "16"}), shapes)
-    t.add(Build("fp4gemm_f16_g32_sm80", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32"}, target="sm_80"),
+    t.add(Build("w4a16_fp4_bf16_g16", "dequant_fp4_gemm", {"dtype": "bf16", "group_size": "16"}), shapes)
+    t.add(Build("w4a16_fp4_f16_g32_sm80", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32"}, target="sm_80"),
           shapes)
-    t.add(Build("fp4gemm_f16_g32_dec", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32",
+    t.add(Build("w4a16_fp4_f16_g32_dec", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32",
                                                            **W4A16_DECODE["_dec"]}),
           _w4a16_shapes(W4A16_DECODE_SHAPES))
     # The memory-bound operator samples (issue 12): 5 shapes each, ragged ones included.
@@ -1737,14 +1737,14 @@ def _moe_and_w4a16_bench_items() -> list:
             shape = {"M": m, "N": n, "K": k}
             items.append(BenchItem(f"w4a16_f16_g128_{m}x{n}x{k}", "w4a16_f16_g128", shape))
             # FP4 weights (groups of 32, as MXFP4) through the same structure, beside it.
-            items.append(BenchItem(f"fp4gemm_f16_g32_{m}x{n}x{k}", "fp4gemm_f16_g32", shape, "FP4 weights, groups of 32"))
+            items.append(BenchItem(f"w4a16_fp4_f16_g32_{m}x{n}x{k}", "w4a16_fp4_f16_g32", shape, "FP4 weights, groups of 32"))
             if m <= 16:
                 items.append(BenchItem(f"w4a16_f16_g128_m16_{m}x{n}x{k}", "w4a16_f16_g128_m16", shape,
                                        "-D block_M=16 -D block_N=64 -D block_K=128 -D stages=4 -D threads=128"))
                 for tiles, knobs in W4A16_DECODE.items():
                     items.append(BenchItem(f"w4a16_f16_g128{tiles}_{m}x{n}x{k}", f"w4a16_f16_g128{tiles}", shape,
                                            " ".join(f"-D {a}={b}" for a, b in knobs.items())))
-                items.append(BenchItem(f"fp4gemm_f16_g32_dec_{m}x{n}x{k}", "fp4gemm_f16_g32_dec", shape,
+                items.append(BenchItem(f"w4a16_fp4_f16_g32_dec_{m}x{n}x{k}", "w4a16_fp4_f16_g32_dec", shape,
                                        "FP4 weights, groups of 32; " +
                                        " ".join(f"-D {a}={b}" for a, b in W4A16_DECODE["_dec"].items())))
                 # The decode GEMV on the same weights, beside them.

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from abi import (DTYPE_CODES, ERROR_BUFFER_SIZE, MAX_RANK, SCALAR_CTYPES,  # noqa: E402
+from abi import (DTYPE_CODES, ERROR_BUFFER_SIZE, MAX_RANK, PACKED_DTYPES, SCALAR_CTYPES,  # noqa: E402
                  TLC_ERROR_INVALID_ARGUMENT, TLC_ERROR_LAUNCH, TensorView, find_prototypes)
 
 INT32_MAX = 2**31 - 1
@@ -255,20 +255,30 @@ def mutations(kernel: Kernel):
     # rightly refused).
     symbols = [d[1] for p in params for d in p.dims if d[0] == "sym"]
     top = INT32_MAX - max(kernel.headrooms) + 1
+    # The innermost extent of a packed (4-bit) tensor must be even, which the launcher checks
+    # first: the symbols naming one take even sizes here (2 for the others' 1, the tested
+    # value rounded up, the accepted one down).
+    packed_inner = {p.dims[-1][1] for p in params if p.dtype in PACKED_DTYPES and p.dims and p.dims[-1][0] == "sym"}
+
+    def base():
+        return {**default_symbols(kernel, 1), **{s: 2 for s in packed_inner}}
+
+    def even(sym, value, up=True):
+        return value + (value % 2 if up else -(value % 2)) if sym in packed_inner else value
 
     def stays_below(sym):
-        at_top = {**default_symbols(kernel, 1), sym: top}
+        at_top = {**base(), sym: even(sym, top, up=False)}
         env = {kernel.c_names.get(s, s): v for s, v in at_top.items()}
         return all(host_eval(d[1], env) <= top for p in params for d in p.dims if d[0] == "expr")
     free = next((s for s in symbols if not re.search(rf"\b{kernel.c_names.get(s, s)}\b", kernel.grid)
                  and stays_below(s)), None)
     if free:
-        add(f"{free} at the 32-bit limit", case({**default_symbols(kernel, 1), free: top}), *NO_DEVICE)
+        add(f"{free} at the 32-bit limit", case({**base(), free: even(free, top, up=False)}), *NO_DEVICE)
     for sym in dict.fromkeys(symbols):
         blamed, dim = next((p, d) for p in params for d, x in enumerate(p.dims) if x == ("sym", sym))
         over = INT32_MAX - min(kernel.headrooms) + 2
-        for value in (over, INT32_MAX, 2**31, 2**40):
-            add(f"{sym} = {value}", case({**default_symbols(kernel, 1), sym: value}),
+        for value in (even(sym, v) for v in (over, INT32_MAX, 2**31, 2**40)):
+            add(f"{sym} = {value}", case({**base(), sym: value}),
                 TLC_ERROR_INVALID_ARGUMENT,
                 rf"'{blamed.name}' has extent {value} in dimension {dim}: the kernel's 32-bit index "
                 r"arithmetic reaches extent \+ \d+ \(tiles of up to \d+\), above 2\^31 - 1; "
