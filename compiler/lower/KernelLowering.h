@@ -307,6 +307,10 @@ TileDims tileDims(KernelLowering &L, const ftg::Operand &op,
                   const std::vector<std::optional<int64_t>> &tile);
 // Element access of a non-fragment operand at buffer indices `idx`.
 std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx);
+// The value of element `idx` of a packed (i4/u4/f4e2m1) tensor or shared buffer, its innermost
+// index counting 4-bit elements: the nibble of byte idx.back() / 2 (ftg::Buffer::packed), as
+// the i8 (i4, sign-extended), u8 (u4) or f16 (f4e2m1) that Sema types an element read.
+std::string packedElementAt(KernelLowering &L, const ftg::Buffer &b, std::vector<std::string> idx);
 // Element `ref` of `b` (elementAt) as C++ type `type`, or zero where `valid` (a bounds
 // predicate; empty: always) fails. From global memory a predicated load without a branch
 // (tl::load_or_zero), so that a thread's element loads are in flight together.

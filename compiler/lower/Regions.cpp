@@ -84,6 +84,17 @@ TileDims tileDims(KernelLowering &L, const Operand &op, const std::vector<std::o
   return t;
 }
 
+std::string packedElementAt(KernelLowering &L, const ftg::Buffer &b, std::vector<std::string> idx) {
+  std::string j = idx.back();
+  idx.back() = "((" + j + ") >> 1)";
+  std::string byte = elementAt(L, b, idx);
+  if (*b.packed == DType::F4E2M1)
+    return "tl::extract_fp4(" + byte + ", (" + j + ") & 1)";
+  bool i4 = *b.packed == DType::I4;
+  return std::string("static_cast<") + (i4 ? "int8_t" : "uint8_t") + ">(tl::extract_int4<" +
+         (i4 ? "true" : "false") + ">(" + byte + ", (" + j + ") & 1))";
+}
+
 std::string elementAt(KernelLowering &L, const ftg::Buffer &b, const std::vector<std::string> &idx) {
   if (b.scope == Scope::Global)
     return bufferName(b) + "[" + L.globalOffset(b, idx) + "]";

@@ -408,20 +408,9 @@ std::string KernelLowering::elementRef(const IndexExpr *ix) {
     unsupported(ix->getRange(), "indexing this value");
     return "0";
   }
-  // An i4/u4/f4e2m1 element (Sema allows reads only, of tensors and shared buffers): its
-  // nibble of byte j / 2 (ftg::Buffer::packed), sign-extended for i4, as the i8/u8 Sema typed
-  // it, or f4e2m1's value as an f16.
-  if (b->packed && (b->scope == Scope::Global || b->scope == Scope::Shared) && !idx.empty()) {
-    std::string j = idx.back();
-    idx.back() = "((" + j + ") >> 1)";
-    std::string byte = b->scope == Scope::Global ? bufferName(*b) + "[" + globalOffset(*b, idx) + "]"
-                                                 : elementAt(*this, *b, idx);
-    if (*b->packed == DType::F4E2M1)
-      return "tl::extract_fp4(" + byte + ", (" + j + ") & 1)";
-    bool i4 = *b->packed == DType::I4;
-    return std::string("static_cast<") + (i4 ? "int8_t" : "uint8_t") + ">(tl::extract_int4<" +
-           (i4 ? "true" : "false") + ">(" + byte + ", (" + j + ") & 1))";
-  }
+  // A packed element (Sema allows reads only, of tensors and shared buffers).
+  if (b->packed && (b->scope == Scope::Global || b->scope == Scope::Shared) && !idx.empty())
+    return packedElementAt(*this, *b, idx);
   switch (b->scope) {
   case Scope::Global:
     return bufferName(*b) + "[" + globalOffset(*b, idx) + "]";

@@ -67,8 +67,7 @@ struct Params {
                      const std::string &group) const {
     if (!zeros->packed)
       return elementAt(L, *zeros, {row, group});
-    std::string byte = elementAt(L, *zeros, {row, "(" + group + ") >> 1"});
-    return "tl::convert<" + T + ">((float)tl::extract_int4<false>(" + byte + ", (" + group + ") & 1))";
+    return "tl::convert<" + T + ">(" + packedElementAt(L, *zeros, {row, group}) + ")";
   }
   // Its scale and zero-point arguments: "scale, " or "scale, zero, ".
   std::string scaleArgs(const std::string &scale, const std::string &zero) const {
