@@ -24,6 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
 import references as ref  # noqa: E402
+from abi import PACKED_DTYPES, packed_values  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -442,13 +443,9 @@ def load(directory, t, target="sm_80"):
         values = struct.unpack("<%di" % (len(raw) // 4), raw)
     elif dtype in ("u8", "i8"):
         values = struct.unpack("<%d%s" % (len(raw), "B" if dtype == "u8" else "b"), raw)
-    elif dtype in ("i4", "u4", "f4e2m1"):
+    elif dtype in PACKED_DTYPES:
         # Two per byte along the innermost dimension, element 2c in the low nibble of byte c.
-        nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
-        if dtype == "f4e2m1":  # OCP FP4, decoded by table
-            values = [(0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)[q & 7] * (-1.0 if q & 8 else 1.0) for q in nibbles]
-        else:
-            values = [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
+        values = packed_values(raw, dtype)
     else:
         raise SystemExit("run_samples.py: no loader for dtype " + dtype)
     return [float(v) for v in values], tuple(t["shape"])

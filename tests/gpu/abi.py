@@ -25,6 +25,22 @@ DTYPE_CODES = {
 }
 # Two elements per byte (element 2c in the low nibble of byte c).
 PACKED_DTYPES = ("i4", "u4", "f4e2m1")
+# f4e2m1 (OCP FP4: a sign, 2 exponent bits with bias 1, 1 mantissa bit) by nibble: the tests'
+# decoding, independent of the kernels' bit placement.
+FP4_E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+
+
+def packed_values(raw: bytes, dtype: str) -> list:
+    """The elements of packed bytes (two per byte, element 2c in the low nibble of byte c) as
+    Python numbers: i4 sign-extended, u4 as is, f4e2m1 decoded by FP4_E2M1_VALUES."""
+    nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
+    if dtype == "f4e2m1":
+        return [FP4_E2M1_VALUES[q] for q in nibbles]
+    if dtype == "i4":
+        return [q - 16 if q >= 8 else q for q in nibbles]
+    if dtype == "u4":
+        return nibbles
+    raise ValueError(f"packed_values: '{dtype}' is not a packed dtype")
 
 # str(torch.dtype) -> tlc dtype name. Keyed by the printed name so torch is not needed here.
 TORCH_DTYPES = {

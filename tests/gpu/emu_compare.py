@@ -39,6 +39,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from abi import PACKED_DTYPES, packed_values  # noqa: E402
 
 # |gpu - emulator| <= atol + rtol * |emulator|, per output dtype: a few units in the last place
 # of the dtype, since both compute the same program and differ only in rounding (f32 sums in
@@ -52,9 +55,6 @@ _SIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "u8": 1, "i16": 2, "i
          "bool": 1, "f8e4m3": 1, "f8e5m2": 1}
 
 
-# f4e2m1 (OCP FP4: sign, 2 exponent bits, 1 mantissa bit) by nibble.
-FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
-
 # ---- Comparison (no GPU) ------------------------------------------------------------------------
 
 def decode(raw: bytes, dtype: str) -> list:
@@ -62,12 +62,8 @@ def decode(raw: bytes, dtype: str) -> list:
     if dtype == "bf16":
         return [struct.unpack("<f", struct.pack("<I", h << 16))[0]
                 for h in struct.unpack("<%dH" % (len(raw) // 2), raw)]
-    if dtype in ("i4", "u4", "f4e2m1"):
-        # Two per byte, element 2c in the low nibble of byte c (docs/language.md 4.1).
-        nibbles = [(b >> shift) & 0xF for b in raw for shift in (0, 4)]
-        if dtype == "f4e2m1":
-            return [FP4_VALUES[q] for q in nibbles]
-        return [q - 16 if dtype == "i4" and q >= 8 else q for q in nibbles]
+    if dtype in PACKED_DTYPES:  # two per byte (docs/language.md 4.1)
+        return packed_values(raw, dtype)
     if dtype not in _STRUCT:
         raise ValueError("emu_compare: no decoder for dtype " + dtype)
     n = len(raw) // _SIZE[dtype]
@@ -121,7 +117,7 @@ def tensor_bytes(t: dict) -> int:
     n = 1
     for e in t["shape"]:
         n *= int(e)
-    return (n + 1) // 2 if t["dtype"] in ("i4", "u4", "f4e2m1") else n * _SIZE[t["dtype"]]
+    return (n + 1) // 2 if t["dtype"] in PACKED_DTYPES else n * _SIZE[t["dtype"]]
 
 
 # ---- Here: the emulator's runs into the bundle -------------------------------------------------

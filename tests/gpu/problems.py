@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from abi import mark_packed
+from abi import FP4_E2M1_VALUES, mark_packed
 from cases import REDUCE_OPS, Build
 
 TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
@@ -1574,8 +1574,7 @@ class PackedI4Problem(Problem):
         """The [.., K] float32 values of packed f4e2m1 bytes [.., K / 2] (OCP FP4: 0, 0.5, 1,
         1.5, 2, 3, 4, 6 and their negatives), decoded by table, independently of the kernels'
         bit placement."""
-        table = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
-                              -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0], device=packed.device)
+        table = torch.tensor(FP4_E2M1_VALUES, device=packed.device)
         return table[PackedI4Problem.values(packed, False).long()]
 
     def reference(self, inputs, shape, precision):
