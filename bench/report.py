@@ -48,7 +48,7 @@ MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
-FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_fp4_gemm", "fused_moe")
+FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_simt", "dequant_fp4_gemm", "fused_moe")
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
@@ -152,7 +152,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
-    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_fp4_gemm"):
+    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_simt", "dequant_fp4_gemm"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "fused_moe":
         return f"{s['T']}×{s['K']}→{s['N']}, {s['E']} experts"

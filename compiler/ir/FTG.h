@@ -142,6 +142,10 @@ struct Node {
   // mma.sync: a shared operand whose annotated layout (annotate_layout) is not the swizzle
   // ldmatrix reads, so the gemm reads it element by element through that layout.
   bool elementwiseA = false, elementwiseB = false;
+  // mma.sync with B in registers written by dequant_i4 from packed registers: B's layout is
+  // the blocked one of 4 threads per row and `bKRun` columns per thread (0: the accumulator
+  // layout), and the gemm reads A in the same permuted K order (tl::gemm_sr_runs).
+  int bKRun = 0;
   // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
   // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
   std::string mmaText;

@@ -246,6 +246,12 @@ std::string operandLoads(const Node &n, DType input) {
   if (n.inputs[1].buffer->scope == Scope::Fragment) { // B in registers: only A is loaded
     if (n.inputs[0].buffer->scope == Scope::Fragment)
       return "A and B in registers";
+    if (n.bKRun) {
+      add(n.elementwiseA ? n.inputs[0].buffer->name + " element by element in K runs"
+                         : "A in 16-byte runs of K");
+      add("B in registers in K runs of " + std::to_string(n.bKRun));
+      return text;
+    }
     add(n.elementwiseA ? n.inputs[0].buffer->name + " element by element"
         : bitWidth(input) != 16 && n.transA ? "A gathered"
                                             : "ldmatrix for A");
@@ -439,6 +445,8 @@ public:
     else if (bitWidth(B.dtype) != 16)
       rules.error(at, "not supported yet: gemm with B in registers on " + dtypeName(B.dtype).str() + " inputs",
                   "keep B in shared memory (B in registers takes f16 or bf16)");
+    else if (writtenByRegisterDequant(g, B))
+      inferRegisterBRuns(n, B, s, wm, wn, atom, instr, rules);
     else if (wm != 1)
       rules.error(at, "gemm with B in registers needs every " + warp + " to own whole columns",
                   "pass policy = full_col to this gemm");
@@ -454,6 +462,72 @@ public:
                   "make the K extent of the tiles a multiple of " + std::to_string(atom.n));
     else
       rules.assign(B, FragmentLayout::mmaC(s.N, s.K, g.threads, wn, 1, *atom.c), "gemm B operand in registers", at);
+  }
+
+  // Whether dequant_i4 writes `B` from a fragment of packed weights (weights loaded into
+  // registers 16 bytes at a time, as a decode GEMV does).
+  static bool writtenByRegisterDequant(const ftg::Graph &g, const ftg::Buffer &B) {
+    bool found = false;
+    g.walk([&](const Node &m) {
+      if (m.kind == ftg::NodeKind::DequantI4 && !m.outputs.empty() && m.outputs[0].buffer == &B &&
+          m.inputs[0].buffer->scope == Scope::Fragment)
+        found = true;
+    });
+    return found;
+  }
+
+  // B dequantized in registers: B^T [N, K] in the blocked layout of 4 threads per row and V
+  // columns per thread, the layout dequant_i4 unpacks from bytes loaded 16 (8, 4) at a time,
+  // instead of the accumulator layout, whose 2-column pieces would need byte loads and a
+  // shuffle of nibbles. A sum over K may take K in any order as long as A and B take the same
+  // one: lane t of an n8 tile supplies its mma slots from its own run of V columns, and
+  // tl::gemm_sr_runs reads A's rows at those columns (stdlib/tl/gemm.h). One n8 tile per
+  // warp (the blocked layout's rows of a warp are the tile's 8 columns).
+  void inferRegisterBRuns(Node &n, ftg::Buffer &B, GemmShape s, int wm, int wn, const target::MmaAtom &atom,
+                          const std::string &instr, ftg::LayoutRules &rules) const {
+    const ftg::Graph &g = rules.graph();
+    llvm::SMRange at = n.call->getRange();
+    const ftg::Buffer &A = *n.inputs[0].buffer;
+    int warps = g.threads / g.target->warpSize();
+    int run = s.K % 128 == 0 ? 32 : s.K % 64 == 0 ? 16 : 8;
+    std::string why = "gemm with B dequantized in registers (dequant_i4 into '" + B.name + "')";
+    if (g.target->vendor() != target::Vendor::Nvidia || atom.m != 16 || atom.n != 8) {
+      rules.error(at, "not supported yet: " + why + " on " + g.target->name().str(),
+                  "dequantize into a shared buffer and pass that as B");
+      return;
+    }
+    if (A.scope != Scope::Shared || n.transA) {
+      rules.error(at, why + " reads A from shared memory, untransposed ([M, K])",
+                  "keep A in a shared [M, K] tile");
+      return;
+    }
+    if (wm != 1) {
+      rules.error(at, why + " needs every warp to own whole columns", "pass policy = full_col to this gemm");
+      return;
+    }
+    if (wn != warps || s.N != 8 * int64_t(warps)) {
+      rules.error(at, why + " needs 8 columns per warp: N = " + std::to_string(s.N) + " over " +
+                          std::to_string(warps) + " warps",
+                  "make the N extent of B and C " + std::to_string(8 * warps) + " (8 x warps), or use " +
+                      std::to_string(s.N / 8) + " warps (threads = " + std::to_string(s.N / 8 * 32) + ")");
+      return;
+    }
+    if (s.K % 32 != 0) {
+      rules.error(at, why + " needs K = " + std::to_string(s.K) + " to be a multiple of 32 (4 threads per row, " +
+                          "16-byte runs of A)",
+                  "make the K extent of the tiles a multiple of 32");
+      return;
+    }
+    bool ok = false;
+    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, g.threads, 4, run, ok);
+    if (!ok) { // unreachable: N = 8 x warps rows over threads / 4 rows per pass, K a multiple of 4 x run
+      rules.error(at, why + ": no blocked layout of " + std::to_string(s.N) + "x" + std::to_string(s.K) +
+                          " with 4 threads per row");
+      return;
+    }
+    n.bKRun = run;
+    rules.assign(B, runs, "gemm B operand in registers, K in runs of " + std::to_string(run) + " per thread (" +
+                              instr + " reads A in the same order)", at);
   }
 
   // The layouts of a gemm on the warpgroup atom: the accumulator is the atom's over the
@@ -563,6 +637,7 @@ public:
       mma.warpgroup = n.warpgroupMma;
       mma.instrN = n.instrN;
       mma.mfmaSize = t.vendor() == target::Vendor::Amd ? atom.m : 0;
+      mma.bKRun = n.bKRun;
       auto inFlight = L.gemmsInFlight.find(&n);
       mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);

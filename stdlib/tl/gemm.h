@@ -7,6 +7,8 @@
 //   gemm_sr: A from shared memory, B in registers: B^T [N, K] in the accumulator layout of an
 //            [N, K] tile (a weight loaded or computed into a fragment)
 //   gemm_rr: both in registers
+//   gemm_sr_runs: B in registers in K runs (dequant_i4's layout of packed weights): A and B
+//            read in the same permuted K order
 //
 // The block's warps form a WM x WN grid (warp w owns rows (w / WN) * M/WM.. and columns
 // (w % WN) * N/WN..). Each thread's accumulator registers follow tlc's MmaC fragment layout:
@@ -394,6 +396,66 @@ TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}
       [&](int kk, int mi, std::uint32_t(&a)[4]) { opA.load(A, kk, mi, a); },
       [&](int kk, int p, std::uint32_t(&b0)[2], std::uint32_t(&b1)[2]) { detail::register_b<KT8>(B, kk, p, b0, b1); },
       C);
+}
+
+// B in registers in K runs (gemm_sr_runs): B^T [N, K] in tlc's blocked layout of four threads
+// per row and V columns per thread (FragmentLayout::blockedWith(N, K, threads, 4, V), what
+// dequant_i4 leaves from packed weights loaded 16 bytes at a time): lane (g = lane / 4,
+// t = lane % 4) of warp w holds row 8w + g, columns c * 4V + t * V + i in register c * V + i.
+// A sum over K may take K in any order as long as A and B take the same one, so the mma
+// slots of lane t (k' = 2t, 2t + 1, 2t + 8, 2t + 9 of a k16 step) take the lane's own run:
+// step s of chunk c reads B registers c * V + 4s + {0, 1} (b0) and {2, 3} (b1), and A at the
+// same columns c * 4V + t * V + 4s + {0, 1} (a0, a1: rows g, g + 8) and {2, 3} (a2, a3). A's
+// run is read from shared memory 16 bytes at a time (tl::SwizzledLayout keeps 8 columns
+// whole), or element by element through the offset functor of an annotated layout.
+namespace detail {
+template <int M, int K, int V, class T, class Off>
+TL_DEVICE void load_a_run(const T* A, int row, int col, Off off, std::uint32_t (&run)[V / 2]) {
+  if constexpr (std::is_same_v<Off, SwizzledOperand>) {
+    using L = SwizzledLayout<M, K, 16>;
+#pragma unroll
+    for (int q = 0; q < V / 8; ++q) {
+      const uint4 v = *reinterpret_cast<const uint4*>(A + L::offset(row, col + 8 * q));
+      run[4 * q] = v.x, run[4 * q + 1] = v.y, run[4 * q + 2] = v.z, run[4 * q + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < V / 2; ++i)
+      run[i] = gather_register(A, [&](int e) { return off(row, col + 2 * i + e); });
+  }
+}
+}  // namespace detail
+
+template <int M, int N, int K, int WM, int WN, int V, class T, class Acc, int RB, int R,
+          class OffA = SwizzledOperand>
+TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
+  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_sr_runs: inputs must be f16 or bf16");
+  constexpr int MT = M / 16, Chunks = K / (4 * V);
+  static_assert(WM == 1 && N == 8 * WN && M % 16 == 0, "tl::gemm_sr_runs: one n8 tile per warp, whole m16 tiles");
+  static_assert(V % 8 == 0 && K % (4 * V) == 0, "tl::gemm_sr_runs: runs of whole 16-byte chunks");
+  static_assert(RB == Chunks * V, "tl::gemm_sr_runs: B fragment size does not match");
+  static_assert(R == MT * 4, "tl::gemm_sr_runs: accumulator size does not match the warp grid");
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const int col = c * 4 * V + t * V;
+    std::uint32_t lo[MT][V / 2], hi[MT][V / 2];  // A's run in rows g and g + 8 of each m16 tile
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      detail::load_a_run<M, K, V>(A, mi * 16 + g, col, offA, lo[mi]);
+      detail::load_a_run<M, K, V>(A, mi * 16 + g + 8, col, offA, hi[mi]);
+    }
+#pragma unroll
+    for (int s = 0; s < V / 4; ++s) {
+      const T* b = &B[c * V + 4 * s];
+      const std::uint32_t bb[2] = {detail::pack2(b[0], b[1]), detail::pack2(b[2], b[3])};
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        const std::uint32_t a[4] = {lo[mi][2 * s], hi[mi][2 * s], lo[mi][2 * s + 1], hi[mi][2 * s + 1]};
+        detail::WarpMma<T>::run(&C[mi * 4], a, bb);
+      }
+    }
+  }
 }
 
 // A and B in registers (gemm_rs's A, gemm_sr's B): the registers of this warp's rows and
