@@ -308,6 +308,16 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
     }
     if (*other.buffer->fragment != F)
       return convertingCopy(L, n, *src.buffer, *dst.buffer);
+    // 8-bit registers (packed weights) move as 32-bit words: element by element each byte
+    // would take a register of its own.
+    if (bitWidth(src.buffer->dtype) == 8 && src.buffer->dtype == dst.buffer->dtype && F.registers() % 4 == 0) {
+      for (const ftg::Buffer *b : {src.buffer, dst.buffer})
+        L.bufferOf[b]->align = std::max(L.bufferOf[b]->align, 4);
+      L.add(withAccess(makeEval("tl::copy_regs<" + std::to_string(F.registers()) + ">(" + bufferName(*dst.buffer) +
+                                ", " + bufferName(*src.buffer) + ")"),
+                       {L.access(src.buffer)}, {L.access(dst.buffer)}));
+      return;
+    }
     L.add(compactFor(r, F.registers(),
                      withAccess(makeStore(bufferName(*dst.buffer) + "[" + r + "]",
                                           "tl::convert<" + cppType(dst.buffer->dtype) + ">(" +
@@ -386,7 +396,28 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       std::string ref = elementAt(L, *other.buffer, idx);
       std::string TO = cppType(other.buffer->dtype), TF = cppType(frag.dtype);
       std::string fragName = bufferName(frag);
-      if (v > 1) {
+      if (v > 1 && TO == TF && bitWidth(frag.dtype) == 8) {
+        // 8-bit elements of the same type on both sides (packed weights): straight between the
+        // registers and memory, which keeps them in whole 32-bit registers; through tl_tmp
+        // each byte took a register of its own, and packing them again a PRMT each. The
+        // fragment is 16-byte aligned, so register r of a vector (r a multiple of v) is
+        // aligned for its v elements.
+        int bytes = v * elemBytes;
+        L.bufferOf[&frag]->align = std::max(L.bufferOf[&frag]->align, 16);
+        std::string reg = "&" + fragName + "[" + r + "]";
+        if (fromFragment) {
+          L.guarded(pred, leaf(vectorCopy(bytes, "&" + ref, reg), ReadFrag | WriteOther));
+        } else if (pred.empty()) {
+          L.add(leaf(vectorCopy(bytes, reg, "&" + ref), ReadOther | WriteFrag));
+        } else {
+          // Out of bounds: zeros, stored as one vector too.
+          Stmt &i = L.add(makeIf(pred, IfStyle::SameLine, false));
+          i.body.push_back(leaf(vectorCopy(bytes, reg, "&" + ref), ReadOther | WriteFrag));
+          i.elseBody.push_back(leaf(makeEval("tl::store_vec<" + std::to_string(bytes) + ">(" + reg +
+                                             ", tl::vec_bytes_t<" + std::to_string(bytes) + ">{})"),
+                                    WriteFrag));
+        }
+      } else if (v > 1) {
         // Through an aligned temporary: registers and global elements may differ in type.
         int bytes = v * elemBytes;
         Stmt &tmp = L.add(std::make_unique<Stmt>(StmtKind::Decl));

@@ -49,19 +49,19 @@ TL_DEVICE void scale_pairs(vec2_t<T> (&w)[4], T scale, T* out) {
 #pragma unroll
     for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
   }
+  // As whole 32-bit pairs: a register tile keeps them packed for the mma that reads them.
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    out[2 * k] = w[k].x;
-    out[2 * k + 1] = w[k].y;
-  }
+  for (int k = 0; k < 4; ++k) std::memcpy(out + 2 * k, &w[k], 4);
 }
 #endif
 
 // Four packed bytes held in registers (u8 or i8) as one little-endian word.
 template <class Byte>
 TL_DEVICE std::uint32_t word_of_bytes(const Byte* bytes) {
-  return std::uint32_t(std::uint8_t(bytes[0])) | (std::uint32_t(std::uint8_t(bytes[1])) << 8) |
-         (std::uint32_t(std::uint8_t(bytes[2])) << 16) | (std::uint32_t(std::uint8_t(bytes[3])) << 24);
+  static_assert(sizeof(Byte) == 1, "word_of_bytes: 8-bit elements");
+  std::uint32_t word;
+  std::memcpy(&word, bytes, 4);  // one 32-bit access where the fragment holds its bytes as words
+  return word;
 }
 
 // Eight nibbles of `word` as T (sign-extended when Signed), minus `zero` when Zeroed, times

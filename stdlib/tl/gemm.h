@@ -447,8 +447,8 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
     }
 #pragma unroll
     for (int s = 0; s < V / 4; ++s) {
-      const T* b = &B[c * V + 4 * s];
-      const std::uint32_t bb[2] = {detail::pack2(b[0], b[1]), detail::pack2(b[2], b[3])};
+      std::uint32_t bb[2];  // B's pairs as dequant_i4 left them: 32-bit words, no repacking
+      std::memcpy(bb, &B[c * V + 4 * s], 8);
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) {
         const std::uint32_t a[4] = {lo[mi][2 * s], hi[mi][2 * s], lo[mi][2 * s + 1], hi[mi][2 * s + 1]};

@@ -82,6 +82,17 @@ TL_DEVICE void copy_vec(void* dst, const void* src) {
   store_vec<Bytes>(dst, load_vec<Bytes>(src));
 }
 
+// Registers of a fragment copied as 32-bit words (both arrays 4-byte aligned, Bytes a multiple
+// of 4): an 8-bit fragment moved byte by byte would take one register per byte, and packing the
+// bytes again costs a PRMT each.
+template <int Bytes>
+TL_DEVICE void copy_regs(void* dst, const void* src) {
+  static_assert(Bytes % 4 == 0, "copy_regs: whole 32-bit words");
+#pragma unroll
+  for (int i = 0; i < Bytes / 4; ++i)
+    static_cast<std::uint32_t*>(dst)[i] = static_cast<const std::uint32_t*>(src)[i];
+}
+
 // ld.global.nc: only for memory that no thread of the grid writes during the kernel (TileLang
 // tensor parameters not marked `out`).
 template <int Bytes>

@@ -1459,11 +1459,12 @@ W4A16_GEMV_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 40
                      (17, 1000, 4224), (1, 4097, 4224)]
 
 
-# Other tiles, timed beside the defaults: 256 or 128 columns per step (fewer registers: more
-# blocks per SM), 8 warps (64 weight rows per block), and stages = 1 (the scales and A copied
+# Other tiles, timed beside the defaults: 256 or 1024 columns per step (fewer registers, or
+# more bytes in flight), 8, 2 or 1 warps (64, 16 or 8 weight rows per block: 64 to 512 blocks
+# at N = 4096), and stages = 1 (the scales and A copied
 # in their own step, without the cp.async prefetch; B_next still in flight).
-W4A16_GEMV_VARIANTS = {"_k256": {"block_K": "256"}, "_k128": {"block_K": "128"}, "_t256": {"threads": "256"},
-                       "_s1": {"stages": "1"}}
+W4A16_GEMV_VARIANTS = {"_k256": {"block_K": "256"}, "_k1024": {"block_K": "1024"}, "_t256": {"threads": "256"},
+                       "_t64": {"threads": "64"}, "_t32": {"threads": "32"}, "_s1": {"stages": "1"}}
 
 
 def _add_w4a16_gemv(t: _Tables) -> None:
