@@ -36,6 +36,7 @@ PEERS = {
     "dequant_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "dequant_fp4_gemm": [("cublas", "cuBLAS on dequantized W")],
     "dequant_gemv_w4a16": [("cublas", "cuBLAS on dequantized W")],
+    "dequant_gemv_w4a16_tc": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
     "attention_bwd": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
     "gated_delta": [("torch", "torch, chunked (f32)"), ("triton", "Triton, same algorithm")],
@@ -48,7 +49,7 @@ MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
-FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_simt", "dequant_fp4_gemm", "fused_moe")
+FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm", "fused_moe")
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
@@ -84,6 +85,9 @@ TITLES = {
                          "against its roofline floor (samples/dequant_gemm_fp4.tl at group size 32; M×N×K; µs)"),
     "dequant_gemv_w4a16": ("W4A16 decode GEMV, C = A @ dequant(B)ᵀ on the same int4 weights, against its "
                            "roofline floor (samples/dequant_gemv_w4a16.tl at group size 128; M×N×K; µs)"),
+    "dequant_gemv_w4a16_tc": ("W4A16 GEMV on the tensor cores, C = A @ dequant(B)ᵀ on the same int4 weights, "
+                              "against its roofline floor (samples/dequant_gemv_w4a16_tc.tl at group size 128; "
+                              "M×N×K; µs)"),
     "fused_moe": ("Fused MoE, grouped GEMM over routed tokens, against its roofline floor "
                   "(samples/fused_moe.tl at top 2; tokens×K→N, experts; µs)"),
     "attention_bwd": ("Flash attention backward, dQ, dK and dV from dO (samples/flash_attention_bwd.tl: "
@@ -152,7 +156,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
-    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_simt", "dequant_fp4_gemm"):
+    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "fused_moe":
         return f"{s['T']}×{s['K']}→{s['N']}, {s['E']} experts"

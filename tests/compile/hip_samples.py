@@ -18,10 +18,10 @@ import sys
 
 # Samples that do not lower to HIP yet: the error tlc must report for them. The gated delta
 # net computes T = (I + A)^-1's products in f32 (TF32 tensor cores, NVIDIA only); the decode
-# GEMV's B dequantized in registers and read in K runs has no MFMA lowering
-# (tests/gpu/ops/dequant_gemv_simt.tl, its CUDA-core form, is emulated on gfx90a).
+# GEMV's B dequantized in registers and read in K runs has no MFMA lowering (the CUDA-core
+# GEMV, samples/dequant_gemv_w4a16.tl, lowers to HIP).
 NOT_SUPPORTED = {"chunk_gated_delta": r"error: gemm on f32 inputs needs sm_80",
-                 "dequant_gemv_w4a16": r"error: not supported yet: gemm with B dequantized in registers"}
+                 "dequant_gemv_w4a16_tc": r"error: not supported yet: gemm with B dequantized in registers"}
 
 # Kernels whose assembly must issue MFMA: (sample, kernel) -> the instruction, a regular
 # expression (CDNA3's assembler spells v_mfma_f32_32x32x8f16 as v_mfma_f32_32x32x8_f16).

@@ -242,32 +242,32 @@ CASES = {
                                ref.dequant_gemm_w4a16, {},
                                [dict(M=1, N=40, K=288), dict(M=3, N=32, K=256), dict(M=16, N=72, K=544)]),
     # The decode GEMV on the same weights and reference: weights unpacked in registers
-    # (dequant_i4 on fragments) and read by the tensor cores in their K runs (gemm_sr_runs),
-    # narrowed tiles (16 x 128 over 64 threads: one 32-column run per thread); M = 1, 3, 16 and
-    # 17 (two row tiles), N off the tiles, K off block_K; f16 and bf16 (runs of 32, 16 and 8).
+    # (dequant_i4 on fragments), narrowed tiles (4 x 128 over 64 threads: one 32-bit word per
+    # thread); M = 1, 3 and 16, N off the tiles, K off block_K; f16 and bf16.
     "dequant_gemv_w4a16": ("dequant_gemv_w4a16.tl", "dequant_gemv_w4a16",
-                           ["block_K=128", "group_size=32", "threads=64"],
+                           ["block_N=4", "block_K=128", "group_size=32", "threads=64"],
                            ref.dequant_gemm_w4a16, {},
-                           [dict(M=1, N=40, K=96), dict(M=3, N=13, K=128), dict(M=17, N=9, K=288)]),
+                           [dict(M=1, N=40, K=96), dict(M=3, N=13, K=128), dict(M=16, N=9, K=288)]),
     "dequant_gemv_w4a16_bf16": ("dequant_gemv_w4a16.tl", "dequant_gemv_w4a16",
-                                ["block_K=64", "group_size=32", "threads=64", "dtype=bf16"],
+                                ["block_N=8", "block_K=256", "group_size=64", "threads=64", "dtype=bf16"],
                                 ref.dequant_gemm_w4a16, {},
                                 [dict(M=1, N=17, K=192), dict(M=16, N=8, K=256)]),
-    # The decode GEMV on the CUDA cores (tests/gpu/ops/dequant_gemv_simt.tl: dequant_i4 on
-    # fragments, products in a parallel loop, one reduction), narrowed tiles (4 x 128 over 64
-    # threads: one 32-bit word per thread); any target.
-    "dequant_gemv_simt": ("../tests/gpu/ops/dequant_gemv_simt.tl", "dequant_gemv_simt",
-                          ["block_N=4", "block_K=128", "group_size=32", "threads=64"],
-                          ref.dequant_gemm_w4a16, {},
-                          [dict(M=1, N=40, K=96), dict(M=3, N=13, K=128), dict(M=16, N=9, K=288)]),
-    "dequant_gemv_simt_bf16": ("../tests/gpu/ops/dequant_gemv_simt.tl", "dequant_gemv_simt",
-                               ["block_N=8", "block_K=256", "group_size=64", "threads=64", "dtype=bf16"],
-                               ref.dequant_gemm_w4a16, {},
-                               [dict(M=1, N=17, K=192), dict(M=16, N=8, K=256)]),
-    "dequant_gemv_w4a16_k32": ("dequant_gemv_w4a16.tl", "dequant_gemv_w4a16",
-                               ["block_K=32", "group_size=32", "threads=32"],
-                               ref.dequant_gemm_w4a16, {},
-                               [dict(M=2, N=9, K=96), dict(M=16, N=8, K=32)]),
+    # The tensor-core GEMV on the same weights and reference: weights unpacked in registers and
+    # read by mma.sync in their K runs (gemm_sr_runs), narrowed tiles (16 x 128 over 64 threads:
+    # one 32-column run per thread); M = 1, 3, 17 (two row tiles), N off the tiles, K off
+    # block_K; f16 and bf16, runs of 32, 16 (block_K = 64) and 8 (block_K = 32, one warp).
+    "dequant_gemv_w4a16_tc": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                              ["block_K=128", "group_size=32", "threads=64"],
+                              ref.dequant_gemm_w4a16, {},
+                              [dict(M=1, N=40, K=96), dict(M=3, N=13, K=128), dict(M=17, N=9, K=288)]),
+    "dequant_gemv_w4a16_tc_bf16": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                                   ["block_K=64", "group_size=32", "threads=64", "dtype=bf16"],
+                                   ref.dequant_gemm_w4a16, {},
+                                   [dict(M=1, N=17, K=192), dict(M=16, N=8, K=256)]),
+    "dequant_gemv_w4a16_tc_k32": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                                  ["block_K=32", "group_size=32", "threads=32"],
+                                  ref.dequant_gemm_w4a16, {},
+                                  [dict(M=2, N=9, K=96), dict(M=16, N=8, K=32)]),
     # The routing tables are not random data: each shape's come from references.moe_align
     # (ROUTED below), written as raw i32 files and read with --input.
     "fused_moe": ("fused_moe.tl", "fused_moe",

@@ -182,11 +182,10 @@ KERNELS = {
     "dequant_gemv_w4a16": KernelSpec("dequant_gemv_w4a16", "samples/dequant_gemv_w4a16.tl",
                                      "dequant_gemv_w4a16", _tensors("A", "B", "Scales", "out:C"),
                                      ("M", "N", "K"), ("dtype", "group_size")),
-    # The same GEMV on the CUDA cores (its products in a parallel loop; the sample's form before
-    # the tensor-core one), timed beside it.
-    "dequant_gemv_simt": KernelSpec("dequant_gemv_simt", "tests/gpu/ops/dequant_gemv_simt.tl",
-                                    "dequant_gemv_simt", _tensors("A", "B", "Scales", "out:C"),
-                                    ("M", "N", "K"), ("dtype", "group_size")),
+    # The same GEMV on the tensor cores (B dequantized in registers, one pass for 16 rows of A).
+    "dequant_gemv_w4a16_tc": KernelSpec("dequant_gemv_w4a16_tc", "samples/dequant_gemv_w4a16_tc.tl",
+                                        "dequant_gemv_w4a16_tc", _tensors("A", "B", "Scales", "out:C"),
+                                        ("M", "N", "K"), ("dtype", "group_size")),
     # Split-KV decoding: the split pass writes per-split partials, the combine pass reads them.
     "flash_decoding": KernelSpec("flash_decoding", "samples/flash_decoding.tl", "flash_decoding",
                                  _tensors("Q", "K", "V", "out:Partial", "out:LSE"),
@@ -1450,21 +1449,16 @@ def _add_w4a16_small_m(t: _Tables) -> None:
           _w4a16_shapes(W4A16_DECODE_SHAPES[:4]))
 
 
-# The decode GEMV (samples/dequant_gemv_w4a16.tl) on the same weights: M = 1, 3, 16 and 17 (two
-# row tiles), N off its 32-row blocks (4097, 1000), the issue's 14336 x 4096 and 4096 x 14336,
-# and K a multiple of the group but not of block_K = 512 (1152 = 2.25 steps, 4224 = 8.25; 640 at
-# group 64 and 544 at group 32). Build and case names start with w4a16_gemv_ (`--only
+# The decode GEMV (samples/dequant_gemv_w4a16.tl) on the same weights: M = 1, 3 and 16, N off
+# its 8-row blocks (4097, 1000), the issue's 14336 x 4096 and 4096 x 14336, and K a multiple of
+# the group but not of block_K = 1024 (1152 = 1.125 steps, 4224 = 4.125; 640 at group 64 and
+# 544 at group 32 off block_K = 512). Build and case names start with w4a16_gemv_ (`--only
 # '^w4a16_gemv_'`).
 W4A16_GEMV_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 4097, 1152), (16, 4096, 4096),
-                     (17, 1000, 4224), (1, 4097, 4224)]
+                     (16, 1000, 4224), (1, 4097, 4224)]
 
 
-# Other tiles, timed beside the defaults: 256 or 1024 columns per step (fewer registers, or
-# more bytes in flight), 8, 2 or 1 warps (64, 16 or 8 weight rows per block: 64 to 512 blocks
-# at N = 4096), and stages = 1 (the scales and A copied
-# in their own step, without the cp.async prefetch; B_next still in flight).
-W4A16_GEMV_VARIANTS = {"_k256": {"block_K": "256"}, "_k1024": {"block_K": "1024"}, "_t256": {"threads": "256"},
-                       "_t64": {"threads": "64"}, "_t32": {"threads": "32"}, "_s1": {"stages": "1"}}
+W4A16_GEMV_VARIANTS = {"_k512": {"block_K": "512"}, "_s1": {"stages": "1"}}
 
 
 def _add_w4a16_gemv(t: _Tables) -> None:
@@ -1472,24 +1466,59 @@ def _add_w4a16_gemv(t: _Tables) -> None:
           _w4a16_shapes(W4A16_GEMV_SHAPES))
     t.add(Build("w4a16_gemv_bf16_g128", "dequant_gemv_w4a16", {"dtype": "bf16", "group_size": "128"}),
           _w4a16_shapes(W4A16_GEMV_SHAPES[:1] + W4A16_GEMV_SHAPES[3:6]))
-    t.add(Build("w4a16_gemv_f16_g64_k256", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "64",
-                                                                  "block_K": "256"}),
+    t.add(Build("w4a16_gemv_f16_g64_k512", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "64",
+                                                                  "block_K": "512"}),
           _w4a16_shapes([(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]))
-    t.add(Build("w4a16_gemv_f16_g32_k128", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "32",
-                                                                  "block_K": "128"}),
-          _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152), (33, 72, 96)]))
+    t.add(Build("w4a16_gemv_f16_g32_k512", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "32",
+                                                                  "block_K": "512"}),
+          _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152)]))
     t.add(Build("w4a16_gemv_f16_g128_sm80", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"},
                 target="sm_80"), _w4a16_shapes(W4A16_GEMV_SHAPES[3:6]))
+    # Four weight rows per block: twice the blocks (1024 at N = 4096, where the defaults give
+    # 512, under 4 per SM), half the bytes per thread and step; timed beside the defaults.
+    t.add(Build("w4a16_gemv_f16_g128_n4", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128",
+                                                                 "block_N": "4"}),
+          _w4a16_shapes([W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]]))
+    # A/B of the prefetching loop's knobs, timed beside the defaults: 512 columns per step (half
+    # the registers of the weights and of the per-register sums), and stages = 1 (the scales
+    # and A copied in their own step, without the cp.async prefetch; B_next still in flight).
     for suffix, knobs in W4A16_GEMV_VARIANTS.items():
         t.add(Build(f"w4a16_gemv_f16_g128{suffix}", "dequant_gemv_w4a16",
                     {"dtype": "f16", "group_size": "128", **knobs}),
+              _w4a16_shapes([(1, 4096, 4096), (3, 4097, 1152), (16, 1000, 4224), (1, 4097, 640)]))
+
+
+# The tensor-core GEMV (samples/dequant_gemv_w4a16_tc.tl) on the same weights: M = 1, 3, 16 and
+# 17 (two row tiles), N off its 32-row blocks (4097, 1000), the issue's 14336 x 4096 and 4096 x
+# 14336, K a multiple of the group but not of block_K = 1024 (1152, 4224; 640 at group 64 and
+# 544 at group 32), and 33 rows of A over three row tiles. Build and case names start with
+# w4a16_tc_.
+W4A16_TC_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 4097, 1152), (16, 4096, 4096),
+                   (17, 1000, 4224), (1, 4097, 4224)]
+
+
+# Other tiles, timed beside the defaults: 512 columns per step (fewer registers, more blocks
+# per SM), 8 warps (64 weight rows per block).
+W4A16_TC_VARIANTS = {"_k512": {"block_K": "512"}, "_t256": {"threads": "256"}}
+
+
+def _add_w4a16_tc(t: _Tables) -> None:
+    t.add(Build("w4a16_tc_f16_g128", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "128"}),
+          _w4a16_shapes(W4A16_TC_SHAPES))
+    t.add(Build("w4a16_tc_bf16_g128", "dequant_gemv_w4a16_tc", {"dtype": "bf16", "group_size": "128"}),
+          _w4a16_shapes(W4A16_TC_SHAPES[:1] + W4A16_TC_SHAPES[3:6]))
+    t.add(Build("w4a16_tc_f16_g64_k256", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "64",
+                                                                   "block_K": "256"}),
+          _w4a16_shapes([(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]))
+    t.add(Build("w4a16_tc_f16_g32_k128", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "32",
+                                                                   "block_K": "128"}),
+          _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152), (33, 72, 96)]))
+    t.add(Build("w4a16_tc_f16_g128_sm80", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "128"},
+                target="sm_80"), _w4a16_shapes(W4A16_TC_SHAPES[3:6]))
+    for suffix, knobs in W4A16_TC_VARIANTS.items():
+        t.add(Build(f"w4a16_tc_f16_g128{suffix}", "dequant_gemv_w4a16_tc",
+                    {"dtype": "f16", "group_size": "128", **knobs}),
               _w4a16_shapes([(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)]))
-    # The CUDA-core form (tests/gpu/ops/dequant_gemv_simt.tl): its defaults and bf16 at group 64.
-    t.add(Build("w4a16_gemv_simt_f16_g128", "dequant_gemv_simt", {"dtype": "f16", "group_size": "128"}),
-          _w4a16_shapes(W4A16_GEMV_SHAPES))
-    t.add(Build("w4a16_gemv_simt_bf16_g64", "dequant_gemv_simt", {"dtype": "bf16", "group_size": "64",
-                                                                  "block_K": "512"}),
-          _w4a16_shapes([(1, 4097, 640), (16, 264, 1088)]))
 
 
 # ---- samples/chunk_gated_delta.tl: chunk gated delta net forward (issue 12) --------------------
@@ -1545,7 +1574,7 @@ def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv,
+                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv, _add_w4a16_tc,
                 _add_attention_bwd, _add_gated_delta):
         add(t)
     return t.builds, t.cases
@@ -1757,10 +1786,15 @@ def _moe_and_w4a16_bench_items() -> list:
                                        " ".join(f"-D {a}={b}" for a, b in W4A16_DECODE["_dec"].items())))
                 # The decode GEMV on the same weights, beside them.
                 items.append(BenchItem(f"w4a16_gemv_f16_g128_{m}x{n}x{k}", "w4a16_gemv_f16_g128", shape))
-                items.append(BenchItem(f"w4a16_gemv_simt_f16_g128_{m}x{n}x{k}", "w4a16_gemv_simt_f16_g128", shape,
-                                       "on the CUDA cores (tests/gpu/ops/dequant_gemv_simt.tl)"))
+                items.append(BenchItem(f"w4a16_gemv_f16_g128_n4_{m}x{n}x{k}", "w4a16_gemv_f16_g128_n4", shape,
+                                       "-D block_N=4"))
                 for suffix, knobs in W4A16_GEMV_VARIANTS.items():
                     items.append(BenchItem(f"w4a16_gemv_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_gemv_f16_g128{suffix}",
+                                           shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
+                # The tensor-core GEMV on the same weights, beside them.
+                items.append(BenchItem(f"w4a16_tc_f16_g128_{m}x{n}x{k}", "w4a16_tc_f16_g128", shape))
+                for suffix, knobs in W4A16_TC_VARIANTS.items():
+                    items.append(BenchItem(f"w4a16_tc_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_tc_f16_g128{suffix}",
                                            shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
     return items
 
