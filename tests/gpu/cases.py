@@ -1429,6 +1429,17 @@ def _w4a16_shapes(sizes: list) -> list:
     return [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k}) for m, n, k in sizes]
 
 
+# Prefill tiles timed beside the defaults at M = 4096 (the dequantization of a weight tile is
+# shared by more rows of A with block_M = 256; block_N = 256 shares the A tile; three stages).
+W4A16_PREFILL = {"_m256": {"block_M": "256"}, "_n256": {"block_N": "256"}, "_s3": {"stages": "3"}}
+
+
+def _add_w4a16_prefill(t: _Tables) -> None:
+    for tiles, knobs in W4A16_PREFILL.items():
+        t.add(Build(f"w4a16_f16_g128{tiles}", "dequant_w4a16", {"dtype": "f16", "group_size": "128", **knobs}),
+              _w4a16_shapes([(4096, 4096, 4096), (257, 1000, 1152)]))
+
+
 def _add_w4a16_small_m(t: _Tables) -> None:
     """The GEMV-like tiles (W4A16_SMALL_M) at every size; the sample's defaults run them in
     _add_samples."""
@@ -1574,7 +1585,7 @@ def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_gemv, _add_w4a16_tc,
+                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_prefill, _add_w4a16_gemv, _add_w4a16_tc,
                 _add_attention_bwd, _add_gated_delta):
         add(t)
     return t.builds, t.cases
@@ -1775,6 +1786,10 @@ def _moe_and_w4a16_bench_items() -> list:
             items.append(BenchItem(f"w4a16_f16_g128_{m}x{n}x{k}", "w4a16_f16_g128", shape))
             # FP4 weights (groups of 32, as MXFP4) through the same structure, beside it.
             items.append(BenchItem(f"w4a16_fp4_f16_g32_{m}x{n}x{k}", "w4a16_fp4_f16_g32", shape, "FP4 weights, groups of 32"))
+            if m == 4096:
+                for tiles, knobs in W4A16_PREFILL.items():
+                    items.append(BenchItem(f"w4a16_f16_g128{tiles}_{m}x{n}x{k}", f"w4a16_f16_g128{tiles}", shape,
+                                           " ".join(f"-D {a}={b}" for a, b in knobs.items())))
             if m <= 16:
                 items.append(BenchItem(f"w4a16_f16_g128_m16_{m}x{n}x{k}", "w4a16_f16_g128_m16", shape,
                                        "-D block_M=16 -D block_N=64 -D block_K=128 -D stages=4 -D threads=128"))
