@@ -1472,31 +1472,38 @@ W4A16_GEMV_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 40
 W4A16_GEMV_VARIANTS = {"_k512": {"block_K": "512"}, "_s1": {"stages": "1"}}
 
 
+def _add_gemv_builds(t: _Tables, prefix: str, family: str, shapes: list, groups: list, extras: list,
+                     variants: dict, variant_shapes: list) -> None:
+    """The builds both W4A16 GEMVs share: f16 and bf16 at groups of 128 (the defaults), the
+    `groups` entries (suffix, knobs, shapes) at other groups and steps, the sm_80 lowering, the
+    `extras` (name suffix, knobs, shapes) and the `variants` timed beside the defaults."""
+    def add(suffix, knobs, build_shapes, target=""):
+        t.add(Build(prefix + suffix, family, {"dtype": "f16", "group_size": "128", **knobs}, target=target),
+              _w4a16_shapes(build_shapes))
+    add("_f16_g128", {}, shapes)
+    add("_bf16_g128", {"dtype": "bf16"}, shapes[:1] + shapes[3:6])
+    for suffix, knobs, build_shapes in groups:
+        add(suffix, knobs, build_shapes)
+    add("_f16_g128_sm80", {}, shapes[3:6], target="sm_80")
+    for suffix, knobs, build_shapes in extras:
+        add(suffix, knobs, build_shapes)
+    for suffix, knobs in variants.items():
+        add("_f16_g128" + suffix, knobs, variant_shapes)
+
+
 def _add_w4a16_gemv(t: _Tables) -> None:
-    t.add(Build("w4a16_gemv_f16_g128", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"}),
-          _w4a16_shapes(W4A16_GEMV_SHAPES))
-    t.add(Build("w4a16_gemv_bf16_g128", "dequant_gemv_w4a16", {"dtype": "bf16", "group_size": "128"}),
-          _w4a16_shapes(W4A16_GEMV_SHAPES[:1] + W4A16_GEMV_SHAPES[3:6]))
-    t.add(Build("w4a16_gemv_f16_g64_k512", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "64",
-                                                                  "block_K": "512"}),
-          _w4a16_shapes([(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]))
-    t.add(Build("w4a16_gemv_f16_g32_k512", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "32",
-                                                                  "block_K": "512"}),
-          _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152)]))
-    t.add(Build("w4a16_gemv_f16_g128_sm80", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128"},
-                target="sm_80"), _w4a16_shapes(W4A16_GEMV_SHAPES[3:6]))
-    # Four weight rows per block: twice the blocks (1024 at N = 4096, where the defaults give
-    # 512, under 4 per SM), half the bytes per thread and step; timed beside the defaults.
-    t.add(Build("w4a16_gemv_f16_g128_n4", "dequant_gemv_w4a16", {"dtype": "f16", "group_size": "128",
-                                                                 "block_N": "4"}),
-          _w4a16_shapes([W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]]))
-    # A/B of the prefetching loop's knobs, timed beside the defaults: 512 columns per step (half
-    # the registers of the weights and of the per-register sums), and stages = 1 (the scales
-    # and A copied in their own step, without the cp.async prefetch; B_next still in flight).
-    for suffix, knobs in W4A16_GEMV_VARIANTS.items():
-        t.add(Build(f"w4a16_gemv_f16_g128{suffix}", "dequant_gemv_w4a16",
-                    {"dtype": "f16", "group_size": "128", **knobs}),
-              _w4a16_shapes([(1, 4096, 4096), (3, 4097, 1152), (16, 1000, 4224), (1, 4097, 640)]))
+    # Four weight rows per block (_n4): twice the blocks (1024 at N = 4096, where the defaults
+    # give 512, under 4 per SM), half the bytes per thread and step. The A/B of the prefetching
+    # loop's knobs: 512 columns per step (half the registers of the weights and of the
+    # per-register sums), and stages = 1 (the scales and A copied in their own step, without the
+    # cp.async prefetch; B_next still in flight).
+    _add_gemv_builds(t, "w4a16_gemv", "dequant_gemv_w4a16", W4A16_GEMV_SHAPES,
+                     [("_f16_g64_k512", {"group_size": "64", "block_K": "512"},
+                       [(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]),
+                      ("_f16_g32_k512", {"group_size": "32", "block_K": "512"}, [(1, 1000, 544), (16, 4097, 1152)])],
+                     [("_f16_g128_n4", {"block_N": "4"},
+                       [W4A16_GEMV_SHAPES[2], W4A16_GEMV_SHAPES[3], W4A16_GEMV_SHAPES[5]])],
+                     W4A16_GEMV_VARIANTS, [(1, 4096, 4096), (3, 4097, 1152), (16, 1000, 4224), (1, 4097, 640)])
 
 
 # The tensor-core GEMV (samples/dequant_gemv_w4a16_tc.tl) on the same weights: M = 1, 3, 16 and
@@ -1514,22 +1521,12 @@ W4A16_TC_VARIANTS = {"_k512": {"block_K": "512"}, "_t256": {"threads": "256"}}
 
 
 def _add_w4a16_tc(t: _Tables) -> None:
-    t.add(Build("w4a16_tc_f16_g128", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "128"}),
-          _w4a16_shapes(W4A16_TC_SHAPES))
-    t.add(Build("w4a16_tc_bf16_g128", "dequant_gemv_w4a16_tc", {"dtype": "bf16", "group_size": "128"}),
-          _w4a16_shapes(W4A16_TC_SHAPES[:1] + W4A16_TC_SHAPES[3:6]))
-    t.add(Build("w4a16_tc_f16_g64_k256", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "64",
-                                                                   "block_K": "256"}),
-          _w4a16_shapes([(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]))
-    t.add(Build("w4a16_tc_f16_g32_k128", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "32",
-                                                                   "block_K": "128"}),
-          _w4a16_shapes([(1, 1000, 544), (16, 4097, 1152), (33, 72, 96)]))
-    t.add(Build("w4a16_tc_f16_g128_sm80", "dequant_gemv_w4a16_tc", {"dtype": "f16", "group_size": "128"},
-                target="sm_80"), _w4a16_shapes(W4A16_TC_SHAPES[3:6]))
-    for suffix, knobs in W4A16_TC_VARIANTS.items():
-        t.add(Build(f"w4a16_tc_f16_g128{suffix}", "dequant_gemv_w4a16_tc",
-                    {"dtype": "f16", "group_size": "128", **knobs}),
-              _w4a16_shapes([(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)]))
+    _add_gemv_builds(t, "w4a16_tc", "dequant_gemv_w4a16_tc", W4A16_TC_SHAPES,
+                     [("_f16_g64_k256", {"group_size": "64", "block_K": "256"},
+                       [(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]),
+                      ("_f16_g32_k128", {"group_size": "32", "block_K": "128"},
+                       [(1, 1000, 544), (16, 4097, 1152), (33, 72, 96)])],
+                     [], W4A16_TC_VARIANTS, [(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)])
 
 
 # ---- samples/chunk_gated_delta.tl: chunk gated delta net forward (issue 12) --------------------
