@@ -75,6 +75,12 @@ CASES = {
                 [dict(M=48, N=80, K=48), dict(M=100, N=150, K=112), dict(M=17, N=37, K=40)]),
     "gemm_sr_bf16": ("../tests/gpu/ops/gemm_sr.tl", "gemm_sr", ["dtype=bf16"], ref.gemm_sr, {},
                      [dict(M=61, N=90, K=100)]),
+    # B dequantized in registers with A in an annotated layout (the offset functor's path of
+    # tl::gemm_sr_runs), two m16 tiles per warp, runs of 16 and (block_K = 32) of 8.
+    "gemm_sr_runs": ("../tests/gpu/ops/gemm_sr_runs.tl", "gemm_sr_runs", [], ref.dequant_gemm_w4a16, {},
+                     [dict(M=33, N=40, K=96), dict(M=5, N=17, K=64), dict(M=64, N=16, K=160)]),
+    "gemm_sr_runs_k32": ("../tests/gpu/ops/gemm_sr_runs.tl", "gemm_sr_runs", ["block_K=32", "dtype=bf16"],
+                         ref.dequant_gemm_w4a16, {}, [dict(M=31, N=24, K=96)]),
     "gemm_rr": ("../tests/gpu/ops/gemm_rr.tl", "gemm_rr", [], ref.gemm_sr, {},
                 [dict(M=32, N=32, K=32), dict(M=45, N=70, K=72)]),
     # Packed i4/u4 tensors (tests/gpu/ops/packed_i4.tl, packed_u4.tl): copies of their bytes through shared

@@ -243,6 +243,8 @@ KERNELS.update({
                           ("M", "N", "dim_k", "dim_p"), ("dtype", "dim_k", "dim_p")),
     "gemm_sr": _op_kernel("gemm_sr", _tensors("A", "W", "out:C", "out:D"), ("M", "N", "K"), ("dtype",)),
     "gemm_rr": _op_kernel("gemm_rr", _tensors("A", "W", "out:C"), ("M", "N", "K"), ("dtype",)),
+    "gemm_sr_runs": _op_kernel("gemm_sr_runs", _tensors("A", "B", "Scales", "out:C"), ("M", "N", "K"),
+                               ("dtype", "group_size")),
     "reduce_rows": _op_kernel("reduce_rows", _tensors("X", "Init", "out:Tiles", "out:Acc"),
                               ("M", "N"), ("dtype", "op", "block_N")),
     "reduce_gemm": _op_kernel("reduce_gemm",
@@ -518,6 +520,13 @@ def _add_gemm_variants(t: _Tables) -> None:
                     {"dtype": "f16", "block_M": "128", "block_N": "128", "block_K": "64", "threads": "256"},
                     target=target), sr_shapes)
         t.add(Build(f"ops_gemm_rr_f16{suffix}", "gemm_rr", {"dtype": "f16"}, target=target), sr_shapes[:2])
+    # B dequantized in registers (tl::gemm_sr_runs) with A in an annotated layout, two m16 tiles
+    # per warp, runs of 16 (and of 8 at block_K = 32, bf16); int4 weights as the W4A16 GEMVs'.
+    runs_shapes = [("33x40x96", {"M": 33, "N": 40, "K": 96}), ("1000x1000x1024", {"M": 1000, "N": 1000, "K": 1024}),
+                   ("5x4097x640", {"M": 5, "N": 4097, "K": 640})]
+    t.add(Build("ops_gemm_sr_runs_f16", "gemm_sr_runs", {"dtype": "f16", "group_size": "32"}), runs_shapes)
+    t.add(Build("ops_gemm_sr_runs_bf16_k32", "gemm_sr_runs", {"dtype": "bf16", "group_size": "32", "block_K": "32"},
+                target="sm_80"), runs_shapes[:2])
 
 
 def _add_reductions(t: _Tables) -> None:
