@@ -146,6 +146,9 @@ struct Node {
   // the blocked one of 4 threads per row and `bKRun` columns per thread (0: the accumulator
   // layout), and the gemm reads A in the same permuted K order (tl::gemm_sr_runs).
   int bKRun = 0;
+  // ... and, with 16 weight rows per warp, the product computed transposed (the weights as the
+  // mma's A operand, C in FragmentLayout::mmaTransposedRuns).
+  bool bRunsTransposed = false;
   // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
   // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
   std::string mmaText;

@@ -291,6 +291,29 @@ FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int
   return l;
 }
 
+FragmentLayout FragmentLayout::mmaTransposedRuns(int64_t rows, int64_t cols, int threads) {
+  FragmentLayout l;
+  l.kind = Generic;
+  l.rows = rows;
+  l.cols = cols;
+  l.threads = threads;
+  assert(rows % 8 == 0 && cols == int64_t(threads) / 2 && threads % 32 == 0);
+  l.description = "mma.m16n8 accumulator transposed (activations as B), weight rows g and g + " +
+                  std::to_string(cols / 2) + " of each lane, warps " + std::to_string(threads / 32);
+  std::string key = "mma transposed runs " + std::to_string(rows) + "x" + std::to_string(cols) + " threads " +
+                    std::to_string(threads);
+  l.algebra = buildFull(key, [&] {
+    const int64_t half = cols / 2;
+    return Fragment::make({rows, cols}, [&](llvm::ArrayRef<IntExpr> x, const IntExpr &) {
+      const IntExpr &m = x[0], &n = x[1];
+      IntExpr lane = (n % 8) * 4 + (m % 8) / 2;
+      IntExpr warp = (n % half) / 8;
+      return Fragment::Placement{warp * 32 + lane, (m / 8) * 4 + (n / half) * 2 + m % 2};
+    });
+  });
+  return l;
+}
+
 FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok,
                                        int replicas) {
   if (replicas < 1 || threads % replicas != 0) // blockedWith says it cannot (ok = false)
@@ -445,6 +468,8 @@ std::string FragmentLayout::str() const {
     return shape + " blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
            " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" +
            (replicas > 1 ? ", " + std::to_string(replicas) + " copies" : "") + regs;
+  case Generic:
+    return shape + " " + description + regs;
   case Row:
     return shape + " rows of " +
            (parent == MmaC ? (atomM == 64 ? "a wgmma accumulator (warpgroups " : "an mma accumulator (warps ") +
@@ -458,6 +483,8 @@ std::string FragmentLayout::str() const {
 bool FragmentLayout::operator==(const FragmentLayout &o) const {
   if (kind != o.kind || rows != o.rows || threads != o.threads)
     return false;
+  if (kind == Generic)
+    return cols == o.cols && description == o.description;
   Kind family = kind == Row ? parent : kind;
   if (kind == Row && parent != o.parent)
     return false;

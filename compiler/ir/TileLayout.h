@@ -125,7 +125,10 @@ struct SharedLayout {
 struct FragmentAlgebra;
 
 struct FragmentLayout {
-  enum Kind { MmaC, Blocked, Row };
+  // Generic: a layout known only by its fragment (an operator's own placement, such as the
+  // transposed accumulator of a gemm with B dequantized in registers); copies move it element
+  // by element and reductions do not take it.
+  enum Kind { MmaC, Blocked, Row, Generic };
   Kind kind = Blocked;
   Kind parent = Blocked; // for Row: the family it was reduced from
   int64_t rows = 1, cols = 1;
@@ -136,6 +139,8 @@ struct FragmentLayout {
   int replicas = 1;     // Blocked (and Row of Blocked): copies of the tile, on further threads
   // The layout as a Fragment, with its inverse; shared by copies of this layout.
   std::shared_ptr<const FragmentAlgebra> algebra;
+  // Generic: what the layout is, for --emit=inferred and equality (unique per placement).
+  std::string description;
 
   // The accumulator `atomC` (an [m, n] tile over the threads of one warp) of the target's
   // tensor-core instruction, repeated over each warp's tile on registers and over the
@@ -157,6 +162,11 @@ struct FragmentLayout {
   // fewest registers per thread; ties go to fewer copies, then wider vectors. ok = false
   // when none covers the tile (never, for a block of a power-of-two thread count).
   static FragmentLayout fewestRegisters(int64_t rows, int64_t cols, int threads, int maxVec, bool &ok);
+  // The accumulator of mma.sync m16n8 with the weights as A and the activations as B, seen
+  // as C = A_act @ W^T [rows, cols] (rows = activation rows, cols = weight rows): weight row
+  // n = 8w + g + (cols / 2) * p is row g + 8p of warp w's m16 tile, activation row m = 8j +
+  // 2t + e is column 2t + e of its n8 tile j; register 4j + 2p + e of lane 4g + t.
+  static FragmentLayout mmaTransposedRuns(int64_t rows, int64_t cols, int threads);
   // The layout a reduction over dim 1 leaves: Fragment::reduce of this one.
   FragmentLayout rowLayout() const;
 

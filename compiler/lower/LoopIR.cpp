@@ -336,7 +336,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
       os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN;
     os << (s.mfmaSize ? " mfma " + std::to_string(s.mfmaSize) + "x" + std::to_string(s.mfmaSize) : "")
        << (s.aInRegisters ? " A in registers" : "") << (s.bInRegisters ? " B in registers" : "")
-       << (s.bKRun ? " in K runs of " + std::to_string(s.bKRun) : "")
+       << (s.bKRun ? " in K runs of " + std::to_string(s.bKRun) : "") << (s.bRunsTransposed ? " transposed" : "")
        << (s.transA ? " transA" : "")
        << (s.transB ? " transB" : "");
     break;

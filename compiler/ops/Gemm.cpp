@@ -330,6 +330,13 @@ public:
     }
     const target::MmaAtom &atom = *warpAtom;
     n.warpAtom = warpAtom;
+    // B dequantized in registers over 16 weight rows per warp: the weights go in as the mma's
+    // A operand (inferTransposedRuns); it decides C's layout itself.
+    if (B->scope == Scope::Fragment && A->scope == Scope::Shared && n.transB && !n.transA &&
+        g.target->vendor() == target::Vendor::Nvidia && atom.m == 16 && atom.n == 8 &&
+        bitWidth(B->dtype) == 16 && N == 16 * int64_t(warps) && M % 8 == 0 && K % 32 == 0 &&
+        n.policy == WarpPolicy::FullCol && writtenByRegisterDequant(g, *B))
+      return inferTransposedRuns(n, *A, *B, *C, {M, N, K}, rules);
     infer::WarpSplit split = infer::splitWarps(M, N, warps, n.policy, atom);
     int wm = split.m, wn = split.n;
     if (!split.fits) {
@@ -530,6 +537,47 @@ public:
                               instr + " reads A in the same order)", at);
   }
 
+  // B dequantized in registers, 16 weight rows per warp (N = 16 x warps): the product is
+  // computed transposed, C^T = W @ A^T, with the weights as the mma's A operand and A's rows
+  // (activations) as its B operand, 8 per n8 tile. B keeps the blocked K-run layout, now over
+  // two passes, so that lane (g, t) holds weight rows 8w + g and 8w + g + N / 2: rows g and
+  // g + 8 of its warp's m16 tile (a sum over K and the rows of a tile may be numbered in any
+  // order the gemm chooses). Against the untransposed form each mma takes 8 weights per
+  // thread instead of 4, the dequantized pairs are the A operand's registers as they are, and
+  // the activations' two registers come from one 8-byte shared load. C takes the transposed
+  // accumulator layout (FragmentLayout::mmaTransposedRuns).
+  void inferTransposedRuns(Node &n, ftg::Buffer &A, ftg::Buffer &B, ftg::Buffer &C, GemmShape s,
+                           ftg::LayoutRules &rules) const {
+    const ftg::Graph &g = rules.graph();
+    llvm::SMRange at = n.call->getRange();
+    int run = s.K % 128 == 0 ? 32 : s.K % 64 == 0 ? 16 : 8;
+    bool ok = false;
+    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, g.threads, 4, run, ok);
+    if (!ok) { // unreachable: N = 16 x warps rows in two passes, K a multiple of 4 x run
+      rules.error(at, "gemm with B dequantized in registers: no blocked layout of " + std::to_string(s.N) + "x" +
+                          std::to_string(s.K) + " with 4 threads per row");
+      return;
+    }
+    n.bKRun = run;
+    n.bRunsTransposed = true;
+    n.warpsM = 1;
+    n.warpsN = g.threads / g.target->warpSize();
+    rules.assign(C, FragmentLayout::mmaTransposedRuns(s.M, s.N, g.threads),
+                 "gemm accumulator, computed transposed (weights as the mma's A operand)", at);
+    rules.assign(B, runs, "gemm B operand in registers, K in runs of " + std::to_string(run) +
+                              " per thread, as the mma's A operand (two weight rows per thread)", at);
+    if (A.shared && A.shared->isAnnotated() &&
+        !A.shared->sameOffsets(SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype)))))
+      n.elementwiseA = true;
+    else
+      rules.assignShared(A, SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype))),
+                         "strict: gemm operand, read 8 bytes at a time", at);
+    n.mmaText = "warps 1x" + std::to_string(n.warpsN) + ", mma.m16n8k16 transposed (weights as A), " +
+                (n.elementwiseA ? A.name + " element by element in K runs" : std::string("A in 8-byte runs of K")) +
+                ", B in registers in K runs of " + std::to_string(run) +
+                "; not wgmma: wgmma reads B only from shared memory, and B is in registers";
+  }
+
   // The layouts of a gemm on the warpgroup atom: the accumulator is the atom's over the
   // warpgroup split, a register A the same family over A's shape (its k16 steps are the
   // atom's A fragment), shared operands wgmma's swizzled panels.
@@ -638,6 +686,7 @@ public:
       mma.instrN = n.instrN;
       mma.mfmaSize = t.vendor() == target::Vendor::Amd ? atom.m : 0;
       mma.bKRun = n.bKRun;
+      mma.bRunsTransposed = n.bRunsTransposed;
       auto inFlight = L.gemmsInFlight.find(&n);
       mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);

@@ -8,7 +8,8 @@
 //            [N, K] tile (a weight loaded or computed into a fragment)
 //   gemm_rr: both in registers
 //   gemm_sr_runs: B in registers in K runs (dequant_i4's layout of packed weights): A and B
-//            read in the same permuted K order
+//            read in the same permuted K order; gemm_sr_runs_t the same computed transposed
+//            (the weights as the mma's A operand) for 16 weight rows per warp
 //
 // The block's warps form a WM x WN grid (warp w owns rows (w / WN) * M/WM.. and columns
 // (w % WN) * N/WN..). Each thread's accumulator registers follow tlc's MmaC fragment layout:
@@ -453,6 +454,58 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
       for (int mi = 0; mi < MT; ++mi) {
         const std::uint32_t a[4] = {lo[mi][2 * s], hi[mi][2 * s], lo[mi][2 * s + 1], hi[mi][2 * s + 1]};
         detail::WarpMma<T>::run(&C[mi * 4], a, bb);
+      }
+    }
+  }
+}
+
+// B in registers in K runs over 16 weight rows per warp (gemm_sr_runs_t): the product computed
+// transposed, C^T = B @ A^T, with the weights as the mma's A operand and A's rows (activations)
+// as its B operand. B^T [N, K] is tlc's blocked layout of four threads per row and V columns per
+// thread over two passes (N = 16 x WN): lane (g, t) of warp w holds weight rows 8w + g (pass 0,
+// registers c * V + i) and 8w + g + N / 2 (pass 1, registers (K / (4V) + c) * V + i), rows g and
+// g + 8 of the warp's m16 tile. Step s of chunk c: a0/a2 = pass 0's registers c * V + 4s +
+// {0, 1}/{2, 3}, a1/a3 = pass 1's; b0/b1 = A row 8j + g at columns c * 4V + t * V + 4s + {0, 1}
+// /{2, 3} for n8 tile j of A's rows (M / 8 tiles). C (FragmentLayout::mmaTransposedRuns): register
+// 4j + 2p + e holds C[8j + 2t + e][8w + g + p * N / 2].
+namespace detail {
+template <int M, int K, class T, class Off>
+TL_DEVICE void load_a_pairs(const T* A, int row, int col, Off off, std::uint32_t (&b)[2]) {
+  if constexpr (std::is_same_v<Off, SwizzledOperand>) {
+    const uint2 v = *reinterpret_cast<const uint2*>(A + SwizzledLayout<M, K, 16>::offset(row, col));
+    b[0] = v.x, b[1] = v.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) b[i] = gather_register(A, [&](int e) { return off(row, col + 2 * i + e); });
+  }
+}
+}  // namespace detail
+
+template <int M, int N, int K, int WM, int WN, int V, class T, class Acc, int RB, int R,
+          class OffA = SwizzledOperand>
+TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
+  static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_sr_runs_t: inputs must be f16 or bf16");
+  constexpr int NT = M / 8, Chunks = K / (4 * V), Pass = Chunks * V;
+  static_assert(WM == 1 && N == 16 * WN && M % 8 == 0, "tl::gemm_sr_runs_t: 16 weight rows per warp, whole n8 tiles");
+  static_assert(V % 4 == 0 && K % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
+  static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
+  static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const int col = c * 4 * V + t * V;
+#pragma unroll
+    for (int s = 0; s < V / 4; ++s) {
+      std::uint32_t a[4];  // the weights' pairs as dequant_i4 left them: rows g, g + 8, g, g + 8
+      std::memcpy(&a[0], &B[c * V + 4 * s], 4);
+      std::memcpy(&a[1], &B[Pass + c * V + 4 * s], 4);
+      std::memcpy(&a[2], &B[c * V + 4 * s + 2], 4);
+      std::memcpy(&a[3], &B[Pass + c * V + 4 * s + 2], 4);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        std::uint32_t b[2];
+        detail::load_a_pairs<M, K>(A, 8 * j + g, col + 4 * s, offA, b);
+        detail::WarpMma<T>::run(&C[j * 4], a, b);
       }
     }
   }

@@ -270,6 +270,16 @@ CASES = {
                                    ["block_K=64", "group_size=32", "threads=64", "dtype=bf16"],
                                    ref.dequant_gemm_w4a16, {},
                                    [dict(M=1, N=17, K=192), dict(M=16, N=8, K=256)]),
+    # 16 weight rows per warp (block_N = threads / 2): the product computed transposed, the
+    # weights as the mma's A operand (gemm_sr_runs_t); 8 and 16 rows of A per block.
+    "dequant_gemv_w4a16_tct": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                               ["block_K=128", "group_size=32", "threads=64", "block_N=32", "block_M=8"],
+                               ref.dequant_gemm_w4a16, {},
+                               [dict(M=1, N=40, K=96), dict(M=9, N=70, K=128), dict(M=3, N=33, K=288)]),
+    "dequant_gemv_w4a16_tct_m16": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                                   ["block_K=64", "group_size=32", "threads=32", "block_N=16", "dtype=bf16"],
+                                   ref.dequant_gemm_w4a16, {},
+                                   [dict(M=17, N=20, K=192), dict(M=16, N=16, K=64)]),
     "dequant_gemv_w4a16_tc_k32": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
                                   ["block_K=32", "group_size=32", "threads=32"],
                                   ref.dequant_gemm_w4a16, {},

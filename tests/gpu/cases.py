@@ -1526,7 +1526,12 @@ W4A16_TC_SHAPES = [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (3, 4097
 
 # Other tiles, timed beside the defaults: 512 columns per step (fewer registers, more blocks
 # per SM), 8 warps (64 weight rows per block).
-W4A16_TC_VARIANTS = {"_k512": {"block_K": "512"}, "_t256": {"threads": "256"}}
+W4A16_TC_VARIANTS = {"_k512": {"block_K": "512"}, "_t256": {"threads": "256"},
+                     "_tn64k256": {"block_N": "64", "block_K": "256"},
+                     "_tn64k256m8": {"block_N": "64", "block_K": "256", "block_M": "8"},
+                     "_tn32t64k256": {"threads": "64", "block_N": "32", "block_K": "256"},
+                     "_tn64k512": {"block_N": "64", "block_K": "512"},
+                     "_tn32t64k512m8": {"threads": "64", "block_N": "32", "block_K": "512", "block_M": "8"}}
 
 
 def _add_w4a16_tc(t: _Tables) -> None:

@@ -63,6 +63,7 @@ struct HandWritten {
     case FragmentLayout::Blocked: return int(l.rows / l.rowsPerPass() * l.chunksPerRow() * l.vec);
     case FragmentLayout::Row:
       return l.parent == FragmentLayout::MmaC ? int(l.mTiles() * 2) : int(l.rows / l.rowsPerPass());
+    case FragmentLayout::Generic: return 0; // no family formula: tested on its own below
     }
     return 0;
   }
@@ -434,4 +435,31 @@ TEST_CASE("an annotated shared layout is compared with the inferred ones by offs
     return IndexList{idx[0], idx[1] ^ (idx[0] % 8)};
   });
   CHECK_FALSE(elements.sameOffsets(swizzled));
+}
+
+// The transposed accumulator of gemm_sr_runs_t, against the placement written out from the
+// mma.m16n8 C fragment (PTX ISA: c0, c1 at row g, columns 2t, 2t + 1; c2, c3 at row g + 8) with
+// the tile's rows g and g + 8 being weight rows 8w + g and 8w + g + N / 2 and its columns the
+// activation rows 8j..8j + 7: every (thread, register) holds the element the formula says, the
+// lowering's printed inverse included, and the layout is a bijection.
+TEST_CASE("mma transposed-runs accumulator layout", "[layout]") {
+  for (auto [rows, threads] : {std::pair<int64_t, int>{8, 32}, {16, 128}, {24, 64}, {16, 256}}) {
+    int64_t cols = threads / 2, half = cols / 2;
+    FragmentLayout l = FragmentLayout::mmaTransposedRuns(rows, cols, threads);
+    REQUIRE(l.kind == FragmentLayout::Generic);
+    REQUIRE(l.registers() == rows / 8 * 4);
+    std::set<std::pair<int64_t, int64_t>> seen;
+    for (int64_t tid = 0; tid < threads; ++tid)
+      for (int64_t r = 0; r < l.registers(); ++r) {
+        int64_t w = tid / 32, g = (tid % 32) / 4, t = tid % 4, j = r / 4, p = (r / 2) % 2, e = r % 2;
+        int64_t m = 8 * j + 2 * t + e, n = 8 * w + g + p * half;
+        INFO(l.str() << " tid=" << tid << " r=" << r);
+        REQUIRE(l.rowAt(tid, r) == m);
+        REQUIRE(l.colAt(tid, r) == n);
+        seen.insert({m, n});
+      }
+    REQUIRE(int64_t(seen.size()) == rows * cols);
+    REQUIRE(l == FragmentLayout::mmaTransposedRuns(rows, cols, threads));
+    REQUIRE(!(l == FragmentLayout::mmaTransposedRuns(rows + 8, cols, threads)));
+  }
 }
