@@ -513,10 +513,11 @@ public:
       return;
     }
     if (wn != warps || s.N != 8 * int64_t(warps)) {
-      rules.error(at, why + " needs 8 columns per warp: N = " + std::to_string(s.N) + " over " +
+      // (16 columns per warp with M a multiple of 8 took inferTransposedRuns before the split.)
+      rules.error(at, why + " needs 8 or 16 columns per warp: N = " + std::to_string(s.N) + " over " +
                           std::to_string(warps) + " warps",
-                  "make the N extent of B and C " + std::to_string(8 * warps) + " (8 x warps), or use " +
-                      std::to_string(s.N / 8) + " warps (threads = " + std::to_string(s.N / 8 * 32) + ")");
+                  "make the N extent of B and C " + std::to_string(8 * warps) + " or " + std::to_string(16 * warps) +
+                      " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8)");
       return;
     }
     if (s.K % 32 != 0) {
