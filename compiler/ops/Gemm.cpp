@@ -512,18 +512,18 @@ public:
       rules.error(at, why + " needs every warp to own whole columns", "pass policy = full_col to this gemm");
       return;
     }
+    if (s.K % 32 != 0) {
+      rules.error(at, why + " needs K = " + std::to_string(s.K) + " to be a multiple of 32 (4 threads per row, " +
+                          "16-byte runs of A)",
+                  "make the K extent of the tiles a multiple of 32");
+      return;
+    }
     if (wn != warps || s.N != 8 * int64_t(warps)) {
       // (16 columns per warp with M a multiple of 8 took inferTransposedRuns before the split.)
       rules.error(at, why + " needs 8 or 16 columns per warp: N = " + std::to_string(s.N) + " over " +
                           std::to_string(warps) + " warps",
                   "make the N extent of B and C " + std::to_string(8 * warps) + " or " + std::to_string(16 * warps) +
                       " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8)");
-      return;
-    }
-    if (s.K % 32 != 0) {
-      rules.error(at, why + " needs K = " + std::to_string(s.K) + " to be a multiple of 32 (4 threads per row, " +
-                          "16-byte runs of A)",
-                  "make the K extent of the tiles a multiple of 32");
       return;
     }
     bool ok = false;
