@@ -291,24 +291,25 @@ FragmentLayout FragmentLayout::mmaC(int64_t rows, int64_t cols, int threads, int
   return l;
 }
 
-FragmentLayout FragmentLayout::mmaTransposedRuns(int64_t rows, int64_t cols, int threads) {
+FragmentLayout FragmentLayout::mmaTransposedRuns(int64_t rows, int64_t cols, int threads, int warpSize) {
   FragmentLayout l;
   l.kind = Generic;
   l.rows = rows;
   l.cols = cols;
   l.threads = threads;
-  assert(rows % 8 == 0 && cols == int64_t(threads) / 2 && threads % 32 == 0);
+  // mma.m16n8's C fragment: lane = 4 * groupID + threadID_in_group over a warp of warpSize lanes.
+  const int64_t warps = threads / warpSize, half = cols / 2;
+  assert(rows % 8 == 0 && cols == 16 * warps && threads % warpSize == 0);
   l.description = "mma.m16n8 accumulator transposed (activations as B), weight rows g and g + " +
-                  std::to_string(cols / 2) + " of each lane, warps " + std::to_string(threads / 32);
+                  std::to_string(half) + " of each lane, warps " + std::to_string(warps);
   std::string key = "mma transposed runs " + std::to_string(rows) + "x" + std::to_string(cols) + " threads " +
-                    std::to_string(threads);
+                    std::to_string(threads) + " warp " + std::to_string(warpSize);
   l.algebra = buildFull(key, [&] {
-    const int64_t half = cols / 2;
     return Fragment::make({rows, cols}, [&](llvm::ArrayRef<IntExpr> x, const IntExpr &) {
       const IntExpr &m = x[0], &n = x[1];
       IntExpr lane = (n % 8) * 4 + (m % 8) / 2;
       IntExpr warp = (n % half) / 8;
-      return Fragment::Placement{warp * 32 + lane, (m / 8) * 4 + (n / half) * 2 + m % 2};
+      return Fragment::Placement{warp * warpSize + lane, (m / 8) * 4 + (n / half) * 2 + m % 2};
     });
   });
   return l;

@@ -166,7 +166,7 @@ struct FragmentLayout {
   // as C = A_act @ W^T [rows, cols] (rows = activation rows, cols = weight rows): weight row
   // n = 8w + g + (cols / 2) * p is row g + 8p of warp w's m16 tile, activation row m = 8j +
   // 2t + e is column 2t + e of its n8 tile j; register 4j + 2p + e of lane 4g + t.
-  static FragmentLayout mmaTransposedRuns(int64_t rows, int64_t cols, int threads);
+  static FragmentLayout mmaTransposedRuns(int64_t rows, int64_t cols, int threads, int warpSize);
   // The layout a reduction over dim 1 leaves: Fragment::reduce of this one.
   FragmentLayout rowLayout() const;
 

@@ -563,7 +563,7 @@ public:
     n.bRunsTransposed = true;
     n.warpsM = 1;
     n.warpsN = g.threads / g.target->warpSize();
-    rules.assign(C, FragmentLayout::mmaTransposedRuns(s.M, s.N, g.threads),
+    rules.assign(C, FragmentLayout::mmaTransposedRuns(s.M, s.N, g.threads, g.target->warpSize()),
                  "gemm accumulator, computed transposed (weights as the mma's A operand)", at);
     rules.assign(B, runs, "gemm B operand in registers, K in runs of " + std::to_string(run) +
                               " per thread, as the mma's A operand (two weight rows per thread)", at);

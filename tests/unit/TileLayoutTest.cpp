@@ -445,7 +445,7 @@ TEST_CASE("an annotated shared layout is compared with the inferred ones by offs
 TEST_CASE("mma transposed-runs accumulator layout", "[layout]") {
   for (auto [rows, threads] : {std::pair<int64_t, int>{8, 32}, {16, 128}, {24, 64}, {16, 256}}) {
     int64_t cols = threads / 2, half = cols / 2;
-    FragmentLayout l = FragmentLayout::mmaTransposedRuns(rows, cols, threads);
+    FragmentLayout l = FragmentLayout::mmaTransposedRuns(rows, cols, threads, 32);
     REQUIRE(l.kind == FragmentLayout::Generic);
     REQUIRE(l.registers() == rows / 8 * 4);
     std::set<std::pair<int64_t, int64_t>> seen;
@@ -459,7 +459,7 @@ TEST_CASE("mma transposed-runs accumulator layout", "[layout]") {
         seen.insert({m, n});
       }
     REQUIRE(int64_t(seen.size()) == rows * cols);
-    REQUIRE(l == FragmentLayout::mmaTransposedRuns(rows, cols, threads));
-    REQUIRE(!(l == FragmentLayout::mmaTransposedRuns(rows + 8, cols, threads)));
+    REQUIRE(l == FragmentLayout::mmaTransposedRuns(rows, cols, threads, 32));
+    REQUIRE(!(l == FragmentLayout::mmaTransposedRuns(rows + 8, cols, threads, 32)));
   }
 }
