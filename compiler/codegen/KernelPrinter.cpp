@@ -57,12 +57,9 @@ std::string inlineText(const Stmt &s) {
     // B in registers is always [N, K] (transpose_B): no TransB argument.
     if (s.aInRegisters && s.bInRegisters)
       return "tl::gemm_rr<" + dims + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
-    if (s.bInRegisters && s.bKRun && s.bRunsTransposed)
-      return "tl::gemm_sr_runs_t<" + dims + ", " + std::to_string(s.bKRun) + ">(" + s.a + ", " + s.b + ", " + s.c +
-             offsets + ");";
     if (s.bInRegisters && s.bKRun)
-      return "tl::gemm_sr_runs<" + dims + ", " + std::to_string(s.bKRun) + ">(" + s.a + ", " + s.b + ", " + s.c +
-             offsets + ");";
+      return std::string(s.bRunsTransposed ? "tl::gemm_sr_runs_t<" : "tl::gemm_sr_runs<") + dims + ", " +
+             std::to_string(s.bKRun) + ">(" + s.a + ", " + s.b + ", " + s.c + offsets + ");";
     if (s.bInRegisters)
       return "tl::gemm_sr<" + dims + ", " + flag(s.transA) + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + offsets +
              ");";

@@ -409,11 +409,7 @@ public:
         swizzled = choice.layout;
         reason = "strict: gemm operand read by MFMA lanes; " + choice.text;
       }
-      if (buf->shared && buf->shared->isAnnotated() && !buf->shared->sameOffsets(swizzled)) {
-        *elementwise = true;
-        continue;
-      }
-      rules.assignShared(*buf, swizzled, reason, at);
+      placeSharedOperand(*buf, swizzled, reason, *elementwise, rules, at);
     }
     // After the operands: the text says which of them are read element by element.
     std::string runs = std::to_string(atom.m * atom.k / atom.threads) + "-element runs";
@@ -496,7 +492,6 @@ public:
     llvm::SMRange at = n.call->getRange();
     const ftg::Buffer &A = *n.inputs[0].buffer;
     int warps = g.threads / g.target->warpSize();
-    int run = s.K % 128 == 0 ? 32 : s.K % 64 == 0 ? 16 : 8;
     std::string why = "gemm with B dequantized in registers (dequant_i4 into '" + B.name + "')";
     if (g.target->vendor() != target::Vendor::Nvidia || atom.m != 16 || atom.n != 8) {
       rules.error(at, "not supported yet: " + why + " on " + g.target->name().str(),
@@ -526,16 +521,38 @@ public:
                       " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8)");
       return;
     }
+    std::optional<FragmentLayout> runs = kRunLayout(s, rules, at);
+    if (!runs)
+      return;
+    n.bKRun = runs->vec;
+    rules.assign(B, *runs, "gemm B operand in registers, K in runs of " + std::to_string(runs->vec) +
+                               " per thread (" + instr + " reads A in the same order)", at);
+  }
+
+  // B^T [N, K] in the blocked layout of 4 threads per row and a run of 32 columns per thread
+  // (16 where K is a multiple of 64 but not 128, 8 where only of 32): the 16-, 8- or 4-byte
+  // loads of its packed bytes. One pass over the rows for 8 per warp, two for 16.
+  static std::optional<FragmentLayout> kRunLayout(GemmShape s, ftg::LayoutRules &rules, llvm::SMRange at) {
+    int run = s.K % 128 == 0 ? 32 : s.K % 64 == 0 ? 16 : 8;
     bool ok = false;
-    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, g.threads, 4, run, ok);
-    if (!ok) { // unreachable: N = 8 x warps rows over threads / 4 rows per pass, K a multiple of 4 x run
-      rules.error(at, why + ": no blocked layout of " + std::to_string(s.N) + "x" + std::to_string(s.K) +
-                          " with 4 threads per row");
+    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, rules.graph().threads, 4, run, ok);
+    if (!ok) { // unreachable: the callers' N is 8 or 16 x warps and K a multiple of 32
+      rules.error(at, "gemm with B dequantized in registers: no blocked layout of " + std::to_string(s.N) + "x" +
+                          std::to_string(s.K) + " with 4 threads per row");
+      return std::nullopt;
+    }
+    return runs;
+  }
+
+  // A shared operand in the layout `swizzled` its reads need, or, where annotate_layout gave
+  // it another one, in that layout and read element by element through it (`elementwise`).
+  static void placeSharedOperand(ftg::Buffer &buf, const SharedLayout &swizzled, const std::string &reason,
+                                 bool &elementwise, ftg::LayoutRules &rules, llvm::SMRange at) {
+    if (buf.shared && buf.shared->isAnnotated() && !buf.shared->sameOffsets(swizzled)) {
+      elementwise = true;
       return;
     }
-    n.bKRun = run;
-    rules.assign(B, runs, "gemm B operand in registers, K in runs of " + std::to_string(run) + " per thread (" +
-                              instr + " reads A in the same order)", at);
+    rules.assignShared(buf, swizzled, reason, at);
   }
 
   // B dequantized in registers, 16 weight rows per warp (N = 16 x warps): the product is
@@ -551,28 +568,20 @@ public:
                            ftg::LayoutRules &rules) const {
     const ftg::Graph &g = rules.graph();
     llvm::SMRange at = n.call->getRange();
-    int run = s.K % 128 == 0 ? 32 : s.K % 64 == 0 ? 16 : 8;
-    bool ok = false;
-    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, g.threads, 4, run, ok);
-    if (!ok) { // unreachable: N = 16 x warps rows in two passes, K a multiple of 4 x run
-      rules.error(at, "gemm with B dequantized in registers: no blocked layout of " + std::to_string(s.N) + "x" +
-                          std::to_string(s.K) + " with 4 threads per row");
+    std::optional<FragmentLayout> runs = kRunLayout(s, rules, at);
+    if (!runs)
       return;
-    }
+    int run = runs->vec;
     n.bKRun = run;
     n.bRunsTransposed = true;
     n.warpsM = 1;
     n.warpsN = g.threads / g.target->warpSize();
     rules.assign(C, FragmentLayout::mmaTransposedRuns(s.M, s.N, g.threads, g.target->warpSize()),
                  "gemm accumulator, computed transposed (weights as the mma's A operand)", at);
-    rules.assign(B, runs, "gemm B operand in registers, K in runs of " + std::to_string(run) +
-                              " per thread, as the mma's A operand (two weight rows per thread)", at);
-    if (A.shared && A.shared->isAnnotated() &&
-        !A.shared->sameOffsets(SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype)))))
-      n.elementwiseA = true;
-    else
-      rules.assignShared(A, SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype))),
-                         "strict: gemm operand, read 8 bytes at a time", at);
+    rules.assign(B, *runs, "gemm B operand in registers, K in runs of " + std::to_string(run) +
+                               " per thread, as the mma's A operand (two weight rows per thread)", at);
+    placeSharedOperand(A, SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype))),
+                       "strict: gemm operand, read 8 bytes at a time", n.elementwiseA, rules, at);
     n.mmaText = "warps 1x" + std::to_string(n.warpsN) + ", mma.m16n8k16 transposed (weights as A), " +
                 (n.elementwiseA ? A.name + " element by element in K runs" : std::string("A in 8-byte runs of K")) +
                 ", B in registers in K runs of " + std::to_string(run) +

@@ -472,14 +472,15 @@ public:
       return;
     ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
     ftg::Buffer *values = n.outputs.size() > 1 ? n.outputs[1].buffer : nullptr;
-    // The rows of a reduction along the columns; other reductions leave dst's layout to the
-    // rest of inference (the general path reads it back from the scratch whatever it is).
+    // A layout known only by its fragment has no row structure the reductions' lowering reads.
     if (src->scope == Scope::Fragment && src->fragment && src->fragment->kind == FragmentLayout::Generic) {
       rules.error(n.call->getRange(),
                   "not supported yet: a reduction of '" + src->name + "', which holds " + src->fragment->str(),
                   "copy '" + src->name + "' into a fragment or shared buffer of its own and reduce that");
       return;
     }
+    // The rows of a reduction along the columns; other reductions leave dst's layout to the
+    // rest of inference (the general path reads it back from the scratch whatever it is).
     if (src->scope == Scope::Fragment && dst->scope == Scope::Fragment && src->fragment &&
         src->shape.size() == 2 && n.dim == 1) {
       rules.assign(*dst, src->fragment->rowLayout(), "common: rows of reduced '" + src->name + "'",

@@ -410,18 +410,28 @@ TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}
 // run is read from shared memory 16 bytes at a time (tl::SwizzledLayout keeps 8 columns
 // whole), or element by element through the offset functor of an annotated layout.
 namespace detail {
-template <int M, int K, int V, class T, class Off>
-TL_DEVICE void load_a_run(const T* A, int row, int col, Off off, std::uint32_t (&run)[V / 2]) {
+// Regs registers of row `row` of A from column `col` on (2 * Regs consecutive 16-bit
+// elements): from tl::SwizzledLayout in 16-byte (or, for two registers, 8-byte) loads, which
+// keep within one of its 16-byte chunks (col a multiple of 8, or of 4 for two registers), or
+// element by element through the offset functor of an annotated layout.
+template <int M, int K, int Regs, class T, class Off>
+TL_DEVICE void load_a_run(const T* A, int row, int col, Off off, std::uint32_t (&run)[Regs]) {
   if constexpr (std::is_same_v<Off, SwizzledOperand>) {
     using L = SwizzledLayout<M, K, 16>;
+    if constexpr (Regs == 2) {
+      const uint2 v = *reinterpret_cast<const uint2*>(A + L::offset(row, col));
+      run[0] = v.x, run[1] = v.y;
+    } else {
+      static_assert(Regs % 4 == 0, "tl::gemm: a run of whole 16-byte chunks");
 #pragma unroll
-    for (int q = 0; q < V / 8; ++q) {
-      const uint4 v = *reinterpret_cast<const uint4*>(A + L::offset(row, col + 8 * q));
-      run[4 * q] = v.x, run[4 * q + 1] = v.y, run[4 * q + 2] = v.z, run[4 * q + 3] = v.w;
+      for (int q = 0; q < Regs / 4; ++q) {
+        const uint4 v = *reinterpret_cast<const uint4*>(A + L::offset(row, col + 8 * q));
+        run[4 * q] = v.x, run[4 * q + 1] = v.y, run[4 * q + 2] = v.z, run[4 * q + 3] = v.w;
+      }
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < V / 2; ++i)
+    for (int i = 0; i < Regs; ++i)
       run[i] = gather_register(A, [&](int e) { return off(row, col + 2 * i + e); });
   }
 }
@@ -443,8 +453,8 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
     std::uint32_t lo[MT][V / 2], hi[MT][V / 2];  // A's run in rows g and g + 8 of each m16 tile
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) {
-      detail::load_a_run<M, K, V>(A, mi * 16 + g, col, offA, lo[mi]);
-      detail::load_a_run<M, K, V>(A, mi * 16 + g + 8, col, offA, hi[mi]);
+      detail::load_a_run<M, K, V / 2>(A, mi * 16 + g, col, offA, lo[mi]);
+      detail::load_a_run<M, K, V / 2>(A, mi * 16 + g + 8, col, offA, hi[mi]);
     }
 #pragma unroll
     for (int s = 0; s < V / 4; ++s) {
@@ -468,19 +478,6 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
 // {0, 1}/{2, 3}, a1/a3 = pass 1's; b0/b1 = A row 8j + g at columns c * 4V + t * V + 4s + {0, 1}
 // /{2, 3} for n8 tile j of A's rows (M / 8 tiles). C (FragmentLayout::mmaTransposedRuns): register
 // 4j + 2p + e holds C[8j + 2t + e][8w + g + p * N / 2].
-namespace detail {
-template <int M, int K, class T, class Off>
-TL_DEVICE void load_a_pairs(const T* A, int row, int col, Off off, std::uint32_t (&b)[2]) {
-  if constexpr (std::is_same_v<Off, SwizzledOperand>) {
-    const uint2 v = *reinterpret_cast<const uint2*>(A + SwizzledLayout<M, K, 16>::offset(row, col));
-    b[0] = v.x, b[1] = v.y;
-  } else {
-#pragma unroll
-    for (int i = 0; i < 2; ++i) b[i] = gather_register(A, [&](int e) { return off(row, col + 2 * i + e); });
-  }
-}
-}  // namespace detail
-
 template <int M, int N, int K, int WM, int WN, int V, class T, class Acc, int RB, int R,
           class OffA = SwizzledOperand>
 TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
@@ -504,7 +501,7 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
         std::uint32_t b[2];
-        detail::load_a_pairs<M, K>(A, 8 * j + g, col + 4 * s, offA, b);
+        detail::load_a_run<M, K, 2>(A, 8 * j + g, col + 4 * s, offA, b);
         detail::WarpMma<T>::run(&C[j * 4], a, b);
       }
     }
