@@ -410,6 +410,14 @@ TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}
 // run is read from shared memory 16 bytes at a time (tl::SwizzledLayout keeps 8 columns
 // whole), or element by element through the offset functor of an annotated layout.
 namespace detail {
+// Independent accumulator chains of a runs gemm with `tiles` accumulator tiles per warp and
+// `steps` k16 steps per call: a warp with one tile would chain every mma on the one before
+// (a warp alone on its scheduler, as at N = 4096 where a block per SM is all there is, waits
+// each mma's latency), so its steps alternate between the tile and a second set of sums, added
+// at the end of the call (GPU run 87: 3-12% faster with one tile; a third and fourth chain
+// gained nothing more, and warps with two tiles lost with extra chains).
+constexpr int runs_chains(int tiles, int steps) { return tiles == 1 && steps >= 2 ? 2 : 1; }
+
 // Regs registers of row `row` of A from column `col` on (2 * Regs consecutive 16-bit
 // elements): from tl::SwizzledLayout in 16-byte (or, for two registers, 8-byte) loads, which
 // keep within one of its 16-byte chunks (col a multiple of 8, or of 4 for two registers), or
@@ -446,7 +454,9 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
   static_assert(V % 8 == 0 && K % (4 * V) == 0, "tl::gemm_sr_runs: runs of whole 16-byte chunks");
   static_assert(RB == Chunks * V, "tl::gemm_sr_runs: B fragment size does not match");
   static_assert(R == MT * 4, "tl::gemm_sr_runs: accumulator size does not match the warp grid");
+  constexpr int Chains = detail::runs_chains(MT, Chunks * (V / 4));
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
     const int col = c * 4 * V + t * V;
@@ -463,10 +473,15 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) {
         const std::uint32_t a[4] = {lo[mi][2 * s], hi[mi][2 * s], lo[mi][2 * s + 1], hi[mi][2 * s + 1]};
-        detail::WarpMma<T>::run(&C[mi * 4], a, bb);
+        const int q = (c * (V / 4) + s) % Chains;
+        detail::WarpMma<T>::run(q == 0 ? &C[mi * 4] : &part[q - 1][mi * 4], a, bb);
       }
     }
   }
+#pragma unroll
+  for (int q = 0; q + 1 < Chains; ++q)
+#pragma unroll
+    for (int i = 0; i < R; ++i) C[i] += part[q][i];
 }
 
 // B in registers in K runs over 16 weight rows per warp (gemm_sr_runs_t): the product computed
@@ -487,7 +502,9 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
   static_assert(V % 4 == 0 && K % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
   static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
   static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
+  constexpr int Chains = detail::runs_chains(NT, Chunks * (V / 4));
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
     const int col = c * 4 * V + t * V;
@@ -502,10 +519,15 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
       for (int j = 0; j < NT; ++j) {
         std::uint32_t b[2];
         detail::load_a_run<M, K, 2>(A, 8 * j + g, col + 4 * s, offA, b);
-        detail::WarpMma<T>::run(&C[j * 4], a, b);
+        const int q = (c * (V / 4) + s) % Chains;
+        detail::WarpMma<T>::run(q == 0 ? &C[j * 4] : &part[q - 1][j * 4], a, b);
       }
     }
   }
+#pragma unroll
+  for (int q = 0; q + 1 < Chains; ++q)
+#pragma unroll
+    for (int i = 0; i < R; ++i) C[i] += part[q][i];
 }
 
 // A and B in registers (gemm_rs's A, gemm_sr's B): the registers of this warp's rows and
