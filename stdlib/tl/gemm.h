@@ -409,6 +409,9 @@ TL_DEVICE void gemm_sr(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}
 // same columns c * 4V + t * V + 4s + {0, 1} (a0, a1: rows g, g + 8) and {2, 3} (a2, a3). A's
 // run is read from shared memory 16 bytes at a time (tl::SwizzledLayout keeps 8 columns
 // whole), or element by element through the offset functor of an annotated layout.
+// With KS > 1 (fewer weight rows than 8 per warp) the warps 0..WN-1, WN..2WN-1, ... are KS
+// groups, group q holding B's columns q * K / KS .. in the layout above (FragmentLayout's
+// colSplit): each group sums its slice into C, which then holds that group's partial sums.
 namespace detail {
 // Independent accumulator chains of a runs gemm with `tiles` accumulator tiles per warp and
 // `steps` k16 steps per call: a warp with one tile would chain every mma on the one before
@@ -416,7 +419,8 @@ namespace detail {
 // each mma's latency), so its steps alternate between the tile and a second set of sums, added
 // at the end of the call (GPU run 87: 3-12% faster with one tile; a third and fourth chain
 // gained nothing more, and warps with two tiles lost with extra chains).
-constexpr int runs_chains(int tiles, int steps) { return tiles == 1 && steps >= 2 ? 2 : 1; }
+template <int Tiles, int Steps>
+inline constexpr int runs_chains = Tiles == 1 && Steps >= 2 ? 2 : 1;
 
 // Regs registers of row `row` of A from column `col` on (2 * Regs consecutive 16-bit
 // elements): from tl::SwizzledLayout in 16-byte (or, for two registers, 8-byte) loads, which
@@ -445,21 +449,22 @@ TL_DEVICE void load_a_run(const T* A, int row, int col, Off off, std::uint32_t (
 }
 }  // namespace detail
 
-template <int M, int N, int K, int WM, int WN, int V, class T, class Acc, int RB, int R,
+template <int M, int N, int K, int WM, int WN, int V, int KS = 1, class T, class Acc, int RB, int R,
           class OffA = SwizzledOperand>
 TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_sr_runs: inputs must be f16 or bf16");
-  constexpr int MT = M / 16, Chunks = K / (4 * V);
+  constexpr int MT = M / 16, Slice = K / KS, Chunks = Slice / (4 * V);
   static_assert(WM == 1 && N == 8 * WN && M % 16 == 0, "tl::gemm_sr_runs: one n8 tile per warp, whole m16 tiles");
-  static_assert(V % 8 == 0 && K % (4 * V) == 0, "tl::gemm_sr_runs: runs of whole 16-byte chunks");
+  static_assert(K % KS == 0 && V % 8 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs: runs of whole 16-byte chunks");
   static_assert(RB == Chunks * V, "tl::gemm_sr_runs: B fragment size does not match");
   static_assert(R == MT * 4, "tl::gemm_sr_runs: accumulator size does not match the warp grid");
-  constexpr int Chains = detail::runs_chains(MT, Chunks * (V / 4));
+  constexpr int Chains = detail::runs_chains<MT, Chunks * (V / 4)>;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
   Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
-    const int col = c * 4 * V + t * V;
+    const int col = slice + c * 4 * V + t * V;
     std::uint32_t lo[MT][V / 2], hi[MT][V / 2];  // A's run in rows g and g + 8 of each m16 tile
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) {
@@ -493,21 +498,22 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
 // {0, 1}/{2, 3}, a1/a3 = pass 1's; b0/b1 = A row 8j + g at columns c * 4V + t * V + 4s + {0, 1}
 // /{2, 3} for n8 tile j of A's rows (M / 8 tiles). C (FragmentLayout::mmaTransposedRuns): register
 // 4j + 2p + e holds C[8j + 2t + e][8w + g + p * N / 2].
-template <int M, int N, int K, int WM, int WN, int V, class T, class Acc, int RB, int R,
+template <int M, int N, int K, int WM, int WN, int V, int KS = 1, class T, class Acc, int RB, int R,
           class OffA = SwizzledOperand>
 TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_sr_runs_t: inputs must be f16 or bf16");
-  constexpr int NT = M / 8, Chunks = K / (4 * V), Pass = Chunks * V;
+  constexpr int NT = M / 8, Slice = K / KS, Chunks = Slice / (4 * V), Pass = Chunks * V;
   static_assert(WM == 1 && N == 16 * WN && M % 8 == 0, "tl::gemm_sr_runs_t: 16 weight rows per warp, whole n8 tiles");
-  static_assert(V % 4 == 0 && K % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
+  static_assert(K % KS == 0 && V % 4 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
   static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
   static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
-  constexpr int Chains = detail::runs_chains(NT, Chunks * (V / 4));
+  constexpr int Chains = detail::runs_chains<NT, Chunks * (V / 4)>;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
   Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
-    const int col = c * 4 * V + t * V;
+    const int col = slice + c * 4 * V + t * V;
 #pragma unroll
     for (int s = 0; s < V / 4; ++s) {
       std::uint32_t a[4];  // the weights' pairs as dequant_i4 left them: rows g, g + 8, g, g + 8
