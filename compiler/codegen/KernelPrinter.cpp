@@ -59,7 +59,8 @@ std::string inlineText(const Stmt &s) {
       return "tl::gemm_rr<" + dims + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + ");";
     if (s.bInRegisters && s.bKRun)
       return std::string(s.bRunsTransposed ? "tl::gemm_sr_runs_t<" : "tl::gemm_sr_runs<") + dims + ", " +
-             std::to_string(s.bKRun) + ">(" + s.a + ", " + s.b + ", " + s.c + offsets + ");";
+             std::to_string(s.bKRun) + (s.bKSplit > 1 ? ", " + std::to_string(s.bKSplit) : "") + ">(" + s.a + ", " +
+             s.b + ", " + s.c + offsets + ");";
     if (s.bInRegisters)
       return "tl::gemm_sr<" + dims + ", " + flag(s.transA) + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + offsets +
              ");";

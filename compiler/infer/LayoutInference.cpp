@@ -193,6 +193,7 @@ public:
     g.walk([&](Node &n) {
       if (n.kind == NodeKind::Parallel)
         checkParallel(n);
+      checkPartialSums(n);
     });
     for (auto &b : g.buffers)
       if (b->scope == Scope::Shared && !b->shared) {
@@ -318,6 +319,39 @@ private:
     b.layoutReason = l.replicas > 1 ? "free: fewest registers (the tile is smaller than the block)"
                                     : "free: fewest registers, vectorized";
     changed = true;
+  }
+
+  // A fragment of partial sums (a gemm whose warp groups split K: FragmentLayout::partials)
+  // holds no element's value in any one thread: only that gemm (accumulating), `clear`, and a
+  // copy into another fragment (which adds the sums) may touch it.
+  void checkPartialSums(const Node &n) {
+    auto partial = [](const ftg::Buffer *b) { return b && b->fragment && b->fragment->partials > 1; };
+    auto refuse = [&](const ftg::Buffer &b, llvm::SMRange at, const std::string &what) {
+      error(at, "not supported yet: " + what + " '" + b.name + "', which holds the partial sums of " +
+                    std::to_string(b.fragment->partials) + " warp groups (a gemm whose warps split K)",
+            "copy '" + b.name + "' into a fragment of its own first (the copy adds the partial sums) and use "
+            "that");
+    };
+    if (n.kind == NodeKind::Parallel) {
+      for (const FragmentAccess &a : collectFragmentAccesses(*g, *n.loop))
+        if (partial(a.buffer))
+          refuse(*a.buffer, a.expr->getRange(), "a parallel loop over");
+      return;
+    }
+    if (!n.call)
+      return;
+    bool clears = n.kind == NodeKind::Fill && n.call->builtin == Builtin::Clear;
+    bool addsUp = n.kind == NodeKind::Copy && !n.outputs.empty() && n.outputs[0].buffer->scope == Scope::Fragment;
+    for (const auto *ops : {&n.inputs, &n.outputs})
+      for (const ftg::Operand &o : *ops) {
+        bool accumulator = n.kind == NodeKind::Gemm && o.buffer == n.inputs[2].buffer && n.bKSplit > 1;
+        bool read = ops == &n.inputs;
+        if (partial(o.buffer) && !accumulator && !(clears && !read) && !(addsUp && read))
+          refuse(*o.buffer, n.call->getRange(),
+                 n.kind == NodeKind::Copy && read ? std::string("a copy out of registers of")
+                                                  : "a " + std::string(nodeKindName(n.kind)) + " that " +
+                                                        (read ? "reads" : "writes"));
+      }
   }
 
   void checkParallel(Node &n) {

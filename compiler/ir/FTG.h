@@ -149,6 +149,10 @@ struct Node {
   // ... and, with 16 weight rows per warp, the product computed transposed (the weights as the
   // mma's A operand, C in FragmentLayout::mmaTransposedRuns).
   bool bRunsTransposed = false;
+  // ... and with fewer weight rows than 8 (16) per warp, the warps split K in this many groups
+  // of consecutive warps, each summing its slice of K's runs (C holds each group's partial
+  // sums: FragmentLayout::partialSums).
+  int bKSplit = 1;
   // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
   // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
   std::string mmaText;

@@ -90,7 +90,7 @@ std::string fragmentLayoutProblem(const Buffer &b, const FragmentLayout &l) {
   if (f.threadExtent() != l.threads)
     return "fragment " + f.str() + " uses " + std::to_string(f.threadExtent()) +
            " threads, but the block has " + std::to_string(l.threads);
-  int64_t copies = l.kind == FragmentLayout::Blocked ? l.replicas : 1;
+  int64_t copies = l.kind == FragmentLayout::Blocked || l.kind == FragmentLayout::Generic ? l.replicas : 1;
   if (!isRow && f.replicate() != copies)
     return "fragment " + f.str() + " holds its elements " + std::to_string(f.replicate()) +
            " times, its layout says " + std::to_string(copies);

@@ -315,6 +315,36 @@ FragmentLayout FragmentLayout::mmaTransposedRuns(int64_t rows, int64_t cols, int
   return l;
 }
 
+FragmentLayout FragmentLayout::partialSums(const FragmentLayout &part, int groups) {
+  FragmentLayout l = part;
+  l.kind = Generic;
+  l.threads = part.threads * groups;
+  l.partials = groups;
+  l.replicas = groups;
+  std::string name = part.description;
+  if (part.kind != Generic) { // str() without its shape and register count, which l's str() adds
+    name = part.str();
+    name = name.substr(name.find("] ") + 2);
+    name = name.substr(0, name.rfind(", "));
+  }
+  l.description = name + ", partial sums over " + std::to_string(groups) + " thread groups";
+  // Layouts are equal when their descriptions are (Generic): the part's own name keeps them apart.
+  std::string key = "partials " + std::to_string(groups) + " of " + part.str() + " threads " +
+                    std::to_string(part.threads);
+  l.algebra = buildFull(key, [&] { return part.fragment().replicate(groups); });
+  return l;
+}
+
+FragmentLayout FragmentLayout::summed() const {
+  assert(kind == Generic && partials > 1);
+  FragmentLayout l = *this;
+  l.partials = 1;
+  std::string suffix = ", partial sums over " + std::to_string(partials) + " thread groups";
+  l.description = description.substr(0, description.size() - suffix.size()) + ", summed, held by " +
+                  std::to_string(partials) + " thread groups";
+  return l;
+}
+
 FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, int vec, bool &ok,
                                        int replicas) {
   if (replicas < 1 || threads % replicas != 0) // blockedWith says it cannot (ok = false)
@@ -336,7 +366,7 @@ FragmentLayout FragmentLayout::blocked(int64_t rows, int64_t cols, int threads, 
 }
 
 FragmentLayout FragmentLayout::blockedWith(int64_t rows, int64_t cols, int threads, int tpr, int vec, bool &ok,
-                                           int replicas) {
+                                           int replicas, int colSplit) {
   FragmentLayout l;
   l.kind = Blocked;
   l.rows = rows;
@@ -345,13 +375,15 @@ FragmentLayout FragmentLayout::blockedWith(int64_t rows, int64_t cols, int threa
   l.replicas = replicas;
   l.vec = vec;
   l.tpr = tpr;
-  ok = replicas >= 1 && threads % replicas == 0 && tpr >= 1 && vec >= 1 && (threads / replicas) % tpr == 0 &&
-       rows % l.rowsPerPass() == 0 && cols % (int64_t(tpr) * vec) == 0;
+  l.colSplit = colSplit;
+  ok = replicas >= 1 && colSplit >= 1 && threads % (replicas * colSplit) == 0 && tpr >= 1 && vec >= 1 &&
+       (threads / colSplit / replicas) % tpr == 0 && rows % l.rowsPerPass() == 0 &&
+       cols % (int64_t(colSplit) * tpr * vec) == 0;
   if (!ok)
     return l;
   std::string key = "blocked " + std::to_string(rows) + "x" + std::to_string(cols) + " threads " +
                     std::to_string(threads) + " tpr " + std::to_string(tpr) + " vec " + std::to_string(vec) +
-                    " replicas " + std::to_string(replicas);
+                    " replicas " + std::to_string(replicas) + " split " + std::to_string(colSplit);
   l.algebra = buildFull(key, [&] {
     // One thread's vector, spread over tpr consecutive threads along the row and over
     // rowsPerPass rows, the passes and chunks of a row then repeated on registers, and the
@@ -361,7 +393,10 @@ FragmentLayout FragmentLayout::blockedWith(int64_t rows, int64_t cols, int threa
     });
     Fragment copy = vector.repeat({l.rowsPerPass(), tpr}, RepeatOn::Thread)
                         .repeat({rows / l.rowsPerPass(), l.chunksPerRow()}, RepeatOn::Register);
-    return replicas > 1 ? copy.replicate(replicas) : copy;
+    if (replicas > 1)
+      copy = copy.replicate(replicas);
+    // Column slices side by side, each on the next group of threads.
+    return colSplit > 1 ? copy.repeat({1, colSplit}, RepeatOn::Thread) : copy;
   });
   return l;
 }
@@ -440,6 +475,10 @@ std::string FragmentLayout::replicaGuard(const std::string &tid, const std::stri
   return print(*algebra, algebra->replica, tid, r) + " == 0";
 }
 
+std::string FragmentLayout::replicaOf(const std::string &tid, const std::string &r) const {
+  return algebra->replica ? print(*algebra, algebra->replica, tid, r) : "0";
+}
+
 std::string FragmentLayout::rowRegister(const std::string &r) const {
   assert(kind != Row);
   return print(*algebra, algebra->rowRegister, "0", r);
@@ -468,7 +507,8 @@ std::string FragmentLayout::str() const {
   case Blocked:
     return shape + " blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
            " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" +
-           (replicas > 1 ? ", " + std::to_string(replicas) + " copies" : "") + regs;
+           (replicas > 1 ? ", " + std::to_string(replicas) + " copies" : "") +
+           (colSplit > 1 ? ", columns in " + std::to_string(colSplit) + " slices over thread groups" : "") + regs;
   case Generic:
     return shape + " " + description + regs;
   case Row:
@@ -485,7 +525,7 @@ bool FragmentLayout::operator==(const FragmentLayout &o) const {
   if (kind != o.kind || rows != o.rows || threads != o.threads)
     return false;
   if (kind == Generic)
-    return cols == o.cols && description == o.description;
+    return cols == o.cols && description == o.description && partials == o.partials;
   Kind family = kind == Row ? parent : kind;
   if (kind == Row && parent != o.parent)
     return false;
@@ -494,7 +534,7 @@ bool FragmentLayout::operator==(const FragmentLayout &o) const {
   if (family == MmaC)
     return wm == o.wm && wn == o.wn && atomM == o.atomM && atomN == o.atomN &&
            (kind == Row ? warpRows() == o.warpRows() : true);
-  return tpr == o.tpr && replicas == o.replicas && (kind == Row || vec == o.vec);
+  return tpr == o.tpr && replicas == o.replicas && colSplit == o.colSplit && (kind == Row || vec == o.vec);
 }
 
 } // namespace tlc

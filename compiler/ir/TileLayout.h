@@ -136,7 +136,14 @@ struct FragmentLayout {
   int wm = 1, wn = 1;   // MmaC (and Row of MmaC): warp grid
   int atomM = 1, atomN = 1; // MmaC: the accumulator tile of one instruction
   int tpr = 1, vec = 1; // Blocked (and Row of Blocked)
-  int replicas = 1;     // Blocked (and Row of Blocked): copies of the tile, on further threads
+  int replicas = 1;     // Blocked (and Row of Blocked), Generic: copies of the tile, on further threads
+  // Blocked: the columns cut into `colSplit` equal slices, slice p a blocked tile of its own on
+  // threads p * threads / colSplit .. (a gemm whose warps split K: each warp group's weights).
+  int colSplit = 1;
+  // Generic: each element is the sum of `partials` values held by as many groups of threads
+  // (a gemm whose warp groups split K leaves each group's partial sums); reading it needs
+  // their sum, which a copy into another fragment takes (convertingCopy).
+  int partials = 1;
   // The layout as a Fragment, with its inverse; shared by copies of this layout.
   std::shared_ptr<const FragmentAlgebra> algebra;
   // Generic: what the layout is, for --emit=inferred and equality (unique per placement).
@@ -155,7 +162,7 @@ struct FragmentLayout {
   // The same with the threads per row given (a layout derived from another's: dequant_i4's
   // unpacked tile keeps its packed tile's threads and doubles the vector).
   static FragmentLayout blockedWith(int64_t rows, int64_t cols, int threads, int tpr, int vec, bool &ok,
-                                    int replicas = 1);
+                                    int replicas = 1, int colSplit = 1);
   // The FREE level's choice (the TileLang paper's Algorithm 1): among the blocked layouts of
   // the tile over `threads` threads (vectors of `maxVec` elements down to 1, the tile copied
   // over 1, 2, 4, ... thread groups when it is too small for the block), the one with the
@@ -167,6 +174,11 @@ struct FragmentLayout {
   // n = 8w + g + (cols / 2) * p is row g + 8p of warp w's m16 tile, activation row m = 8j +
   // 2t + e is column 2t + e of its n8 tile j; register 4j + 2p + e of lane 4g + t.
   static FragmentLayout mmaTransposedRuns(int64_t rows, int64_t cols, int threads, int warpSize);
+  // `part` (a layout over threads / groups threads) held by `groups` groups of threads, each
+  // with partial sums of every element (a Generic layout with partials = groups); summed()
+  // is the same placement with each group holding the whole sum (replicas).
+  static FragmentLayout partialSums(const FragmentLayout &part, int groups);
+  FragmentLayout summed() const;
   // The layout a reduction over dim 1 leaves: Fragment::reduce of this one.
   FragmentLayout rowLayout() const;
 
@@ -180,6 +192,9 @@ struct FragmentLayout {
   // first replica), or "" when every element is held once. Side effects that must happen
   // once per element (atomic adds) are guarded by it.
   std::string replicaGuard(const std::string &tid, const std::string &r) const;
+  // Which copy (or, with partials > 1, which partial sum) of its element register r of thread
+  // tid holds, as C++: "0" when every element is held once.
+  std::string replicaOf(const std::string &tid, const std::string &r) const;
   // For a full (MmaC or Blocked) layout: the register of its Row layout that holds the row
   // of this layout's register r (the same in every thread).
   std::string rowRegister(const std::string &r) const;
@@ -193,8 +208,8 @@ struct FragmentLayout {
   int64_t mTiles() const { return warpRows() / atomM; }
   int64_t nTiles() const { return warpCols() / atomN; }
   // Blocked geometry.
-  int64_t rowsPerPass() const { return threads / replicas / tpr; }
-  int64_t chunksPerRow() const { return cols / (int64_t(tpr) * vec); }
+  int64_t rowsPerPass() const { return threads / colSplit / replicas / tpr; }
+  int64_t chunksPerRow() const { return cols / colSplit / (int64_t(tpr) * vec); }
 
   // How one row is spread for a reduction along dim 1: over `lanes` threads of one warp,
   // `laneStride` apart (consecutive for mma.sync and blocked layouts; 32 or 16 apart for

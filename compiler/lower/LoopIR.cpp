@@ -337,6 +337,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
     os << (s.mfmaSize ? " mfma " + std::to_string(s.mfmaSize) + "x" + std::to_string(s.mfmaSize) : "")
        << (s.aInRegisters ? " A in registers" : "") << (s.bInRegisters ? " B in registers" : "")
        << (s.bKRun ? " in K runs of " + std::to_string(s.bKRun) : "") << (s.bRunsTransposed ? " transposed" : "")
+       << (s.bKSplit > 1 ? " split over " + std::to_string(s.bKSplit) + " warp groups" : "")
        << (s.transA ? " transA" : "")
        << (s.transB ? " transB" : "");
     break;

@@ -161,6 +161,7 @@ struct Stmt {
   int mfmaSize = 0; // gfx9: the MFMA tl::gemm issues, 32 (32x32x8) or 16 (16x16x16); 0 elsewhere
   int bKRun = 0;    // B in registers in K runs of this many columns per thread (tl::gemm_sr_runs)
   bool bRunsTransposed = false; // ... computed transposed (tl::gemm_sr_runs_t)
+  int bKSplit = 1;  // ... over this many warp groups, each summing a slice of K
   std::string a, b, c;
   // mma.sync operands read through an offset functor (a C++ name; "" for the default,
   // tl::SwizzledLayout read by ldmatrix): annotated shared layouts.

@@ -272,7 +272,13 @@ void convertingCopy(KernelLowering &L, const Node &n, const ftg::Buffer &src, co
     return;
   }
   const std::string T = cppType(src.dtype), slots = L.fresh("slots");
-  L.add(makeComment("the layouts differ: through shared memory (the scratch area), in " + T));
+  // A source of partial sums (a gemm whose warp groups split K) leaves one copy of the tile per
+  // group in the scratch, and each destination register is their sum, added in group order.
+  const int partials = src.fragment->partials;
+  const int64_t elements = tile.size() == 1 ? tile[0] : tile[0] * tile[1];
+  L.add(makeComment(partials > 1 ? "the partial sums of " + std::to_string(partials) +
+                                       " warp groups, added through shared memory (the scratch area), in " + T
+                                 : "the layouts differ: through shared memory (the scratch area), in " + T));
   L.add(makeBarrier("the scratch area may still be read"));
   L.add(makeLet(T + "* const", slots, "reinterpret_cast<" + T + "*>(tl_reduce_scratch)", false));
   auto registers = [&](const ftg::Buffer &b, const std::function<StmtPtr(const std::string &, const std::string &)> &leaf) {
@@ -280,16 +286,22 @@ void convertingCopy(KernelLowering &L, const Node &n, const ftg::Buffer &src, co
     std::string r = L.fresh("r");
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(f.registers()), "", 0), [&] {
       std::string at = L.fresh("s");
-      L.add(makeLet("const int", at, scratchIndex(f, tile, r), false));
-      L.add(leaf(r, slots + "[" + at + "]"));
+      std::string index = scratchIndex(f, tile, r);
+      if (&b == &src && partials > 1)
+        index = "(" + f.replicaOf(kThreadIndex, r) + ") * " + std::to_string(elements) + " + " + index;
+      L.add(makeLet("const int", at, index, false));
+      L.add(leaf(r, at));
     });
   };
-  registers(src, [&](const std::string &r, const std::string &slot) {
-    return withAccess(makeStore(slot, bufferName(src) + "[" + r + "]"), {L.access(&src)}, {});
+  registers(src, [&](const std::string &r, const std::string &at) {
+    return withAccess(makeStore(slots + "[" + at + "]", bufferName(src) + "[" + r + "]"), {L.access(&src)}, {});
   });
   L.add(makeBarrier("the tile is in the scratch"));
-  registers(dst, [&](const std::string &r, const std::string &slot) {
-    return withAccess(makeStore(bufferName(dst) + "[" + r + "]", "tl::convert<" + cppType(dst.dtype) + ">(" + slot + ")"),
+  registers(dst, [&](const std::string &r, const std::string &at) {
+    std::string value = slots + "[" + at + "]";
+    for (int p = 1; p < partials; ++p)
+      value += " + " + slots + "[" + std::to_string(p * elements) + " + " + at + "]";
+    return withAccess(makeStore(bufferName(dst) + "[" + r + "]", "tl::convert<" + cppType(dst.dtype) + ">(" + value + ")"),
                       {}, {L.access(&dst)});
   });
   L.add(makeBarrier("the scratch area may be reused"));
@@ -532,8 +544,16 @@ public:
     // gave each its own (then the copy converts through shared memory: convertingCopy).
     if (level != ftg::InferLevel::Common || n.inputs.empty() || n.outputs.empty())
       return;
-    if (n.inputs[0].buffer->fragment && n.outputs[0].buffer->fragment)
+    ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+    if (src.fragment && dst.fragment)
       return;
+    // Partial sums (a gemm whose warp groups split K): the copy adds them, and the destination
+    // holds the sums in the same placement, each group a whole copy.
+    if (src.fragment && src.fragment->partials > 1 && dst.scope == Scope::Fragment && src.shape == dst.shape) {
+      rules.assign(dst, src.fragment->summed(), "copied from the partial sums of '" + src.name + "', added",
+                   n.call->getRange());
+      return;
+    }
     rules.shareLayout(n, "copied from", "copied to");
   }
 
@@ -541,7 +561,7 @@ public:
     if (!convertsLayout(n))
       return 0;
     const ftg::Buffer &src = *n.inputs[0].buffer;
-    return src.numElements() * std::max<int64_t>(1, int64_t(bitWidth(src.dtype)) / 8);
+    return src.numElements() * std::max<int64_t>(1, int64_t(bitWidth(src.dtype)) / 8) * src.fragment->partials;
   }
 
   void selectInstruction(Node &n, const ftg::Graph &g) const override {

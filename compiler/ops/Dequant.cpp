@@ -99,7 +99,7 @@ std::optional<FragmentLayout> unpackedLayout(const FragmentLayout &packed) {
     return std::nullopt;
   bool ok = false;
   FragmentLayout l = FragmentLayout::blockedWith(packed.rows, packed.cols * 2, packed.threads, packed.tpr,
-                                                 packed.vec * 2, ok, packed.replicas);
+                                                 packed.vec * 2, ok, packed.replicas, packed.colSplit);
   return ok ? std::optional<FragmentLayout>(l) : std::nullopt;
 }
 
@@ -108,7 +108,7 @@ std::optional<FragmentLayout> packedLayout(const FragmentLayout &unpacked) {
     return std::nullopt;
   bool ok = false;
   FragmentLayout l = FragmentLayout::blockedWith(unpacked.rows, unpacked.cols / 2, unpacked.threads, unpacked.tpr,
-                                                 unpacked.vec / 2, ok, unpacked.replicas);
+                                                 unpacked.vec / 2, ok, unpacked.replicas, unpacked.colSplit);
   return ok ? std::optional<FragmentLayout>(l) : std::nullopt;
 }
 

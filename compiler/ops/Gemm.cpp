@@ -331,12 +331,22 @@ public:
     const target::MmaAtom &atom = *warpAtom;
     n.warpAtom = warpAtom;
     // B dequantized in registers over 16 weight rows per warp: the weights go in as the mma's
-    // A operand (inferTransposedRuns); it decides C's layout itself.
+    // A operand (inferTransposedRuns); it decides C's layout itself. With fewer weight rows
+    // than 16 (8) per warp, whole warp groups of 16 (8) rows each split K (inferSplitRuns).
     if (B->scope == Scope::Fragment && A->scope == Scope::Shared && n.transB && !n.transA &&
         g.target->vendor() == target::Vendor::Nvidia && atom.m == 16 && atom.n == 8 &&
-        bitWidth(B->dtype) == 16 && N == 16 * int64_t(warps) && M % 8 == 0 && K % 32 == 0 &&
-        n.policy == WarpPolicy::FullCol && writtenByRegisterDequant(g, *B))
-      return inferTransposedRuns(n, *A, *B, *C, {M, N, K}, rules);
+        bitWidth(B->dtype) == 16 && n.policy == WarpPolicy::FullCol && writtenByRegisterDequant(g, *B)) {
+      // In order: the whole of K per warp (transposed, then untransposed where M is whole m16
+      // tiles), then split (transposed where M is whole n8 tiles).
+      int64_t w = warps;
+      bool untransposed = N == 8 * w && M % 16 == 0;
+      if (N == 16 * w && M % 8 == 0 && K % 32 == 0)
+        return inferTransposedRuns(n, *A, *B, *C, {M, N, K}, 1, rules);
+      if (!untransposed && N < 16 * w && N % 16 == 0 && (16 * w) % N == 0 && M % 8 == 0)
+        return inferSplitRuns(n, *A, *B, *C, {M, N, K}, true, int(16 * w / N), rules);
+      if (!untransposed && N < 8 * w && N % 8 == 0 && (8 * w) % N == 0)
+        return inferSplitRuns(n, *A, *B, *C, {M, N, K}, false, int(8 * w / N), rules);
+    }
     infer::WarpSplit split = infer::splitWarps(M, N, warps, n.policy, atom);
     int wm = split.m, wn = split.n;
     if (!split.fits) {
@@ -514,14 +524,16 @@ public:
       return;
     }
     if (wn != warps || s.N != 8 * int64_t(warps)) {
-      // (16 columns per warp with M a multiple of 8 took inferTransposedRuns before the split.)
-      rules.error(at, why + " needs 8 or 16 columns per warp: N = " + std::to_string(s.N) + " over " +
-                          std::to_string(warps) + " warps",
+      // (16 columns per warp with M a multiple of 8 took inferTransposedRuns before the split,
+      // and fewer columns dividing 8 x warps inferSplitRuns.)
+      rules.error(at, why + " needs 8 or 16 columns per warp, or a divisor of 8 x warps: N = " +
+                          std::to_string(s.N) + " over " + std::to_string(warps) + " warps",
                   "make the N extent of B and C " + std::to_string(8 * warps) + " or " + std::to_string(16 * warps) +
-                      " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8)");
+                      " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8), or 8 x warps / 2^k " +
+                      "(the warps then split K)");
       return;
     }
-    std::optional<FragmentLayout> runs = kRunLayout(s, rules, at);
+    std::optional<FragmentLayout> runs = kRunLayout(s, 1, rules, at);
     if (!runs)
       return;
     n.bKRun = runs->vec;
@@ -531,12 +543,15 @@ public:
 
   // B^T [N, K] in the blocked layout of 4 threads per row and a run of 32 columns per thread
   // (16 where K is a multiple of 64 but not 128, 8 where only of 32): the 16-, 8- or 4-byte
-  // loads of its packed bytes. One pass over the rows for 8 per warp, two for 16.
-  static std::optional<FragmentLayout> kRunLayout(GemmShape s, ftg::LayoutRules &rules, llvm::SMRange at) {
-    int run = s.K % 128 == 0 ? 32 : s.K % 64 == 0 ? 16 : 8;
+  // loads of its packed bytes. One pass over the rows for 8 per warp, two for 16. Split over
+  // `kSplit` warp groups, K is cut into as many slices, each group's own blocked tile.
+  static std::optional<FragmentLayout> kRunLayout(GemmShape s, int kSplit, ftg::LayoutRules &rules,
+                                                  llvm::SMRange at) {
+    int64_t slice = s.K / kSplit;
+    int run = slice % 128 == 0 ? 32 : slice % 64 == 0 ? 16 : 8;
     bool ok = false;
-    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, rules.graph().threads, 4, run, ok);
-    if (!ok) { // unreachable: the callers' N is 8 or 16 x warps and K a multiple of 32
+    FragmentLayout runs = FragmentLayout::blockedWith(s.N, s.K, rules.graph().threads, 4, run, ok, 1, kSplit);
+    if (!ok) { // unreachable: the callers' N is 8 or 16 x warps / kSplit and K / kSplit a multiple of 32
       rules.error(at, "gemm with B dequantized in registers: no blocked layout of " + std::to_string(s.N) + "x" +
                           std::to_string(s.K) + " with 4 threads per row");
       return std::nullopt;
@@ -564,28 +579,80 @@ public:
   // thread instead of 4, the dequantized pairs are the A operand's registers as they are, and
   // the activations' two registers come from one 8-byte shared load. C takes the transposed
   // accumulator layout (FragmentLayout::mmaTransposedRuns).
-  void inferTransposedRuns(Node &n, ftg::Buffer &A, ftg::Buffer &B, ftg::Buffer &C, GemmShape s,
+  void inferTransposedRuns(Node &n, ftg::Buffer &A, ftg::Buffer &B, ftg::Buffer &C, GemmShape s, int kSplit,
                            ftg::LayoutRules &rules) const {
     const ftg::Graph &g = rules.graph();
     llvm::SMRange at = n.call->getRange();
-    std::optional<FragmentLayout> runs = kRunLayout(s, rules, at);
+    std::optional<FragmentLayout> runs = kRunLayout(s, kSplit, rules, at);
     if (!runs)
       return;
     int run = runs->vec;
     n.bKRun = run;
     n.bRunsTransposed = true;
+    n.bKSplit = kSplit;
     n.warpsM = 1;
-    n.warpsN = g.threads / g.target->warpSize();
-    rules.assign(C, FragmentLayout::mmaTransposedRuns(s.M, s.N, g.threads, g.target->warpSize()),
-                 "gemm accumulator, computed transposed (weights as the mma's A operand)", at);
+    n.warpsN = g.threads / g.target->warpSize() / kSplit;
+    FragmentLayout acc = FragmentLayout::mmaTransposedRuns(s.M, s.N, g.threads / kSplit, g.target->warpSize());
+    rules.assign(C, kSplit > 1 ? FragmentLayout::partialSums(acc, kSplit) : acc,
+                 "gemm accumulator, computed transposed (weights as the mma's A operand)" + splitText(kSplit), at);
     rules.assign(B, *runs, "gemm B operand in registers, K in runs of " + std::to_string(run) +
-                               " per thread, as the mma's A operand (two weight rows per thread)", at);
+                               " per thread, as the mma's A operand (two weight rows per thread)" + splitText(kSplit),
+                 at);
     placeSharedOperand(A, SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype))),
                        "strict: gemm operand, read 8 bytes at a time", n.elementwiseA, rules, at);
-    n.mmaText = "warps 1x" + std::to_string(n.warpsN) + ", mma.m16n8k16 transposed (weights as A), " +
+    n.mmaText = "warps 1x" + std::to_string(n.warpsN) + (kSplit > 1 ? " x " + std::to_string(kSplit) + " along K" : "") +
+                ", mma.m16n8k16 transposed (weights as A), " +
                 (n.elementwiseA ? A.name + " element by element in K runs" : std::string("A in 8-byte runs of K")) +
                 ", B in registers in K runs of " + std::to_string(run) +
                 "; not wgmma: wgmma reads B only from shared memory, and B is in registers";
+  }
+
+  static std::string splitText(int kSplit) {
+    return kSplit > 1 ? "; K split over " + std::to_string(kSplit) + " warp groups" : "";
+  }
+
+  // B dequantized in registers with fewer weight rows than a warp's 16 (transposed) or 8 per
+  // warp: N / 16 (N / 8) warps hold the rows and `kSplit` groups of them split K, each summing
+  // its slice's runs into partial sums of the whole C (FragmentLayout::partialSums); a copy of
+  // C into another fragment adds them (Copy.cpp, convertingCopy). A GEMV whose N gives too few
+  // warps for the GPU (N = 4096: 512 warps of 8 rows) gets more warps per weight row.
+  void inferSplitRuns(Node &n, ftg::Buffer &A, ftg::Buffer &B, ftg::Buffer &C, GemmShape s, bool transposed,
+                      int kSplit, ftg::LayoutRules &rules) const {
+    const ftg::Graph &g = rules.graph();
+    llvm::SMRange at = n.call->getRange();
+    if (s.K % (32 * int64_t(kSplit)) != 0) {
+      rules.error(at, "gemm with B dequantized in registers (dequant_i4 into '" + B.name + "') splits K over " +
+                          std::to_string(kSplit) + " warp groups (N = " + std::to_string(s.N) + " over " +
+                          std::to_string(g.threads / g.target->warpSize()) + " warps): K = " + std::to_string(s.K) +
+                          " must be a multiple of " + std::to_string(32 * kSplit) + " (32 per group)",
+                  "make the K extent of the tiles a multiple of " + std::to_string(32 * kSplit) +
+                      ", or use fewer threads");
+      return;
+    }
+    if (transposed)
+      return inferTransposedRuns(n, A, B, C, s, kSplit, rules);
+    if (s.M % 16 != 0) {
+      rules.error(at, "gemm with B dequantized in registers over " + std::to_string(s.N) +
+                          " weight rows needs M = " + std::to_string(s.M) + " to be a multiple of 16 (mma.m16n8k16's rows)",
+                  "make the M extent of A and C a multiple of 16");
+      return;
+    }
+    std::optional<FragmentLayout> runs = kRunLayout(s, kSplit, rules, at);
+    if (!runs)
+      return;
+    const target::MmaAtom &atom = *n.warpAtom;
+    n.bKRun = runs->vec;
+    n.bKSplit = kSplit;
+    n.warpsM = 1;
+    n.warpsN = int(s.N / 8);
+    rules.assign(C, FragmentLayout::partialSums(FragmentLayout::mmaC(s.M, s.N, g.threads / kSplit, 1, n.warpsN, *atom.c), kSplit),
+                 "gemm accumulator" + splitText(kSplit), at);
+    rules.assign(B, *runs, "gemm B operand in registers, K in runs of " + std::to_string(runs->vec) +
+                               " per thread (mma.m16n8k16 reads A in the same order)" + splitText(kSplit), at);
+    placeSharedOperand(A, SharedLayout::swizzled(s.M, s.K, int(bitWidth(A.dtype))),
+                       "strict: gemm operand, read in 16-byte runs of K", n.elementwiseA, rules, at);
+    n.mmaText = "warps 1x" + std::to_string(n.warpsN) + " x " + std::to_string(kSplit) + " along K, mma.m16n8k16, " +
+                operandLoads(n, A.dtype) + "; not wgmma: wgmma reads B only from shared memory, and B is in registers";
   }
 
   // The layouts of a gemm on the warpgroup atom: the accumulator is the atom's over the
@@ -697,6 +764,7 @@ public:
       mma.mfmaSize = t.vendor() == target::Vendor::Amd ? atom.m : 0;
       mma.bKRun = n.bKRun;
       mma.bRunsTransposed = n.bRunsTransposed;
+      mma.bKSplit = n.bKSplit;
       auto inFlight = L.gemmsInFlight.find(&n);
       mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);

@@ -473,7 +473,9 @@ public:
     ftg::Buffer *src = n.inputs[0].buffer, *dst = n.outputs[0].buffer;
     ftg::Buffer *values = n.outputs.size() > 1 ? n.outputs[1].buffer : nullptr;
     // A layout known only by its fragment has no row structure the reductions' lowering reads.
-    if (src->scope == Scope::Fragment && src->fragment && src->fragment->kind == FragmentLayout::Generic) {
+    // (Nor does a blocked tile whose column slices are on separate warp groups.)
+    if (src->scope == Scope::Fragment && src->fragment &&
+        (src->fragment->kind == FragmentLayout::Generic || src->fragment->colSplit > 1)) {
       rules.error(n.call->getRange(),
                   "not supported yet: a reduction of '" + src->name + "', which holds " + src->fragment->str(),
                   "copy '" + src->name + "' into a fragment or shared buffer of its own and reduce that");

@@ -422,6 +422,25 @@ namespace detail {
 template <int Tiles, int Steps>
 inline constexpr int runs_chains = Tiles == 1 && Steps >= 2 ? 2 : 1;
 
+// The sums of a runs gemm over Chains independent chains: chain 0 is C itself, the others start
+// at zero and are added to C when the call ends (finish).
+template <int Chains, class Acc, int R>
+struct RunsChains {
+  Acc (&C)[R];
+  Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
+  // The accumulator registers (from `offset`) of k16 step `step`'s mma.
+  TL_DEVICE Acc* at(int step, int offset) {
+    const int q = step % Chains;
+    return q == 0 ? &C[offset] : &part[q - 1][offset];
+  }
+  TL_DEVICE void finish() {
+#pragma unroll
+    for (int q = 0; q + 1 < Chains; ++q)
+#pragma unroll
+      for (int i = 0; i < R; ++i) C[i] += part[q][i];
+  }
+};
+
 // Regs registers of row `row` of A from column `col` on (2 * Regs consecutive 16-bit
 // elements): from tl::SwizzledLayout in 16-byte (or, for two registers, 8-byte) loads, which
 // keep within one of its 16-byte chunks (col a multiple of 8, or of 4 for two registers), or
@@ -458,10 +477,9 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
   static_assert(K % KS == 0 && V % 8 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs: runs of whole 16-byte chunks");
   static_assert(RB == Chunks * V, "tl::gemm_sr_runs: B fragment size does not match");
   static_assert(R == MT * 4, "tl::gemm_sr_runs: accumulator size does not match the warp grid");
-  constexpr int Chains = detail::runs_chains<MT, Chunks * (V / 4)>;
+  detail::RunsChains<detail::runs_chains<MT, Chunks * (V / 4)>, Acc, R> sums{C};
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
-  Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
     const int col = slice + c * 4 * V + t * V;
@@ -478,15 +496,11 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) {
         const std::uint32_t a[4] = {lo[mi][2 * s], hi[mi][2 * s], lo[mi][2 * s + 1], hi[mi][2 * s + 1]};
-        const int q = (c * (V / 4) + s) % Chains;
-        detail::WarpMma<T>::run(q == 0 ? &C[mi * 4] : &part[q - 1][mi * 4], a, bb);
+        detail::WarpMma<T>::run(sums.at(c * (V / 4) + s, mi * 4), a, bb);
       }
     }
   }
-#pragma unroll
-  for (int q = 0; q + 1 < Chains; ++q)
-#pragma unroll
-    for (int i = 0; i < R; ++i) C[i] += part[q][i];
+  sums.finish();
 }
 
 // B in registers in K runs over 16 weight rows per warp (gemm_sr_runs_t): the product computed
@@ -507,10 +521,9 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
   static_assert(K % KS == 0 && V % 4 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
   static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
   static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
-  constexpr int Chains = detail::runs_chains<NT, Chunks * (V / 4)>;
+  detail::RunsChains<detail::runs_chains<NT, Chunks * (V / 4)>, Acc, R> sums{C};
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
-  Acc part[Chains > 1 ? Chains - 1 : 1][R] = {};
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
     const int col = slice + c * 4 * V + t * V;
@@ -525,15 +538,11 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
       for (int j = 0; j < NT; ++j) {
         std::uint32_t b[2];
         detail::load_a_run<M, K, 2>(A, 8 * j + g, col + 4 * s, offA, b);
-        const int q = (c * (V / 4) + s) % Chains;
-        detail::WarpMma<T>::run(q == 0 ? &C[j * 4] : &part[q - 1][j * 4], a, b);
+        detail::WarpMma<T>::run(sums.at(c * (V / 4) + s, j * 4), a, b);
       }
     }
   }
-#pragma unroll
-  for (int q = 0; q + 1 < Chains; ++q)
-#pragma unroll
-    for (int i = 0; i < R; ++i) C[i] += part[q][i];
+  sums.finish();
 }
 
 // A and B in registers (gemm_rs's A, gemm_sr's B): the registers of this warp's rows and

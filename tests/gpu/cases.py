@@ -1531,7 +1531,11 @@ W4A16_TC_VARIANTS = {"_k512": {"block_K": "512"}, "_t256": {"threads": "256"},
                      "_tn64k256m8": {"block_N": "64", "block_K": "256", "block_M": "8"},
                      "_tn32t64k256": {"threads": "64", "block_N": "32", "block_K": "256"},
                      "_tn64k512": {"block_N": "64", "block_K": "512"},
-                     "_tn32t64k512m8": {"threads": "64", "block_N": "32", "block_K": "512", "block_M": "8"}}
+                     "_tn32t64k512m8": {"threads": "64", "block_N": "32", "block_K": "512", "block_M": "8"},
+                     # Fewer weight rows than 16 per warp: the warps split K (2, 4, 8 groups).
+                     "_s2n16t64k512m8": {"threads": "64", "block_N": "16", "block_K": "512", "block_M": "8"},
+                     "_s4n16m8": {"block_N": "16", "block_M": "8"},
+                     "_s8n16t256k2048m8": {"threads": "256", "block_N": "16", "block_K": "2048", "block_M": "8"}}
 
 
 def _add_w4a16_tc(t: _Tables) -> None:
@@ -1540,7 +1544,13 @@ def _add_w4a16_tc(t: _Tables) -> None:
                        [(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]),
                       ("_f16_g32_k128", {"group_size": "32", "block_K": "128"},
                        [(1, 1000, 544), (16, 4097, 1152), (33, 72, 96)])],
-                     [], W4A16_TC_VARIANTS, [(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)])
+                     # The warps split K: untransposed over 4 groups of one warp (8 weight rows),
+                     # transposed over 4 groups of two warps in bf16 at groups of 32.
+                     [("_f16_g128_s4n8", {"block_N": "8"}, [(1, 4097, 4224), (17, 1000, 4224), (3, 72, 1152)]),
+                      ("_bf16_g32_s4n32t256k256", {"dtype": "bf16", "group_size": "32", "threads": "256",
+                                                   "block_N": "32", "block_K": "256"},
+                       [(16, 4097, 1152), (33, 72, 96), (1, 1000, 544)])],
+                     W4A16_TC_VARIANTS, [(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)])
 
 
 # ---- samples/chunk_gated_delta.tl: chunk gated delta net forward (issue 12) --------------------

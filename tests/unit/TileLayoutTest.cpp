@@ -463,3 +463,59 @@ TEST_CASE("mma transposed-runs accumulator layout", "[layout]") {
     REQUIRE(!(l == FragmentLayout::mmaTransposedRuns(rows + 8, cols, threads, 32)));
   }
 }
+
+// A gemm whose warp groups split K (ops/Gemm.cpp, inferSplitRuns): B's blocked layout with its
+// columns in slices over thread groups, and the accumulator's partial sums over the groups.
+TEST_CASE("blocked layout with column slices over thread groups", "[layout]") {
+  for (auto [rows, cols, threads, split] : {std::tuple<int64_t, int64_t, int, int>{8, 1024, 128, 4},
+                                            {16, 512, 128, 4}, {32, 512, 256, 4}, {16, 256, 64, 2}}) {
+    bool ok = false;
+    FragmentLayout l = FragmentLayout::blockedWith(rows, cols, threads, 4, 32, ok, 1, split);
+    REQUIRE(ok);
+    int groupThreads = threads / split;
+    int64_t slice = cols / split;
+    bool whole = false;
+    FragmentLayout part = FragmentLayout::blockedWith(rows, slice, groupThreads, 4, 32, whole);
+    REQUIRE(whole);
+    REQUIRE(l.registers() == part.registers());
+    std::set<std::pair<int64_t, int64_t>> seen;
+    for (int64_t tid = 0; tid < threads; ++tid)
+      for (int64_t r = 0; r < l.registers(); ++r) {
+        INFO(l.str() << " tid=" << tid << " r=" << r);
+        // Thread group p holds slice p as a blocked tile of its own.
+        int64_t p = tid / groupThreads, t = tid % groupThreads;
+        REQUIRE(l.rowAt(tid, r) == part.rowAt(t, r));
+        REQUIRE(l.colAt(tid, r) == p * slice + part.colAt(t, r));
+        seen.insert({l.rowAt(tid, r), l.colAt(tid, r)});
+      }
+    REQUIRE(int64_t(seen.size()) == rows * cols);
+    REQUIRE(!(l == part));
+    REQUIRE(!(l == FragmentLayout::blockedWith(rows, cols, threads, 4, 32, ok, 1, 1)));
+  }
+  bool ok = true;
+  (void)FragmentLayout::blockedWith(8, 96, 128, 4, 32, ok, 1, 4); // 24-column slices hold no run of 32
+  REQUIRE(!ok);
+}
+
+TEST_CASE("partial sums over thread groups", "[layout]") {
+  FragmentLayout part = FragmentLayout::mmaTransposedRuns(8, 16, 32, 32);
+  FragmentLayout l = FragmentLayout::partialSums(part, 4);
+  REQUIRE(l.kind == FragmentLayout::Generic);
+  REQUIRE(l.partials == 4);
+  REQUIRE(l.threads == 128);
+  REQUIRE(l.registers() == part.registers());
+  for (int64_t tid = 0; tid < 128; ++tid)
+    for (int64_t r = 0; r < l.registers(); ++r) {
+      INFO("tid=" << tid << " r=" << r);
+      REQUIRE(l.rowAt(tid, r) == part.rowAt(tid % 32, r));
+      REQUIRE(l.colAt(tid, r) == part.colAt(tid % 32, r));
+      // The group a register's partial sum belongs to: where the combining copy puts it.
+      REQUIRE(l.replicaOf(std::to_string(tid), std::to_string(r)).find("tid") == std::string::npos);
+    }
+  FragmentLayout s = l.summed();
+  REQUIRE(s.partials == 1);
+  REQUIRE(s != l);
+  REQUIRE(s.registers() == l.registers());
+  REQUIRE(s.str().find("summed, held by 4 thread groups") != std::string::npos);
+  REQUIRE(l.str().find("partial sums over 4 thread groups") != std::string::npos);
+}
