@@ -1,5 +1,8 @@
 #include "codegen/KernelPrinter.h"
 
+#include <functional>
+#include <set>
+
 namespace tlc::codegen {
 
 using namespace lower;
@@ -211,14 +214,29 @@ void printKernel(const Kernel &k, CodeWriter &w) {
     w.line("TL_ASSUME(" + blocks + ");");
   for (const auto &[name, value] : k.constants)
     w.line("constexpr int " + name + " = " + value + ";  // bound by -D");
+  // Buffers only a branch on a compile-time parameter that is not taken uses are declared all
+  // the same (both branches are inferred): marked so that the device compiler does not warn.
+  std::set<const Buffer *> accessed;
+  std::function<void(const StmtList &)> collect = [&](const StmtList &list) {
+    for (const StmtPtr &st : list) {
+      for (const std::vector<Access> *accesses : {&st->reads, &st->writes})
+        for (const Access &a : *accesses)
+          accessed.insert(a.buffer);
+      collect(st->body);
+      collect(st->elseBody);
+    }
+  };
+  collect(k.body);
+  collect(k.bulkBody);
+  auto unused = [&](const Buffer &b) { return accessed.count(&b) ? "" : "[[maybe_unused]] "; };
   for (const auto &b : k.buffers) {
     const std::string &T = b->elemType;
     if (b->scope == MemScope::Shared && !b->implicit && !b->layout.empty())
-      w.line(T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " + std::to_string(b->offset) +
-             ");  // shared " + b->dtype + " " + b->layout +
+      w.line(unused(*b) + T + "* " + b->name + " = reinterpret_cast<" + T + "*>(tl_smem + " +
+             std::to_string(b->offset) + ");  // shared " + b->dtype + " " + b->layout +
              (b->stages > 1 ? ", " + std::to_string(b->stages) + " stages" : ""));
     else if (b->scope == MemScope::Fragment && !b->layout.empty())
-      w.line((b->align ? "alignas(" + std::to_string(b->align) + ") " : "") + T + " " + b->name + "[" +
+      w.line(unused(*b) + (b->align ? "alignas(" + std::to_string(b->align) + ") " : "") + T + " " + b->name + "[" +
              std::to_string(b->elements) + "];  // fragment " + b->layout);
     else if (b->scope == MemScope::Local && !b->layout.empty())
       w.line(T + " " + b->name + "[" + std::to_string(b->elements) + "];  // local");

@@ -323,13 +323,13 @@ private:
 
   // A fragment of partial sums (a gemm whose warp groups split K: FragmentLayout::partials)
   // holds no element's value in any one thread: only that gemm (accumulating), `clear`, and a
-  // copy into another fragment (which adds the sums) may touch it.
+  // copy (which adds the sums through shared memory) may touch it.
   void checkPartialSums(const Node &n) {
     auto partial = [](const ftg::Buffer *b) { return b && b->fragment && b->fragment->partials > 1; };
     auto refuse = [&](const ftg::Buffer &b, llvm::SMRange at, const std::string &what) {
       error(at, "not supported yet: " + what + " '" + b.name + "', which holds the partial sums of " +
                     std::to_string(b.fragment->partials) + " warp groups (a gemm whose warps split K)",
-            "copy '" + b.name + "' into a fragment of its own first (the copy adds the partial sums) and use "
+            "copy '" + b.name + "' into a fragment of its own first (a copy adds the partial sums) and use "
             "that");
     };
     if (n.kind == NodeKind::Parallel) {
@@ -341,16 +341,14 @@ private:
     if (!n.call)
       return;
     bool clears = n.kind == NodeKind::Fill && n.call->builtin == Builtin::Clear;
-    bool addsUp = n.kind == NodeKind::Copy && !n.outputs.empty() && n.outputs[0].buffer->scope == Scope::Fragment;
+    bool addsUp = n.kind == NodeKind::Copy;
     for (const auto *ops : {&n.inputs, &n.outputs})
       for (const ftg::Operand &o : *ops) {
         bool accumulator = n.kind == NodeKind::Gemm && o.buffer == n.inputs[2].buffer && n.bKSplit > 1;
         bool read = ops == &n.inputs;
         if (partial(o.buffer) && !accumulator && !(clears && !read) && !(addsUp && read))
           refuse(*o.buffer, n.call->getRange(),
-                 n.kind == NodeKind::Copy && read ? std::string("a copy out of registers of")
-                                                  : "a " + std::string(nodeKindName(n.kind)) + " that " +
-                                                        (read ? "reads" : "writes"));
+                 std::string(nodeKindName(n.kind)) + (read ? " reads" : " writes"));
       }
   }
 

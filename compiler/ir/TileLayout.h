@@ -142,7 +142,7 @@ struct FragmentLayout {
   int colSplit = 1;
   // Generic: each element is the sum of `partials` values held by as many groups of threads
   // (a gemm whose warp groups split K leaves each group's partial sums); reading it needs
-  // their sum, which a copy into another fragment takes (convertingCopy).
+  // their sum, which a copy takes (ops/Copy.cpp, throughScratch).
   int partials = 1;
   // The layout as a Fragment, with its inverse; shared by copies of this layout.
   std::shared_ptr<const FragmentAlgebra> algebra;

@@ -259,21 +259,23 @@ bool convertsLayout(const Node &n) {
          *src.fragment != *dst.fragment;
 }
 
-// A copy between fragments of different layouts (a gemm's accumulator into another gemm's
-// register operand under another warp policy, say): each thread writes its registers of `src`
-// to the shared scratch area at their elements' row-major indices, and after a barrier reads
-// its registers of `dst` from there. The scratch holds the tile in `src`'s element type.
-void convertingCopy(KernelLowering &L, const Node &n, const ftg::Buffer &src, const ftg::Buffer &dst) {
+// Registers `regs` (of layout `to`, element type `type`) set from fragment `src` through shared
+// memory: each thread writes its registers of `src` to the scratch area at their elements'
+// row-major indices, and after a barrier reads its registers of `to` from there. The scratch
+// holds the tile in `src`'s element type. A source of partial sums (a gemm whose warp groups
+// split K) leaves one copy of the tile per group, and each register of `to` is their sum, added
+// in group order. `written` is the access of `regs` (none for a local array). False after
+// reporting a tile it cannot move.
+bool throughScratch(KernelLowering &L, const Node &n, const ftg::Buffer &src, const FragmentLayout &to,
+                    const std::string &regs, DType type, std::vector<Access> written) {
   std::vector<int64_t> tile;
   for (const std::optional<int64_t> &e : src.shape)
     tile.push_back(e.value_or(0));
-  if (src.shape != dst.shape || tile.empty() || tile.size() > 2 || llvm::is_contained(tile, 0)) {
+  if (tile.empty() || tile.size() > 2 || llvm::is_contained(tile, 0)) {
     L.unsupported(n.call->getRange(), "a copy between fragments of different shapes or layouts");
-    return;
+    return false;
   }
   const std::string T = cppType(src.dtype), slots = L.fresh("slots");
-  // A source of partial sums (a gemm whose warp groups split K) leaves one copy of the tile per
-  // group in the scratch, and each destination register is their sum, added in group order.
   const int partials = src.fragment->partials;
   const int64_t elements = tile.size() == 1 ? tile[0] : tile[0] * tile[1];
   L.add(makeComment(partials > 1 ? "the partial sums of " + std::to_string(partials) +
@@ -281,30 +283,41 @@ void convertingCopy(KernelLowering &L, const Node &n, const ftg::Buffer &src, co
                                  : "the layouts differ: through shared memory (the scratch area), in " + T));
   L.add(makeBarrier("the scratch area may still be read"));
   L.add(makeLet(T + "* const", slots, "reinterpret_cast<" + T + "*>(tl_reduce_scratch)", false));
-  auto registers = [&](const ftg::Buffer &b, const std::function<StmtPtr(const std::string &, const std::string &)> &leaf) {
-    const FragmentLayout &f = *b.fragment;
+  auto registers = [&](const FragmentLayout &f, bool source,
+                       const std::function<StmtPtr(const std::string &, const std::string &)> &leaf) {
     std::string r = L.fresh("r");
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(f.registers()), "", 0), [&] {
       std::string at = L.fresh("s");
       std::string index = scratchIndex(f, tile, r);
-      if (&b == &src && partials > 1)
+      if (source && partials > 1)
         index = "(" + f.replicaOf(kThreadIndex, r) + ") * " + std::to_string(elements) + " + " + index;
       L.add(makeLet("const int", at, index, false));
       L.add(leaf(r, at));
     });
   };
-  registers(src, [&](const std::string &r, const std::string &at) {
+  registers(*src.fragment, true, [&](const std::string &r, const std::string &at) {
     return withAccess(makeStore(slots + "[" + at + "]", bufferName(src) + "[" + r + "]"), {L.access(&src)}, {});
   });
   L.add(makeBarrier("the tile is in the scratch"));
-  registers(dst, [&](const std::string &r, const std::string &at) {
+  registers(to, false, [&](const std::string &r, const std::string &at) {
     std::string value = slots + "[" + at + "]";
     for (int p = 1; p < partials; ++p)
       value += " + " + slots + "[" + std::to_string(p * elements) + " + " + at + "]";
-    return withAccess(makeStore(bufferName(dst) + "[" + r + "]", "tl::convert<" + cppType(dst.dtype) + ">(" + value + ")"),
-                      {}, {L.access(&dst)});
+    return withAccess(makeStore(regs + "[" + r + "]", "tl::convert<" + cppType(type) + ">(" + value + ")"), {},
+                      written);
   });
   L.add(makeBarrier("the scratch area may be reused"));
+  return true;
+}
+
+// A copy between fragments of different layouts (a gemm's accumulator into another gemm's
+// register operand under another warp policy, say), or out of partial sums into a fragment.
+void convertingCopy(KernelLowering &L, const Node &n, const ftg::Buffer &src, const ftg::Buffer &dst) {
+  if (src.shape != dst.shape) {
+    L.unsupported(n.call->getRange(), "a copy between fragments of different shapes or layouts");
+    return;
+  }
+  throughScratch(L, n, src, *dst.fragment, bufferName(dst), dst.dtype, {L.access(&dst)});
 }
 
 void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Operand &dst, bool atomic) {
@@ -313,6 +326,18 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   const Operand &other = fromFragment ? dst : src;
   const FragmentLayout &F = *frag.fragment;
   std::string r = L.fresh("r");
+  // The registers the copy reads or writes: the fragment's own, or, out of partial sums into
+  // memory, a local array holding their sums (in the same placement: F.summed()).
+  std::string fragName = bufferName(frag);
+  if (fromFragment && F.partials > 1 && other.buffer->scope != Scope::Fragment) {
+    fragName = L.fresh("sums");
+    Stmt &sums = L.add(std::make_unique<Stmt>(StmtKind::Decl));
+    sums.type = cppType(frag.dtype);
+    sums.name = fragName;
+    sums.count = F.registers();
+    if (!throughScratch(L, n, frag, F.summed(), fragName, frag.dtype, {}))
+      return;
+  }
   if (other.buffer->scope == Scope::Fragment) {
     if (!other.buffer->fragment) {
       L.unsupported(n.call->getRange(), "a copy into a fragment without an inferred layout");
@@ -407,7 +432,6 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       std::string pred = inBounds(L, *other.buffer, idx, o);
       std::string ref = elementAt(L, *other.buffer, idx);
       std::string TO = cppType(other.buffer->dtype), TF = cppType(frag.dtype);
-      std::string fragName = bufferName(frag);
       if (v > 1 && TO == TF && bitWidth(frag.dtype) == 8) {
         // 8-bit elements of the same type on both sides (packed weights): straight between the
         // registers and memory, which keeps them in whole 32-bit registers; through tl_tmp
@@ -457,7 +481,8 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         // A replicated fragment (a row fragment is held by every thread of its row) adds
         // each element once, from its first replica; plain stores write the same value from
         // every replica.
-        std::string once = atomic ? F.replicaGuard(kThreadIndex, r) : "";
+        // (Sums of partial sums: every group holds them; the first group stores them.)
+        std::string once = atomic || F.partials > 1 ? F.replicaGuard(kThreadIndex, r) : "";
         if (!once.empty())
           pred = pred.empty() ? once : "(" + once + ") && " + pred;
         L.guarded(pred, leaf(atomic ? atomicAddOf(ref, value) : makeStore(ref, value), ReadFrag | WriteOther));
@@ -558,7 +583,8 @@ public:
   }
 
   int64_t scratchBytes(const Node &n, const ftg::Graph &) const override {
-    if (!convertsLayout(n))
+    if (!convertsLayout(n) && !(!n.inputs.empty() && n.inputs[0].buffer->fragment &&
+                                n.inputs[0].buffer->fragment->partials > 1))
       return 0;
     const ftg::Buffer &src = *n.inputs[0].buffer;
     return src.numElements() * std::max<int64_t>(1, int64_t(bitWidth(src.dtype)) / 8) * src.fragment->partials;

@@ -614,7 +614,7 @@ public:
   // B dequantized in registers with fewer weight rows than a warp's 16 (transposed) or 8 per
   // warp: N / 16 (N / 8) warps hold the rows and `kSplit` groups of them split K, each summing
   // its slice's runs into partial sums of the whole C (FragmentLayout::partialSums); a copy of
-  // C into another fragment adds them (Copy.cpp, convertingCopy). A GEMV whose N gives too few
+  // C adds them (Copy.cpp, throughScratch). A GEMV whose N gives too few
   // warps for the GPU (N = 4096: 512 warps of 8 rows) gets more warps per weight row.
   void inferSplitRuns(Node &n, ftg::Buffer &A, ftg::Buffer &B, ftg::Buffer &C, GemmShape s, bool transposed,
                       int kSplit, ftg::LayoutRules &rules) const {

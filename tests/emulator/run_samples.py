@@ -81,6 +81,13 @@ CASES = {
                      [dict(M=33, N=40, K=96), dict(M=5, N=17, K=64), dict(M=64, N=16, K=160)]),
     "gemm_sr_runs_k32": ("../tests/gpu/ops/gemm_sr_runs.tl", "gemm_sr_runs", ["block_K=32", "dtype=bf16"],
                          ref.dequant_gemm_w4a16, {}, [dict(M=31, N=24, K=96)]),
+    # The warps split K (4 one-warp groups; transposed over 4 groups), the accumulator's partial
+    # sums copied straight into global memory or through a shared tile.
+    "gemm_sr_split": ("../tests/gpu/ops/gemm_sr_split.tl", "gemm_sr_split", [], ref.dequant_gemm_w4a16, {},
+                      [dict(M=17, N=13, K=288), dict(M=1, N=40, K=1024)]),
+    "gemm_sr_split_t": ("../tests/gpu/ops/gemm_sr_split.tl", "gemm_sr_split",
+                        ["block_N=16", "block_M=8", "staged=true", "dtype=bf16", "block_K=512"],
+                        ref.dequant_gemm_w4a16, {}, [dict(M=9, N=20, K=576), dict(M=3, N=16, K=128)]),
     "gemm_rr": ("../tests/gpu/ops/gemm_rr.tl", "gemm_rr", [], ref.gemm_sr, {},
                 [dict(M=32, N=32, K=32), dict(M=45, N=70, K=72)]),
     # Packed i4/u4 tensors (tests/gpu/ops/packed_i4.tl, packed_u4.tl): copies of their bytes through shared

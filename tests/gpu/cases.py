@@ -245,6 +245,8 @@ KERNELS.update({
     "gemm_rr": _op_kernel("gemm_rr", _tensors("A", "W", "out:C"), ("M", "N", "K"), ("dtype",)),
     "gemm_sr_runs": _op_kernel("gemm_sr_runs", _tensors("A", "B", "Scales", "out:C"), ("M", "N", "K"),
                                ("dtype", "group_size")),
+    "gemm_sr_split": _op_kernel("gemm_sr_split", _tensors("A", "B", "Scales", "out:C"), ("M", "N", "K"),
+                                ("dtype", "group_size")),
     "reduce_rows": _op_kernel("reduce_rows", _tensors("X", "Init", "out:Tiles", "out:Acc"),
                               ("M", "N"), ("dtype", "op", "block_N")),
     "reduce_gemm": _op_kernel("reduce_gemm",
@@ -525,6 +527,12 @@ def _add_gemm_variants(t: _Tables) -> None:
     runs_shapes = [("33x40x96", {"M": 33, "N": 40, "K": 96}), ("1000x1000x1024", {"M": 1000, "N": 1000, "K": 1024}),
                    ("5x4097x640", {"M": 5, "N": 4097, "K": 640})]
     t.add(Build("ops_gemm_sr_runs_f16", "gemm_sr_runs", {"dtype": "f16", "group_size": "32"}), runs_shapes)
+    # The warps split K, the partial sums copied straight to global memory (4 one-warp groups)
+    # or through a shared tile (transposed over 4 groups, bf16).
+    t.add(Build("ops_gemm_sr_split_f16", "gemm_sr_split", {"dtype": "f16", "group_size": "32"}), runs_shapes)
+    t.add(Build("ops_gemm_sr_split_t_bf16", "gemm_sr_split",
+                {"dtype": "bf16", "group_size": "32", "block_N": "16", "block_M": "8", "block_K": "512",
+                 "staged": "true"}), runs_shapes)
     t.add(Build("ops_gemm_sr_runs_bf16_k32", "gemm_sr_runs", {"dtype": "bf16", "group_size": "32", "block_K": "32"},
                 target="sm_80"), runs_shapes[:2])
 
