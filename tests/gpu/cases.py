@@ -1575,12 +1575,12 @@ def _gdn_shape(batch, heads, seq, d) -> dict:
 
 
 # Other tiles of the second kernel the bench items time beside the defaults (block_V = 64: two
-# blocks per (batch, head) at dv = 128; 2 stages: 145 KB of shared memory, one block per SM).
-# The sequential chunk loop is latency-bound, so more blocks may beat prefetching: block_V = 32
-# doubles the blocks (B = 1, H = 32 gives only 64 of the defaults) and halves the state's
-# registers; one stage (89 KB) fits two blocks per SM, all 256 blocks of B = 8, H = 16 at once.
-GDN_VARIANTS = {"_v32": {"gated_delta_output.block_V": "32"}, "_s1": {"gated_delta_output.stages": "1"},
-                "_v32_s1": {"gated_delta_output.block_V": "32", "gated_delta_output.stages": "1"}}
+# blocks per (batch, head) at dv = 128; 2 stages, one stage). The sequential chunk loop is
+# latency-bound, so more blocks beat wider ones: block_V = 32 (the default since run 92) has
+# four blocks per (batch, head) at dv = 128 and half the state's registers of block_V = 64
+# (B = 1, H = 32 gives only 64 blocks of those); one stage fits more blocks per SM.
+GDN_VARIANTS = {"_v64": {"gated_delta_output.block_V": "64"}, "_s1": {"gated_delta_output.stages": "1"},
+                "_v64_s1": {"gated_delta_output.block_V": "64", "gated_delta_output.stages": "1"}}
 
 
 def _add_gated_delta(t: _Tables) -> None:
