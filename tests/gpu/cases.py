@@ -752,6 +752,10 @@ def _add_vertical_slash(t: _Tables) -> None:
                                   ("vs_f16_d64", {"dim": "64"}, "sm_90a"),
                                   ("vs_bf16_d64", {"dtype": "bf16", "dim": "64"}, "sm_90a"),
                                   ("vs_f16_d128_m128", {"block_M": "128", "threads": "256"}, "sm_90a"),
+                                  # Deeper pipelines and 128-key steps (fewer, longer slash runs).
+                                  ("vs_f16_d128_s3", {"stages": "3"}, "sm_90a"),
+                                  ("vs_f16_d128_n128", {"block_N": "128"}, "sm_90a"),
+                                  ("vs_f16_d128_n128_s3", {"block_N": "128", "stages": "3"}, "sm_90a"),
                                   ("vs_f16_d128_sm80", {}, "sm_80")):
         defines = {"dtype": "f16", "dim": "128", **defines}
         dim = int(defines["dim"])
@@ -1696,7 +1700,8 @@ def _bench_items() -> list:
     # The 128-row build's tables are twice as wide (a diagonal may take two 64-key blocks of a
     # 128-row query block), for the same 6096 diagonals.
     for s in (8192, 16384, 32768):
-        for build, width in (("vs_f16_d128", 6096), ("vs_f16_d128_m128", 2 * 6096)):
+        for build, width in (("vs_f16_d128", 6096), ("vs_f16_d128_m128", 2 * 6096), ("vs_f16_d128_s3", 6096),
+                             ("vs_f16_d128_n128", 6096), ("vs_f16_d128_n128_s3", 6096)):
             items.append(BenchItem(f"{build}_b1h32s{s}", build, _vs_shape(1, 32, s, 128, width, 1000),
                                    "1000 verticals, 6096 slash diagonals per head"))
     # Attention sinks with GQA (issue 12) at issue 11's attention shapes: groups = 8 (kv_heads =
