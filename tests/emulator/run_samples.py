@@ -301,6 +301,15 @@ CASES = {
                                    ["block_K=256", "group_size=32", "threads=256", "block_N=32", "dtype=bf16"],
                                    ref.dequant_gemm_w4a16, {},
                                    [dict(M=17, N=40, K=320), dict(M=2, N=64, K=256)]),
+    # Thread counts that are no power of two: 3 warp columns of 16 rows over 2 groups (K slices of
+    # 480 columns: runs of 8), and one warp column over 5 groups.
+    "dequant_gemv_w4a16_tcts_odd": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                                    ["block_K=960", "group_size=32", "threads=192", "block_N=48", "block_M=8"],
+                                    ref.dequant_gemm_w4a16, {},
+                                    [dict(M=9, N=50, K=1952), dict(M=1, N=48, K=960)]),
+    "dequant_gemv_w4a16_tcts_5": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
+                                  ["block_K=640", "group_size=32", "threads=160", "block_N=16", "block_M=8"],
+                                  ref.dequant_gemm_w4a16, {}, [dict(M=3, N=17, K=1280)]),
     "dequant_gemv_w4a16_tc_k32": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
                                   ["block_K=32", "group_size=32", "threads=32"],
                                   ref.dequant_gemm_w4a16, {},
