@@ -529,8 +529,8 @@ public:
       rules.error(at, why + " needs 8 or 16 columns per warp, or a divisor of 8 x warps: N = " +
                           std::to_string(s.N) + " over " + std::to_string(warps) + " warps",
                   "make the N extent of B and C " + std::to_string(8 * warps) + " or " + std::to_string(16 * warps) +
-                      " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8), or 8 x warps / 2^k " +
-                      "(the warps then split K)");
+                      " (8 or 16 x warps; 16 computes it transposed, with M a multiple of 8), or a multiple of 8 " +
+                      "dividing " + std::to_string(8 * warps) + " (the warps then split K)");
       return;
     }
     std::optional<FragmentLayout> runs = kRunLayout(s, 1, rules, at);
@@ -614,8 +614,8 @@ public:
   // B dequantized in registers with fewer weight rows than a warp's 16 (transposed) or 8 per
   // warp: N / 16 (N / 8) warps hold the rows and `kSplit` groups of them split K, each summing
   // its slice's runs into partial sums of the whole C (FragmentLayout::partialSums); a copy of
-  // C adds them (Copy.cpp, throughScratch). A GEMV whose N gives too few
-  // warps for the GPU (N = 4096: 512 warps of 8 rows) gets more warps per weight row.
+  // C adds them (Copy.cpp, throughScratch). A GEMV whose N gives too few warps for the GPU
+  // (N = 4096: 512 warps of 8 rows) gets more warps per weight row.
   void inferSplitRuns(Node &n, ftg::Buffer &A, ftg::Buffer &B, ftg::Buffer &C, GemmShape s, bool transposed,
                       int kSplit, ftg::LayoutRules &rules) const {
     const ftg::Graph &g = rules.graph();
