@@ -1,6 +1,5 @@
 #include "codegen/KernelPrinter.h"
 
-#include <functional>
 #include <set>
 
 namespace tlc::codegen {
@@ -216,18 +215,14 @@ void printKernel(const Kernel &k, CodeWriter &w) {
     w.line("constexpr int " + name + " = " + value + ";  // bound by -D");
   // Buffers only a branch on a compile-time parameter that is not taken uses are declared all
   // the same (both branches are inferred): marked so that the device compiler does not warn.
+  std::vector<Access> reads, writes;
+  for (const StmtList *list : {&k.body, &k.bulkBody})
+    for (const StmtPtr &st : *list)
+      collectAccesses(*st, reads, writes);
   std::set<const Buffer *> accessed;
-  std::function<void(const StmtList &)> collect = [&](const StmtList &list) {
-    for (const StmtPtr &st : list) {
-      for (const std::vector<Access> *accesses : {&st->reads, &st->writes})
-        for (const Access &a : *accesses)
-          accessed.insert(a.buffer);
-      collect(st->body);
-      collect(st->elseBody);
-    }
-  };
-  collect(k.body);
-  collect(k.bulkBody);
+  for (const std::vector<Access> *accesses : {&reads, &writes})
+    for (const Access &a : *accesses)
+      accessed.insert(a.buffer);
   auto unused = [&](const Buffer &b) { return accessed.count(&b) ? "" : "[[maybe_unused]] "; };
   for (const auto &b : k.buffers) {
     const std::string &T = b->elemType;

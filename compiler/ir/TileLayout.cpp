@@ -315,19 +315,19 @@ FragmentLayout FragmentLayout::mmaTransposedRuns(int64_t rows, int64_t cols, int
   return l;
 }
 
+// What partialSums() and summed() add to the part's description: one text, so that summed()
+// can take it off again.
+static std::string groupsText(int groups, bool partial) {
+  return (partial ? ", partial sums over " : ", summed, held by ") + std::to_string(groups) + " thread groups";
+}
+
 FragmentLayout FragmentLayout::partialSums(const FragmentLayout &part, int groups) {
   FragmentLayout l = part;
   l.kind = Generic;
   l.threads = part.threads * groups;
   l.partials = groups;
   l.replicas = groups;
-  std::string name = part.description;
-  if (part.kind != Generic) { // str() without its shape and register count, which l's str() adds
-    name = part.str();
-    name = name.substr(name.find("] ") + 2);
-    name = name.substr(0, name.rfind(", "));
-  }
-  l.description = name + ", partial sums over " + std::to_string(groups) + " thread groups";
+  l.description = part.family() + groupsText(groups, true);
   // Layouts are equal when their descriptions are (Generic): the part's own name keeps them apart.
   std::string key = "partials " + std::to_string(groups) + " of " + part.str() + " threads " +
                     std::to_string(part.threads);
@@ -339,9 +339,8 @@ FragmentLayout FragmentLayout::summed() const {
   assert(kind == Generic && partials > 1);
   FragmentLayout l = *this;
   l.partials = 1;
-  std::string suffix = ", partial sums over " + std::to_string(partials) + " thread groups";
-  l.description = description.substr(0, description.size() - suffix.size()) + ", summed, held by " +
-                  std::to_string(partials) + " thread groups";
+  const std::string partial = groupsText(partials, true);
+  l.description = description.substr(0, description.size() - partial.size()) + groupsText(partials, false);
   return l;
 }
 
@@ -492,33 +491,36 @@ int64_t FragmentLayout::colAt(int64_t tid, int64_t r) const {
   return kind == Row ? 0 : evaluateAt(*algebra, algebra->position[1], tid, r);
 }
 
-std::string FragmentLayout::str() const {
-  std::string shape = kind == Row ? "[" + std::to_string(rows) + "]"
-                                  : "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
-  std::string regs = ", " + std::to_string(registers()) + " registers/thread";
+std::string FragmentLayout::family() const {
   switch (kind) {
   case MmaC: {
     // A 64-row atom is a warpgroup's (wgmma); the split is then over warpgroups.
     std::string unit = atomM == 64 ? "warpgroup" : "warp";
-    return shape + (atomM == 64 ? " wgmma.m" : " mma.m") + std::to_string(atomM) + "n" + std::to_string(atomN) +
+    return (atomM == 64 ? "wgmma.m" : "mma.m") + std::to_string(atomM) + "n" + std::to_string(atomN) +
            " accumulator, " + unit + "s " + std::to_string(wm) + "x" + std::to_string(wn) + " (" + unit +
-           " tile " + std::to_string(warpRows()) + "x" + std::to_string(warpCols()) + ")" + regs;
+           " tile " + std::to_string(warpRows()) + "x" + std::to_string(warpCols()) + ")";
   }
   case Blocked:
-    return shape + " blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
+    return "blocked: " + std::to_string(tpr) + " threads/row, " + std::to_string(vec) +
            " contiguous elements/access, " + std::to_string(rowsPerPass()) + " rows/pass" +
            (replicas > 1 ? ", " + std::to_string(replicas) + " copies" : "") +
-           (colSplit > 1 ? ", columns in " + std::to_string(colSplit) + " slices over thread groups" : "") + regs;
+           (colSplit > 1 ? ", columns in " + std::to_string(colSplit) + " slices over thread groups" : "");
   case Generic:
-    return shape + " " + description + regs;
+    return description;
   case Row:
-    return shape + " rows of " +
+    return "rows of " +
            (parent == MmaC ? (atomM == 64 ? "a wgmma accumulator (warpgroups " : "an mma accumulator (warps ") +
                                  std::to_string(wm) + "x" + std::to_string(wn) + ")"
                            : "a blocked tile (" + std::to_string(tpr) + " threads/row)") +
-           ", replicated across the row's threads" + regs;
+           ", replicated across the row's threads";
   }
-  return shape;
+  return "";
+}
+
+std::string FragmentLayout::str() const {
+  std::string shape = kind == Row ? "[" + std::to_string(rows) + "]"
+                                  : "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+  return shape + " " + family() + ", " + std::to_string(registers()) + " registers/thread";
 }
 
 bool FragmentLayout::operator==(const FragmentLayout &o) const {

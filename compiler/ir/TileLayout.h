@@ -226,6 +226,8 @@ struct FragmentLayout {
   RowSpread rowSpread(int warpSize) const;
 
   std::string str() const;
+  // str() without the shape and the register count: the family and its parameters.
+  std::string family() const;
   bool operator==(const FragmentLayout &o) const;
   bool operator!=(const FragmentLayout &o) const { return !(*this == o); }
 };

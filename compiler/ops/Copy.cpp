@@ -583,10 +583,13 @@ public:
   }
 
   int64_t scratchBytes(const Node &n, const ftg::Graph &) const override {
-    if (!convertsLayout(n) && !(!n.inputs.empty() && n.inputs[0].buffer->fragment &&
-                                n.inputs[0].buffer->fragment->partials > 1))
+    if (n.inputs.empty())
       return 0;
     const ftg::Buffer &src = *n.inputs[0].buffer;
+    // Through the scratch: a change of layout, or partial sums added (into memory too).
+    bool addsPartials = src.fragment && src.fragment->partials > 1;
+    if (!convertsLayout(n) && !addsPartials)
+      return 0;
     return src.numElements() * std::max<int64_t>(1, int64_t(bitWidth(src.dtype)) / 8) * src.fragment->partials;
   }
 
