@@ -7,10 +7,12 @@
 #include "frontend/Diagnostics.h"
 #include "target/TargetInfo.h"
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace tlc::driver {
 
@@ -34,7 +36,8 @@ struct RecommendArgs {
   WarningPolicy warnings = WarningPolicy::Report;
 };
 
-// Declares the subcommand and its options on `app`, filling `args`.
+// Declares the subcommand and its options on `app`, filling `args` (RecommendOptions.cpp: the
+// fuzzer links runRecommend without CLI11).
 CLI::App *addRecommendCommand(CLI::App &app, RecommendArgs &args);
 
 // Runs it; returns tlc's exit code.
