@@ -125,7 +125,7 @@ void KernelLowering::lowerBulkStore(const ftg::Node &c, const std::function<void
       for (const BulkPanel &q : panels->panels)
         add(makeEval("tl::tma::store_" + std::to_string(panels->rank) + "d(&" + panels->map + ", " + bufferName(tile) +
                      (q.offset ? " + " + std::to_string(q.offset) : "") + q.coords + ")"));
-      add(makeEval("tl::tma::store_commit_and_wait_read()"));
+      add(makeEval("tl::tma::store_commit()")); // waited for by SyncInsertion, before the tile is written again
     });
     reads.insert(reads.begin(), access(&tile));
     accessing(once, reads, {access(&tensor)}).asyncProxyRead = true;

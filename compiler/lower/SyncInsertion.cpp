@@ -11,6 +11,16 @@
 // Accesses of the same multi-buffered buffer at different stages of the same loop variable
 // do not conflict (Access::mayAlias): a pipeline's prefetch into stage (k + S - 1) % S needs
 // no barrier before the reads of stage k % S.
+//
+// A bulk tensor store (Stmt::asyncProxyRead) goes on reading its shared tile after the
+// issuing thread has moved on, until that thread waits for it (tl::tma::store_wait_read): no
+// barrier ends such a read. Before a statement that writes a tile still being read so, the
+// pass puts the issuing thread's wait and a barrier; at the end of the kernel, the wait alone
+// (the block's shared memory must outlive the read). In a tile loop (a persistent kernel's
+// loop over output tiles) whose body ends with such a store, the barrier that would close the
+// body goes instead before the next iteration's first statement that conflicts with the end
+// of the body: the store reads the tile while the next tile's main loop runs.
+#include "lower/KernelLowering.h"
 #include "lower/Lower.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -31,6 +41,8 @@ bool sameAccess(const Access &a, const Access &b) {
 struct State {
   // In the order they happened: a barrier's reason names the first conflicting buffer.
   std::vector<Access> reads, writes;
+  // Shared buffers bulk stores are still reading (no barrier ends that; only a wait does).
+  std::vector<const Buffer *> asyncReads;
   bool empty() const { return reads.empty() && writes.empty(); }
   void clear() {
     reads.clear();
@@ -46,12 +58,18 @@ struct State {
     for (const Access &a : w)
       addTo(writes, a);
   }
-  void merge(const State &o) { add(o.reads, o.writes); }
+  void merge(const State &o) {
+    add(o.reads, o.writes);
+    for (const Buffer *b : o.asyncReads)
+      if (!llvm::is_contained(asyncReads, b))
+        asyncReads.push_back(b);
+  }
 };
 
 // The accesses of a unit before its first barrier (head) and after its last (tail).
 struct Effect {
   std::vector<Access> headReads, headWrites, tailReads, tailWrites;
+  std::vector<const Buffer *> asyncReads; // read by bulk stores in it (not waited for)
   bool barrier = false;
 };
 
@@ -66,12 +84,29 @@ void gather(const Stmt &s, Effect &e) {
   auto &w = e.barrier ? e.tailWrites : e.headWrites;
   r.insert(r.end(), s.reads.begin(), s.reads.end());
   w.insert(w.end(), s.writes.begin(), s.writes.end());
+  if (s.asyncProxyRead)
+    for (const Access &a : s.reads)
+      if (a.buffer->scope == MemScope::Shared)
+        e.asyncReads.push_back(a.buffer);
   for (const StmtList *l : {&s.body, &s.elseBody})
     for (const StmtPtr &c : *l)
       gather(*c, e);
 }
 
 bool isShared(const Access &a) { return a.buffer->scope == MemScope::Shared; }
+
+// The issuing thread's wait for its bulk stores' reads of shared memory.
+StmtPtr makeStoreWait() {
+  StmtPtr once = makeIf(kThreadIndex + " == 0", IfStyle::Braced, /*uniform=*/false);
+  once->body.push_back(makeEval("tl::tma::store_wait_read()"));
+  return once;
+}
+
+bool touchesAny(const std::vector<Access> &set, const std::vector<const Buffer *> &buffers) {
+  return llvm::any_of(set, [&](const Access &a) {
+    return isShared(a) && llvm::any_of(buffers, [&](const Buffer *b) { return a.buffer->overlaps(*b); });
+  });
+}
 
 class SyncInsertion {
 public:
@@ -102,6 +137,11 @@ public:
         if (s.role == ForRole::Tile) {
           State entry = state;
           walk(s.body);
+          if (!state.asyncReads.empty()) {
+            barrierBeforeNextConflict(s);
+            state.merge(entry); // the loop may run no iteration
+            continue;
+          }
           // The next iteration may overwrite what this one still reads (or read what it
           // wrote). It does so before its first barrier only through the accesses the body
           // makes before that barrier (its head): a back-edge barrier where those conflict
@@ -127,7 +167,16 @@ public:
       Effect e;
       gather(s, e);
       std::string why = conflict(e.headReads, e.headWrites);
-      if (!why.empty()) {
+      if (touchesAny(e.headWrites, state.asyncReads) || touchesAny(e.tailWrites, state.asyncReads)) {
+        // The bulk store's issuing thread waits for its reads, then the barrier.
+        StmtPtr barrier = makeBarrier("'" + state.asyncReads[0]->sourceName + "' was read by a bulk store");
+        barrier->line = s.line;
+        list.insert(list.begin() + i, makeStoreWait());
+        list.insert(list.begin() + i + 1, std::move(barrier));
+        i += 2;
+        state.clear();
+        state.asyncReads.clear();
+      } else if (!why.empty()) {
         // From the line of the statement that needs it.
         StmtPtr barrier = makeBarrier(why);
         barrier->line = s.line;
@@ -140,10 +189,48 @@ public:
         state.clear();
         state.add(e.tailReads, e.tailWrites);
       }
+      for (const Buffer *b : e.asyncReads)
+        if (!llvm::is_contained(state.asyncReads, b))
+          state.asyncReads.push_back(b);
     }
   }
 
+  State state;
+
 private:
+  // Tile loop `loop`, whose body ends with bulk stores still reading shared memory (`state`):
+  // the wait and the barrier before the first statement of the body that conflicts with what
+  // is pending at its end (top-level statements run on every thread), instead of a barrier
+  // closing the body. Ordinary conflicts end at the first barrier of the body; the bulk
+  // stores' reads, only at a wait. With no such statement, what is pending flows out of the
+  // loop.
+  void barrierBeforeNextConflict(Stmt &loop) {
+    bool ordinary = true;
+    for (size_t j = 0; j < loop.body.size(); ++j) {
+      const Stmt &c = *loop.body[j];
+      const Summary &all = summaryOf(c);
+      bool async = touchesAny(all.writes, state.asyncReads);
+      if (async || (ordinary && !backEdgeConflict(all.reads, all.writes).empty())) {
+        StmtPtr barrier = makeBarrier("'" + state.asyncReads[0]->sourceName +
+                                      "' of the previous iteration was read by a bulk store");
+        barrier->line = c.line;
+        while (j > 0 && loop.body[j - 1]->kind == StmtKind::Comment) // above the statement's comment
+          --j;
+        loop.body.insert(loop.body.begin() + j, makeStoreWait());
+        loop.body.insert(loop.body.begin() + j + 1, std::move(barrier));
+        return;
+      }
+      if (c.kind == StmtKind::Barrier) {
+        ordinary = false;
+        continue;
+      }
+      Effect e;
+      if (c.kind != StmtKind::For)
+        gather(c, e);
+      ordinary = ordinary && !e.barrier;
+    }
+  }
+
   // The accesses `body` may make before its first barrier, on any path; true when every path
   // reaches a barrier. A unit's barriers are unconditional; a nested tile loop may run no
   // iteration, so its barriers count for nothing and all its accesses are taken.
@@ -257,7 +344,6 @@ private:
     return why;
   }
 
-  State state;
   llvm::DenseMap<const Stmt *, Summary> summaries;
 };
 
@@ -280,8 +366,12 @@ bool dropBarrier(StmtList &list, int &n) {
 } // namespace
 
 void insertBarriers(Kernel &k) {
-  SyncInsertion().walk(k.body);
-  SyncInsertion().walk(k.bulkBody);
+  for (StmtList *body : {&k.body, &k.bulkBody}) {
+    SyncInsertion pass;
+    pass.walk(*body);
+    if (!pass.state.asyncReads.empty())
+      body->push_back(makeStoreWait()); // the block's shared memory outlives the stores' reads
+  }
   if (const char *n = std::getenv("TLC_TEST_DROP_BARRIER")) {
     int index = std::atoi(n);
     dropBarrier(k.body, index);

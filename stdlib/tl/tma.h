@@ -102,9 +102,9 @@ TL_DEVICE void load_im2col_4d(void* dst, const CUtensorMap* map, std::uint64_t* 
 // from shared memory laid out with the map's swizzle; the parts of the box outside the tensor
 // are not written, so a tile at a ragged edge needs no predicate. One thread issues the
 // stores of a tile, after the block's writes to it were published to the async proxy
-// (fence.proxy.async before the barrier), then commits them as one group and waits until
-// they have read the tile (store_wait_read) before anything may overwrite it or the block
-// exits.
+// (fence.proxy.async before the barrier), then commits them as one group (store_commit) and
+// waits until they have read the tile (store_wait_read) before anything may overwrite it or
+// the block exits.
 TL_DEVICE void store_2d(const CUtensorMap* map, const void* src, int x, int y) {
 #if TL_ARCH_SM90
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
@@ -149,12 +149,20 @@ TL_DEVICE void store_5d(const CUtensorMap* map, const void* src, int x, int y, i
 #endif
 }
 
-// Closes the bulk stores issued so far into one group and waits until every group has
-// finished reading shared memory (their global writes may still be in flight: a kernel's end
-// or a grid dependency orders those).
-TL_DEVICE void store_commit_and_wait_read() {
+// Closes the bulk stores issued so far into one group. The issuing thread must wait for the
+// group's reads (store_wait_read) before anything overwrites the tile or the block exits; it
+// need not wait at once (a persistent kernel's next tile runs its main loop meanwhile).
+TL_DEVICE void store_commit() {
 #if TL_ARCH_SM90
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until every bulk store group this thread committed has finished reading shared
+// memory (their global writes may still be in flight: a kernel's end or a grid dependency
+// orders those).
+TL_DEVICE void store_wait_read() {
+#if TL_ARCH_SM90
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 #endif
 }
