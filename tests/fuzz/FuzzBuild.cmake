@@ -8,6 +8,9 @@ set(TLC_FUZZ_SANITIZERS "address,undefined" CACHE STRING "sanitizers of the fuzz
 add_compile_options(-fsanitize=fuzzer-no-link,${TLC_FUZZ_SANITIZERS} -fno-sanitize=vptr
                     -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 add_link_options(-fsanitize=${TLC_FUZZ_SANITIZERS} -fno-sanitize=vptr)
+# Only the shared libraries tlc-fuzz uses: Debian's LLVM exports libz3 (23 MB, its optional SMT
+# solver) to every program linking LLVMSupport, and pack.sh ships what the binary loads.
+add_link_options(-Wl,--as-needed)
 
 # Debian's ANTLR 4.9 headers do not compile with clang: InterpreterData's default
 # constructor default-constructs a dfa::Vocabulary, whose default constructor is deleted
