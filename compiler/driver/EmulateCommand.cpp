@@ -239,14 +239,13 @@ std::vector<llvm::StringRef> refsOf(const std::vector<std::string> &args) {
 
 // The emulator driver (tl/emu/driver.cpp: command line, tensors, output files) compiled with
 // the program's flags. Every kernel's program links the same object, so it is compiled once per
-// hostBuildKey and kept in `cacheDir`; without a usable cache directory it is compiled into the
-// build directory `d`. Returns the object's path, or "" after reporting why it could not be
+// hostBuildKey and kept in `cacheDir`; without one ("") it is compiled into the build
+// directory `d`. Returns the object's path, or "" after reporting why it could not be
 // built, with `status` the exit code to give (a usage error where the compiler cannot be run).
 std::string driverObject(const std::string &cxx, const std::vector<std::string> &flags, const std::string &d,
                          const std::string &key, const std::string &cacheDir, bool verbose, int &status) {
   std::string name = "emu-driver-" + llvm::utohexstr(llvm::xxHash64(key)) + ".o";
-  bool cached = !cacheDir.empty() && !llvm::sys::fs::create_directories(cacheDir);
-  std::string object = (cached ? cacheDir : d) + "/" + name;
+  std::string object = (cacheDir.empty() ? d : cacheDir) + "/" + name;
   auto compile = [&](const std::string &out) {
     std::vector<std::string> args = {cxx};
     args.insert(args.end(), flags.begin(), flags.end());
@@ -269,7 +268,7 @@ std::string driverObject(const std::string &cxx, const std::vector<std::string> 
 // be built (the build goes on without it).
 std::string precompiledPrelude(const std::string &cxx, const std::vector<std::string> &flags,
                                const std::string &key, const std::string &cacheDir, bool amd, bool verbose) {
-  if (cacheDir.empty() || llvm::sys::fs::create_directories(cacheDir))
+  if (cacheDir.empty())
     return "";
   std::string text = "// The headers of every program tlc run --emulate builds (precompiled beside this file).\n";
   text += amd ? "#include <hip/hip_runtime.h>\n" : "#include <cuda_runtime.h>\n";
@@ -475,7 +474,10 @@ int runEmulated(RunArgs &a) {
   flags.insert(flags.end(), a.extraCxxArgs.begin(), a.extraCxxArgs.end());
   int driverStatus = kSuccess;
   const std::string hostKey = hostBuildKey(cxx, flags, d, cudaInclude);
-  const std::string cacheDir = cacheDirectory(a.cacheDir);
+  // The cache directory, or "" when there is none usable.
+  std::string cacheDir = cacheDirectory(a.cacheDir);
+  if (!cacheDir.empty() && llvm::sys::fs::create_directories(cacheDir))
+    cacheDir.clear();
   std::string driver = driverObject(cxx, flags, d, hostKey, cacheDir, a.verbose, driverStatus);
   if (driver.empty())
     return driverStatus;

@@ -58,11 +58,14 @@ struct State {
     for (const Access &a : w)
       addTo(writes, a);
   }
-  void merge(const State &o) {
-    add(o.reads, o.writes);
-    for (const Buffer *b : o.asyncReads)
+  void addAsync(const std::vector<const Buffer *> &buffers) {
+    for (const Buffer *b : buffers)
       if (!llvm::is_contained(asyncReads, b))
         asyncReads.push_back(b);
+  }
+  void merge(const State &o) {
+    add(o.reads, o.writes);
+    addAsync(o.asyncReads);
   }
 };
 
@@ -100,6 +103,14 @@ StmtPtr makeStoreWait() {
   StmtPtr once = makeIf(kThreadIndex + " == 0", IfStyle::Braced, /*uniform=*/false);
   once->body.push_back(makeEval("tl::tma::store_wait_read()"));
   return once;
+}
+
+// The wait, then a barrier (from `line`, saying `why`), at `list[at]`.
+void insertStoreWait(StmtList &list, size_t at, std::string why, unsigned line) {
+  StmtPtr barrier = makeBarrier(std::move(why));
+  barrier->line = line;
+  list.insert(list.begin() + at, makeStoreWait());
+  list.insert(list.begin() + at + 1, std::move(barrier));
 }
 
 bool touchesAny(const std::vector<Access> &set, const std::vector<const Buffer *> &buffers) {
@@ -169,10 +180,7 @@ public:
       std::string why = conflict(e.headReads, e.headWrites);
       if (touchesAny(e.headWrites, state.asyncReads) || touchesAny(e.tailWrites, state.asyncReads)) {
         // The bulk store's issuing thread waits for its reads, then the barrier.
-        StmtPtr barrier = makeBarrier("'" + state.asyncReads[0]->sourceName + "' was read by a bulk store");
-        barrier->line = s.line;
-        list.insert(list.begin() + i, makeStoreWait());
-        list.insert(list.begin() + i + 1, std::move(barrier));
+        insertStoreWait(list, i, "'" + state.asyncReads[0]->sourceName + "' was read by a bulk store", s.line);
         i += 2;
         state.clear();
         state.asyncReads.clear();
@@ -189,9 +197,7 @@ public:
         state.clear();
         state.add(e.tailReads, e.tailWrites);
       }
-      for (const Buffer *b : e.asyncReads)
-        if (!llvm::is_contained(state.asyncReads, b))
-          state.asyncReads.push_back(b);
+      state.addAsync(e.asyncReads);
     }
   }
 
@@ -211,19 +217,16 @@ private:
       const Summary &all = summaryOf(c);
       bool async = touchesAny(all.writes, state.asyncReads);
       if (async || (ordinary && !backEdgeConflict(all.reads, all.writes).empty())) {
-        StmtPtr barrier = makeBarrier("'" + state.asyncReads[0]->sourceName +
-                                      "' of the previous iteration was read by a bulk store");
-        barrier->line = c.line;
+        const unsigned line = c.line;
         while (j > 0 && loop.body[j - 1]->kind == StmtKind::Comment) // above the statement's comment
           --j;
-        loop.body.insert(loop.body.begin() + j, makeStoreWait());
-        loop.body.insert(loop.body.begin() + j + 1, std::move(barrier));
+        insertStoreWait(loop.body, j,
+                        "'" + state.asyncReads[0]->sourceName + "' of the previous iteration was read by a bulk store",
+                        line);
         return;
       }
-      if (c.kind == StmtKind::Barrier) {
-        ordinary = false;
-        continue;
-      }
+      // A barrier (or a unit holding one) ends the ordinary conflicts; a nested tile loop's
+      // barriers count for nothing (it may run no iteration).
       Effect e;
       if (c.kind != StmtKind::For)
         gather(c, e);
