@@ -256,12 +256,28 @@ std::string driverObject(const std::string &cxx, const std::vector<std::string> 
   return buildIntoCache(object, "the emulator's driver (tl/emu/driver.cpp)", true, status, compile) ? object : "";
 }
 
+// Whether `cxx` is GCC, asked by compiling a probe in `dir`. GCC's precompiled headers stand
+// alone; Clang's name every header they were made from by its path, which a temporary build
+// directory no longer has by the next build ("could not find file ... referenced by AST file").
+bool isGcc(const std::string &cxx, const std::string &dir) {
+  llvm::SmallString<256> probe;
+  if (llvm::sys::fs::createUniqueFile(dir + "/emu-probe-%%%%%%.cpp", probe))
+    return false;
+  bool gcc = writeFile(probe, "#if defined(__clang__) || !defined(__GNUC__)\n#error not GCC\n#endif\n");
+  if (gcc) {
+    llvm::Optional<llvm::StringRef> quiet[] = {llvm::None, llvm::StringRef(""), llvm::StringRef("")};
+    gcc = llvm::sys::ExecuteAndWait(cxx, {cxx, "-fsyntax-only", probe}, llvm::None, quiet) == 0;
+  }
+  llvm::sys::fs::remove(probe);
+  return gcc;
+}
+
 // The headers every emulated program starts with (the generated kernel's includes, then the
 // driver's), precompiled once per hostBuildKey into the cache directory: parsing them was
 // about a third of each program's build (1.2-1.6 s of 2.5-5 s with g++ -O1). The program's
-// compile passes `-include PRELUDE`; the compiler takes PRELUDE.gch where it is valid (GCC and
-// Clang look for it beside the header) and otherwise reads the header itself, so a stale or
-// foreign precompiled header costs time, not correctness. The kernel's own #includes of the
+// compile passes `-include PRELUDE`; GCC takes PRELUDE.gch where it is valid and otherwise
+// reads the header itself, so a stale or foreign precompiled header costs time, not
+// correctness. Only GCC gets PRELUDE.gch (isGcc); other compilers read PRELUDE. The kernel's own #includes of the
 // same headers are then empty (#pragma once: GCC matches the library's files by content, which
 // every build directory's copy shares). Returns the header's path, or "" when there is no
 // cache (one build would pay for the precompiled header without reusing it) or it could not
@@ -283,6 +299,8 @@ std::string precompiledPrelude(const std::string &cxx, const std::vector<std::st
   });
   if (!written)
     return "";
+  if (!llvm::sys::fs::exists(header + ".gch") && !isGcc(cxx, cacheDir))
+    return header;
   // The compiler's own messages, if it fails, come again from the program's build.
   bool built = buildIntoCache(header + ".gch", "", false, status,
                               [&](const std::string &out) {
