@@ -35,6 +35,7 @@ PEERS = {
     "conv2d_splitk": [("cudnn", "cuDNN (F.conv2d, channels_last)")],
     "dequant_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "dequant_fp4_gemm": [("cublas", "cuBLAS on dequantized W")],
+    "w4a16_wreg": [("cublas", "cuBLAS on dequantized W")],
     "dequant_gemv_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "dequant_gemv_w4a16_tc": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
@@ -49,7 +50,8 @@ MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
-FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm", "fused_moe")
+FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm", "w4a16_wreg",
+                  "fused_moe")
 
 TITLES = {
     "gemm": "GEMM, C = A @ B (TFLOP/s, 2MNK)",
@@ -88,6 +90,9 @@ TITLES = {
     "dequant_gemv_w4a16_tc": ("W4A16 GEMV on the tensor cores, C = A @ dequant(B)ᵀ on the same int4 weights, "
                               "against its roofline floor (samples/dequant_gemv_w4a16_tc.tl at group size 128; "
                               "M×N×K; µs)"),
+    "w4a16_wreg": ("W4A16 GEMM with the weights dequantized into the tensor cores' A operand in registers, "
+                   "C = A @ dequant(B)ᵀ, against its roofline floor (samples/"
+                   "dequant_gemm_w4a16_regs.tl at group size 128; M×N×K; µs)"),
     "fused_moe": ("Fused MoE, grouped GEMM over routed tokens, against its roofline floor "
                   "(samples/fused_moe.tl at top 2; tokens×K→N, experts; µs)"),
     "attention_bwd": ("Flash attention backward, dQ, dK and dV from dO (samples/flash_attention_bwd.tl: "
@@ -156,7 +161,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
-    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm"):
+    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm",
+                          "w4a16_wreg"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "fused_moe":
         return f"{s['T']}×{s['K']}→{s['N']}, {s['E']} experts"

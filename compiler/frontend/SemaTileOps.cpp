@@ -767,13 +767,16 @@ void TileOpChecker::checkDequantI4() {
   const std::pair<llvm::StringRef, BufferDecl *> operands[] = {
       {"src", src}, {"dst", dst}, {"scales", scales}, {"zeros", zeros}};
   const auto perGroup = llvm::makeArrayRef(operands).drop_front(2); // scales and zeros
-  // Both in shared memory (a block-wide tile), or both fragments: then each thread unpacks the
-  // bytes it holds into its own registers (a GEMV's weights never touch shared memory).
-  if (src->scope != dst->scope) {
-    diags.error(call->getRange(), "dequant_i4's src and dst must both be shared or both fragments, but '" +
-                                      src->getName() + "' is " + scopeName(src->scope) + " and '" + dst->getName() +
-                                      "' is " + scopeName(dst->scope))
-        .hint("declare them in the same scope");
+  // Both in shared memory (a block-wide tile); both fragments (each thread unpacks the bytes it
+  // holds into its own registers: a GEMV's weights never touch shared memory); or a shared
+  // src unpacked into a fragment (each thread reads the bytes of the elements its registers
+  // hold: a gemm's operand in registers, whatever layout the gemm gives it). A fragment's
+  // bytes are one thread's own, so they cannot fill a block-wide shared tile.
+  if (src->scope == Scope::Fragment && dst->scope == Scope::Shared) {
+    diags.error(call->getRange(), "dequant_i4 cannot unpack the fragment '" + src->getName() +
+                                      "' into the shared buffer '" + dst->getName() +
+                                      "': each thread holds only its own bytes of a fragment")
+        .hint("declare '" + dst->getName().str() + "' a fragment, or copy the packed tile into a shared buffer");
     return;
   }
   // Zero points shift the weights before the scale multiplies them: (q - zero) * scale.

@@ -172,10 +172,89 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
   });
 }
 
+// Whether every thread's registers 2p and 2p + 1 hold columns c and c + 1 (c even) of one row,
+// so that a pair is one byte of src and four pairs one 32-bit word for the magic-number
+// conversion. Decided on the layout's own elements (tiles are small): accumulator and operand
+// layouts of the tensor cores, and blocked ones of even vectors, have it.
+bool holdsBytePairs(const FragmentLayout &l) {
+  const int64_t regs = l.registers();
+  if (regs % kWeightsPerWord != 0)
+    return false;
+  for (int64_t t = 0; t < l.threads; ++t)
+    for (int64_t r = 0; r < regs; r += 2) {
+      const int64_t c = l.colAt(t, r);
+      if (c % 2 != 0 || l.rowAt(t, r + 1) != l.rowAt(t, r) || l.colAt(t, r + 1) != c + 1)
+        return false;
+    }
+  return true;
+}
+
+// A shared tile into a fragment: each thread reads the bytes of the elements its registers hold,
+// whatever layout another operator gave the fragment (a wgmma's A operand: no shared tile of
+// unpacked weights, no barrier between unpacking and the tensor cores). Where the layout pairs
+// registers as holdsBytePairs says, four byte loads make a word and the word converts at once,
+// each pair with its own row's scale and zero point (tl::dequant_i4x8_pairs); else nibble by
+// nibble, with the same results.
+void lowerDequantIntoFragment(KernelLowering &L, const Node &n) {
+  const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+  if (!dst.fragment) {
+    L.unsupported(n.call->getRange(), "this dequant_i4 (dst has no fragment layout)");
+    return;
+  }
+  const FragmentLayout &layout = *dst.fragment;
+  const Params p(n);
+  const std::string T = cppType(dst.dtype), out = bufferName(dst);
+  const int64_t regs = layout.registers(), cols = layout.cols;
+  const ftg::Buffer *scales = p.scales;
+  const int64_t group = scales && scales->shape.size() == 2 && scales->shape[1] ? cols / *scales->shape[1] : cols;
+  const bool words = holdsBytePairs(layout);
+  const std::vector<Access> reads = p.reads(L, src);
+  const std::vector<Access> writes = {L.access(&dst)};
+  auto rowOf = [&](const std::string &reg) { return layout.rowOf(kThreadIndex, reg); };
+  auto colOf = [&](const std::string &reg) { return "(" + layout.colOf(kThreadIndex, reg) + ")"; };
+  auto groupOf = [&](const std::string &reg) { return colOf(reg) + " / " + std::to_string(group); };
+  auto byteOf = [&](const std::string &reg) { return elementAt(L, src, {rowOf(reg), colOf(reg) + " / 2"}); };
+  auto scaleOf = [&](const std::string &reg) {
+    return scales ? elementAt(L, *scales, {rowOf(reg), groupOf(reg)}) : Params::one(T);
+  };
+  auto zeroOf = [&](const std::string &reg) {
+    return p.zeros ? p.zeroAt(L, T, rowOf(reg), groupOf(reg)) : std::string();
+  };
+  L.tileOp(n, [&] {
+    std::string r = L.fresh("r");
+    L.add(makeComment(words ? "each thread reads the bytes of its registers' weights, four pairs (one 32-bit word) "
+                              "at a time, each pair scaled by its own row's group"
+                            : "each thread reads the byte of each of its registers' weights, one nibble at a time"));
+    L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(regs), words ? "8" : "", 0), [&] {
+      if (words) {
+        std::vector<std::string> pair;
+        for (int k = 0; k < 4; ++k)
+          pair.push_back(r + " + " + std::to_string(2 * k));
+        auto quad = [&](auto of) {
+          return "tl::detail::quad<" + T + ">(" + of(pair[0]) + ", " + of(pair[1]) + ", " + of(pair[2]) + ", " +
+                 of(pair[3]) + ")";
+        };
+        std::string word = "tl::bytes_word(" + byteOf(pair[0]) + ", " + byteOf(pair[1]) + ", " + byteOf(pair[2]) +
+                           ", " + byteOf(pair[3]) + ")";
+        L.add(withAccess(makeEval(p.step(T, "_pairs") + word + ", " +
+                                  p.scaleArgs(quad(scaleOf), p.zeros ? quad(zeroOf) : std::string()) + "&" + out +
+                                  "[" + r + "])"),
+                         reads, writes));
+        return;
+      }
+      L.add(withAccess(makeStore(out + "[" + r + "]", p.element(T, byteOf(r), "(" + colOf(r) + " % 2 * 4)",
+                                                                scaleOf(r), zeroOf(r))),
+                       reads, writes));
+    });
+  });
+}
+
 void lowerDequant(KernelLowering &L, const Node &n) {
   const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
   if (src.scope == Scope::Fragment)
     return lowerDequantFragments(L, n);
+  if (dst.scope == Scope::Fragment)
+    return lowerDequantIntoFragment(L, n);
   const Params p(n);
   const ftg::Buffer *scales = p.scales;
   std::vector<int64_t> tile = constantTile(n.outputs[0]);

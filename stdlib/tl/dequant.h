@@ -39,15 +39,26 @@ namespace tl {
 
 namespace detail {
 
+// One value per pair of a word's eight weights (pair k: nibbles 2k and 2k + 1, byte k), the
+// scales or zero points of the pairs form, whose pairs lie in different rows of the tile.
+template <class T>
+struct Quad {
+  T v[4];
+};
+template <class T>
+TL_DEVICE Quad<T> quad(T a, T b, T c, T d) { return Quad<T>{{a, b, c, d}}; }
+template <class T>
+TL_DEVICE Quad<T> quad(T a) { return Quad<T>{{a, a, a, a}}; }
+
 #if TL_CUDA
-// The last part of every word conversion: the four pairs times `scale` when Scaled (one packed
-// multiply each), stored to out[0..7].
-template <class T, bool Scaled>
-TL_DEVICE void scale_pairs(vec2_t<T> (&w)[4], T scale, T* out) {
-  if constexpr (Scaled) {
-    const vec2_t<T> scale2 = Vec2Ops<T>::splat_same(scale);
+// The last part of every word conversion: pair k minus zero.v[k] when Zeroed (one packed
+// subtraction), times scale.v[k] when Scaled (one packed multiply), stored to out[2k..2k+1].
+template <class T, bool Scaled, bool Zeroed>
+TL_DEVICE void finish_pairs(vec2_t<T> (&w)[4], const Quad<T>& scale, const Quad<T>& zero, T* out) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) w[k] = __hmul2(w[k], scale2);
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (Zeroed) w[k] = Vec2Ops<T>::sub(w[k], Vec2Ops<T>::splat_same(zero.v[k]));
+    if constexpr (Scaled) w[k] = __hmul2(w[k], Vec2Ops<T>::splat_same(scale.v[k]));
   }
   // As whole 32-bit pairs: a register tile keeps them packed for the mma that reads them.
 #pragma unroll
@@ -64,54 +75,51 @@ TL_DEVICE std::uint32_t word_of_bytes(const Byte* bytes) {
   return word;
 }
 
-// Eight nibbles of `word` as T (sign-extended when Signed), minus `zero` when Zeroed, times
-// `scale` when Scaled, in out[0..7] (nibble i of the word is element i): the one conversion all
-// the forms below use.
+// Eight nibbles of `word` as T (sign-extended when Signed), pair k minus zero.v[k] when Zeroed,
+// times scale.v[k] when Scaled, in out[0..7] (nibble i of the word is element i): the one
+// conversion all the forms below use.
 template <bool Signed, class T, bool Scaled, bool Zeroed>
-TL_DEVICE void dequant_int4x8_word(std::uint32_t word, T scale, T zero, T* out) {
+TL_DEVICE void dequant_int4x8_word(std::uint32_t word, const Quad<T>& scale, const Quad<T>& zero, T* out) {
   static_assert(is_one_of_v<T, f16, bf16>, "dequant_i4x8: T must be f16 or bf16");
 #if TL_CUDA
   vec2_t<T> w[4];
   unpack_int4x8<Signed, T>(word, w);
-  if constexpr (Zeroed) {
-    const vec2_t<T> zero2 = Vec2Ops<T>::splat_same(zero);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w[k] = Vec2Ops<T>::sub(w[k], zero2);
-  }
-  scale_pairs<T, Scaled>(w, scale, out);
+  finish_pairs<T, Scaled, Zeroed>(w, scale, zero, out);
 #else
-  const float s = Scaled ? convert<float>(scale) : 1.0f;
   for (int i = 0; i < 8; ++i) {
     const float q = static_cast<float>(extract_int4<Signed>(word, i));
-    out[i] = convert<T>((Zeroed ? convert<float>(convert<T>(q - convert<float>(zero))) : q) * s);
+    const float s = Scaled ? convert<float>(scale.v[i / 2]) : 1.0f;
+    out[i] = convert<T>((Zeroed ? convert<float>(convert<T>(q - convert<float>(zero.v[i / 2]))) : q) * s);
   }
 #endif
 }
 
 // The same for f4e2m1 weights (no zero point: FP4 formats quantize symmetrically).
 template <class T, bool Scaled>
-TL_DEVICE void dequant_fp4x8_word(std::uint32_t word, T scale, T* out) {
+TL_DEVICE void dequant_fp4x8_word(std::uint32_t word, const Quad<T>& scale, T* out) {
   static_assert(is_one_of_v<T, f16, bf16>, "dequant_fp4x8: T must be f16 or bf16");
 #if TL_CUDA
   vec2_t<T> w[4];
   unpack_fp4x8<T>(word, w);
-  scale_pairs<T, Scaled>(w, scale, out);
+  finish_pairs<T, Scaled, false>(w, scale, scale, out);
 #else
-  const float s = Scaled ? convert<float>(scale) : 1.0f;
-  for (int i = 0; i < 8; ++i) out[i] = convert<T>(fp4_to_float(static_cast<int>((word >> (4 * i)) & 0xFu)) * s);
+  for (int i = 0; i < 8; ++i) {
+    const float s = Scaled ? convert<float>(scale.v[i / 2]) : 1.0f;
+    out[i] = convert<T>(fp4_to_float(static_cast<int>((word >> (4 * i)) & 0xFu)) * s);
+  }
 #endif
 }
 
 template <bool Signed, class T, bool Scaled, bool Zeroed>
 TL_DEVICE void dequant_int4x8(const void* src, T scale, T zero, void* dst) {
   T out[8];
-  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(load_vec<4>(src), scale, zero, out);
+  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(load_vec<4>(src), quad(scale), quad(zero), out);
   store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
 }
 
 template <bool Signed, class T, bool Scaled, bool Zeroed, class Byte>
 TL_DEVICE void dequant_int4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
-  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(word_of_bytes(bytes), scale, zero, out);
+  dequant_int4x8_word<Signed, T, Scaled, Zeroed>(word_of_bytes(bytes), quad(scale), quad(zero), out);
 }
 
 }  // namespace detail
@@ -138,12 +146,12 @@ TL_DEVICE void dequant_u4x8(const void* src, T scale, T zero, void* dst) {
 template <class T, bool Scaled>
 TL_DEVICE void dequant_fp4x8(const void* src, T scale, void* dst) {
   T out[8];
-  detail::dequant_fp4x8_word<T, Scaled>(load_vec<4>(src), scale, out);
+  detail::dequant_fp4x8_word<T, Scaled>(load_vec<4>(src), detail::quad(scale), out);
   store_vec<16>(dst, bit_cast<vec_bytes_t<16>>(out));
 }
 template <class T, bool Scaled, class Byte>
 TL_DEVICE void dequant_fp4x8_regs(const Byte* bytes, T scale, T* out) {
-  detail::dequant_fp4x8_word<T, Scaled>(detail::word_of_bytes(bytes), scale, out);
+  detail::dequant_fp4x8_word<T, Scaled>(detail::word_of_bytes(bytes), detail::quad(scale), out);
 }
 
 template <class T, bool Scaled, class Byte>
@@ -161,6 +169,37 @@ TL_DEVICE void dequant_i4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
 template <class T, class Byte>
 TL_DEVICE void dequant_u4x8_regs(const Byte* bytes, T scale, T zero, T* out) {
   detail::dequant_int4x8_regs<false, T, true, true>(bytes, scale, zero, out);
+}
+
+// The pairs form (dequant_i4 from a shared tile into a fragment whose layout another operator
+// fixed, such as a wgmma's A operand): the word's four bytes come from four places of the tile
+// (tl::bytes_word), byte k holding the weights of out[2k] and out[2k + 1], and each pair has its
+// own scale and zero point (tl::detail::quad), since the pairs of one thread's word may lie in
+// different rows and groups.
+TL_DEVICE std::uint32_t bytes_word(unsigned b0, unsigned b1, unsigned b2, unsigned b3) {
+  return (b0 & 0xFFu) | (b1 & 0xFFu) << 8 | (b2 & 0xFFu) << 16 | (b3 & 0xFFu) << 24;
+}
+template <class T, bool Scaled>
+TL_DEVICE void dequant_i4x8_pairs(std::uint32_t word, const detail::Quad<T>& scale, T* out) {
+  detail::dequant_int4x8_word<true, T, Scaled, false>(word, scale, scale, out);
+}
+template <class T, bool Scaled>
+TL_DEVICE void dequant_u4x8_pairs(std::uint32_t word, const detail::Quad<T>& scale, T* out) {
+  detail::dequant_int4x8_word<false, T, Scaled, false>(word, scale, scale, out);
+}
+template <class T>
+TL_DEVICE void dequant_i4x8_pairs(std::uint32_t word, const detail::Quad<T>& scale, const detail::Quad<T>& zero,
+                                  T* out) {
+  detail::dequant_int4x8_word<true, T, true, true>(word, scale, zero, out);
+}
+template <class T>
+TL_DEVICE void dequant_u4x8_pairs(std::uint32_t word, const detail::Quad<T>& scale, const detail::Quad<T>& zero,
+                                  T* out) {
+  detail::dequant_int4x8_word<false, T, true, true>(word, scale, zero, out);
+}
+template <class T, bool Scaled>
+TL_DEVICE void dequant_fp4x8_pairs(std::uint32_t word, const detail::Quad<T>& scale, T* out) {
+  detail::dequant_fp4x8_word<T, Scaled>(word, scale, out);
 }
 
 }  // namespace tl

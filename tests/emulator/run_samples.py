@@ -234,6 +234,21 @@ CASES = {
     # The GEMV-like tiles of tests/gpu/cases.py's w4a16_*_m16 builds (16 rows, mma.sync): one row,
     # a full tile, and a ragged N.
     # The FP4-weight GEMM (f4e2m1 weights, groups of 32 and 16): prefill and decode tiles.
+    # A group of scales spanning two tiles of K (block_K = 32, groups of 64).
+    "dequant_gemm_w4a16_k32": ("dequant_gemm_w4a16.tl", "dequant_gemm_w4a16",
+                               ["block_M=64", "block_N=64", "block_K=32", "group_size=64", "threads=128"],
+                               ref.dequant_gemm_w4a16, {}, [dict(M=37, N=72, K=192)]),
+    # The weights dequantized into the gemm's A operand in registers (C^T = W A^T): tiles of
+    # two and four warps, groups smaller and larger than block_K, bf16; M, N and K off the tiles.
+    "w4a16_wreg": ("dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
+                   ["block_M=32", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
+                   ref.dequant_gemm_w4a16, {},
+                   [dict(M=32, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+    "w4a16_wreg_bf16": ("dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
+                        ["block_M=16", "block_N=32", "block_K=32", "group_size=64", "threads=64",
+                         "stages=2", "dtype=bf16"],
+                        ref.dequant_gemm_w4a16, {},
+                        [dict(M=17, N=40, K=192), dict(M=1, N=32, K=64)]),
     "dequant_gemm_fp4": ("dequant_gemm_fp4.tl", "dequant_gemm_fp4",
                          ["block_M=64", "block_N=64", "block_K=64", "threads=128"], ref.dequant_gemm_fp4, {},
                          [dict(M=64, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),

@@ -175,6 +175,9 @@ KERNELS = {
     "dequant_w4a16": KernelSpec("dequant_w4a16", "samples/dequant_gemm_w4a16.tl",
                                 "dequant_gemm_w4a16", _tensors("A", "B", "Scales", "out:C"),
                                 ("M", "N", "K"), ("dtype", "group_size")),
+    # The same GEMM with the weights unpacked into registers (the gemm's A operand, C^T per tile).
+    "w4a16_wreg": KernelSpec("w4a16_wreg", "samples/dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
+                             _tensors("A", "B", "Scales", "out:C"), ("M", "N", "K"), ("dtype", "group_size")),
     # The same GEMM on FP4 E2M1 weights (f4e2m1 B, marked packed; the problem decodes by table).
     "dequant_fp4_gemm": KernelSpec("dequant_fp4_gemm", "samples/dequant_gemm_fp4.tl", "dequant_gemm_fp4",
                                    _tensors("A", "B", "Scales", "out:C"), ("M", "N", "K"), ("dtype", "group_size")),
@@ -1461,6 +1464,37 @@ def _add_w4a16_prefill(t: _Tables) -> None:
               _w4a16_shapes([(4096, 4096, 4096), (257, 1000, 1152)]))
 
 
+# The W4A16 GEMM with the weights dequantized into the tensor cores' A operand in registers
+# (samples/dequant_gemm_w4a16_regs.tl: wgmma with A in registers on
+# sm_90a, C^T per tile): the defaults (128 activation rows x 128 weight rows x 64 columns of K,
+# 4 stages) at the sample's shapes and issue 12's, bf16, groups of 64 (K off the tiles) and of
+# 32 with two groups per tile, the sm_80 lowering (mma.sync, A in registers), and the tiles
+# timed beside them: 256 activation rows, 3 stages, three and four warpgroups (192 and 256
+# weight rows), and a decode tile. Build names start with w4a16_wreg_.
+W4A16_WREG_TILES = {"_m256": {"block_M": "256"}, "_s3": {"stages": "3"},
+                    "_n192": {"block_N": "192", "threads": "384"},
+                    "_n256": {"block_N": "256", "threads": "512"},
+                    "_dec32": {"block_M": "32", "block_N": "64", "block_K": "128", "stages": "4", "threads": "128"}}
+
+
+def _add_w4a16_wreg(t: _Tables) -> None:
+    plain = [(1024, 1024, 1024), (257, 1000, 1152)]
+    t.add(Build("w4a16_wreg_f16_g128", "w4a16_wreg", {"dtype": "f16", "group_size": "128"}),
+          _w4a16_shapes(plain + W4A16_SHAPES))
+    t.add(Build("w4a16_wreg_bf16_g128", "w4a16_wreg", {"dtype": "bf16", "group_size": "128"}),
+          _w4a16_shapes(plain))
+    t.add(Build("w4a16_wreg_f16_g64", "w4a16_wreg", {"dtype": "f16", "group_size": "64"}),
+          _w4a16_shapes(W4A16_SHAPES_G64[-3:]))
+    t.add(Build("w4a16_wreg_f16_g32_k128", "w4a16_wreg", {"dtype": "f16", "group_size": "32", "block_K": "128",
+                                                          "stages": "2"}),
+          _w4a16_shapes([(77, 1000, 1152), (16, 264, 1088)]))
+    t.add(Build("w4a16_wreg_f16_g128_sm80", "w4a16_wreg", {"dtype": "f16", "group_size": "128"}, target="sm_80"),
+          _w4a16_shapes(plain))
+    for tiles, knobs in W4A16_WREG_TILES.items():
+        t.add(Build(f"w4a16_wreg_f16_g128{tiles}", "w4a16_wreg", {"dtype": "f16", "group_size": "128", **knobs}),
+              _w4a16_shapes([(4096, 4096, 4096), (257, 1000, 1152), (3, 1000, 1152)]))
+
+
 def _add_w4a16_small_m(t: _Tables) -> None:
     """The GEMV-like tiles (W4A16_SMALL_M) at every size; the sample's defaults run them in
     _add_samples."""
@@ -1618,7 +1652,7 @@ def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_prefill, _add_w4a16_gemv, _add_w4a16_tc,
+                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_prefill, _add_w4a16_wreg, _add_w4a16_gemv, _add_w4a16_tc,
                 _add_attention_bwd, _add_gated_delta):
         add(t)
     return t.builds, t.cases
@@ -1820,6 +1854,12 @@ def _moe_and_w4a16_bench_items() -> list:
             items.append(BenchItem(f"w4a16_f16_g128_{m}x{n}x{k}", "w4a16_f16_g128", shape))
             # FP4 weights (groups of 32, as MXFP4) through the same structure, beside it.
             items.append(BenchItem(f"w4a16_fp4_f16_g32_{m}x{n}x{k}", "w4a16_fp4_f16_g32", shape, "FP4 weights, groups of 32"))
+            # The weights dequantized into registers (dequant_gemm_w4a16_regs), beside them.
+            items.append(BenchItem(f"w4a16_wreg_f16_g128_{m}x{n}x{k}", "w4a16_wreg_f16_g128", shape))
+            for tiles, knobs in W4A16_WREG_TILES.items():
+                if (m == 4096) != tiles.startswith("_dec"):
+                    items.append(BenchItem(f"w4a16_wreg_f16_g128{tiles}_{m}x{n}x{k}", f"w4a16_wreg_f16_g128{tiles}",
+                                           shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
             if m == 4096:
                 for tiles, knobs in W4A16_PREFILL.items():
                     items.append(BenchItem(f"w4a16_f16_g128{tiles}_{m}x{n}x{k}", f"w4a16_f16_g128{tiles}", shape,
