@@ -276,12 +276,15 @@ void Sema::checkKernel(KernelDecl *k) {
     diags.error(k->gridRange, "grid takes 1 to 3 dimensions, got " +
                                   std::to_string(k->grid.size()));
   for (Expr *g : k->grid)
-    if (expectIntegral(g, checkExpr(g), "a grid dimension"))
+    if (expectIntegral(g, checkExpr(g), "a grid dimension")) {
       if (const Expr *bad = firstNonUniform(g)) {
         auto diag = diags.error(bad->getRange(), "grid(...) is computed by the launcher on the host, "
                                                  "before any thread runs");
         diag.hint("build the grid from shape symbols, parameters and constants");
+      } else {
+        checkHostComputable(g, "grid(...)");
       }
+    }
   Type tt = checkExpr(k->threads);
   if (expectIntegral(k->threads, tt, "the thread count")) {
     if (!k->threads->constant) {
@@ -471,7 +474,8 @@ void Sema::checkTensorParam(TensorParamDecl *p) {
       kernel->shapeSymbols.push_back(sym);
     }
     Type t = checkExpr(dim);
-    if (!expectIntegral(dim, t, "a tensor dimension") || !dim->constant)
+    if (!expectIntegral(dim, t, "a tensor dimension") || !checkHostComputable(dim, "a tensor dimension") ||
+        !dim->constant)
       continue;
     int64_t extent = dim->constant->getInt();
     if (extent <= 0)

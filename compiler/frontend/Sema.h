@@ -153,6 +153,11 @@ private:
   // elements of shared buffers at uniform indices count as uniform (every thread reads the
   // same bytes: tile operand indices and loop bounds, not conditions).
   const Expr *firstNonUniform(const Expr *e, bool withinWarp = false, bool sharedUniform = false) const;
+  // The launcher computes grid extents and tensor dimensions on the host (lower/Launch.cpp,
+  // hostExpr): from constants, shape symbols and scalar parameters with integer arithmetic,
+  // comparisons, ceildiv, min, max, abs, select and integer casts. The first part of `e`
+  // outside that set (a float, a device function), or null; `what` names the expression.
+  bool checkHostComputable(const Expr *e, llvm::StringRef what);
   // "error: ..." plus a note at the non-uniform part `bad` saying why it differs.
   void noteNonUniform(DiagnosticEngine::Builder &diag, const Expr *bad) const;
   void checkTileOpPlacement(CallExpr *call);

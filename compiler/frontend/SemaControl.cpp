@@ -29,6 +29,48 @@ std::string describeNonUniform(const Expr *e, const Decl *d) {
 
 } // namespace
 
+namespace {
+
+const Expr *firstNotOnHost(const Expr *e) {
+  if (!e || (e->constant && (e->constant->isInt() || e->constant->isBool())))
+    return nullptr;
+  if (isa<NameExpr>(e))
+    return nullptr; // shape symbols and scalar parameters: the launcher's locals and arguments
+  if (const auto *b = dyn_cast<BinaryExpr>(e)) {
+    const Expr *bad = firstNotOnHost(b->lhs);
+    return bad ? bad : firstNotOnHost(b->rhs);
+  }
+  if (const auto *u = dyn_cast<UnaryExpr>(e))
+    return firstNotOnHost(u->operand);
+  if (const auto *c = dyn_cast<CallExpr>(e)) {
+    const bool rendered =
+        (c->calleeKind == CalleeKind::Builtin &&
+         (c->builtin == Builtin::CeilDiv || c->builtin == Builtin::Min || c->builtin == Builtin::Max ||
+          c->builtin == Builtin::Abs || c->builtin == Builtin::Select)) ||
+        (c->calleeKind == CalleeKind::Cast && isInteger(c->castType));
+    if (!rendered || llvm::any_of(c->args, [](const CallArg &a) { return !a.keyword.empty(); }))
+      return e;
+    for (const Expr *a : c->positional())
+      if (const Expr *bad = firstNotOnHost(a))
+        return bad;
+    return nullptr;
+  }
+  return e;
+}
+
+} // namespace
+
+bool Sema::checkHostComputable(const Expr *e, llvm::StringRef what) {
+  const Expr *bad = firstNotOnHost(e);
+  if (!bad)
+    return true;
+  diags.error(bad->getRange(), what.str() + " is computed by the launcher on the host, which cannot evaluate '" +
+                                   toSource(bad) + "'")
+      .hint("use integer arithmetic, comparisons, ceildiv, min, max, abs, select and integer casts of shape "
+            "symbols, parameters and constants");
+  return false;
+}
+
 const Expr *Sema::firstNonUniform(const Expr *e, bool withinWarp, bool sharedUniform) const {
   if (!e || e->constant)
     return nullptr;

@@ -64,7 +64,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::Cumsum:
   case Builtin::Cummax:
   case Builtin::Cummin: return {{"src", "dst"}, 2, {"dim", "reverse"}};
-  case Builtin::DequantI4: return {{"src", "dst", "scales", "zeros"}, 2, {}};
+  case Builtin::DequantI4: return {{"src", "dst", "scales", "zeros"}, 2, {"transpose_scales"}};
   case Builtin::Im2col:
     return {{"src", "dst"}, 2, {"pixel", "channel", "r", "s", "kh", "kw", "stride", "pad"}};
   case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
@@ -762,8 +762,17 @@ void TileOpChecker::checkDequantI4() {
   BufferDecl *dst = wholeBuffer("dst", {Scope::Shared, Scope::Fragment});
   BufferDecl *scales = arg("scales") ? wholeBuffer("scales", {Scope::Shared, Scope::Fragment}) : nullptr;
   BufferDecl *zeros = arg("zeros") ? wholeBuffer("zeros", {Scope::Shared, Scope::Fragment}) : nullptr;
-  if (!src || !dst || (arg("scales") && !scales) || (arg("zeros") && !zeros))
+  // transpose_scales: scales and zeros are [G, R], one row per group, as GPTQ and AWQ store
+  // them ([K / group_size, N]).
+  auto transposed = option("transpose_scales", Type::Scalar, ConstValue{false});
+  if (!src || !dst || (arg("scales") && !scales) || (arg("zeros") && !zeros) || !transposed)
     return;
+  const bool tscales = transposed->getBool();
+  if (tscales && !scales) {
+    diags.error(arg("transpose_scales")->getRange(), "transpose_scales without scales: nothing to transpose")
+        .hint("pass the scales as the third argument, [groups, rows] with transpose_scales = true");
+    return;
+  }
   const std::pair<llvm::StringRef, BufferDecl *> operands[] = {
       {"src", src}, {"dst", dst}, {"scales", scales}, {"zeros", zeros}};
   const auto perGroup = llvm::makeArrayRef(operands).drop_front(2); // scales and zeros
@@ -870,19 +879,25 @@ void TileOpChecker::checkDequantI4() {
   }
   if (!scales)
     return;
-  std::optional<int64_t> scaleRows = scales->shape.constDim(0), groups = scales->shape.constDim(1);
+  const int rowDim = tscales ? 1 : 0;
+  std::optional<int64_t> scaleRows = scales->shape.constDim(rowDim), groups = scales->shape.constDim(1 - rowDim);
   if (!scaleRows || !groups)
     return;
+  const std::string form = tscales ? "[columns / group_size, rows] (transpose_scales)" : "[rows, columns / group_size]";
   if (*scaleRows != *rows || *cols % *groups != 0 || (*cols / *groups) % 8 != 0) {
     diags.error(arg("scales")->getRange(), "dequant_i4's scales " + named(scales) + " do not divide dst " + named(dst) +
                                                " into groups of a multiple of 8 columns")
-        .hint("scales is [rows, columns / group_size], with group_size a multiple of 8");
+        .hint("scales is " + form + ", with group_size a multiple of 8" +
+              (!tscales && scales->shape.constDim(1) == rows ? "; scales stored [groups, rows], as GPTQ and AWQ "
+                                                               "store them, need transpose_scales = true"
+                                                             : ""));
     return;
   }
-  if (zeros && (zeros->shape.constDim(0) != scaleRows || zeros->shape.constDim(1) != groups)) {
+  if (zeros && (zeros->shape.constDim(0) != scales->shape.constDim(0) ||
+                zeros->shape.constDim(1) != scales->shape.constDim(1))) {
     diags.error(arg("zeros")->getRange(), "dequant_i4's zeros " + named(zeros) + " must have the shape of scales " +
                                               named(scales) + ": one zero point per group")
-        .hint("zeros is [rows, columns / group_size], as scales is");
+        .hint("zeros is " + form + ", as scales is");
   }
 }
 

@@ -156,6 +156,8 @@ struct Node {
   // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
   // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
   std::string mmaText;
+  // DequantI4: scales and zeros are [groups, rows] (transpose_scales = true).
+  bool scalesTransposed = false;
   // Reduce / cumsum.
   Builtin reduceOp = Builtin::None;
   int dim = 0;

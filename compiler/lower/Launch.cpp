@@ -16,6 +16,8 @@ namespace {
 std::string hostExpr(const Expr *e) {
   if (e->constant && e->constant->isInt())
     return "int64_t(" + std::to_string(e->constant->getInt()) + ")";
+  if (e->constant && e->constant->isBool())
+    return e->constant->getBool() ? "true" : "false";
   if (auto *n = dyn_cast<NameExpr>(e))
     return cppName(n->name);
   if (auto *b = dyn_cast<BinaryExpr>(e))
@@ -29,6 +31,13 @@ std::string hostExpr(const Expr *e) {
     if (c->builtin == Builtin::Max || c->builtin == Builtin::Min)
       return std::string(c->builtin == Builtin::Max ? "std::max" : "std::min") + "<int64_t>(" +
              hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";
+    if (c->builtin == Builtin::Abs)
+      return "tlc_abs(" + hostExpr(args[0]) + ")";
+    if (c->builtin == Builtin::Select)
+      return "(" + hostExpr(args[0]) + " ? " + hostExpr(args[1]) + " : " + hostExpr(args[2]) + ")";
+    // An integer cast: the value wraps to the type as on the device, then widens back.
+    if (c->calleeKind == CalleeKind::Cast && isInteger(c->castType))
+      return "int64_t(static_cast<" + cppType(c->castType) + ">(" + hostExpr(args[0]) + "))";
   }
   return toSource(e);
 }

@@ -37,10 +37,27 @@ struct Params {
   const ftg::Buffer *scales = nullptr, *zeros = nullptr;
   // src's weights: two's complement (i4, and u8/i8 bytes), unsigned (u4) or FP4 (f4e2m1).
   DType weights = DType::I4;
+  // Scales and zeros [G, R] (transpose_scales) rather than [R, G].
+  bool transposed = false;
   explicit Params(const Node &n)
       : scales(n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr),
         zeros(n.inputs.size() > 2 ? n.inputs[2].buffer : nullptr),
-        weights(n.inputs[0].buffer->packed.value_or(DType::I4)) {}
+        weights(n.inputs[0].buffer->packed.value_or(DType::I4)), transposed(n.scalesTransposed) {}
+
+  // The groups per row of dst (C columns): scales' [R, G] or, transposed, [G, R].
+  int64_t groupColumns(int64_t cols) const {
+    if (!scales || scales->shape.size() != 2)
+      return cols;
+    const auto &g = scales->shape[transposed ? 0 : 1];
+    return g && *g ? cols / *g : cols;
+  }
+  // The index of (row, group) in scales and zeros.
+  std::vector<std::string> at(const std::string &row, const std::string &group) const {
+    return transposed ? std::vector<std::string>{group, row} : std::vector<std::string>{row, group};
+  }
+  std::string scaleAt(KernelLowering &L, const std::string &row, const std::string &group) const {
+    return elementAt(L, *scales, at(row, group));
+  }
 
   // What the operator reads: src, and the scales and zero points given.
   std::vector<Access> reads(KernelLowering &L, const ftg::Buffer &src) const {
@@ -66,8 +83,8 @@ struct Params {
   std::string zeroAt(KernelLowering &L, const std::string &T, const std::string &row,
                      const std::string &group) const {
     if (!zeros->packed)
-      return elementAt(L, *zeros, {row, group});
-    return "tl::convert<" + T + ">(" + packedElementAt(L, *zeros, {row, group}) + ")";
+      return elementAt(L, *zeros, at(row, group));
+    return "tl::convert<" + T + ">(" + packedElementAt(L, *zeros, at(row, group)) + ")";
   }
   // Its scale and zero-point arguments: "scale, " or "scale, zero, ".
   std::string scaleArgs(const std::string &scale, const std::string &zero) const {
@@ -132,18 +149,16 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
   const std::string T = cppType(dst.dtype), in = bufferName(src), out = bufferName(dst);
   const int64_t bytes = src.fragment->registers();
   const int64_t cols = dst.fragment->cols;
-  const int64_t group = scales && scales->shape.size() == 2 && scales->shape[1] ? cols / *scales->shape[1] : cols;
+  const int64_t group = p.groupColumns(cols);
   // A word's eight columns share one scale (Sema: groups are multiples of 8 columns).
   const bool words = src.fragment->vec % 4 == 0;
   const std::vector<Access> reads = p.reads(L, src);
   const std::vector<Access> writes = {L.access(&dst)};
-  // The scale (zero point) of dst's register `reg`, read from the shared buffer at its row and group.
-  auto groupValue = [&](const ftg::Buffer *b, const std::string &reg) {
-    return elementAt(L, *b, {dst.fragment->rowOf(kThreadIndex, reg),
-                             "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group)});
-  };
+  // The scale of dst's register `reg`, read from the shared buffer at its row and group.
   auto scaleOf = [&](const std::string &reg) {
-    return scales ? groupValue(scales, reg) : Params::one(T);
+    return scales ? p.scaleAt(L, dst.fragment->rowOf(kThreadIndex, reg),
+                              "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group))
+                  : Params::one(T);
   };
   auto zeroOf = [&](const std::string &reg) {
     return p.zeros ? p.zeroAt(L, T, dst.fragment->rowOf(kThreadIndex, reg),
@@ -206,7 +221,7 @@ void lowerDequantIntoFragment(KernelLowering &L, const Node &n) {
   const std::string T = cppType(dst.dtype), out = bufferName(dst);
   const int64_t regs = layout.registers(), cols = layout.cols;
   const ftg::Buffer *scales = p.scales;
-  const int64_t group = scales && scales->shape.size() == 2 && scales->shape[1] ? cols / *scales->shape[1] : cols;
+  const int64_t group = p.groupColumns(cols);
   const bool words = holdsBytePairs(layout);
   const std::vector<Access> reads = p.reads(L, src);
   const std::vector<Access> writes = {L.access(&dst)};
@@ -215,7 +230,7 @@ void lowerDequantIntoFragment(KernelLowering &L, const Node &n) {
   auto groupOf = [&](const std::string &reg) { return colOf(reg) + " / " + std::to_string(group); };
   auto byteOf = [&](const std::string &reg) { return elementAt(L, src, {rowOf(reg), colOf(reg) + " / 2"}); };
   auto scaleOf = [&](const std::string &reg) {
-    return scales ? elementAt(L, *scales, {rowOf(reg), groupOf(reg)}) : Params::one(T);
+    return scales ? p.scaleAt(L, rowOf(reg), groupOf(reg)) : Params::one(T);
   };
   auto zeroOf = [&](const std::string &reg) {
     return p.zeros ? p.zeroAt(L, T, rowOf(reg), groupOf(reg)) : std::string();
@@ -263,7 +278,7 @@ void lowerDequant(KernelLowering &L, const Node &n) {
     return;
   }
   const int64_t rows = tile[0], cols = tile[1];
-  const int64_t group = scales && scales->shape.size() == 2 && scales->shape[1] ? cols / *scales->shape[1] : cols;
+  const int64_t group = p.groupColumns(cols);
   const std::string T = cppType(dst.dtype);
   // Eight weights per step where both tiles keep the word and the 16-byte vector whole.
   const bool vectorized = keepsRun(src, kWeightsPerWord / 2) && keepsRun(dst, kWeightsPerWord);
@@ -293,7 +308,7 @@ void lowerDequant(KernelLowering &L, const Node &n) {
                                           (perStep > 1 ? " * " + std::to_string(perStep) : ""), false));
       std::string byte = elementAt(L, src, {row, col + " / 2"});
       const std::string groupIndex = col + " / " + std::to_string(group);
-      std::string scale = scales ? elementAt(L, *scales, {row, groupIndex}) : Params::one(T);
+      std::string scale = scales ? p.scaleAt(L, row, groupIndex) : Params::one(T);
       std::string zero = p.zeros ? p.zeroAt(L, T, row, groupIndex) : std::string();
       if (vectorized) {
         L.add(withAccess(makeEval(p.step(T, "") + "&" + byte + ", " + p.scaleArgs(scale, zero) + "&" +
@@ -329,6 +344,7 @@ public:
             n.inputs.push_back(*zeros);
       }
     n.outputs.push_back(*dst);
+    n.scalesTransposed = boolArgument(c, "transpose_scales", false);
   }
 
   std::string describe(const Node &n) const override {
@@ -336,7 +352,7 @@ public:
     if (n.inputs.size() > 2)
       s = "dequant_i4: (" + n.inputs[0].buffer->name + " - " + n.inputs[2].buffer->name + ")";
     if (n.inputs.size() > 1)
-      s += " * " + n.inputs[1].buffer->name;
+      s += " * " + n.inputs[1].buffer->name + (n.scalesTransposed ? " (transposed)" : "");
     return s + " -> " + n.outputs[0].buffer->name;
   }
 

@@ -70,8 +70,9 @@ enum {
 #include <cstring>
 #include <string>
 
-// Grid sizes of generated launchers.
+// Grid sizes and tensor dimensions of generated launchers (compiler/lower/Launch.cpp).
 inline int64_t tlc_ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t tlc_abs(int64_t a) { return a < 0 ? -a : a; }
 
 namespace tlc {
 

@@ -383,22 +383,25 @@ def packed_u4(t, p):
 
 def dequant_zp(t, p):
     """tests/gpu/ops/dequant_zp.tl: B [N, K] of u4/i4 (loaded as its values), Scales and Zeros
-    [N, K / group_size]; W and W2 = dtype(dtype(q - zero) * scale), or dtype(q * scale) without
+    [N, K / group_size] ([K / group_size, N] with tscales); W, W2 and W3 = dtype(dtype(q - zero) *
+    scale), or dtype(q * scale) without
     zero points: each operation rounded once to the dtype, as the kernel's packed f16x2/bf16x2
     arithmetic does (the float64 difference and product are exact, so rounding them to the
     dtype is the dtype's own correctly rounded operation)."""
     B, (N, K) = t["B"]
-    S, (_, G) = t["Scales"]
+    S, shape = t["Scales"]
     Z, _ = t["Zeros"]
     rnd = _round_f16 if p["dtype"] == "f16" else _round_bf16
+    transposed = p.get("tscales", False)  # Scales and Zeros [K / group_size, N]
+    G = shape[0] if transposed else shape[1]
     gs = K // G
     W = []
     for n in range(N):
         for c in range(K):
-            g = n * G + c // gs
+            g = (c // gs) * N + n if transposed else n * G + c // gs
             q = B[n * K + c]
             W.append(rnd((rnd(q - Z[g]) if p["zero_points"] else q) * S[g]))
-    return {"W": W, "W2": list(W)}
+    return {"W": W, "W2": list(W), "W3": list(W)}
 
 
 def dequant_fp4(t, p):

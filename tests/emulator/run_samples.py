@@ -126,6 +126,14 @@ CASES = {
     "dequant_zp_u4z_k16": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp",
                            ["ztype=u4", "qtype=i4", "block_K=16", "group_size=8", "dtype=bf16"], ref.dequant_zp,
                            dict(EXACT_ZP, dtype="bf16"), [dict(N=45, K=48), dict(N=32, K=16)]),
+    # Scales and zero points stored [K / group_size, N] (transpose_scales), as GPTQ and AWQ
+    # store them: f16 with zero points packed two per byte along N, bf16 with i4 weights nibble
+    # by nibble (block_K 16, groups of 8) and unpacked zero points; N even for the packed ones.
+    "dequant_zp_t": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp", ["tscales=true", "ztype=u4"], ref.dequant_zp,
+                     dict(EXACT_ZP, tscales=True), [dict(N=46, K=128), dict(N=8, K=64)]),
+    "dequant_zp_t_k16": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp",
+                         ["tscales=true", "qtype=i4", "block_K=16", "group_size=8", "dtype=bf16"], ref.dequant_zp,
+                         dict(EXACT_ZP, dtype="bf16", tscales=True), [dict(N=45, K=48), dict(N=32, K=16)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element

@@ -288,7 +288,7 @@ KERNELS.update({
     "packed_i4": _op_kernel("packed_i4", _tensors("B", "out:W", "out:W2", "out:E", "out:Bc"), ("N", "K"),
                             ("dtype",)),
     "packed_u4": _op_kernel("packed_u4", _tensors("Q", "out:E", "out:Qc"), ("N", "K"), ("dtype",)),
-    "dequant_zp": _op_kernel("dequant_zp", _tensors("B", "Scales", "Zeros", "out:W", "out:W2"), ("N", "K"),
+    "dequant_zp": _op_kernel("dequant_zp", _tensors("B", "Scales", "Zeros", "out:W", "out:W2", "out:W3"), ("N", "K"),
                              ("dtype", "qtype", "group_size", "zero_points")),
     "dequant_fp4": _op_kernel("dequant_fp4", _tensors("B", "Scales", "out:W", "out:W2", "out:E", "out:Bc"),
                               ("N", "K"), ("dtype", "group_size", "scaled")),
@@ -1262,6 +1262,17 @@ def _add_packed(t: _Tables) -> None:
     t.add(Build("packed_zp_u4z_i4_bf16_k16", "dequant_zp", {"dtype": "bf16", "qtype": "i4", "ztype": "u4",
                                                             "block_K": "16", "group_size": "8", "zero_points": "true"}),
           u4z_shapes[:3] + [("n45k48", {"N": 45, "K": 48})], 0.0)
+    # Scales and zero points stored [K / group_size, N] (transpose_scales, GPTQ and AWQ's
+    # orientation): zero points packed two per byte along N (N even) in f16, unpacked with i4
+    # weights nibble by nibble in bf16 (block_K 16, groups of 8), and on sm_80.
+    t_shapes = [(f"n{n}k{k}", {"N": n, "K": k}) for n, k in [(46, 128), (32, 96), (8, 64), (1000, 4096), (514, 2080)]]
+    t.add(Build("packed_zp_t_u4z_f16", "dequant_zp", {"dtype": "f16", "qtype": "u4", "ztype": "u4", "tscales": "true",
+                                                      **zp}), t_shapes, 0.0)
+    t.add(Build("packed_zp_t_i4_bf16_k16", "dequant_zp", {"dtype": "bf16", "qtype": "i4", "block_K": "16",
+                                                          "group_size": "8", "zero_points": "true", "tscales": "true"}),
+          t_shapes[:3] + [("n45k48", {"N": 45, "K": 48})], 0.0)
+    t.add(Build("packed_zp_t_u4z_f16_sm80", "dequant_zp", {"dtype": "f16", "qtype": "u4", "ztype": "u4",
+                                                           "tscales": "true", **zp}, target="sm_80"), t_shapes[:3], 0.0)
     # f4e2m1 (FP4) weights: the scaled conversion in f16 and bf16 (groups of 32 as MXFP4, of 16
     # as NVFP4), unscaled, on sm_80, and nibble by nibble (block_K 16); element reads; exact.
     fp4 = {"group_size": "32", "scaled": "true"}

@@ -1607,7 +1607,8 @@ class PackedU4Problem(PackedI4Problem):
 
 class DequantZpProblem(PackedI4Problem):
     """tests/gpu/ops/dequant_zp.tl: B [N, K] of qtype (u4 or i4; its bytes, as packed_i4's B),
-    Scales and Zeros [N, K / group_size]; W and W2 = dtype(dtype(q - zero) * scale), or
+    Scales and Zeros [N, K / group_size] ([K / group_size, N] with tscales); W, W2 and W3 =
+    dtype(dtype(q - zero) * scale), or
     dtype(q * scale) with zero_points = false. The reference computes in the dtype, each
     operation correctly rounded, as the kernel's packed arithmetic does: exact (tolerance 0).
     Zero points are drawn as GPTQ/AWQ would not store them (fractions around the middle of the
@@ -1620,6 +1621,8 @@ class DequantZpProblem(PackedI4Problem):
             self.packed["Zeros"] = "u4"
         self.group_size = int(build.defines["group_size"])
         self.zero_points = parse_bool(build.defines["zero_points"])
+        # Scales and Zeros [K / group_size, N] (transpose_scales), as GPTQ and AWQ store them.
+        self.transposed = parse_bool(build.defines.get("tscales", "false"))
 
     def tensor_dtype(self, name):
         return torch.uint8 if name in self.packed else self.dtype
@@ -1628,11 +1631,11 @@ class DequantZpProblem(PackedI4Problem):
         n, k = shape["N"], shape["K"]
         if k % 2 or k % self.group_size:
             raise ValueError(f"K = {k} must be even and a multiple of group_size {self.group_size}")
-        groups = (n, k // self.group_size)
+        groups = (k // self.group_size, n) if self.transposed else (n, k // self.group_size)
         if "Zeros" in self.packed and groups[1] % 2:
-            raise ValueError(f"K / group_size = {groups[1]} must be even for packed u4 zero points")
-        zeros = (n, groups[1] // 2) if "Zeros" in self.packed else groups
-        return {"B": (n, k // 2), "Scales": groups, "Zeros": zeros, "W": (n, k), "W2": (n, k)}
+            raise ValueError(f"{groups[1]} zero points per row must be even when packed two per byte")
+        zeros = (groups[0], groups[1] // 2) if "Zeros" in self.packed else groups
+        return {"B": (n, k // 2), "Scales": groups, "Zeros": zeros, "W": (n, k), "W2": (n, k), "W3": (n, k)}
 
     def _random(self, name, shape, gen):
         if name == "Zeros" and name not in self.packed:
@@ -1645,9 +1648,12 @@ class DequantZpProblem(PackedI4Problem):
         q = self.values(inputs["B"], self.packed["B"] == "i4").to(self.dtype)
         group = lambda t: t.repeat_interleave(self.group_size, dim=1)  # noqa: E731
         zeros = self.values(inputs["Zeros"], False).to(self.dtype) if "Zeros" in self.packed else inputs["Zeros"]
+        scales = inputs["Scales"]
+        if self.transposed:  # [groups, N] -> [N, groups]
+            zeros, scales = zeros.t(), scales.t()
         w = q - group(zeros) if self.zero_points else q
-        w = (w * group(inputs["Scales"])).to(ref)
-        return {"W": w, "W2": w}
+        w = (w * group(scales)).to(ref)
+        return {"W": w, "W2": w, "W3": w}
 
     def flops(self, shape):
         return 2.0 * shape["N"] * shape["K"]
