@@ -110,6 +110,8 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   w.open(launcherDecl(name, sig, inlineC));
   w.line("const char* tl_name = \"" + k.kernel + "\";");
   w.line("tlc::Status tl_status;");
+  w.line(std::string("[[maybe_unused]] bool ") + lower::kZeroDivisorFlag +
+         " = false;  // set by launch arithmetic that divides by zero");
   for (const HostParam &p : k.params)
     if (!p.scalar)
       w.line("if (!(tl_status = tlc::check::tensor(tl_name, \"" + p.name + "\", &" + p.cpp + ", " +
@@ -136,9 +138,11 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
              bound(symbol) + ", " + p.cpp + ".shape[" + std::to_string(d) + "], \"" + p.name + "\", " +
              std::to_string(d) + "))) return tl_status;");
     }
+  // A zero divisor reports itself, not the dimension 0 it gives.
+  const std::string zeroDivisor = std::string(lower::kZeroDivisorFlag) + " ? tlc::check::zeroDivisor(tl_name) : ";
   for (auto [p, d] : derived)
     w.line("if (!(tl_status = tlc::check::fixedDim(tl_name, \"" + p->name + "\", " + p->cpp + ", " +
-           std::to_string(d) + ", " + p->extent[d] + "))) return tl_status;");
+           std::to_string(d) + ", " + p->extent[d] + "))) return " + zeroDivisor + "tl_status;");
   emitMemoryChecks(k, w);
 
   // Vectorized paths need 16-byte aligned rows of whole 16-byte chunks. The kernel's aligned
@@ -177,6 +181,7 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i)
     grid[i] = k.grid[i];
   w.line("const int64_t tl_gx = " + grid[0] + ", tl_gy = " + grid[1] + ", tl_gz = " + grid[2] + ";");
+  w.line(std::string("if (") + lower::kZeroDivisorFlag + ") return tlc::check::zeroDivisor(tl_name);");
   w.line("if (tl_gx <= 0 || tl_gy <= 0 || tl_gz <= 0) return tlc::Status::ok();  // empty problem: nothing to do");
   // A persistent kernel numbers the tiles in one int and launches a 1-d grid of resident
   // blocks, so only the tile count is limited (not the grid's y and z extents: a convolution

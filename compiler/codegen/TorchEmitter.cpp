@@ -225,6 +225,9 @@ private:
         break;
       }
     }
+    // Output shapes use launch arithmetic; a zero divisor gives an empty output, and the
+    // launcher called below reports it.
+    w.line(std::string("[[maybe_unused]] bool ") + lower::kZeroDivisorFlag + " = false;");
     for (const HostParam *o : outputs) {
       std::string shape;
       for (size_t d = 0; d < o->symbol.size(); ++d)

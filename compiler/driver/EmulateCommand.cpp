@@ -117,6 +117,9 @@ std::string driverSource(const lower::Kernel &k, const std::string &ns, const st
     s += "  [[maybe_unused]] const int64_t " + sym.cpp + " = " +
          (sym.constant.empty() ? "tl::emu::shape_value(argc, argv, \"" + sym.name + "\")" : sym.constant) +
          ";  // " + sym.name + (sym.constant.empty() ? " (--shape)" : " (bound by -D)") + "\n";
+  // Tensor extents use launch arithmetic; a zero divisor gives an empty tensor, and the
+  // launcher reports it.
+  s += std::string("  [[maybe_unused]] bool ") + lower::kZeroDivisorFlag + " = false;\n";
   s += "  std::vector<tl::emu::TensorSpec> tensors = {\n";
   for (const lower::HostParam &p : l.params) {
     if (p.scalar)

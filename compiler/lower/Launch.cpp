@@ -20,14 +20,19 @@ std::string hostExpr(const Expr *e) {
     return e->constant->getBool() ? "true" : "false";
   if (auto *n = dyn_cast<NameExpr>(e))
     return cppName(n->name);
-  if (auto *b = dyn_cast<BinaryExpr>(e))
+  if (auto *b = dyn_cast<BinaryExpr>(e)) {
+    // Division floors, as on the device; a zero divisor sets the launcher's flag.
+    if (b->op == BinaryOp::Div || b->op == BinaryOp::Rem)
+      return std::string(b->op == BinaryOp::Div ? "tlc_floordiv(" : "tlc_floormod(") + hostExpr(b->lhs) + ", " +
+             hostExpr(b->rhs) + ", " + kZeroDivisorFlag + ")";
     return "(" + hostExpr(b->lhs) + " " + spelling(b->op).str() + " " + hostExpr(b->rhs) + ")";
+  }
   if (auto *u = dyn_cast<UnaryExpr>(e))
     return "(" + spelling(u->op).str() + hostExpr(u->operand) + ")";
   if (auto *c = dyn_cast<CallExpr>(e)) {
     auto args = c->positional();
     if (c->builtin == Builtin::CeilDiv)
-      return "tlc_ceildiv(" + hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";
+      return "tlc_ceildiv(" + hostExpr(args[0]) + ", " + hostExpr(args[1]) + ", " + kZeroDivisorFlag + ")";
     if (c->builtin == Builtin::Max || c->builtin == Builtin::Min)
       return std::string(c->builtin == Builtin::Max ? "std::max" : "std::min") + "<int64_t>(" +
              hostExpr(args[0]) + ", " + hostExpr(args[1]) + ")";

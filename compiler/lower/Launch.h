@@ -40,6 +40,10 @@ struct HostShapeSymbol {
   std::string constant; // bound by -D at compile time; empty: bound from the tensors
 };
 
+// The launcher's flag that launch arithmetic sets on a zero divisor (runtime/tlc/runtime.h's
+// tlc_floordiv, tlc_floormod, tlc_ceildiv): declared wherever host expressions are evaluated.
+inline constexpr const char *kZeroDivisorFlag = "tl_zero_divisor";
+
 struct Launch {
   std::string kernel;    // the kernel's declared name (messages, C entry)
   std::vector<HostParam> params;

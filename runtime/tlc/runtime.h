@@ -70,8 +70,30 @@ enum {
 #include <cstring>
 #include <string>
 
-// Grid sizes and tensor dimensions of generated launchers (compiler/lower/Launch.cpp).
-inline int64_t tlc_ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Grid sizes and tensor dimensions of generated launchers (compiler/lower/Launch.cpp) with
+// TileLang's rounding: integer / and % floor, and ceildiv rounds up, for every sign, as the
+// device code and the compiler's constant folder compute them (stdlib tl/intmath.h). A zero
+// divisor (a shape symbol bound from an empty tensor) gives 0 and sets `zero`: the launcher
+// returns an error instead of trapping.
+inline int64_t tlc_floordiv(int64_t a, int64_t b, bool& zero) {
+  if (b == 0) return zero = true, 0;
+  const int64_t q = a / b, r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? q - 1 : q;
+}
+inline int64_t tlc_floormod(int64_t a, int64_t b, bool& zero) {
+  if (b == 0) return zero = true, 0;
+  const int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+inline int64_t tlc_ceildiv(int64_t a, int64_t b, bool& zero) {
+  if (b == 0) return zero = true, 0;
+  const int64_t q = a / b, r = a % b;
+  return r != 0 && ((r < 0) == (b < 0)) ? q + 1 : q;
+}
+inline int64_t tlc_ceildiv(int64_t a, int64_t b) {
+  bool zero = false;
+  return tlc_ceildiv(a, b, zero);
+}
 inline int64_t tlc_abs(int64_t a) { return a < 0 ? -a : a; }
 
 namespace tlc {
@@ -354,6 +376,14 @@ inline Status fixedDim(const char *kernel, const char *param, const TensorView &
                              param + "' must be " + std::to_string(expected) + ", got " +
                              std::to_string(t.shape[dim]) + " (shape " + shapeStr(t) + ")");
   return Status::ok();
+}
+
+// A grid extent or tensor dimension whose launch arithmetic divided by zero (a shape symbol
+// bound from an empty tensor: runtime.h's tlc_floordiv and friends).
+inline Status zeroDivisor(const char *kernel) {
+  return Status::error(TLC_ERROR_INVALID_ARGUMENT,
+                       std::string(kernel) + ": a grid extent or tensor dimension divides by zero (a shape "
+                                             "symbol it divides by is 0: an empty tensor)");
 }
 
 // True when every row start is aligned to `bytes` (base pointer and outer strides), which is

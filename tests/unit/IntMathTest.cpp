@@ -2,6 +2,7 @@
 // computed with exact rational arithmetic: Python's `//` and `%` (floor) and ceil, for every
 // sign combination of dividend and divisor, in the widths generated code uses.
 #include "tl/intmath.h"
+#include "tlc/runtime.h"
 
 #include <catch2/catch.hpp>
 
@@ -85,3 +86,28 @@ TEST_CASE("tl::floordiv/floormod/ceildiv on unsigned types are C's", "[intmath]"
 
 static_assert(tl::floordiv(-1, 64) == -1 && tl::floormod(-1, 64) == 63,
               "usable in constant expressions");
+
+// The launcher's arithmetic (runtime/tlc/runtime.h: grid extents and tensor dimensions) rounds
+// as the device does, and a zero divisor sets the flag and gives 0 instead of trapping.
+TEST_CASE("launch arithmetic floors as the device does and survives a zero divisor", "[intmath]") {
+  for (int64_t a = -9; a <= 9; ++a)
+    for (int64_t b = -9; b <= 9; ++b) {
+      bool zero = false;
+      INFO("a = " << a << ", b = " << b);
+      if (b == 0) {
+        CHECK(tlc_floordiv(a, b, zero) == 0);
+        CHECK(zero);
+        zero = false;
+        CHECK(tlc_floormod(a, b, zero) == 0);
+        CHECK(zero);
+        zero = false;
+        CHECK(tlc_ceildiv(a, b, zero) == 0);
+        CHECK(zero);
+        continue;
+      }
+      CHECK(tlc_floordiv(a, b, zero) == tl::floordiv(a, b));
+      CHECK(tlc_floormod(a, b, zero) == tl::floormod(a, b));
+      CHECK(tlc_ceildiv(a, b, zero) == tl::ceildiv(a, b));
+      CHECK(!zero);
+    }
+}
