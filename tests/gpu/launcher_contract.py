@@ -93,7 +93,7 @@ def parse_kernels(source: str) -> list[Kernel]:
                                                   body):
             k.param(param).dims[int(dim)] = ("sym", sym)
             k.c_names[sym] = c_name
-        for param, dim, expr in re.findall(r'fixedDim\(tl_name, "(\w+)", \w+, (\d+), (.*)\)\)\) return tl_status;', body):
+        for param, dim, expr in re.findall(r'fixedDim\(tl_name, "(\w+)", \w+, (\d+), (.*)\)\)\) return (?:\w+ \? tlc::check::zeroDivisor\(tl_name\) : )?tl_status;', body):
             k.param(param).dims[int(dim)] = ("expr", expr)
         for name in re.findall(r'check::writable\(tl_name, "(\w+)"', body):
             k.param(name).out = True
@@ -104,8 +104,12 @@ def host_eval(expr: str, symbols: dict) -> int:
     """Evaluates a launcher's host shape expression (HostLauncher.cpp hostExpr)."""
     py = expr.replace("std::max<int64_t>", "max").replace("std::min<int64_t>", "min")
     py = py.replace("int64_t", "").replace("/", "//")
-    return int(eval(py, {"tlc_ceildiv": lambda a, b: -(-a // b), "max": max, "min": min},
-                    dict(symbols)))
+    # Launch arithmetic (runtime.h): floor division and remainder, as Python's // and %; the
+    # zero-divisor flag argument is ignored.
+    funcs = {"tlc_ceildiv": lambda a, b, flag=None: -(-a // b), "tlc_floordiv": lambda a, b, flag=None: a // b,
+             "tlc_floormod": lambda a, b, flag=None: a % b, "tlc_abs": abs, "max": max, "min": min,
+             "tl_zero_divisor": None}
+    return int(eval(py, funcs, dict(symbols)))
 
 
 class Case:
