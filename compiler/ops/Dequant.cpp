@@ -86,6 +86,19 @@ struct Params {
       return elementAt(L, *zeros, at(row, group));
     return "tl::convert<" + T + ">(" + packedElementAt(L, *zeros, at(row, group)) + ")";
   }
+  // The scale (zero point) of register `reg` of a fragment dst in layout `l`, at the register's
+  // row and its column's group of `group` columns: one without scales, "" without zeros.
+  std::string registerScale(KernelLowering &L, const FragmentLayout &l, const std::string &reg, int64_t group,
+                            const std::string &T) const {
+    return scales ? scaleAt(L, l.rowOf(kThreadIndex, reg), registerGroup(l, reg, group)) : one(T);
+  }
+  std::string registerZero(KernelLowering &L, const FragmentLayout &l, const std::string &reg, int64_t group,
+                           const std::string &T) const {
+    return zeros ? zeroAt(L, T, l.rowOf(kThreadIndex, reg), registerGroup(l, reg, group)) : std::string();
+  }
+  static std::string registerGroup(const FragmentLayout &l, const std::string &reg, int64_t group) {
+    return "(" + l.colOf(kThreadIndex, reg) + ") / " + std::to_string(group);
+  }
   // Its scale and zero-point arguments: "scale, " or "scale, zero, ".
   std::string scaleArgs(const std::string &scale, const std::string &zero) const {
     return scale + ", " + (zeros ? zero + ", " : std::string());
@@ -145,7 +158,6 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
     return;
   }
   const Params p(n);
-  const ftg::Buffer *scales = p.scales;
   const std::string T = cppType(dst.dtype), in = bufferName(src), out = bufferName(dst);
   const int64_t bytes = src.fragment->registers();
   const int64_t cols = dst.fragment->cols;
@@ -154,17 +166,8 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
   const bool words = src.fragment->vec % 4 == 0;
   const std::vector<Access> reads = p.reads(L, src);
   const std::vector<Access> writes = {L.access(&dst)};
-  // The scale of dst's register `reg`, read from the shared buffer at its row and group.
-  auto scaleOf = [&](const std::string &reg) {
-    return scales ? p.scaleAt(L, dst.fragment->rowOf(kThreadIndex, reg),
-                              "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group))
-                  : Params::one(T);
-  };
-  auto zeroOf = [&](const std::string &reg) {
-    return p.zeros ? p.zeroAt(L, T, dst.fragment->rowOf(kThreadIndex, reg),
-                              "(" + dst.fragment->colOf(kThreadIndex, reg) + ") / " + std::to_string(group))
-                   : std::string();
-  };
+  auto scaleOf = [&](const std::string &reg) { return p.registerScale(L, *dst.fragment, reg, group, T); };
+  auto zeroOf = [&](const std::string &reg) { return p.registerZero(L, *dst.fragment, reg, group, T); };
   L.tileOp(n, [&] {
     std::string r = L.fresh("r");
     L.add(makeComment(words ? "each thread converts its own registers, one 32-bit word (eight weights) at a time"
@@ -220,21 +223,15 @@ void lowerDequantIntoFragment(KernelLowering &L, const Node &n) {
   const Params p(n);
   const std::string T = cppType(dst.dtype), out = bufferName(dst);
   const int64_t regs = layout.registers(), cols = layout.cols;
-  const ftg::Buffer *scales = p.scales;
   const int64_t group = p.groupColumns(cols);
   const bool words = holdsBytePairs(layout);
   const std::vector<Access> reads = p.reads(L, src);
   const std::vector<Access> writes = {L.access(&dst)};
   auto rowOf = [&](const std::string &reg) { return layout.rowOf(kThreadIndex, reg); };
   auto colOf = [&](const std::string &reg) { return "(" + layout.colOf(kThreadIndex, reg) + ")"; };
-  auto groupOf = [&](const std::string &reg) { return colOf(reg) + " / " + std::to_string(group); };
   auto byteOf = [&](const std::string &reg) { return elementAt(L, src, {rowOf(reg), colOf(reg) + " / 2"}); };
-  auto scaleOf = [&](const std::string &reg) {
-    return scales ? p.scaleAt(L, rowOf(reg), groupOf(reg)) : Params::one(T);
-  };
-  auto zeroOf = [&](const std::string &reg) {
-    return p.zeros ? p.zeroAt(L, T, rowOf(reg), groupOf(reg)) : std::string();
-  };
+  auto scaleOf = [&](const std::string &reg) { return p.registerScale(L, layout, reg, group, T); };
+  auto zeroOf = [&](const std::string &reg) { return p.registerZero(L, layout, reg, group, T); };
   L.tileOp(n, [&] {
     std::string r = L.fresh("r");
     L.add(makeComment(words ? "each thread reads the bytes of its registers' weights, four pairs (one 32-bit word) "
