@@ -23,6 +23,9 @@ from metrics import compare, judge
 from problems import gated_delta_chunked, ordered_tensors, problem_for
 from timing import HangError, Timer, cuda_healthy, wait
 
+# torch's fp8 dtypes (the gemm_nt peer takes them to cuBLASLt's fp8 GEMM).
+FP8_DTYPES = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
+
 TOLERANCE = 1e-2
 TIMING = dict(warmup_ms=25, rep_ms=100, min_reps=3, max_reps=100)
 TUNING = dict(warmup_ms=5, rep_ms=20, min_reps=2, max_reps=10)
@@ -184,7 +187,16 @@ class ItemBench:
         if family in ("gemm", "gemm_auto"):
             return [Impl("cublas", lambda: torch.matmul(x["A"], x["B"]))]
         if family == "gemm_nt":
-            return [Impl("cublas", lambda: F.linear(x["A"], x["B"]))]
+            a, b = x["A"], x["B"]
+            if a.dtype in FP8_DTYPES:
+                # cuBLASLt's fp8 GEMM (unit scales): B [N, K] row-major is the column-major
+                # [K, N] operand it takes; one operand must be e4m3.
+                one = torch.ones((), device=a.device, dtype=torch.float32)
+                out = self.problem.tensor_dtype("C")
+                return [Impl("cublas", lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=out))]
+            if a.dtype == torch.int8:
+                return [Impl("cublas", lambda: torch._int_mm(a, b.t()))]  # cuBLASLt's s8 GEMM into s32
+            return [Impl("cublas", lambda: F.linear(a, b))]
         if family == "gemm_batched":
             return [Impl("cublas", lambda: torch.bmm(x["A"], x["B"]))]
         if family in ("attention", "attention_overlap"):

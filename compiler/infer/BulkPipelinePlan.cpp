@@ -31,10 +31,14 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
   return {dims[0], dims[1]};
 }
 
-bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype) {
+bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype,
+                    bool load) {
   const ftg::Buffer &G = *global.buffer;
+  // Loads also move 8-bit tiles (the wgmma operands of i8 and fp8 gemms, as bytes); stores
+  // stage 16-bit accumulators only.
+  bool eightBit = dtype == DType::I8 || dtype == DType::U8 || dtype == DType::F8E4M3 || dtype == DType::F8E5M2;
   if (G.scope != Scope::Global || G.shape.size() < 2 || G.shape.size() > 5 || G.dtype != dtype ||
-      (dtype != DType::F16 && dtype != DType::BF16))
+      (dtype != DType::F16 && dtype != DType::BF16 && !(load && eightBit)))
     return false;
   if (tileShape.size() != 2 || !tileShape[0] || !tileShape[1] || *tileShape[0] > 256)
     return false;
@@ -108,7 +112,7 @@ bool bulkCopyable(const ftg::Node &c) {
     return false;
   const ftg::Buffer &D = *c.outputs[0].buffer;
   return D.scope == Scope::Shared && D.shared && D.shared->isPanelled() &&
-         bulkTensorTile(c.inputs[0], D.shape, D.dtype);
+         bulkTensorTile(c.inputs[0], D.shape, D.dtype, /*load=*/true);
 }
 
 const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {

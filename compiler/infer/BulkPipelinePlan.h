@@ -66,11 +66,13 @@ bool mayWarpSpecialize(const ftg::Graph &g);
 std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst);
 
 // Whether a [rows, cols] tile of `dtype` (`tileShape`) moves between shared memory and global
-// region `global` as bulk tensor copies, one box per wgmma panel: a 16-bit tensor of 2 to 5
-// dimensions of the tile's dtype, the tile's columns its innermost dimension, at most 256 rows
-// (a box's limit). The one rule the loads of the warp-specialized loop, the staging of
-// accumulators (StoreStaging) and the bulk stores (lower/BulkPipeline) share.
-bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype);
+// region `global` as bulk tensor copies, one box per wgmma panel: a 16-bit tensor (with `load`,
+// also an 8-bit one: i8 and fp8 gemm operands) of 2 to 5 dimensions of the tile's dtype, the
+// tile's columns its innermost dimension, at most 256 rows (a box's limit). The one rule the
+// loads of the warp-specialized loop, the staging of accumulators (StoreStaging) and the bulk
+// stores (lower/BulkPipeline) share.
+bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype,
+                    bool load = false);
 
 // Whether node `n` writes global or shared memory (such nodes before a warp-specialized loop
 // run on the consumers only).

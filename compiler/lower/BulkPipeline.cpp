@@ -24,6 +24,9 @@
 namespace tlc::lower {
 
 std::string tensorMapDataType(DType t) {
+  // 8-bit tiles move as bytes (no conversion, no out-of-bounds fill value but zero).
+  if (bitWidth(t) == 8)
+    return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
   return t == DType::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
 }
 

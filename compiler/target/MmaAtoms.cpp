@@ -96,6 +96,26 @@ MmaAtom makeWgmmaM64N8K16() {
   return atom;
 }
 
+// PTX ISA "Register fragments for wgmma .m64nNk32" (s8/u8 and e4m3/e5m2 inputs): the D layout of
+// .m64nNk16, and per warp A laid out as mma.m16n8k32's (4 bytes of K per register), warp w of
+// the warpgroup on rows 16w..16w+15: ((4,256),(8,1),(4,16)) threads, ((4,64),(2,8),(2,1024))
+// values on (M=64, K=32). The instruction reads 8-bit operands only K-major from shared memory
+// (no imm-trans), which planWarpgroupMma requires; tlc never gives it A in registers.
+MmaAtom makeWgmmaM64N8K32() {
+  MmaAtom atom;
+  atom.name = "wgmma.mma_async.sync.aligned.m64n8k32";
+  atom.m = 64, atom.n = 8, atom.k = 32;
+  atom.threads = 128;
+  // The accumulators tlc uses: s32 for s8 (PTX ISA also has u8 and .satfinite), f32 for fp8
+  // (PTX ISA also has an f16 accumulator).
+  atom.dtypes = {{DType::I8, DType::I32}, {DType::F8E4M3, DType::F32}, {DType::F8E5M2, DType::F32}};
+  atom.a = fragmentFromCute(
+      makeCuteLayout({{{4, 256}, {8, 1}, {4, 16}}, {{4, 64}, {2, 8}, {2, 1024}}}), 64, 32);
+  atom.b = std::nullopt; // read from shared memory through a wgmma matrix descriptor
+  atom.c = makeWgmmaM64N8K16().c;
+  return atom;
+}
+
 // MFMA (CDNA2 gfx90a, CDNA3 gfx940/gfx942; AMD "CDNA3 Instruction Set Architecture", section
 // 7.1 "Matrix Core instructions: dependency and layout of operands", and the AMD matrix
 // instruction calculator). One wave of 64 lanes computes D[i][j] = sum_k SrcA[i][k] SrcB[k][j]

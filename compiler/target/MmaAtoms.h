@@ -28,6 +28,9 @@ MmaAtom makeMmaSyncM16N8K8Tf32();
 // registers (or shared memory), B from shared memory through a matrix descriptor. N grows in
 // steps of 8 up to 256 by repeating the 64x8 accumulator on further registers.
 MmaAtom makeWgmmaM64N8K16();
+// wgmma.mma_async.sync.aligned.m64n8k32 (sm_90a): s8 inputs into s32, e4m3/e5m2 into f32; both
+// operands K-major from shared memory.
+MmaAtom makeWgmmaM64N8K32();
 // v_mfma_f32_32x32x8{f16,bf16_1k} (size 32) and v_mfma_f32_16x16x16{f16,bf16_1k} (size 16),
 // CDNA2/3: one wave of 64 lanes, f16 or bf16 inputs accumulating in f32, issued with A and B
 // swapped so that the accumulator's rows lie along lanes (MmaAtoms.cpp says why). On f8e4m3

@@ -118,6 +118,7 @@ class Sm90a : public Sm80Family {
 public:
   Sm90a() : Sm80Family("sm_90a", 90, 233472, 2048, 32) {
     mmaAtoms_.push_back(makeWgmmaM64N8K16());
+    mmaAtoms_.push_back(makeWgmmaM64N8K32());
     // A bulk copy moves a whole box; a box row must be a multiple of 16 bytes.
     copyAtoms_.push_back({CopyKind::BulkTensor,
                           "cp.async.bulk.tensor.shared::cluster.global.mbarrier::complete_tx::bytes",

@@ -183,6 +183,11 @@ struct AccumRegister<f16> {
   using type = std::uint32_t;
   static constexpr int kElements = 2;
 };
+template <>
+struct AccumRegister<int> {  // s32, of s8 gemms
+  using type = int;
+  static constexpr int kElements = 1;
+};
 template <class Acc, int R>
 using accum_registers_t = typename AccumRegister<Acc>::type[R / AccumRegister<Acc>::kElements];
 

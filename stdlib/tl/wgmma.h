@@ -127,8 +127,9 @@ TL_DEVICE void mma(Acc (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, 
 //   gemm_rs: the same with A in registers (the accumulator layout of an earlier gemm)
 //
 // The block's warpgroups form a WGM x WGN grid (warpgroup g owns rows (g / WGN) * M/WGM.. and
-// columns (g % WGN) * N/WGN..); each issues, per 16-deep k step, one m64nNIk16 instruction per
-// 64-row block and NI-column block of its tile. A is [M][K] (K-major) or, TransA, [K][M]
+// columns (g % WGN) * N/WGN..); each issues, per k step of 32 bytes of each operand row, one
+// m64nNIk16 (m64nNIk32 on 8-bit inputs) instruction per 64-row block and NI-column block of its
+// tile. A is [M][K] (K-major) or, TransA, [K][M]
 // (MN-major); B is [K][N] (MN-major) or, TransB, [N][K] (K-major): the tlc transposes name the
 // storage, the instruction's imm-trans-a/b bits the major-ness. Accumulator register
 // r = (mi * NT + ni) * 4 + e (NT = N / WGN / 8) holds C[row0 + 64 mi + Layout::row(t, e),
@@ -154,6 +155,11 @@ TL_DEVICE void fence_operands(std::uint32_t (&r)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
+template <int R>
+TL_DEVICE void fence_operands(int (&r)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
 
 template <int Span>
 TL_HOST_DEVICE constexpr Swizzle swizzle_of() {
@@ -161,7 +167,7 @@ TL_HOST_DEVICE constexpr Swizzle swizzle_of() {
 }
 
 // A K-major operand tile [Rows][K] (A, or B when TransB): the descriptor of the 8-aligned
-// rows from `row` on, at k step kb (16 elements, 32 bytes, inside one panel).
+// rows from `row` on, at k step kb (32 bytes: 16 elements of 16 bits, 32 of 8; inside one panel).
 template <int Rows, int K, class T>
 struct KMajor {
   using L = GmmaLayout<Rows, K, 8 * sizeof(T)>;
@@ -224,11 +230,16 @@ namespace detail {
 // of the shapes the compiler chose, and B's descriptors.
 template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, class T, class Acc, int R>
 struct BlockTiling {
-  static_assert(is_one_of_v<T, f16, bf16>, "tl::wgmma: inputs must be f16 or bf16");
-  static_assert(std::is_same_v<Acc, float> || (std::is_same_v<Acc, f16> && std::is_same_v<T, f16>),
-                "tl::wgmma: the accumulator must be f32, or f16 for f16 inputs");
+  static constexpr bool kEightBit = is_one_of_v<T, f8e4m3, f8e5m2, std::int8_t>;
+  static_assert(is_one_of_v<T, f16, bf16> || kEightBit, "tl::wgmma: inputs must be f16, bf16, f8e4m3, f8e5m2 or i8");
+  static_assert(kEightBit ? (std::is_same_v<T, std::int8_t> ? std::is_same_v<Acc, int> : std::is_same_v<Acc, float>)
+                          : std::is_same_v<Acc, float> || (std::is_same_v<Acc, f16> && std::is_same_v<T, f16>),
+                "tl::wgmma: the accumulator must be f32 (f16 also for f16 inputs; i32 for i8 inputs)");
+  static_assert(!kEightBit || TransB, "tl::wgmma: 8-bit B is read K-major only ([N, K], transpose_B)");
+  // Elements of one instruction's K: 32 bytes of each operand row (k16 for 16-bit inputs, k32 for 8-bit).
+  static constexpr int KI = 32 / int(sizeof(T));
   static constexpr int WTM = M / WGM, WTN = N / WGN, MT = WTM / 64, NT = WTN / 8;
-  static_assert(WTM % 64 == 0 && WTN % NI == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0,
+  static_assert(WTM % 64 == 0 && WTN % NI == 0 && NI % 8 == 0 && NI <= 256 && K % KI == 0,
                 "tl::wgmma: tile shape");
   static_assert(R == MT * NT * 4, "tl::wgmma: accumulator size does not match the warpgroup grid");
 
@@ -256,9 +267,10 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], int thread, bool ove
   const int wg = thread / 128;
   const int row0 = (wg / WGN) * Tiling::WTM, col0 = (wg % WGN) * Tiling::WTN;
   const std::uint32_t a_base = detail::smem_address(A), b_base = detail::smem_address(B);
+  static_assert(!Tiling::kEightBit || !TransA, "tl::wgmma: 8-bit A is read K-major only ([M, K])");
   detail::open_group(C);
 #pragma unroll
-  for (int kb = 0; kb < K / 16; ++kb) {
+  for (int kb = 0; kb < K / Tiling::KI; ++kb) {
 #pragma unroll
     for (int mi = 0; mi < Tiling::MT; ++mi) {
       std::uint64_t da = TransA ? detail::MNMajor<K, M, T>::desc(a_base, row0 + 64 * mi, kb)
@@ -295,6 +307,7 @@ template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, int Pendin
           int R>
 TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
   using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, Acc, R>;
+  static_assert(!Tiling::kEightBit, "tl::wgmma::gemm_rs: A in registers is for 16-bit inputs");
   constexpr int KT8 = K / 8;
   static_assert(WGN == 1, "tl::wgmma::gemm_rs: every warpgroup owns whole rows of A");
   static_assert(RA == Tiling::MT * KT8 * 4, "tl::wgmma::gemm_rs: A fragment size does not match");

@@ -1387,6 +1387,28 @@ def _add_gemm_dtypes(t: _Tables) -> None:
                 t.add(Build(f"{prefix}_{dt}", family, knobs), shapes, tolerance)
             t.add(Build(f"{prefix}_{dt}_{warp_target.replace('_', '')}", family, knobs,
                         target=warp_target), shapes, tolerance)
+    # On sm_90a the [N, K] builds above run on wgmma.m64nNk32 (8-bit operands K-major, bulk
+    # copies of bytes, warp-specialized). dtypes_wgmma8_*: the other swizzles (64- and 128-byte rows of
+    # K), two warpgroups, 256-column tiles, e5m2, K off the 64- and 128-deep tiles (the bulk
+    # copy zero-fills past K), beside a 4096^3 case whose time the checks report; `_sm89` builds
+    # of the same knobs run mma.sync m16n8k32 on the same GPU for comparison.
+    wgmma8_shapes = shapes + [("1000x1000x1000", {"M": 1000, "N": 1000, "K": 1000}),
+                              ("4096x4096x4096", {"M": 4096, "N": 4096, "K": 4096})]
+    for name, dt, knobs in (("i8_k64_wg2", "i8", {"block_K": "64", "threads": "256"}),
+                            ("e4m3_k128", "e4m3", {"block_K": "128"}),
+                            ("e5m2_k64_wg2", "e5m2", {"block_K": "64", "threads": "256"}),
+                            ("e4m3_n256", "e4m3", {"block_N": "256", "block_K": "64", "threads": "256",
+                                                   "stages": "4"}),
+                            ("e4m3_n256k128", "e4m3", {"block_N": "256", "block_K": "128", "threads": "256",
+                                                       "stages": "4"}),
+                            ("i8_n256k128", "i8", {"block_N": "256", "block_K": "128", "threads": "256",
+                                                   "stages": "4"})):
+        defines, tolerance, _ = DTYPE_GEMMS[dt]
+        for target in ("", "sm_89"):
+            if target and (dt == "i8" or "k128" in name and "n256" in name):
+                continue
+            t.add(Build(f"dtypes_wgmma8_{name}" + ("_sm89" if target else ""), "gemm_nt",
+                        {**defines, **knobs, "policy": "full_row"}, target=target), wgmma8_shapes, tolerance)
     # An annotated A (tests/gpu/ops/gemm_annotated.tl: elem, rot) read element by element through
     # its layout, beside a [K, N] B gathered from its swizzle: both element paths of tl::gemm on
     # every input type; partial tiles in M, N and K (the annotated shapes).
@@ -1805,6 +1827,13 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_nt_f16_h100tiles_{m}x{n}x{k}", "ops_gemm_nt_f16_h100tiles",
                                {"M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_nt.tl with the h100tiles of samples/gemm.tl"))
+    # 8-bit gemms on wgmma.m64nNk32 (issue 12) against cuBLASLt's (torch._scaled_mm with unit
+    # scales, torch._int_mm), B stored [N, K] as both take it.
+    for build in ("dtypes_wgmma8_e4m3_n256", "dtypes_wgmma8_e4m3_n256k128", "dtypes_wgmma8_e4m3_k128",
+                  "dtypes_wgmma8_i8_n256k128", "dtypes_wgmma8_i8_k64_wg2"):
+        for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192)]:
+            items.append(BenchItem(f"{build[7:]}_{m}x{n}x{k}", build, {"M": m, "N": n, "K": k},
+                                   "tests/gpu/ops/gemm_nt.tl on 8-bit inputs"))
     # Batched GEMM with the same tiles against torch.bmm: 4 x 4096^3 (its rate comparable to
     # the NN row at 4096^3) and 16 x 1024x1024x4096 (16 blocks' worth of tiles per matrix).
     for b, m, n, k in [(4, 4096, 4096, 4096), (16, 1024, 1024, 4096)]:
