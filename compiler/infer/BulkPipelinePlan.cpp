@@ -37,7 +37,9 @@ bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<
   // Loads also move 8-bit tiles (the wgmma operands of i8 and fp8 gemms, as bytes); stores
   // stage 16-bit accumulators only.
   bool eightBit = dtype == DType::I8 || dtype == DType::U8 || dtype == DType::F8E4M3 || dtype == DType::F8E5M2;
-  if (G.scope != Scope::Global || G.shape.size() < 2 || G.shape.size() > 5 || G.dtype != dtype ||
+  // Not packed 4-bit tensors: the launcher's views of them count 4-bit elements, which a
+  // tensor map of bytes cannot take.
+  if (G.scope != Scope::Global || G.shape.size() < 2 || G.shape.size() > 5 || G.dtype != dtype || G.packed ||
       (dtype != DType::F16 && dtype != DType::BF16 && !(load && eightBit)))
     return false;
   if (tileShape.size() != 2 || !tileShape[0] || !tileShape[1] || *tileShape[0] > 256)
@@ -106,12 +108,26 @@ bool onlyNamedBarriers(const ftg::Node &n) {
   return true;
 }
 
-// Whether producer copy `c` can be a bulk tensor copy per panel of its destination.
+} // namespace
+
+bool rowMajorBulkTile(const SharedLayout &l) {
+  int64_t rowBytes = l.cols * l.elemBits / 8;
+  // A box's innermost extent is whole 16-byte units and at most 256 elements; each stage of
+  // the tile starts 128-byte aligned (the planner aligns the first, the tile's bytes the rest).
+  return l.isPlainRowMajor() && l.elemBits >= 8 && rowBytes % 16 == 0 && l.cols <= 256 &&
+         rowBytes * l.rows % 128 == 0;
+}
+
+namespace {
+
+// Whether producer copy `c` can be bulk tensor copies into its destination: one per panel of
+// a wgmma operand tile, or one unswizzled box for a plain row-major tile (packed weights,
+// scales: tiles the consumers read element by element).
 bool bulkCopyable(const ftg::Node &c) {
   if (c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
     return false;
   const ftg::Buffer &D = *c.outputs[0].buffer;
-  return D.scope == Scope::Shared && D.shared && D.shared->isPanelled() &&
+  return D.scope == Scope::Shared && D.shared && (D.shared->isPanelled() || rowMajorBulkTile(*D.shared)) &&
          bulkTensorTile(c.inputs[0], D.shape, D.dtype, /*load=*/true);
 }
 
@@ -204,11 +220,16 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
     return {}; // the kernel's barriers take all 15 ids: its consumers would have none
   p.consumerBarrier = int(free - taken.begin());
   p.loop = loop;
-  // 40 registers are enough to issue copies; setmaxnreg counts in multiples of 8.
+  // 40 registers are enough to issue copies; setmaxnreg counts in multiples of 8. A kernel
+  // that moves registers is compiled with the most its launch bounds allow (R per thread,
+  // whole multiples of 8), and setmaxnreg.inc takes only what the producers' setmaxnreg.dec
+  // gave back to the block's pool: each consumer gets R plus its share of the producers'
+  // R - 40 (a larger claim waits forever: GPU run 112, four consumer warpgroups, 96 + 16).
   if (p.producers == 128) {
     p.producerRegisters = 40;
-    p.consumerRegisters = int(std::min<int64_t>(
-        240, (limits.registersPerSM - 128 * p.producerRegisters) / p.consumers / 8 * 8));
+    const int64_t perThread = limits.registersPerSM / (p.consumers + p.producers) / 8 * 8;
+    const int64_t share = (perThread - p.producerRegisters) * p.producers / p.consumers / 8 * 8;
+    p.consumerRegisters = int(std::min<int64_t>(240, perThread + share));
   }
   p.minBlocksPerSM = p.consumers < 256 ? 2 : 1;
   return p;

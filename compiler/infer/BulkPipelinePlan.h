@@ -74,6 +74,10 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
 bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype,
                     bool load = false);
 
+// Whether a plain row-major shared tile can take an unswizzled bulk tensor copy as one box:
+// rows of whole 16-byte units and at most 256 elements, the tile a multiple of 128 bytes.
+bool rowMajorBulkTile(const SharedLayout &layout);
+
 // Whether node `n` writes global or shared memory (such nodes before a warp-specialized loop
 // run on the consumers only).
 bool writesMemory(const ftg::Node &n);

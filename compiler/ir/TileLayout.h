@@ -90,6 +90,9 @@ struct SharedLayout {
   bool isAnnotated() const { return annotated != nullptr; }
   bool isSwizzled() const { return mask != 0; }
   bool isPanelled() const { return panelCols != 0; }
+  // Plain row-major: each row's `cols` elements at consecutive offsets, rows one after another
+  // (what an unswizzled bulk tensor copy writes).
+  bool isPlainRowMajor() const { return !isAnnotated() && !isSwizzled() && !isPanelled() && unitFlipBit == 0; }
   // The alignment the tile's first byte needs in shared memory.
   int64_t alignBytes() const { return isPanelled() ? 1024 : 128; }
   // Element offset of (row, col) as C++ source.

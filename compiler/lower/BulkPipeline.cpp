@@ -31,6 +31,8 @@ std::string tensorMapDataType(DType t) {
 }
 
 std::string tensorMapSwizzle(const SharedLayout &panels) {
+  if (!panels.isPanelled())
+    return "CU_TENSOR_MAP_SWIZZLE_NONE"; // a plain row-major tile: the box as it lies in memory
   int64_t spanBytes = panels.panelCols * panels.elemBits / 8;
   return spanBytes == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B"
          : spanBytes == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B"
@@ -43,10 +45,13 @@ std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::
   TileDims src = tileDims(*this, global, tile.shape);
   auto [rowDim, colDim] = infer::bulkTileDims(global, tile);
   const int rank = int(global.buffer->shape.size());
-  if (!src.ok || int(src.origin.size()) != rank || rowDim < 0 || !layout.isPanelled()) {
+  if (!src.ok || int(src.origin.size()) != rank || rowDim < 0 ||
+      !(layout.isPanelled() || infer::rowMajorBulkTile(layout))) {
     unsupported(c.call->getRange(), "this copy as a bulk tensor copy");
     return std::nullopt;
   }
+  // A row-major tile is one panel as wide as the tile.
+  const int64_t panelCols = layout.isPanelled() ? layout.panelCols : layout.cols;
   Kernel::TensorMap map;
   map.param = generatedName("map" + std::to_string(out->tensorMaps.size()));
   map.tensor = bufferName(*global.buffer);
@@ -54,21 +59,22 @@ std::optional<KernelLowering::BulkPanels> KernelLowering::bulkPanels(const ftg::
   map.rank = rank;
   map.box.assign(size_t(rank), 1);
   map.box[size_t(rowDim)] = layout.rows;
-  map.box[size_t(colDim)] = layout.panelCols;
+  map.box[size_t(colDim)] = panelCols;
   map.swizzle = tensorMapSwizzle(layout);
   out->tensorMaps.push_back(map);
   BulkPanels r;
   r.map = map.param;
   r.rank = rank;
-  int64_t panels = layout.cols / layout.panelCols;
+  int64_t panels = layout.cols / panelCols;
   add(makeComment("bulk copy: " + c.op->describe(c) + ", " + std::to_string(panels) + " panel(s) of " +
-                  std::to_string(layout.rows) + "x" + std::to_string(layout.panelCols)));
+                  std::to_string(layout.rows) + "x" + std::to_string(panelCols) +
+                  (layout.isPanelled() ? "" : ", unswizzled")));
   for (int64_t q = 0; q < panels; ++q) {
     // Coordinates innermost first: the columns (with the panel's offset), then outwards.
     std::string coords;
     for (int d = rank - 1; d >= 0; --d)
-      coords += ", " + src.origin[size_t(d)] + (d == colDim && q ? " + " + std::to_string(q * layout.panelCols) : "");
-    r.panels.push_back({q * layout.rows * layout.panelCols, coords});
+      coords += ", " + src.origin[size_t(d)] + (d == colDim && q ? " + " + std::to_string(q * panelCols) : "");
+    r.panels.push_back({q * layout.rows * panelCols, coords});
   }
   return r;
 }

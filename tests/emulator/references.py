@@ -354,7 +354,10 @@ def dequant_gemm_w4a16(t, p):
     even k), Scales [N, K / group_size]."""
     A, (M, K) = t["A"]
     B, (N, _) = t["B"]
-    scales, (_, groups) = t["Scales"]
+    scales, sshape = t["Scales"]
+    # Scales [N, groups], or [groups, N] with tscales (the register form's GPTQ orientation).
+    transposed = p.get("tscales", False)
+    groups = sshape[0] if transposed else sshape[1]
     gs = K // groups
     W = []
     for n in range(N):
@@ -363,7 +366,8 @@ def dequant_gemm_w4a16(t, p):
             byte = int(B[n * (K // 2) + k // 2])
             q = (byte >> (4 * (k % 2))) & 0xF
             q = q - 16 if q >= 8 else q
-            row.append(q * scales[n * groups + k // gs])
+            g = k // gs
+            row.append(q * scales[g * N + n if transposed else n * groups + g])
         W.append(row)
     C = [math.fsum(A[i * K + k] * W[j][k] for k in range(K)) for i in range(M) for j in range(N)]
     return {"C": C}

@@ -249,12 +249,22 @@ CASES = {
     # The weights dequantized into the gemm's A operand in registers (C^T = W A^T): tiles of
     # two and four warps, groups smaller and larger than block_K, bf16; M, N and K off the tiles.
     "w4a16_wreg": ("dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
-                   ["block_M=32", "block_N=64", "block_K=64", "group_size=32", "threads=128"],
+                   ["block_M=32", "block_N=64", "block_K=64", "group_size=32", "threads=128", "tscales=false"],
                    ref.dequant_gemm_w4a16, {},
                    [dict(M=32, N=64, K=64), dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+    # Scales stored [K / group_size, N] (tscales, the default; the two cases above store them
+    # [N, K / group_size]): a group per tile and a group spanning two.
+    "w4a16_wreg_ts": ("dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
+                      ["block_M=32", "block_N=64", "block_K=64", "group_size=32", "threads=128", "tscales=true"],
+                      ref.dequant_gemm_w4a16, {"tscales": True},
+                      [dict(M=37, N=72, K=96), dict(M=5, N=20, K=128)]),
+    "w4a16_wreg_ts_k32": ("dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
+                          ["block_M=16", "block_N=32", "block_K=32", "group_size=64", "threads=64",
+                           "stages=2", "tscales=true"],
+                          ref.dequant_gemm_w4a16, {"tscales": True}, [dict(M=17, N=40, K=192)]),
     "w4a16_wreg_bf16": ("dequant_gemm_w4a16_regs.tl", "dequant_gemm_w4a16_regs",
                         ["block_M=16", "block_N=32", "block_K=32", "group_size=64", "threads=64",
-                         "stages=2", "dtype=bf16"],
+                         "stages=2", "dtype=bf16", "tscales=false"],
                         ref.dequant_gemm_w4a16, {},
                         [dict(M=17, N=40, K=192), dict(M=1, N=32, K=64)]),
     "dequant_gemm_fp4": ("dequant_gemm_fp4.tl", "dequant_gemm_fp4",

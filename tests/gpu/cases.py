@@ -1499,30 +1499,45 @@ def _add_w4a16_prefill(t: _Tables) -> None:
 
 # The W4A16 GEMM with the weights dequantized into the tensor cores' A operand in registers
 # (samples/dequant_gemm_w4a16_regs.tl: wgmma with A in registers on
-# sm_90a, C^T per tile): the defaults (128 activation rows x 128 weight rows x 64 columns of K,
+# sm_90a, C^T per tile): the defaults (256 activation rows x 128 weight rows x 64 columns of K,
 # 4 stages) at the sample's shapes and issue 12's, bf16, groups of 64 (K off the tiles) and of
 # 32 with two groups per tile, the sm_80 lowering (mma.sync, A in registers), and the tiles
-# timed beside them: 256 activation rows, 3 stages, three and four warpgroups (192 and 256
+# timed beside them: 128 activation rows, 3 stages, three and four warpgroups (192 and 256
 # weight rows), and a decode tile. Build names start with w4a16_wreg_.
-W4A16_WREG_TILES = {"_m256": {"block_M": "256"}, "_s3": {"stages": "3"},
-                    "_n192": {"block_N": "192", "threads": "384"},
-                    "_n256": {"block_N": "256", "threads": "512"},
+# The sample's scales are [K / group_size, N] (tscales, its default), which makes the loop
+# warp-specialized on sm_90a (every tile a bulk copy; the packed weights and the scales
+# unswizzled); `_sn` builds take them [N, K / group_size] (tscales = false: the loop on cp.async).
+W4A16_WREG_TILES = {"_m128": {"block_M": "128"}, "_s3": {"stages": "3"},
+                    "_sn": {"tscales": "false"}, "_sn_m128": {"tscales": "false", "block_M": "128"},
+                    "_n192": {"block_N": "192", "threads": "384", "block_M": "128"},
+                    "_n256": {"block_N": "256", "threads": "512", "block_M": "128"},
                     "_dec32": {"block_M": "32", "block_N": "64", "block_K": "128", "stages": "4", "threads": "128"}}
 
 
 def _add_w4a16_wreg(t: _Tables) -> None:
-    plain = [(1024, 1024, 1024), (257, 1000, 1152)]
+    # N = 1003 makes the scales' rows unaligned (2006 bytes): the launcher then takes the
+    # consumers' copies (the unaligned instantiation) instead of the bulk ones.
+    plain = [(1024, 1024, 1024), (257, 1000, 1152), (3, 1003, 1152)]
     t.add(Build("w4a16_wreg_f16_g128", "w4a16_wreg", {"dtype": "f16", "group_size": "128"}),
           _w4a16_shapes(plain + W4A16_SHAPES))
     t.add(Build("w4a16_wreg_bf16_g128", "w4a16_wreg", {"dtype": "bf16", "group_size": "128"}),
           _w4a16_shapes(plain))
     t.add(Build("w4a16_wreg_f16_g64", "w4a16_wreg", {"dtype": "f16", "group_size": "64"}),
-          _w4a16_shapes(W4A16_SHAPES_G64[-3:]))
+          _w4a16_shapes(W4A16_SHAPES_G64[-3:] + [(77, 264, 1024)]))
     t.add(Build("w4a16_wreg_f16_g32_k128", "w4a16_wreg", {"dtype": "f16", "group_size": "32", "block_K": "128",
                                                           "stages": "2"}),
-          _w4a16_shapes([(77, 1000, 1152), (16, 264, 1088)]))
+          _w4a16_shapes([(77, 1000, 1152), (16, 264, 1088), (3, 1003, 1152)]))
     t.add(Build("w4a16_wreg_f16_g128_sm80", "w4a16_wreg", {"dtype": "f16", "group_size": "128"}, target="sm_80"),
           _w4a16_shapes(plain))
+    # Scales [N, K / group_size] (tscales = false): bf16 with groups of 64 (one group per tile),
+    # groups of 32 with four per 128-deep tile, f16 on sm_80.
+    sn_shapes = _w4a16_shapes([(257, 1000, 1152), (3, 1003, 1152), (77, 264, 1024), (1, 4096, 4096)])
+    t.add(Build("w4a16_wreg_bf16_g64_sn", "w4a16_wreg", {"dtype": "bf16", "group_size": "64", "tscales": "false"}),
+          sn_shapes)
+    t.add(Build("w4a16_wreg_f16_g32_k128_sn", "w4a16_wreg", {"dtype": "f16", "group_size": "32", "block_K": "128",
+                                                             "stages": "2", "tscales": "false"}), sn_shapes)
+    t.add(Build("w4a16_wreg_f16_g128_sn_sm80", "w4a16_wreg", {"dtype": "f16", "group_size": "128", "tscales": "false"},
+                target="sm_80"), sn_shapes)
     for tiles, knobs in W4A16_WREG_TILES.items():
         t.add(Build(f"w4a16_wreg_f16_g128{tiles}", "w4a16_wreg", {"dtype": "f16", "group_size": "128", **knobs}),
               _w4a16_shapes([(4096, 4096, 4096), (257, 1000, 1152), (3, 1000, 1152)]))

@@ -840,13 +840,18 @@ class DequantW4A16Problem(Problem):
     def __init__(self, build):
         super().__init__(build)
         self.group_size = int(build.defines["group_size"])
+        # Scales stored [K / group_size, N] (GPTQ's orientation): samples/dequant_gemm_w4a16_regs.tl's
+        # tscales, whose default is true; the other W4A16 kernels store them [N, K / group_size].
+        self.transposed = parse_bool(build.defines.get("tscales", "true" if build.family == "w4a16_wreg" else "false"))
 
     def tensor_shapes(self, shape):
         m, n, k = shape["M"], shape["N"], shape["K"]
         if k % 2 or k % self.group_size:
             raise ValueError(f"K = {k} must be even and a multiple of group_size "
                              f"{self.group_size}")
-        return {"A": (m, k), "B": (n, k // 2), "Scales": (n, k // self.group_size), "C": (m, n)}
+        groups = k // self.group_size
+        return {"A": (m, k), "B": (n, k // 2), "Scales": (groups, n) if self.transposed else (n, groups),
+                "C": (m, n)}
 
     def tensor_dtype(self, name):
         return torch.uint8 if name == "B" else self.dtype
@@ -865,6 +870,8 @@ class DequantW4A16Problem(Problem):
         """[N, K] dequantized weights in `ref` from the packed bytes and the scales."""
         nibbles = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(packed.shape[0], -1)
         q = (nibbles.to(torch.int32) ^ 8) - 8          # sign extension of a 4-bit value
+        if self.transposed:
+            scales = scales.t()
         return q.to(ref) * scales.to(ref).repeat_interleave(self.group_size, dim=1)
 
     def reference(self, inputs, shape, precision):
