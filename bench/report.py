@@ -16,6 +16,7 @@ PEERS = {
     "gemm_auto": [("cublas", "cuBLAS")],
     "gemm_nt": [("cublas", "cuBLAS")],
     "gemm_batched": [("cublas", "cuBLAS")],
+    "gemm_fp8": [("cublas", "cuBLASLt (torch._scaled_mm)")],
     "attention_overlap": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"), ("triton", "Triton")],
     "attention": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"),
                   ("triton", "Triton")],
@@ -59,6 +60,8 @@ TITLES = {
                   "(samples/gemm_auto.tl; TFLOP/s)"),
     "gemm_nt": "GEMM with B stored [N, K], C = A @ Bᵀ (`transpose_B`, PyTorch Linear's layout; TFLOP/s)",
     "gemm_batched": "Batched GEMM, C[b] = A[b] @ B[b] (TFLOP/s, 2·batch·MNK)",
+    "gemm_fp8": ("FP8 GEMM with row-wise scales, C = (A @ Bᵀ) · scale_a · scale_b (samples/gemm_fp8.tl, "
+                 "e4m3 in, bf16 out; TFLOP/s, 2MNK)"),
     "attention_overlap": "Flash attention forward, FlashAttention-3 overlap (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
@@ -145,7 +148,7 @@ def _ratio(ours: float | None, peer: float | None) -> str:
 
 def _shape_label(item: dict) -> str:
     s = item["shape"]
-    if item["family"] in ("gemm", "gemm_auto", "gemm_nt"):
+    if item["family"] in ("gemm", "gemm_auto", "gemm_nt", "gemm_fp8"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "gemm_batched":
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"

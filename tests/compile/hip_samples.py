@@ -37,6 +37,8 @@ TLC_FLAGS = {
     "block_sparse_attention": ["-D", "block_N=64"],
     "dequant_gemm_w4a16": ["-D", "block_M=64"],
     "dequant_gemm_fp4": ["-D", "block_M=64"],
+    # gfx90a has no fp8 MFMA (tlc says so): the sample's structure on f16 inputs, both archs.
+    "gemm_fp8": ["-D", "dtype=f16", "-D", "block_N=128", "-D", "block_K=64", "-D", "stages=2"],
     "flash_attention": ["-D", "block_N=64"],
     "flash_mla_decode": ["-D", "block_H=16", "-D", "block_N=32", "-D", "threads=128"],
     "flash_attention_bwd": ["-D", "flash_attention_fwd_lse.block_N=64", "-D", "flash_attention_bwd.block_M=32"],

@@ -122,6 +122,8 @@ def _tensors(*names_and_roles: str) -> tuple:
 KERNELS = {
     "gemm": KernelSpec("gemm", "samples/gemm.tl", "gemm", _tensors("A", "B", "out:C"),
                        ("M", "N", "K"), ("dtype",)),
+    "gemm_fp8": KernelSpec("gemm_fp8", "samples/gemm_fp8.tl", "gemm_fp8",
+                           _tensors("A", "B", "Scale_a", "Scale_b", "out:C"), ("M", "N", "K"), ("dtype",)),
     "attention": KernelSpec("attention", "samples/flash_attention.tl", "flash_attention",
                             _tensors("Q", "K", "V", "out:O"),
                             ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
@@ -1409,6 +1411,19 @@ def _add_gemm_dtypes(t: _Tables) -> None:
                 continue
             t.add(Build(f"dtypes_wgmma8_{name}" + ("_sm89" if target else ""), "gemm_nt",
                         {**defines, **knobs, "policy": "full_row"}, target=target), wgmma8_shapes, tolerance)
+    # samples/gemm_fp8.tl (row-wise scales, bf16 out): its defaults (128x256x128, two consumer
+    # warpgroups, bulk copies), e5m2 into f16 with 64-deep tiles and one warpgroup, the sm_89
+    # lowering (mma.sync); K = 1000 leaves rows unaligned (the consumers' copies), K = 160 and
+    # 1000 end inside a tile, 77 and 1 rows and 264 columns inside one.
+    fp8_shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in
+                  (("1000x1000x1024", 1000, 1000, 1024), ("77x264x160", 77, 264, 160), ("1x4096x1024", 1, 4096, 1024),
+                   ("1000x1000x1000", 1000, 1000, 1000), ("4096x4096x4096", 4096, 4096, 4096))]
+    t.add(Build("dtypes_gemm_fp8", "gemm_fp8", {"dtype": "f8e4m3"}), fp8_shapes)
+    t.add(Build("dtypes_gemm_fp8_e5m2_k64", "gemm_fp8", {"dtype": "f8e5m2", "out_dtype": "f16", "block_M": "64",
+                                                         "block_N": "128", "block_K": "64", "threads": "128"}),
+          fp8_shapes)
+    t.add(Build("dtypes_gemm_fp8_sm89", "gemm_fp8", {"dtype": "f8e4m3", "block_N": "128", "threads": "128",
+                                                     "stages": "2"}, target="sm_89"), fp8_shapes[:4])
     # An annotated A (tests/gpu/ops/gemm_annotated.tl: elem, rot) read element by element through
     # its layout, beside a [K, N] B gathered from its swizzle: both element paths of tl::gemm on
     # every input type; partial tiles in M, N and K (the annotated shapes).
@@ -1842,6 +1857,9 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_nt_f16_h100tiles_{m}x{n}x{k}", "ops_gemm_nt_f16_h100tiles",
                                {"M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_nt.tl with the h100tiles of samples/gemm.tl"))
+    # samples/gemm_fp8.tl against torch._scaled_mm with the same row-wise scales.
+    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192), (16, 8192, 8192)]:
+        items.append(BenchItem(f"gemm_fp8_{m}x{n}x{k}", "dtypes_gemm_fp8", {"M": m, "N": n, "K": k}))
     # 8-bit gemms on wgmma.m64nNk32 (issue 12) against cuBLASLt's (torch._scaled_mm with unit
     # scales, torch._int_mm), B stored [N, K] as both take it.
     for build in ("dtypes_wgmma8_e4m3_n256", "dtypes_wgmma8_e4m3_n256k128", "dtypes_wgmma8_e4m3_k128",

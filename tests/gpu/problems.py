@@ -178,6 +178,36 @@ class GemmProblem(Problem):
         return 2.0 * shape["M"] * shape["N"] * shape["K"]
 
 
+class GemmFp8Problem(GemmProblem):
+    """samples/gemm_fp8.tl: C = (A @ B^T) * Scale_a[:, None] * Scale_b[None, :], fp8 A [M, K] and
+    B [N, K] drawn as fp8 values (so the reference multiplies exactly what the kernel does), f32
+    scales, C in out_dtype (bf16 unless the build says)."""
+    transpose_b = True
+
+    def tensor_dtype(self, name):
+        if name.startswith("Scale_"):
+            return torch.float32
+        if name == "C":
+            return TORCH_DTYPES[self.build.defines.get("out_dtype", "bf16")]
+        return self.dtype
+
+    def tensor_shapes(self, shape):
+        shapes = super().tensor_shapes(shape)
+        shapes.update({"Scale_a": (shape["M"],), "Scale_b": (shape["N"],)})
+        return shapes
+
+    def _random(self, name, shape, gen):
+        if name.startswith("Scale_"):
+            # Positive, as quantization scales are, spread over a factor of 4.
+            return 0.005 + 0.015 * torch.rand(shape, generator=gen, device=gen.device)
+        return super()._random(name, shape, gen)
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        c = super().reference(inputs, shape, precision)["C"]
+        return {"C": c * to_reference(inputs["Scale_a"], ref)[:, None] * to_reference(inputs["Scale_b"], ref)[None, :]}
+
+
 class AttentionProblem(Problem):
     def __init__(self, build):
         super().__init__(build)
@@ -1869,7 +1899,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "gemv": GemvProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "dequant_fp4_gemm": DequantFp4GemmProblem,
-            "dequant_gemv_w4a16": DequantW4A16Problem, "dequant_gemv_w4a16_tc": DequantW4A16Problem, "gemm_sr_runs": DequantW4A16Problem, "gemm_sr_split": DequantW4A16Problem, "w4a16_wreg": DequantW4A16Problem, "gemm_nt": GemmNTProblem,
+            "dequant_gemv_w4a16": DequantW4A16Problem, "dequant_gemv_w4a16_tc": DequantW4A16Problem, "gemm_sr_runs": DequantW4A16Problem, "gemm_sr_split": DequantW4A16Problem, "w4a16_wreg": DequantW4A16Problem, "gemm_nt": GemmNTProblem, "gemm_fp8": GemmFp8Problem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "gemm_sr": GemmSrProblem, "gemm_rr": GemmSrProblem,

@@ -280,7 +280,22 @@ class OperatorCoverage(unittest.TestCase):
         self.assertEqual(names["dtypes_gemm_i8_sm80"].defines["accum"], "i32")
         self.assertTrue(all(c.tolerance == 0 for c in self.cases if "_i8" in c.build))
         self.assertEqual(sum(1 for b in self.builds if b.name.startswith("dtypes_gemm_") and
-                             not b.name.startswith("dtypes_gemm_annotated_")), 14)
+                             not b.name.startswith(("dtypes_gemm_annotated_", "dtypes_gemm_fp8"))), 14)
+
+    def test_fp8_gemm_sample_and_8bit_wgmma(self):
+        # samples/gemm_fp8.tl: its defaults, e5m2 into f16, the sm_89 mma.sync lowering; K off
+        # 16 bytes (the consumers' copies) and off the tiles. The wgmma.m64nNk32 builds of
+        # gemm_nt: every swizzle (block_K 32 via the dtypes_gemm_nt builds, 64, 128), i8 exact.
+        names = {b.name: b for b in self.builds}
+        for name in ("dtypes_gemm_fp8", "dtypes_gemm_fp8_e5m2_k64", "dtypes_gemm_fp8_sm89"):
+            self.assertEqual(names[name].family, "gemm_fp8")
+            shapes = self.shapes_of(names[name])
+            self.assertIn({"M": 1000, "N": 1000, "K": 1000}, shapes, name)
+            self.assertIn({"M": 77, "N": 264, "K": 160}, shapes, name)
+        self.assertEqual(names["dtypes_gemm_fp8_sm89"].target, "sm_89")
+        wgmma8 = [b for b in self.builds if b.name.startswith("dtypes_wgmma8_")]
+        self.assertEqual({b.defines["block_K"] for b in wgmma8}, {"64", "128"})
+        self.assertTrue(all(c.tolerance == 0 for c in self.cases if c.build.startswith("dtypes_wgmma8_i8")))
 
     def test_gemm_on_i8_tf32_and_fp8_with_an_annotated_operand(self):
         # annotate_layout on the other input types: A through its annotation (elem and rot),
