@@ -197,7 +197,7 @@ class ItemBench:
             if a.dtype == torch.int8:
                 return [Impl("cublas", lambda: torch._int_mm(a, b.t()))]  # cuBLASLt's s8 GEMM into s32
             return [Impl("cublas", lambda: F.linear(a, b))]
-        if family == "gemm_fp8":
+        if family in ("gemm_fp8", "gemm_fp8_decode"):
             # cuBLASLt's fp8 GEMM with row-wise scales ([M, 1] and [1, N], f32), bf16/f16 out.
             sa, sb = x["Scale_a"][:, None], x["Scale_b"][None, :]
             out = self.problem.tensor_dtype("C")

@@ -17,6 +17,7 @@ PEERS = {
     "gemm_nt": [("cublas", "cuBLAS")],
     "gemm_batched": [("cublas", "cuBLAS")],
     "gemm_fp8": [("cublas", "cuBLASLt (torch._scaled_mm)")],
+    "gemm_fp8_decode": [("cublas", "cuBLASLt (torch._scaled_mm)")],
     "attention_overlap": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"), ("triton", "Triton")],
     "attention": [("sdpa_flash", "SDPA flash"), ("sdpa_cudnn", "SDPA cuDNN"),
                   ("triton", "Triton")],
@@ -62,6 +63,8 @@ TITLES = {
     "gemm_batched": "Batched GEMM, C[b] = A[b] @ B[b] (TFLOP/s, 2·batch·MNK)",
     "gemm_fp8": ("FP8 GEMM with row-wise scales, C = (A @ Bᵀ) · scale_a · scale_b (samples/gemm_fp8.tl, "
                  "e4m3 in, bf16 out; TFLOP/s, 2MNK)"),
+    "gemm_fp8_decode": ("FP8 GEMM with row-wise scales at decoding sizes, C^T per block (samples/gemm_fp8.tl's "
+                        "gemm_fp8_decode, e4m3 in, bf16 out; TFLOP/s, 2MNK)"),
     "attention_overlap": "Flash attention forward, FlashAttention-3 overlap (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "attention": "Flash attention forward (TFLOP/s, 4·B·H·S²·D, halved when causal)",
     "softmax": "Row softmax (GB/s: input read once, output written once)",
@@ -148,7 +151,7 @@ def _ratio(ours: float | None, peer: float | None) -> str:
 
 def _shape_label(item: dict) -> str:
     s = item["shape"]
-    if item["family"] in ("gemm", "gemm_auto", "gemm_nt", "gemm_fp8"):
+    if item["family"] in ("gemm", "gemm_auto", "gemm_nt", "gemm_fp8", "gemm_fp8_decode"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "gemm_batched":
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"

@@ -246,8 +246,13 @@ struct BlockTiling {
   // The first accumulator register of the instruction (mi, nb): NI / 2 consecutive ones.
   TL_HOST_DEVICE static constexpr int first_register(int mi, int nb) { return (mi * NT + nb * (NI / 8)) * 4; }
 
+  // `if constexpr`: only the operand's own major-ness is instantiated (an MN-major 8-bit tile
+  // of 16 columns has no wgmma layout, and its static_assert would fire).
   TL_DEVICE static std::uint64_t b_desc(std::uint32_t base, int col, int kb) {
-    return TransB ? KMajor<N, K, T>::desc(base, col, kb) : MNMajor<K, N, T>::desc(base, col, kb);
+    if constexpr (TransB)
+      return KMajor<N, K, T>::desc(base, col, kb);
+    else
+      return MNMajor<K, N, T>::desc(base, col, kb);
   }
 };
 
@@ -273,8 +278,11 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], int thread, bool ove
   for (int kb = 0; kb < K / Tiling::KI; ++kb) {
 #pragma unroll
     for (int mi = 0; mi < Tiling::MT; ++mi) {
-      std::uint64_t da = TransA ? detail::MNMajor<K, M, T>::desc(a_base, row0 + 64 * mi, kb)
-                                : detail::KMajor<M, K, T>::desc(a_base, row0 + 64 * mi, kb);
+      std::uint64_t da;
+      if constexpr (TransA)
+        da = detail::MNMajor<K, M, T>::desc(a_base, row0 + 64 * mi, kb);
+      else
+        da = detail::KMajor<M, K, T>::desc(a_base, row0 + 64 * mi, kb);
 #pragma unroll
       for (int nb = 0; nb < Tiling::WTN / NI; ++nb)
         MmaSS<NI, T, TransA ? 1 : 0, TransB ? 0 : 1>::run(

@@ -124,6 +124,8 @@ KERNELS = {
                        ("M", "N", "K"), ("dtype",)),
     "gemm_fp8": KernelSpec("gemm_fp8", "samples/gemm_fp8.tl", "gemm_fp8",
                            _tensors("A", "B", "Scale_a", "Scale_b", "out:C"), ("M", "N", "K"), ("dtype",)),
+    "gemm_fp8_decode": KernelSpec("gemm_fp8_decode", "samples/gemm_fp8.tl", "gemm_fp8_decode",
+                                  _tensors("A", "B", "Scale_a", "Scale_b", "out:C"), ("M", "N", "K"), ("dtype",)),
     "attention": KernelSpec("attention", "samples/flash_attention.tl", "flash_attention",
                             _tensors("Q", "K", "V", "out:O"),
                             ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
@@ -1422,6 +1424,15 @@ def _add_gemm_dtypes(t: _Tables) -> None:
     t.add(Build("dtypes_gemm_fp8_e5m2_k64", "gemm_fp8", {"dtype": "f8e5m2", "out_dtype": "f16", "block_M": "64",
                                                          "block_N": "128", "block_K": "64", "threads": "128"}),
           fp8_shapes)
+    # Its decode kernel (C^T per block, 64 weight rows by 16 rows of A): rows of A off the 16,
+    # N off the 64, K off the 256-deep tiles and off 16 bytes; two warpgroups (128 weight rows).
+    decode_shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in
+                     (("1x4096x1024", 1, 4096, 1024), ("16x1000x1024", 16, 1000, 1024), ("37x264x160", 37, 264, 160),
+                      ("5x1000x1000", 5, 1000, 1000), ("64x8192x8192", 64, 8192, 8192))]
+    t.add(Build("dtypes_gemm_fp8_decode", "gemm_fp8_decode", {"dtype": "f8e4m3"}), decode_shapes)
+    t.add(Build("dtypes_gemm_fp8_decode_n128", "gemm_fp8_decode",
+                {"dtype": "f8e4m3", "gemm_fp8_decode.block_N": "128", "gemm_fp8_decode.threads": "256",
+                 "gemm_fp8_decode.block_M": "32"}), decode_shapes)
     t.add(Build("dtypes_gemm_fp8_sm89", "gemm_fp8", {"dtype": "f8e4m3", "block_N": "128", "threads": "128",
                                                      "stages": "2"}, target="sm_89"), fp8_shapes[:4])
     # An annotated A (tests/gpu/ops/gemm_annotated.tl: elem, rot) read element by element through
@@ -1858,8 +1869,12 @@ def _bench_items() -> list:
                                {"M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_nt.tl with the h100tiles of samples/gemm.tl"))
     # samples/gemm_fp8.tl against torch._scaled_mm with the same row-wise scales.
-    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192), (16, 8192, 8192)]:
+    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192)]:
         items.append(BenchItem(f"gemm_fp8_{m}x{n}x{k}", "dtypes_gemm_fp8", {"M": m, "N": n, "K": k}))
+    # Decoding sizes: the decode kernel beside the GEMM's tiles and cuBLASLt.
+    for m, n, k in [(1, 8192, 8192), (16, 8192, 8192), (16, 14336, 4096), (16, 4096, 14336), (64, 8192, 8192)]:
+        for build in ("dtypes_gemm_fp8_decode", "dtypes_gemm_fp8_decode_n128", "dtypes_gemm_fp8"):
+            items.append(BenchItem(f"{build[7:]}_{m}x{n}x{k}", build, {"M": m, "N": n, "K": k}))
     # 8-bit gemms on wgmma.m64nNk32 (issue 12) against cuBLASLt's (torch._scaled_mm with unit
     # scales, torch._int_mm), B stored [N, K] as both take it.
     for build in ("dtypes_wgmma8_e4m3_n256", "dtypes_wgmma8_e4m3_n256k128", "dtypes_wgmma8_e4m3_k128",

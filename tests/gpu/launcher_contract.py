@@ -38,7 +38,12 @@ from abi import (DTYPE_CODES, ERROR_BUFFER_SIZE, MAX_RANK, PACKED_DTYPES, SCALAR
 
 INT32_MAX = 2**31 - 1
 # tlc flags per sample for sm_80 (as tests/compile does: MLA's default stages need Hopper).
-SAMPLE_FLAGS = {"flash_mla_decode": ["-D", "stages=1"]}
+SAMPLE_FLAGS = {"flash_mla_decode": ["-D", "stages=1"],
+                # sm_89's 99 KiB of shared memory per block
+                "gemm_fp8": ["-D", "block_N=128", "-D", "threads=128", "-D", "stages=2"]}
+# Samples that need a newer target than sm_80 (fp8 gemms: sm_89); their code still compiles for
+# compute_80, where the launchers' checks run the same.
+SAMPLE_TARGETS = {"gemm_fp8": "sm_89"}
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "f8e4m3": 1, "f8e5m2": 1, "i4": 1,
                "u4": 1, "f4e2m1": 1, "i8": 1, "u8": 1, "i16": 2, "i32": 4, "u32": 4, "i64": 8, "bool": 1}
 DTYPE_OF_CODE = {f"TLC_{k.upper()}": k for k in DTYPE_CODES}
@@ -100,10 +105,42 @@ def parse_kernels(source: str) -> list[Kernel]:
     return list(kernels.values())
 
 
+def _ternaries(c: str) -> str:
+    """C's `cond ? a : b` (hostExpr renders select so, parenthesized) as Python's `a if cond else b`."""
+    out, i = [], 0
+    while i < len(c):  # parenthesized groups first, inside out
+        if c[i] == "(":
+            depth, j = 1, i + 1
+            while depth:
+                depth += {"(": 1, ")": -1}.get(c[j], 0)
+                j += 1
+            out.append("(" + _ternaries(c[i + 1:j - 1]) + ")")
+            i = j
+        else:
+            out.append(c[i])
+            i += 1
+    c = "".join(out)
+    depth = 0
+    for i, ch in enumerate(c):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "?" and depth == 0:
+            rest, nested, d = c[i + 1:], 0, 0
+            for k, r in enumerate(rest):
+                d += {"(": 1, ")": -1}.get(r, 0)
+                nested += 1 if (r == "?" and d == 0) else 0
+                if r == ":" and d == 0 and rest[k - 1:k + 1] != "::" and rest[k:k + 2] != "::":
+                    if nested == 0:
+                        return f"(({_ternaries(rest[:k])}) if ({c[:i]}) else ({_ternaries(rest[k + 1:])}))"
+                    nested -= 1
+    return c
+
+
 def host_eval(expr: str, symbols: dict) -> int:
     """Evaluates a launcher's host shape expression (HostLauncher.cpp hostExpr)."""
     py = expr.replace("std::max<int64_t>", "max").replace("std::min<int64_t>", "min")
     py = py.replace("int64_t", "").replace("/", "//")
+    py = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", py)).replace("&&", " and ").replace("||", " or ")
+    py = _ternaries(py)
     # Launch arithmetic (runtime.h): floor division and remainder, as Python's // and %; the
     # zero-divisor flag argument is ignored.
     funcs = {"tlc_ceildiv": lambda a, b, flag=None: -(-a // b), "tlc_floordiv": lambda a, b, flag=None: a // b,
@@ -291,12 +328,13 @@ def mutations(kernel: Kernel):
 
 
 def generate(tlc, sample, work) -> str:
-    """The sample's CUDA for sm_80, in a namespace of its own (its C entry points are then
-    tlc_s_<sample>_<kernel>), so that every sample goes into one library."""
+    """The sample's CUDA for sm_80 (or its SAMPLE_TARGETS entry), in a namespace of its own (its
+    C entry points are then tlc_s_<sample>_<kernel>), so that every sample goes into one
+    library."""
     stem = os.path.splitext(os.path.basename(sample))[0]
     cu = os.path.join(work, stem + ".cu")
-    subprocess.run([tlc, sample, "--target", "sm_80", "--namespace", "s_" + stem, *SAMPLE_FLAGS.get(stem, []),
-                    "-o", cu], check=True)
+    subprocess.run([tlc, sample, "--target", SAMPLE_TARGETS.get(stem, "sm_80"), "--namespace", "s_" + stem,
+                    *SAMPLE_FLAGS.get(stem, []), "-o", cu], check=True)
     return cu
 
 
