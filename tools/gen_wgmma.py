@@ -28,9 +28,33 @@ EIGHT_BIT = {
 }
 
 
+def overload(reg_type, regs, constraint, a_param, a_name, instruction, operands, pred_index, inputs):
+    """One run() overload's lines: D's registers first in the asm operands, then `inputs`;
+    `operands` is the instruction's text after D's registers, `pred_index` the operand that
+    holds `accumulate` (set into the predicate p, the instruction's scale-d)."""
+    d_operands = ", ".join(f"%{i}" for i in range(regs))
+    return [
+        f"  TL_DEVICE static void run({reg_type} (&d)[{regs}], {a_param}, std::uint64_t desc_b,",
+        "                             int accumulate) {",
+        "#if TL_ARCH_SM90A",
+        "    asm volatile(",
+        '        "{\\n.reg .pred p;\\n"',
+        f'        "setp.ne.b32 p, %{pred_index}, 0;\\n"',
+        f'        "{instruction} "',
+        f'        "{{{d_operands}}}, {operands};\\n}}\\n"',
+        "        : " + ", ".join(f'"+{constraint}"(d[{i}])' for i in range(regs)),
+        "        : " + inputs + ");",
+        "#else",
+        f"    (void)d, (void){a_name}, (void)desc_b, (void)accumulate;",
+        "    __trap(); // wgmma needs sm_90a (compile with -arch=sm_90a)",
+        "#endif",
+        "  }",
+    ]
+
+
 def run(n, dtype, acc, register_a):
-    """One run() overload: D (+)= A * B with this accumulator. The operands after D's
-    registers: desc_a (or a[0..3]), desc_b, accumulate, TransA (SS only), TransB."""
+    """One run() overload of a 16-bit wrapper: D (+)= A * B with this accumulator. The operands
+    after D's registers: desc_a (or a[0..3]), desc_b, accumulate, TransA (SS only), TransB."""
     acc_dtype, reg_type, constraint, per_register = acc
     regs = n // 2 // per_register
     if register_a:
@@ -45,49 +69,20 @@ def run(n, dtype, acc, register_a):
         b = regs + 1
         inputs = '"l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TransA), "n"(TransB)'
         trans = f"%{b + 2}, %{b + 3}"
-    d_operands = ", ".join(f"%{i}" for i in range(regs))
-    return [
-        f"  TL_DEVICE static void run({reg_type} (&d)[{regs}], {a_param}, std::uint64_t desc_b,",
-        "                             int accumulate) {",
-        "#if TL_ARCH_SM90A",
-        "    asm volatile(",
-        '        "{\\n.reg .pred p;\\n"',
-        f'        "setp.ne.b32 p, %{b + 1}, 0;\\n"',
-        f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.{acc_dtype}.{dtype}.{dtype} "',
-        f'        "{{{d_operands}}}, {a_operand}, %{b}, p, 1, 1, {trans};\\n}}\\n"',
-        "        : " + ", ".join(f'"+{constraint}"(d[{i}])' for i in range(regs)),
-        "        : " + inputs + ");",
-        "#else",
-        f"    (void)d, (void){a_name}, (void)desc_b, (void)accumulate;",
-        "    __trap(); // wgmma needs sm_90a (compile with -arch=sm_90a)",
-        "#endif",
-        "  }",
-    ]
+    return overload(reg_type, regs, constraint, a_param, a_name,
+                    f"wgmma.mma_async.sync.aligned.m64n{n}k16.{acc_dtype}.{dtype}.{dtype}",
+                    f"{a_operand}, %{b}, p, 1, 1, {trans}", b + 1, inputs)
 
 
 def run_8bit(n, ptx_type, acc):
-    """One run() overload of an 8-bit MmaSS: D (+)= A * B, both from descriptors, K-major."""
+    """One run() overload of an 8-bit MmaSS: D (+)= A * B, both from descriptors, K-major (no
+    imm-trans); the fp8 forms take imm-scale-a/b, the integer ones do not."""
     acc_dtype, reg_type, constraint, _ = acc
     regs = n // 2
     scales = ", 1, 1" if ptx_type != "s8" else ""
-    d_operands = ", ".join(f"%{i}" for i in range(regs))
-    return [
-        f"  TL_DEVICE static void run({reg_type} (&d)[{regs}], std::uint64_t desc_a, std::uint64_t desc_b,",
-        "                             int accumulate) {",
-        "#if TL_ARCH_SM90A",
-        "    asm volatile(",
-        '        "{\\n.reg .pred p;\\n"',
-        f'        "setp.ne.b32 p, %{regs + 2}, 0;\\n"',
-        f'        "wgmma.mma_async.sync.aligned.m64n{n}k32.{acc_dtype}.{ptx_type}.{ptx_type} "',
-        f'        "{{{d_operands}}}, %{regs}, %{regs + 1}, p{scales};\\n}}\\n"',
-        "        : " + ", ".join(f'"+{constraint}"(d[{i}])' for i in range(regs)),
-        '        : "l"(desc_a), "l"(desc_b), "r"(accumulate));',
-        "#else",
-        "    (void)d, (void)desc_a, (void)desc_b, (void)accumulate;",
-        "    __trap(); // wgmma needs sm_90a (compile with -arch=sm_90a)",
-        "#endif",
-        "  }",
-    ]
+    return overload(reg_type, regs, constraint, "std::uint64_t desc_a", "desc_a",
+                    f"wgmma.mma_async.sync.aligned.m64n{n}k32.{acc_dtype}.{ptx_type}.{ptx_type}",
+                    f"%{regs}, %{regs + 1}, p{scales}", regs + 2, '"l"(desc_a), "l"(desc_b), "r"(accumulate)')
 
 
 def wrapper_8bit(n, ctype):
