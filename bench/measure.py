@@ -189,19 +189,15 @@ class ItemBench:
         if family == "gemm_nt":
             a, b = x["A"], x["B"]
             if a.dtype in FP8_DTYPES:
-                # cuBLASLt's fp8 GEMM (unit scales): B [N, K] row-major is the column-major
-                # [K, N] operand it takes; one operand must be e4m3.
                 one = torch.ones((), device=a.device, dtype=torch.float32)
-                out = self.problem.tensor_dtype("C")
-                return [Impl("cublas", lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=out))]
+                return [scaled_mm_cublaslt(a, b, one, one, self.problem.tensor_dtype("C"))]
             if a.dtype == torch.int8:
                 return [Impl("cublas", lambda: torch._int_mm(a, b.t()))]  # cuBLASLt's s8 GEMM into s32
             return [Impl("cublas", lambda: F.linear(a, b))]
         if family in ("gemm_fp8", "gemm_fp8_decode"):
-            # cuBLASLt's fp8 GEMM with row-wise scales ([M, 1] and [1, N], f32), bf16/f16 out.
-            sa, sb = x["Scale_a"][:, None], x["Scale_b"][None, :]
-            out = self.problem.tensor_dtype("C")
-            return [Impl("cublas", lambda: torch._scaled_mm(x["A"], x["B"].t(), scale_a=sa, scale_b=sb, out_dtype=out))]
+            # Row-wise scales: [M, 1] and [1, N], f32.
+            return [scaled_mm_cublaslt(x["A"], x["B"], x["Scale_a"][:, None], x["Scale_b"][None, :],
+                                       self.problem.tensor_dtype("C"))]
         if family == "gemm_batched":
             return [Impl("cublas", lambda: torch.bmm(x["A"], x["B"]))]
         if family in ("attention", "attention_overlap"):
@@ -552,6 +548,12 @@ def attention_sink_sdpa(inputs: dict, problem) -> Callable[[], torch.Tensor]:
         return F.scaled_dot_product_attention(q, kx, vx, attn_mask=mask)
     run.keepalive = (kx, vx, bias)
     return run
+
+
+def scaled_mm_cublaslt(a: torch.Tensor, b: torch.Tensor, scale_a, scale_b, out_dtype) -> Impl:
+    """cuBLASLt's fp8 GEMM (torch._scaled_mm), C = (A @ B^T) * scale_a * scale_b in out_dtype: B
+    [N, K] row-major is the column-major [K, N] operand it takes; one operand must be e4m3."""
+    return Impl("cublas", lambda: torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype))
 
 
 def dequantized_cublas(inputs: dict, problem) -> Impl:

@@ -85,32 +85,29 @@ def run_8bit(n, ptx_type, acc):
                     f"%{regs}, %{regs + 1}, p{scales}", regs + 2, '"l"(desc_a), "l"(desc_b), "r"(accumulate)')
 
 
+def wrapper(head, overloads):
+    """A wrapper struct: `head`, its run() overloads separated by blank lines, the closing brace."""
+    lines = [head]
+    for i, overload_lines in enumerate(overloads):
+        if i:
+            lines.append("")
+        lines += overload_lines
+    return "\n".join(lines + ["};"])
+
+
 def wrapper_8bit(n, ctype):
     ptx_type, accs = EIGHT_BIT[ctype]
-    lines = [f"template <> struct MmaSS<{n}, {ctype}, 0, 0> {{"]
-    for i, acc in enumerate(accs):
-        if i:
-            lines.append("")
-        lines += run_8bit(n, ptx_type, acc)
-    return "\n".join(lines + ["};"])
-
-
-def wrapper(head, n, dtype, register_a):
-    lines = [head]
-    for i, acc in enumerate(ACCUMULATORS[dtype]):
-        if i:
-            lines.append("")
-        lines += run(n, dtype, acc, register_a)
-    return "\n".join(lines + ["};"])
+    return wrapper(f"template <> struct MmaSS<{n}, {ctype}, 0, 0> {{", [run_8bit(n, ptx_type, acc) for acc in accs])
 
 
 def wrapper_ss(n, dtype):
     return wrapper(f"template <int TransA, int TransB> struct MmaSS<{n}, {dtype}, TransA, TransB> {{",
-                   n, dtype, register_a=False)
+                   [run(n, dtype, acc, register_a=False) for acc in ACCUMULATORS[dtype]])
 
 
 def wrapper_rs(n, dtype):
-    return wrapper(f"template <int TransB> struct MmaRS<{n}, {dtype}, TransB> {{", n, dtype, register_a=True)
+    return wrapper(f"template <int TransB> struct MmaRS<{n}, {dtype}, TransB> {{",
+                   [run(n, dtype, acc, register_a=True) for acc in ACCUMULATORS[dtype]])
 
 
 def main():

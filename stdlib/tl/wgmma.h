@@ -150,13 +150,9 @@ TL_DEVICE void fence_operands(float (&r)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
-template <int R>
-TL_DEVICE void fence_operands(std::uint32_t (&r)[R]) {
-#pragma unroll
-  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
-template <int R>
-TL_DEVICE void fence_operands(int (&r)[R]) {
+// 32-bit integer registers: f16x2 pairs (std::uint32_t) and s32 accumulators (int).
+template <class I, int R, std::enable_if_t<is_one_of_v<I, std::uint32_t, int>, int> = 0>
+TL_DEVICE void fence_operands(I (&r)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
