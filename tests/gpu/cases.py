@@ -671,20 +671,20 @@ def _add_samples(t: _Tables) -> None:
     # tiles.
     shapes = [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k})
               for m, n, k in ((1024, 1024, 1024), (257, 1000, 1152))]
-    sizes = {128: _w4a16_shapes(W4A16_SHAPES), 64: _w4a16_shapes(W4A16_SHAPES_G64[-3:])}
+    sizes = {128: _mnk_shapes(W4A16_SHAPES), 64: _mnk_shapes(W4A16_SHAPES_G64[-3:])}
     for dt, group in (("f16", 128), ("bf16", 128), ("f16", 64)):
         t.add(Build(f"w4a16_{dt}_g{group}", "dequant_w4a16",
                     {"dtype": dt, "group_size": str(group)}), shapes + (sizes[group] if dt == "f16" else []))
     # The FP4-weight GEMM: groups of 32 (MXFP4) in f16 and of 16 (NVFP4) in bf16, the sm_80
     # lowering, and the decode tiles, at the W4A16 sizes (K a multiple of 32: 1152, 2048, 4096).
     t.add(Build("w4a16_fp4_f16_g32", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32"}),
-          shapes + _w4a16_shapes(W4A16_SHAPES))
+          shapes + _mnk_shapes(W4A16_SHAPES))
     t.add(Build("w4a16_fp4_bf16_g16", "dequant_fp4_gemm", {"dtype": "bf16", "group_size": "16"}), shapes)
     t.add(Build("w4a16_fp4_f16_g32_sm80", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32"}, target="sm_80"),
           shapes)
     t.add(Build("w4a16_fp4_f16_g32_dec", "dequant_fp4_gemm", {"dtype": "f16", "group_size": "32",
                                                            **W4A16_DECODE["_dec"]}),
-          _w4a16_shapes(W4A16_DECODE_SHAPES))
+          _mnk_shapes(W4A16_DECODE_SHAPES))
     # The memory-bound operator samples (issue 12): 5 shapes each, ragged ones included.
     rows = [(4096, 4096), (1000, 3000), (7, 129), (1, 8192), (333, 1030)]
     t_rows = [(f"{m}x{n}", {"M": m, "N": n}) for m, n in rows]
@@ -1396,8 +1396,7 @@ def _add_gemm_dtypes(t: _Tables) -> None:
     # K), two warpgroups, 256-column tiles, e5m2, K off the 64- and 128-deep tiles (the bulk
     # copy zero-fills past K), beside a 4096^3 case whose time the checks report; `_sm89` builds
     # of the same knobs run mma.sync m16n8k32 on the same GPU for comparison.
-    wgmma8_shapes = shapes + [("1000x1000x1000", {"M": 1000, "N": 1000, "K": 1000}),
-                              ("4096x4096x4096", {"M": 4096, "N": 4096, "K": 4096})]
+    wgmma8_shapes = shapes + _mnk_shapes([(1000, 1000, 1000), (4096, 4096, 4096)])
     for name, dt, knobs in (("i8_k64_wg2", "i8", {"block_K": "64", "threads": "256"}),
                             ("e4m3_k128", "e4m3", {"block_K": "128"}),
                             ("e5m2_k64_wg2", "e5m2", {"block_K": "64", "threads": "256"}),
@@ -1417,18 +1416,16 @@ def _add_gemm_dtypes(t: _Tables) -> None:
     # warpgroups, bulk copies), e5m2 into f16 with 64-deep tiles and one warpgroup, the sm_89
     # lowering (mma.sync); K = 1000 leaves rows unaligned (the consumers' copies), K = 160 and
     # 1000 end inside a tile, 77 and 1 rows and 264 columns inside one.
-    fp8_shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in
-                  (("1000x1000x1024", 1000, 1000, 1024), ("77x264x160", 77, 264, 160), ("1x4096x1024", 1, 4096, 1024),
-                   ("1000x1000x1000", 1000, 1000, 1000), ("4096x4096x4096", 4096, 4096, 4096))]
+    fp8_shapes = _mnk_shapes([(1000, 1000, 1024), (77, 264, 160), (1, 4096, 1024), (1000, 1000, 1000),
+                              (4096, 4096, 4096)])
     t.add(Build("dtypes_gemm_fp8", "gemm_fp8", {"dtype": "f8e4m3"}), fp8_shapes)
     t.add(Build("dtypes_gemm_fp8_e5m2_k64", "gemm_fp8", {"dtype": "f8e5m2", "out_dtype": "f16", "block_M": "64",
                                                          "block_N": "128", "block_K": "64", "threads": "128"}),
           fp8_shapes)
     # Its decode kernel (C^T per block, 64 weight rows by 16 rows of A): rows of A off the 16,
     # N off the 64, K off the 256-deep tiles and off 16 bytes; two warpgroups (128 weight rows).
-    decode_shapes = [(label, {"M": m, "N": n, "K": k}) for label, m, n, k in
-                     (("1x4096x1024", 1, 4096, 1024), ("16x1000x1024", 16, 1000, 1024), ("37x264x160", 37, 264, 160),
-                      ("5x1000x1000", 5, 1000, 1000), ("64x8192x8192", 64, 8192, 8192))]
+    decode_shapes = _mnk_shapes([(1, 4096, 1024), (16, 1000, 1024), (37, 264, 160), (5, 1000, 1000),
+                                 (64, 8192, 8192)])
     t.add(Build("dtypes_gemm_fp8_decode", "gemm_fp8_decode", {"dtype": "f8e4m3"}), decode_shapes)
     t.add(Build("dtypes_gemm_fp8_decode_n128", "gemm_fp8_decode",
                 {"dtype": "f8e4m3", "gemm_fp8_decode.block_N": "128", "gemm_fp8_decode.threads": "256",
@@ -1508,7 +1505,8 @@ W4A16_DECODE_SHAPES = [(1, 4096, 4096), (3, 1000, 1152), (16, 4096, 4096), (5, 2
                        (16, 1000, 4224)]
 
 
-def _w4a16_shapes(sizes: list) -> list:
+def _mnk_shapes(sizes: list) -> list:
+    """(M, N, K) triples as (label "MxNxK", shape) pairs."""
     return [(f"{m}x{n}x{k}", {"M": m, "N": n, "K": k}) for m, n, k in sizes]
 
 
@@ -1520,7 +1518,7 @@ W4A16_PREFILL = {"_m256": {"block_M": "256"}, "_n256": {"block_N": "256"}, "_s3"
 def _add_w4a16_prefill(t: _Tables) -> None:
     for tiles, knobs in W4A16_PREFILL.items():
         t.add(Build(f"w4a16_f16_g128{tiles}", "dequant_w4a16", {"dtype": "f16", "group_size": "128", **knobs}),
-              _w4a16_shapes([(4096, 4096, 4096), (257, 1000, 1152)]))
+              _mnk_shapes([(4096, 4096, 4096), (257, 1000, 1152)]))
 
 
 # The W4A16 GEMM with the weights dequantized into the tensor cores' A operand in registers
@@ -1545,19 +1543,19 @@ def _add_w4a16_wreg(t: _Tables) -> None:
     # consumers' copies (the unaligned instantiation) instead of the bulk ones.
     plain = [(1024, 1024, 1024), (257, 1000, 1152), (3, 1003, 1152)]
     t.add(Build("w4a16_wreg_f16_g128", "w4a16_wreg", {"dtype": "f16", "group_size": "128"}),
-          _w4a16_shapes(plain + W4A16_SHAPES))
+          _mnk_shapes(plain + W4A16_SHAPES))
     t.add(Build("w4a16_wreg_bf16_g128", "w4a16_wreg", {"dtype": "bf16", "group_size": "128"}),
-          _w4a16_shapes(plain))
+          _mnk_shapes(plain))
     t.add(Build("w4a16_wreg_f16_g64", "w4a16_wreg", {"dtype": "f16", "group_size": "64"}),
-          _w4a16_shapes(W4A16_SHAPES_G64[-3:] + [(77, 264, 1024)]))
+          _mnk_shapes(W4A16_SHAPES_G64[-3:] + [(77, 264, 1024)]))
     t.add(Build("w4a16_wreg_f16_g32_k128", "w4a16_wreg", {"dtype": "f16", "group_size": "32", "block_K": "128",
                                                           "stages": "2"}),
-          _w4a16_shapes([(77, 1000, 1152), (16, 264, 1088), (3, 1003, 1152)]))
+          _mnk_shapes([(77, 1000, 1152), (16, 264, 1088), (3, 1003, 1152)]))
     t.add(Build("w4a16_wreg_f16_g128_sm80", "w4a16_wreg", {"dtype": "f16", "group_size": "128"}, target="sm_80"),
-          _w4a16_shapes(plain))
+          _mnk_shapes(plain))
     # Scales [N, K / group_size] (tscales = false): bf16 with groups of 64 (one group per tile),
     # groups of 32 with four per 128-deep tile, f16 on sm_80.
-    sn_shapes = _w4a16_shapes([(257, 1000, 1152), (3, 1003, 1152), (77, 264, 1024), (1, 4096, 4096)])
+    sn_shapes = _mnk_shapes([(257, 1000, 1152), (3, 1003, 1152), (77, 264, 1024), (1, 4096, 4096)])
     t.add(Build("w4a16_wreg_bf16_g64_sn", "w4a16_wreg", {"dtype": "bf16", "group_size": "64", "tscales": "false"}),
           sn_shapes)
     t.add(Build("w4a16_wreg_f16_g32_k128_sn", "w4a16_wreg", {"dtype": "f16", "group_size": "32", "block_K": "128",
@@ -1566,27 +1564,27 @@ def _add_w4a16_wreg(t: _Tables) -> None:
                 target="sm_80"), sn_shapes)
     for tiles, knobs in W4A16_WREG_TILES.items():
         t.add(Build(f"w4a16_wreg_f16_g128{tiles}", "w4a16_wreg", {"dtype": "f16", "group_size": "128", **knobs}),
-              _w4a16_shapes([(4096, 4096, 4096), (257, 1000, 1152), (3, 1000, 1152)]))
+              _mnk_shapes([(4096, 4096, 4096), (257, 1000, 1152), (3, 1000, 1152)]))
 
 
 def _add_w4a16_small_m(t: _Tables) -> None:
     """The GEMV-like tiles (W4A16_SMALL_M) at every size; the sample's defaults run them in
     _add_samples."""
     t.add(Build("w4a16_f16_g128_m16", "dequant_w4a16",
-                {"dtype": "f16", "group_size": "128", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES))
+                {"dtype": "f16", "group_size": "128", **W4A16_SMALL_M}), _mnk_shapes(W4A16_SHAPES))
     t.add(Build("w4a16_bf16_g128_m16", "dequant_w4a16",
-                {"dtype": "bf16", "group_size": "128", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES[:3]))
+                {"dtype": "bf16", "group_size": "128", **W4A16_SMALL_M}), _mnk_shapes(W4A16_SHAPES[:3]))
     t.add(Build("w4a16_f16_g64_m16", "dequant_w4a16",
-                {"dtype": "f16", "group_size": "64", **W4A16_SMALL_M}), _w4a16_shapes(W4A16_SHAPES_G64))
+                {"dtype": "f16", "group_size": "64", **W4A16_SMALL_M}), _mnk_shapes(W4A16_SHAPES_G64))
     for tiles, knobs in W4A16_DECODE.items():
         t.add(Build(f"w4a16_f16_g128{tiles}", "dequant_w4a16", {"dtype": "f16", "group_size": "128", **knobs}),
-              _w4a16_shapes(W4A16_DECODE_SHAPES))
+              _mnk_shapes(W4A16_DECODE_SHAPES))
     t.add(Build("w4a16_bf16_g128_dec", "dequant_w4a16", {"dtype": "bf16", "group_size": "128",
                                                          **W4A16_DECODE["_dec"]}),
-          _w4a16_shapes(W4A16_DECODE_SHAPES[:4]))
+          _mnk_shapes(W4A16_DECODE_SHAPES[:4]))
     t.add(Build("w4a16_f16_g32_dec", "dequant_w4a16", {"dtype": "f16", "group_size": "32",
                                                        **W4A16_DECODE["_dec"]}),
-          _w4a16_shapes(W4A16_DECODE_SHAPES[:4]))
+          _mnk_shapes(W4A16_DECODE_SHAPES[:4]))
 
 
 # The decode GEMV (samples/dequant_gemv_w4a16.tl) on the same weights: M = 1, 3 and 16, N off
@@ -1608,7 +1606,7 @@ def _add_gemv_builds(t: _Tables, prefix: str, family: str, shapes: list, groups:
     `extras` (name suffix, knobs, shapes) and the `variants` timed beside the defaults."""
     def add(suffix, knobs, build_shapes, target=""):
         t.add(Build(prefix + suffix, family, {"dtype": "f16", "group_size": "128", **knobs}, target=target),
-              _w4a16_shapes(build_shapes))
+              _mnk_shapes(build_shapes))
     add("_f16_g128", {}, shapes)
     add("_bf16_g128", {"dtype": "bf16"}, shapes[:1] + shapes[3:6])
     for suffix, knobs, build_shapes in groups:
