@@ -128,7 +128,7 @@ def _ternaries(c: str) -> str:
             for k, r in enumerate(rest):
                 d += {"(": 1, ")": -1}.get(r, 0)
                 nested += 1 if (r == "?" and d == 0) else 0
-                if r == ":" and d == 0 and rest[k - 1:k + 1] != "::" and rest[k:k + 2] != "::":
+                if r == ":" and d == 0:
                     if nested == 0:
                         return f"(({_ternaries(rest[:k])}) if ({c[:i]}) else ({_ternaries(rest[k + 1:])}))"
                     nested -= 1
