@@ -46,16 +46,17 @@ struct KernelInput {
   bool cEntry = true; // false for the variants behind a ShapeDispatch
 };
 
-// A kernel compiled in several variants of its `auto` parameters, each chosen for some
-// buckets of its dynamic sizes: the launcher named after the kernel reads the sizes of the
-// call, finds their bucket and runs that bucket's variant. Every variant takes any size;
-// the bucket decides only which one is fastest.
+// A kernel compiled in several variants, each for some buckets of its dynamic sizes: of its
+// `auto` parameters (the recommender's choice per bucket) or of defaults that compare sizes
+// with constants (one bucket per range, driver/DefaultVariants.h). The launcher named after
+// the kernel reads the sizes of the call, finds their bucket and runs that bucket's variant.
+// Every variant takes any size; the bucket decides only which one runs.
 struct ShapeDispatch {
   struct Axis {
     std::string symbol;
     std::vector<int64_t> edges;           // the first size of buckets 1, 2, ...
     std::vector<std::string> ranges;      // per bucket, "[64, 1024)" (comments)
-    std::vector<int64_t> representatives; // per bucket, the size it was tuned for (comments)
+    std::vector<int64_t> representatives; // per bucket, the size it was tuned or evaluated at (comments)
   };
   const lower::Launch *kernel = nullptr;  // the kernel (every variant has its signature)
   std::string selector;                   // the function that maps sizes to a variant
@@ -63,7 +64,12 @@ struct ShapeDispatch {
   std::vector<std::string> configs;       // per variant, "block_M=128 block_N=64 ..."
   std::vector<Axis> axes;
   std::vector<size_t> variantOfBucket;    // row-major over the axes, the last fastest
-  std::string tunedFor;                   // the GPU the cost model described
+  // Comments: where the variants come from ("variants of its `auto` parameters, chosen by
+  // the cost model for h100-sxm over 16 buckets of its dynamic sizes") and what a bucket's
+  // representative is ("tuned at").
+  std::string origin;
+  std::string representativeIs = "tuned at";
+  bool fallbackServesMost = true; // variant 0 serves the most buckets (the recommender's)
 };
 
 // Dispatchers come after all kernels, so their variants are declared.

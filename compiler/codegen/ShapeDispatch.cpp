@@ -54,20 +54,16 @@ void emitTable(const ShapeDispatch &d, size_t axis, size_t &next, const std::str
 void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::string &cPrefix, bool inlineC,
                     CodeWriter &w) {
   const lower::Launch &k = *d.kernel;
-  size_t buckets = 1;
-  for (const ShapeDispatch::Axis &a : d.axes)
-    buckets *= a.edges.size() + 1;
-  w.line("// Shape dispatch of '" + k.kernel + "': " + std::to_string(d.variants.size()) +
-         " variants of its `auto` parameters, chosen by the cost model for " + d.tunedFor + " over " +
-         std::to_string(buckets) + " buckets of its dynamic sizes. Every variant takes any size;");
+  w.line("// Shape dispatch of '" + k.kernel + "': " + std::to_string(d.variants.size()) + " " + d.origin +
+         ". Every variant takes any size;");
   w.line("// the bucket decides only which one runs.");
   for (size_t v = 0; v < d.variants.size(); ++v)
     w.line("//   " + std::to_string(v) + ": " + d.variants[v] + "  " + d.configs[v] +
-           (v == 0 ? "  (the fallback: it serves the most buckets)" : ""));
+           (v == 0 && d.fallbackServesMost ? "  (the fallback: it serves the most buckets)" : ""));
   for (const ShapeDispatch::Axis &a : d.axes) {
     std::vector<std::string> parts;
     for (size_t b = 0; b < a.ranges.size(); ++b)
-      parts.push_back(a.ranges[b] + " tuned at " + std::to_string(a.representatives[b]));
+      parts.push_back(a.ranges[b] + " " + d.representativeIs + " " + std::to_string(a.representatives[b]));
     w.line("//   " + a.symbol + ": " + join(parts, ", "));
   }
   // Names (Naming.h): the sizes are the user's shape symbols; the tables are tlc's.

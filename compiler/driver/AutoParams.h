@@ -34,14 +34,19 @@ bool parseAssumptions(const std::vector<std::string> &args,
                       std::map<std::string, std::vector<int64_t>> &out, llvm::StringRef tool,
                       bool single);
 
+// Names in generated code of a kernel compiled in variants behind a shape dispatch (of its
+// `auto` parameters or of defaults that depend on sizes): the variants ("gemm_v0", ...) and
+// the function that picks one.
+inline std::string variantName(const std::string &kernel, size_t v) { return kernel + "_v" + std::to_string(v); }
+inline std::string selectorName(const std::string &kernel) { return kernel + "_variant"; }
+
 // A kernel whose `auto` parameters got several variants.
 struct KernelVariants {
   std::string kernel;
   recommend::BucketGrid grid;
   recommend::VariantChoice choice;
-  // Names in generated code: the variants ("gemm_v0", ...) and the function that picks one.
-  std::string variantName(size_t v) const { return kernel + "_v" + std::to_string(v); }
-  std::string selectorName() const { return kernel + "_variant"; }
+  std::string variantName(size_t v) const { return driver::variantName(kernel, v); }
+  std::string selectorName() const { return driver::selectorName(kernel); }
 };
 
 class AutoParams {

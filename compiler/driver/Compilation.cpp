@@ -125,9 +125,9 @@ bool Compilation::namesDistinctAcrossFiles(Unit &u) {
       names.push_back({k->name, k});
     for (const Dispatch &d : unit.dispatches) {
       const KernelDecl *k = d.graphs.front()->kernel;
-      names.push_back({d.variants.selectorName(), k});
-      for (size_t v = 0; v < d.variants.choice.variants.size(); ++v)
-        names.push_back({d.variants.variantName(v), k});
+      names.push_back({d.shape.selector, k});
+      for (const std::string &v : d.shape.variants)
+        names.push_back({v, k});
     }
     return names;
   };
@@ -162,22 +162,59 @@ bool Compilation::runInference(ftg::Graph &g, DiagnosticEngine &diags) {
   return pm.run(g, diags);
 }
 
+bool Compilation::dispatchNamesFree(Unit &u, const std::string &kernel, size_t variants, llvm::StringRef hint) {
+  std::vector<std::string> generated = {selectorName(kernel)};
+  for (size_t v = 0; v < variants; ++v)
+    generated.push_back(variantName(kernel, v));
+  for (const KernelDecl *other : u.ast.program.kernels)
+    for (const std::string &name : generated)
+      if (other->name == name) {
+        u.diags->error(other->nameRange, "kernel '" + name + "' has the name tlc gives to the shape "
+                       "dispatch of kernel '" + kernel + "'")
+            .hint(hint);
+        return false;
+      }
+  return true;
+}
+
+bool Compilation::addVariant(Unit &u, Dispatch &d, std::unique_ptr<ASTContext> ast, size_t v) {
+  const std::string &kernel = d.kernel;
+  auto it = llvm::find_if(ast->program.kernels, [&](const KernelDecl *k) { return k->name == kernel; });
+  std::unique_ptr<ftg::Graph> g = it == ast->program.kernels.end()
+                                      ? nullptr
+                                      : ftg::buildGraph(**it, *u.diags, opts.targetInfo());
+  if (!g || !runInference(*g, *u.diags))
+    return false;
+  g->sourceName = u.path;
+  g->symbol = variantName(kernel, v);
+  d.graphs.push_back(g.get());
+  u.graphs.push_back(std::move(g));
+  u.variantASTs.push_back(std::move(ast));
+  return true;
+}
+
 bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams) {
   DiagnosticEngine &diags = *u.diags;
   for (const KernelVariants &kv : autoParams.variants()) {
-    Dispatch d{kv, {}, autoParams.targetName()};
-    std::vector<std::string> generated = {kv.selectorName()};
-    for (size_t v = 0; v < kv.choice.variants.size(); ++v)
-      generated.push_back(kv.variantName(v));
-    for (const KernelDecl *other : u.ast.program.kernels)
-      for (const std::string &name : generated) {
-        if (other->name == name) {
-          diags.error(other->nameRange, "kernel '" + name + "' has the name tlc gives to the shape "
-                      "dispatch of kernel '" + kv.kernel + "'")
-              .hint("rename it, or pass --max-variants 1 to compile '" + kv.kernel + "' once");
-          return false;
-        }
-      }
+    if (!dispatchNamesFree(u, kv.kernel, kv.choice.variants.size(),
+                           "rename it, or pass --max-variants 1 to compile '" + kv.kernel + "' once"))
+      return false;
+    Dispatch d;
+    d.kernel = kv.kernel;
+    d.shape.selector = kv.selectorName();
+    d.shape.origin = "variants of its `auto` parameters, chosen by the cost model for " + autoParams.targetName() +
+                     " over " + std::to_string(kv.grid.size()) + " buckets of its dynamic sizes";
+    for (size_t v = 0; v < kv.choice.variants.size(); ++v) {
+      d.shape.variants.push_back(kv.variantName(v));
+      d.shape.configs.push_back(recommend::configStr(kv.choice.variants[v]));
+    }
+    for (const recommend::BucketAxis &a : kv.grid.axes()) {
+      codegen::ShapeDispatch::Axis axis{a.symbol, a.edges(), {}, a.representatives};
+      for (size_t b = 0; b < a.representatives.size(); ++b)
+        axis.ranges.push_back(a.rangeStr(b));
+      d.shape.axes.push_back(std::move(axis));
+    }
+    d.shape.variantOfBucket = kv.choice.variantOfBucket;
     for (auto &g : u.graphs)
       if (g->kernel->name == kv.kernel) {
         g->symbol = kv.variantName(0);
@@ -194,21 +231,12 @@ bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &
           return false;
       }
       AutoParams::markChosen(ast->program, bound);
-      auto it = llvm::find_if(ast->program.kernels, [&](const KernelDecl *k) { return k->name == kv.kernel; });
-      std::unique_ptr<ftg::Graph> g = it == ast->program.kernels.end()
-                                          ? nullptr
-                                          : ftg::buildGraph(**it, diags, opts.targetInfo());
-      if (!g || !runInference(*g, diags))
+      if (!addVariant(u, d, std::move(ast), v))
         return false;
-      g->sourceName = u.path;
-      g->symbol = kv.variantName(v);
-      d.graphs.push_back(g.get());
-      u.graphs.push_back(std::move(g));
-      u.variantASTs.push_back(std::move(ast));
     }
     u.dispatches.push_back(std::move(d));
   }
-  return true;
+  return compileDefaultVariants(u, bufferId, autoParams);
 }
 
 std::string Compilation::autoSummary() const {
@@ -238,24 +266,10 @@ std::vector<codegen::ShapeDispatch> Compilation::dispatches() const {
   std::vector<codegen::ShapeDispatch> all;
   for (const auto &u : units)
     for (const Dispatch &d : u->dispatches) {
-      const KernelVariants &kv = d.variants;
-      codegen::ShapeDispatch out;
+      codegen::ShapeDispatch out = d.shape;
       for (size_t i = 0; i < u->graphs.size(); ++i)
         if (u->graphs[i].get() == d.graphs.front())
           out.kernel = &u->loops[i]->launch;
-      out.tunedFor = d.tunedFor;
-      out.selector = kv.selectorName();
-      for (size_t v = 0; v < kv.choice.variants.size(); ++v) {
-        out.variants.push_back(kv.variantName(v));
-        out.configs.push_back(recommend::configStr(kv.choice.variants[v]));
-      }
-      for (const recommend::BucketAxis &a : kv.grid.axes()) {
-        codegen::ShapeDispatch::Axis axis{a.symbol, a.edges(), {}, a.representatives};
-        for (size_t b = 0; b < a.representatives.size(); ++b)
-          axis.ranges.push_back(a.rangeStr(b));
-        out.axes.push_back(std::move(axis));
-      }
-      out.variantOfBucket = kv.choice.variantOfBucket;
       all.push_back(std::move(out));
     }
   return all;

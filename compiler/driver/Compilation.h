@@ -42,10 +42,12 @@ public:
   std::string autoSummary() const;
 
 private:
+  // A kernel compiled in variants: the dispatch's description (its `kernel` is set by
+  // dispatches(), once the kernels are lowered) and each variant's graph.
   struct Dispatch {
-    KernelVariants variants;
+    std::string kernel;
+    codegen::ShapeDispatch shape;
     std::vector<const ftg::Graph *> graphs; // per variant
-    std::string tunedFor;
   };
   struct Unit {
     std::string path;
@@ -58,8 +60,15 @@ private:
     std::vector<Dispatch> dispatches;
   };
   bool runInference(ftg::Graph &g, DiagnosticEngine &diags);
-  // Compiles variants 1, 2, ... of every kernel with several (variant 0 is the unit's own).
+  // Compiles variants 1, 2, ... of every kernel with several (variant 0 is the unit's own):
+  // of its `auto` parameters, and of defaults that compare sizes with constants
+  // (DefaultVariants.cpp).
   bool compileVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams);
+  bool compileDefaultVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams);
+  // Reports a kernel of `u` named like the selector or a variant of kernel `k`'s dispatch.
+  bool dispatchNamesFree(Unit &u, const std::string &kernel, size_t variants, llvm::StringRef hint);
+  // Infers variant `v` of a dispatch from its own AST (parsed and checked by the caller).
+  bool addVariant(Unit &u, Dispatch &d, std::unique_ptr<ASTContext> ast, size_t v);
   // Reports a kernel of `u` whose generated names a kernel of an earlier file already has.
   bool namesDistinctAcrossFiles(Unit &u);
   // With --emit=torch: reports a kernel of `u` whose torch op another kernel's ops already name.

@@ -388,37 +388,41 @@ int runEmulated(RunArgs &a) {
     if (!d.used)
       return usage("-D " + d.name + "=" + d.value + " does not name a constant, compile-time parameter or shape "
                    "symbol");
-  if (!compilation.dispatches().empty())
-    return usage("kernels with `auto` parameters and dynamic shapes are not emulated: bind the shapes with -D");
-
+  // The kernels a call can name: each ordinary kernel, and each kernel compiled in variants,
+  // whose launcher (variant 0's signature) dispatches on the sizes of the call.
   std::vector<codegen::KernelInput> kernels = compilation.kernels();
-  const codegen::KernelInput *chosen = nullptr;
+  std::vector<codegen::ShapeDispatch> dispatches = compilation.dispatches();
+  std::vector<const lower::Kernel *> callable;
+  for (const codegen::KernelInput &k : kernels)
+    if (k.cEntry || llvm::any_of(dispatches, [&](const codegen::ShapeDispatch &d) { return d.kernel == &k.kernel->launch; }))
+      callable.push_back(k.kernel);
+  const lower::Kernel *chosen = nullptr;
   std::string names;
-  for (const codegen::KernelInput &k : kernels) {
-    names += (names.empty() ? "" : ", ") + k.kernel->launch.kernel;
-    if (a.kernel.empty() ? kernels.size() == 1 : k.kernel->launch.kernel == a.kernel)
-      chosen = &k;
+  for (const lower::Kernel *k : callable) {
+    names += (names.empty() ? "" : ", ") + k->launch.kernel;
+    if (a.kernel.empty() ? callable.size() == 1 : k->launch.kernel == a.kernel)
+      chosen = k;
   }
   if (!chosen)
     return usage(a.kernel.empty() ? "the file has several kernels (" + names + "): choose one with --kernel"
                                   : "no kernel '" + a.kernel + "' in " + a.input + " (it has " + names + ")");
   // Every dynamic shape symbol needs a size at run time (--shape), and --shape names only those.
-  for (const lower::HostShapeSymbol &sym : chosen->kernel->launch.symbols)
+  for (const lower::HostShapeSymbol &sym : chosen->launch.symbols)
     if (sym.constant.empty() && !llvm::any_of(a.shapes, [&](const std::string &s) {
           return llvm::StringRef(s).split('=').first == sym.name;
         }))
-      return usage("shape symbol '" + sym.name + "' of kernel '" + chosen->kernel->launch.kernel +
+      return usage("shape symbol '" + sym.name + "' of kernel '" + chosen->launch.kernel +
                    "' needs a size: --shape " + sym.name + "=N (or -D " + sym.name + "=N to compile it in)");
   for (const std::string &s : a.shapes) {
     auto [name, value] = llvm::StringRef(s).split('=');
     int64_t n;
     if (value.getAsInteger(10, n) || n < 0)
       return usage("--shape " + s + ": expected NAME=N with N >= 0");
-    if (!llvm::any_of(chosen->kernel->launch.symbols, [&](const lower::HostShapeSymbol &sym) {
+    if (!llvm::any_of(chosen->launch.symbols, [&](const lower::HostShapeSymbol &sym) {
           return sym.name == name && sym.constant.empty();
         }))
       return usage("--shape " + s + ": '" + name + "' is not a dynamic shape symbol of kernel '" +
-                   chosen->kernel->launch.kernel + "'");
+                   chosen->launch.kernel + "'");
   }
 
   std::string cxx = findCxx(a.cxx);
@@ -467,10 +471,10 @@ int runEmulated(RunArgs &a) {
   emit.outputName = d + "/" + kernelFile;
   std::string code;
   llvm::raw_string_ostream codeStream(code);
-  codegen::emitCuda(kernels, {}, emit, codeStream);
+  codegen::emitCuda(kernels, dispatches, emit, codeStream);
   const std::string ns = codegen::launcherNamespace(emit);
   const std::string mainSource =
-      driverSource(*chosen->kernel, ns, codegen::cEntryPrefix(emit) + chosen->kernel->launch.kernel, amd);
+      driverSource(*chosen, ns, codegen::cEntryPrefix(emit) + chosen->launch.kernel, amd);
   if (!writeLibrary(d) || !writeFile(d + "/" + kernelFile, codeStream.str()) ||
       !writeFile(d + "/main.cpp", mainSource)) {
     error("cannot write the emulated program into " + d);

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -463,6 +464,13 @@ public:
   // tune_for(N, s1, s2, ...): each shape symbol's sizes, sorted, for the buckets `auto`
   // parameters are ranked in when the command line gives none (--assume).
   std::map<std::string, std::vector<int64_t>> tunedSizes;
+  // Compile-time parameters whose defaults compare shape symbols with constants
+  // (`block_M = select(seq_len <= 2048, 128, 192)`), and per symbol the sizes at which one of
+  // those comparisons changes value (the first size of every range after the first): the
+  // driver compiles a variant per range and dispatches on the sizes of each call
+  // (driver/DefaultVariants.h). Symbols bound by -D have no ranges.
+  std::vector<CompileParamDecl *> sizeDependentParams;
+  std::map<std::string, std::set<int64_t>> sizeEdges;
 };
 
 class Program {

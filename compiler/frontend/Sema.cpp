@@ -266,8 +266,10 @@ void Sema::checkConst(ConstDecl *c) {
 void Sema::checkKernel(KernelDecl *k) {
   kernel = k;
   pushScope();
+  pendingShapeSymbols = laterShapeSymbols(k);
   for (CompileParamDecl *p : k->compileParams)
     checkCompileParam(p);
+  pendingShapeSymbols.clear();
   for (TensorParamDecl *p : k->params)
     checkTensorParam(p);
 
@@ -347,7 +349,8 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
   Type type = autoPolicy ? Type::policyValue() : declared.value_or(Type::intLiteral());
   std::optional<ConstValue> value;
   if (p->defaultValue) {
-    Type dt = checkExpr(p->defaultValue);
+    Type dt = namesLaterShapeSymbol(p->defaultValue) ? checkSizeDependentDefault(p)
+                                                      : checkExpr(p->defaultValue);
     if (!dt.isError()) {
       if (!p->defaultValue->constant) {
         diags.error(p->defaultValue->getRange(), "the default of '" + p->getName() +

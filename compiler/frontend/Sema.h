@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <optional>
 #include <variant>
 #include <string>
@@ -87,6 +89,12 @@ public:
 
   // Returns false if errors were reported in the program.
   bool run();
+  // The sizes at which defaults that compare shape symbols with constants are evaluated,
+  // per kernel and symbol (driver/DefaultVariants.h: a range's first size); a symbol not
+  // listed (and not bound by -D) is evaluated at 1, the first range.
+  void evaluateDefaultsAt(std::map<std::string, std::map<std::string, int64_t>> sizes) {
+    defaultSizes = std::move(sizes);
+  }
   // Errors in `-D` values (reported without a source location; exit code 2).
   unsigned commandLineErrors() const { return numCommandLineErrors; }
 
@@ -108,6 +116,12 @@ private:
   void checkConst(ConstDecl *c);
   void checkKernel(KernelDecl *k);
   void checkCompileParam(CompileParamDecl *p);
+  // Defaults that compare shape symbols with constants (SemaSizeDefaults.cpp): the names a
+  // kernel's shapes will declare as symbols, whether `e` names one of them, and the check of
+  // such a default at the size of the range being compiled (recording the range edges).
+  std::set<std::string> laterShapeSymbols(const KernelDecl *k) const;
+  bool namesLaterShapeSymbol(const Expr *e) const;
+  Type checkSizeDependentDefault(CompileParamDecl *p);
   void checkTensorParam(TensorParamDecl *p);
   std::optional<DType> resolveElemType(llvm::StringRef name, llvm::SMRange range);
   void checkBlock(BlockStmt *b);
@@ -183,6 +197,8 @@ private:
 
   std::vector<llvm::StringMap<Decl *>> scopes;
   KernelDecl *kernel = nullptr;
+  std::set<std::string> pendingShapeSymbols; // of `kernel`, while its compile params are checked
+  std::map<std::string, std::map<std::string, int64_t>> defaultSizes;
   std::vector<ForStmt *> loops;     // enclosing loops, innermost last
   unsigned conditionalDepth = 0;    // enclosing if statements
   // Enclosing branches whose condition is a constant that rules them out (`if ping_pong`

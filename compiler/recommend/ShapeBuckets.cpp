@@ -37,8 +37,9 @@ size_t BucketAxis::bucketOf(int64_t size) const {
   return b;
 }
 
-std::string BucketAxis::rangeStr(size_t bucket) const {
-  std::vector<int64_t> e = edges();
+std::string BucketAxis::rangeStr(size_t bucket) const { return recommend::rangeStr(edges(), bucket); }
+
+std::string rangeStr(const std::vector<int64_t> &e, size_t bucket) {
   std::string lo = bucket == 0 ? "1" : std::to_string(e[bucket - 1]);
   std::string hi = bucket < e.size() ? std::to_string(e[bucket]) : "inf";
   return "[" + lo + ", " + hi + ")";

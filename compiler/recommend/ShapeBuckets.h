@@ -26,6 +26,10 @@ struct BucketAxis {
   std::string rangeStr(size_t bucket) const; // "[64, 1024)", "[1024, inf)"
 };
 
+// "[64, 1024)" or "[1024, inf)": bucket `bucket` of sizes split at `edges` (each the first size
+// of the next bucket; bucket 0 starts at 1).
+std::string rangeStr(const std::vector<int64_t> &edges, size_t bucket);
+
 // The representatives used when --assume does not name a symbol.
 const std::vector<int64_t> &defaultRepresentatives();
 

@@ -36,6 +36,12 @@ def gemv(t, p):
     return {"y": [math.fsum(A[i * K + k] * x[k] for k in range(K)) for i in range(M)]}
 
 
+def size_defaults(t, p):
+    A, (M, N) = t["A"]
+    # tests/emulator/size_defaults.tl's `tag`: the variant its defaults name for N and M.
+    return {"B": [2 * a for a in A], "T": [1 if N <= 100 else 3 if M == 3 else 2]}
+
+
 def _rows(X, M, N):
     return [X[i * N:(i + 1) * N] for i in range(M)]
 

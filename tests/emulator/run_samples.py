@@ -134,6 +134,11 @@ CASES = {
     "dequant_zp_t_k16": ("../tests/gpu/ops/dequant_zp.tl", "dequant_zp",
                          ["tscales=true", "qtype=i4", "block_K=16", "group_size=8", "dtype=bf16"], ref.dequant_zp,
                          dict(EXACT_ZP, dtype="bf16", tscales=True), [dict(N=45, K=48), dict(N=32, K=16)]),
+    # Defaults that compare sizes with constants (tests/emulator/size_defaults.tl): the launcher
+    # dispatches on N and M to one of three variants; the kernel writes which one ran.
+    "size_defaults": ("../tests/emulator/size_defaults.tl", "size_defaults", [], ref.size_defaults, {},
+                      [dict(N=100, M=2), dict(N=101, M=2), dict(N=101, M=3), dict(N=300, M=4),
+                       dict(N=1, M=3), dict(N=1000, M=3)]),
     "gemv": ("gemv.tl", "gemv", ["block_K=128"], ref.gemv, {},
              [dict(M=8, K=128), dict(M=21, K=300), dict(M=3, K=77)]),
     # The row kernels with rows of up to 512 columns read once (64 threads: one 8-element

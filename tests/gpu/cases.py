@@ -1034,6 +1034,23 @@ def _add_layout_widths(t: _Tables) -> None:
                      "threads": "384", "stages": "3"}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64))
                for b, h, s in ((2, 3, 1000), (1, 1, 77), (8, 16, 1024), (1, 4, 2304))])
+    # D64's defaults compare seq_len with constants (samples/flash_attention.tl): the launcher
+    # runs one variant up to 1536 keys, 1280 causal (persistent; 128 rows when causal) and
+    # another beyond (192 rows, ordinary launch). Both sides of the edge and ragged lengths;
+    # `fixed_` is the tile the defaults were before, for the A/B in one process (bench items).
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        edge = 1280 if causal else 1536
+        t.add(Build("sizes_fa_d64" + suffix, "attention", {"dtype": "f16", "dim": "64", "causal": str(causal).lower()}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64))
+               for b, h, s in ((1, 3, edge), (1, 3, edge + 1), (2, 2, 4100), (3, 5, 77), (8, 16, 1024))])
+        t.add(Build("fixed_fa_d64" + suffix, "attention",
+                    {"dtype": "f16", "dim": "64", "causal": str(causal).lower(), "block_M": "192", "threads": "384",
+                     "stages": "3", "persist": "false"}),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64)) for b, h, s in ((2, 3, 1000), (1, 4, 2304))])
+    t.add(Build("sizes_fa_d64_causal_sm80", "attention", {"dtype": "f16", "dim": "64", "causal": "true"},
+                target="sm_80"),
+          [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, 64)) for b, h, s in ((1, 3, 1280), (1, 3, 1281), (2, 3, 1000))])
     # Persistent on sm_80: tiles run one after another, so Q and O share bytes (D128 fits in
     # 160 KiB) and SyncInsertion orders one tile's O stores before the next tile's Q copy.
     t.add(Build("persist_fa_d64_sm80", "attention",
@@ -1794,6 +1811,13 @@ def _bench_items() -> list:
                          f"persist_fa_pingpong_d{dim}" if rows == "_pingpong" else f"persist_fa_d{dim}{rows}") + \
                     ("_causal" if causal else "")
                 items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, dim)))
+    # D64's size-dependent defaults against the fixed tile they replaced, at issue 11's shapes
+    # and at the edges' short sides (1280 and 1536 keys).
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        for b, h, s in ISSUE11_ATTENTION_SHAPES + [(8, 16, 1280), (8, 16, 1536)]:
+            for build in ("sizes_fa_d64" + suffix, "fixed_fa_d64" + suffix):
+                items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, 64)))
     # Block-sparse attention (issue 12): the problem's random masks keep about half the
     # 128x128 blocks; against SDPA with the element mask and a Triton block-sparse kernel.
     for b, h, s in ((4, 16, 4096), (8, 16, 2048), (1, 32, 8192)):

@@ -19,11 +19,12 @@ from cases import Build, BenchItem, Case, TableError  # noqa: E402
 
 
 def _split_top(text: str) -> list:
-    """Splits on commas outside (), [] and <>."""
+    """Splits on commas outside (), [] and <> (not the comparisons <= and >=)."""
     parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "([<"
-        depth -= ch in ")]>"
+    for i, ch in enumerate(text):
+        bracket = ch not in "<>" or text[i + 1:i + 2] != "="
+        depth += bracket and ch in "([<"
+        depth -= bracket and ch in ")]>"
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""

@@ -1,0 +1,212 @@
+// Defaults that depend on the sizes of a call (docs/language.md 3.2): a compile-time
+// parameter's default may compare a shape symbol with a constant,
+//
+//     block_M = select(causal && seq_len <= 2048, 128, 192)
+//
+// and nothing else may use the symbol there. Each comparison splits the symbol's sizes into
+// two ranges, so the comparisons of a kernel split its sizes into ranges on which every
+// default is constant. Sema evaluates the defaults at one size (the first size of the range
+// being compiled, 1 unless the driver says otherwise) and records where the ranges start; the
+// driver compiles one variant per distinct set of values and dispatches on the sizes of each
+// call (driver/DefaultVariants.h). The rule keeps the choice exact: the variant a call runs is
+// the one the default names for its sizes, not that of a nearby size.
+#include "frontend/Sema.h"
+
+namespace tlc {
+
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+bool isComparison(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+  case BinaryOp::Eq: case BinaryOp::Ne:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// `symbol op bound` (or `bound op symbol` when !symbolLeft) in a default.
+struct SizeComparison {
+  NameExpr *symbol;
+  BinaryExpr *comparison;
+  Expr *bound;
+  bool symbolLeft;
+};
+
+// The first sizes at which `c` changes value, given the constant it compares with: `s < 64`
+// is true up to 63 and false from 64 on.
+std::vector<int64_t> edgesOf(const SizeComparison &c, int64_t bound) {
+  BinaryOp op = c.comparison->op;
+  if (!c.symbolLeft) // `64 > s` is `s < 64`
+    op = op == BinaryOp::Lt ? BinaryOp::Gt : op == BinaryOp::Gt ? BinaryOp::Lt
+       : op == BinaryOp::Le ? BinaryOp::Ge : op == BinaryOp::Ge ? BinaryOp::Le : op;
+  switch (op) {
+  case BinaryOp::Lt: case BinaryOp::Ge:
+    return {bound};
+  case BinaryOp::Le: case BinaryOp::Gt:
+    return {bound + 1};
+  default: // == and !=
+    return {bound, bound + 1};
+  }
+}
+
+} // namespace
+
+std::set<std::string> Sema::laterShapeSymbols(const KernelDecl *k) const {
+  // As checkTensorParam declares them: a bare name in a shape that names nothing visible
+  // then (a constant, a compile-time parameter or an earlier scalar parameter).
+  std::set<std::string> declaredLater, symbols;
+  for (const CompileParamDecl *p : k->compileParams)
+    declaredLater.insert(p->getName().str());
+  for (const TensorParamDecl *p : k->params) {
+    for (const Expr *dim : p->shape.dims)
+      if (auto *n = dyn_cast<NameExpr>(dim); n && !lookup(n->name) && !declaredLater.count(n->name))
+        symbols.insert(n->name);
+    declaredLater.insert(p->getName().str());
+  }
+  return symbols;
+}
+
+bool Sema::namesLaterShapeSymbol(const Expr *e) const {
+  if (!e || pendingShapeSymbols.empty())
+    return false;
+  switch (e->getKind()) {
+  case Expr::EK_Name: {
+    auto *n = cast<NameExpr>(e);
+    return pendingShapeSymbols.count(n->name) && !lookup(n->name);
+  }
+  case Expr::EK_Index: {
+    auto *x = cast<IndexExpr>(e);
+    if (namesLaterShapeSymbol(x->base))
+      return true;
+    for (const IndexItem &i : x->indices)
+      if (namesLaterShapeSymbol(i.lo) || namesLaterShapeSymbol(i.hi))
+        return true;
+    return false;
+  }
+  case Expr::EK_Unary:
+    return namesLaterShapeSymbol(cast<UnaryExpr>(e)->operand);
+  case Expr::EK_Binary:
+    return namesLaterShapeSymbol(cast<BinaryExpr>(e)->lhs) || namesLaterShapeSymbol(cast<BinaryExpr>(e)->rhs);
+  case Expr::EK_Call:
+    for (const CallArg &a : cast<CallExpr>(e)->args)
+      if (namesLaterShapeSymbol(a.value))
+        return true;
+    return false;
+  default:
+    return false;
+  }
+}
+
+Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
+  // Every use of a symbol must be one side of a comparison whose other side names none.
+  std::vector<SizeComparison> comparisons;
+  bool ok = true;
+  std::function<void(Expr *)> collect = [&](Expr *e) {
+    if (!e || !ok)
+      return;
+    switch (e->getKind()) {
+    case Expr::EK_Name:
+      if (namesLaterShapeSymbol(e)) {
+        auto *n = cast<NameExpr>(e);
+        diags.error(n->getRange(), "the default of '" + p->getName() + "' uses the shape symbol '" + n->name +
+                                       "' outside a comparison with a constant")
+            .hint("a default may compare a size with a constant (`" + n->name + " <= 2048`); tlc compiles "
+                  "the kernel once per range of sizes the comparisons make and picks one per call");
+        ok = false;
+      }
+      return;
+    case Expr::EK_Binary: {
+      auto *b = cast<BinaryExpr>(e);
+      if (isComparison(b->op)) {
+        for (bool left : {true, false}) {
+          auto *n = dyn_cast<NameExpr>(left ? b->lhs : b->rhs);
+          Expr *other = left ? b->rhs : b->lhs;
+          if (n && namesLaterShapeSymbol(n) && !namesLaterShapeSymbol(other)) {
+            comparisons.push_back({n, b, other, left});
+            return collect(other); // names no symbol; nothing to report
+          }
+        }
+      }
+      collect(b->lhs);
+      collect(b->rhs);
+      return;
+    }
+    case Expr::EK_Unary:
+      return collect(cast<UnaryExpr>(e)->operand);
+    case Expr::EK_Index: {
+      auto *x = cast<IndexExpr>(e);
+      collect(x->base);
+      for (IndexItem &i : x->indices) {
+        collect(i.lo);
+        collect(i.hi);
+      }
+      return;
+    }
+    case Expr::EK_Call:
+      for (CallArg &a : cast<CallExpr>(e)->args)
+        collect(a.value);
+      return;
+    default:
+      return;
+    }
+  };
+  collect(p->defaultValue);
+  if (!ok)
+    return Type::error();
+
+  // The symbols stand for the size being compiled: -D's value, the driver's range, or 1.
+  std::set<std::string> bound;
+  pushScope();
+  for (const SizeComparison &c : comparisons) {
+    if (lookup(c.symbol->name))
+      continue; // declared for an earlier comparison
+    int64_t size = 1;
+    if (Define *d = findDefine(c.symbol->name)) {
+      // A malformed or out-of-range value is reported where the shape declares the symbol.
+      std::optional<int64_t> v = parseIntegerOption(d->value);
+      if (v && *v >= 1 && *v <= kMaxShapeExtent) {
+        size = *v;
+        bound.insert(c.symbol->name);
+      }
+    } else if (auto k = defaultSizes.find(kernel->name); k != defaultSizes.end()) {
+      if (auto s = k->second.find(c.symbol->name); s != k->second.end())
+        size = s->second;
+    }
+    auto *sym = ctx.make<ShapeSymbolDecl>(c.symbol->name, c.symbol->getRange());
+    sym->type = Type::index();
+    sym->constant = ConstValue{size};
+    declare(sym);
+  }
+  Type t = checkExpr(p->defaultValue);
+  popScope();
+
+  // A -D value replaces the default (checked all the same): no variants for it.
+  const bool pinned = findDefine(p->getName()) != nullptr;
+  for (const SizeComparison &c : comparisons) {
+    if (c.bound->type.isError() || bound.count(c.symbol->name))
+      continue;
+    if (!c.bound->constant || !c.bound->constant->isInt()) {
+      auto diag = diags.error(c.bound->getRange(), "the default of '" + p->getName() + "' compares the shape symbol '" +
+                                                       c.symbol->name + "' with " +
+                                                       (c.bound->constant ? "a value that is not an integer"
+                                                                          : "a value that is not a compile-time constant"));
+      explainNotConstant(diag, c.bound, "compare sizes with integer constants or compile-time parameters");
+      t = Type::error();
+      continue;
+    }
+    for (int64_t edge : edgesOf(c, c.bound->constant->getInt()))
+      if (!pinned && edge > 1 && edge <= kMaxShapeExtent) // sizes are 1 .. kMaxShapeExtent
+        kernel->sizeEdges[c.symbol->name].insert(edge);
+  }
+  if (!t.isError() && !pinned && llvm::any_of(comparisons, [&](const SizeComparison &c) { return !bound.count(c.symbol->name); }))
+    kernel->sizeDependentParams.push_back(p);
+  return t;
+}
+
+} // namespace tlc
