@@ -48,6 +48,10 @@ CASES = {
     "gemm": ("gemm.tl", "gemm", ["block_M=64", "block_N=64"], ref.gemm, {},
              [dict(M=64, N=64, K=32), dict(M=100, N=72, K=40), dict(M=17, N=136, K=88),
               dict(M=45, N=37, K=64), dict(M=33, N=64, K=36)]),
+    # `auto` knobs with dynamic shapes: the launcher dispatches on M, N and K to the recommender's
+    # variant for each call's bucket (for sm_80 today: 32x16, 32x32 and 64x64 tiles here).
+    "gemm_auto": ("gemm_auto.tl", "gemm_auto", [], ref.gemm, {},
+                  [dict(M=16, N=20, K=24), dict(M=100, N=300, K=80), dict(M=70, N=600, K=100)]),
     "gemm_bf16": ("gemm.tl", "gemm", ["block_M=64", "block_N=64", "dtype=bf16", "out_dtype=f32"], ref.gemm, {},
                   [dict(M=64, N=64, K=64), dict(M=70, N=40, K=24)]),
     # persistent(): three blocks (the emulator's persistent grid) loop over 6-12 tiles each.
