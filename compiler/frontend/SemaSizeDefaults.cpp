@@ -186,6 +186,15 @@ Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
   Type t = checkExpr(p->defaultValue);
   popScope();
 
+  // The variants share one launcher signature, which an element type can change (a scalar
+  // parameter of that type): element types are chosen by -D, not by size.
+  if (t.kind() == Type::DTypeValue) {
+    diags.error(p->defaultValue->getRange(), "the default of '" + p->getName() +
+                                                 "' chooses an element type by the sizes of the call")
+        .hint("a default that compares sizes may choose a number, a flag or a warp policy; pass the "
+              "element type with -D " + p->getName() + "=...");
+    return Type::error();
+  }
   // A -D value replaces the default (checked all the same): no variants for it.
   const bool pinned = findDefine(p->getName()) != nullptr;
   for (const SizeComparison &c : comparisons) {
