@@ -1151,9 +1151,11 @@ CONV_FILTERS = [("3x3s1", 3, 1, 1), ("3x3s2", 3, 2, 1), ("1x1s1", 1, 1, 0), ("1x
 # (N, H, W, C, F): a 7x7 map (one partial tile of rows), maps of 17 and 9x13 (output rows that
 # straddle tiles, odd sizes for stride 2), C of 3 and 20 (channel blocks past C, rows of the
 # filter that are not 16-byte aligned: the scalar copy path), F of 96, 200 and 40 (partial
-# tiles of output channels), and the 56x56x64 layer of ResNet-50 at batch 8.
+# tiles of output channels), and the 56x56x64 layer of ResNet-50 at batch 8. The sample's
+# defaults compare H with 7 and C and F with 64 (a variant per range): 8x8 maps of C = 72 into
+# F = 65 sit just past those edges where the others sit on or below them.
 CONV_SHAPES = [(1, 7, 7, 64, 96), (2, 17, 17, 128, 200), (8, 56, 56, 64, 64), (3, 9, 13, 20, 40),
-               (2, 15, 15, 3, 64)]
+               (2, 15, 15, 3, 64), (2, 8, 8, 72, 65)]
 
 
 def _conv_shape(n, h, w, c, f) -> dict:
@@ -1179,6 +1181,12 @@ def _add_conv2d(t: _Tables) -> None:
                 target="sm_80"), shapes)
     t.add(Build("conv_3x3s2_f16_sm80", "conv2d", {"dtype": "f16", **_conv_defines(3, 2, 1)},
                 target="sm_80"), shapes[:2])
+    # The defaults before they depended on the layer's sizes (128 x 128 tiles, 3 stages), for
+    # the A/B at ResNet-50's layers (bench items).
+    for label, k, stride, pad in CONV_FILTERS:
+        t.add(Build(f"conv_{label}_f16_fixed", "conv2d",
+                    {"dtype": "f16", "block_M": "128", "block_N": "128", "stages": "3", "threads": "256",
+                     **_conv_defines(k, stride, pad)}), shapes[:2])
     # 64 output channels per block, for the layers with F = 64 (bench items beside the default).
     for label, k, stride, pad in CONV_FILTERS[::2]:
         t.add(Build(f"conv_{label}_f16_n64", "conv2d",
@@ -1344,6 +1352,9 @@ def _conv2d_bench_items() -> list:
     2 * N * P * Q * F * kh * kw * C."""
     items = [BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f))
              for build, n, h, w, c, f in CONV_BENCH_SHAPES]
+    items += [BenchItem(f"{build}_fixed_{_conv_label(n, h, w, c, f)}", f"{build}_fixed", _conv_shape(n, h, w, c, f),
+                        "the defaults before: 128 x 128 tiles, 3 stages")
+              for build, n, h, w, c, f in CONV_BENCH_SHAPES]
     items += [BenchItem(f"{build}_n64_{_conv_label(n, h, w, c, f)}", f"{build}_n64", _conv_shape(n, h, w, c, f),
                         "-D block_N=64")
               for build, n, h, w, c, f in CONV_BENCH_SHAPES if f == 64]
