@@ -50,6 +50,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   {
     ScopedDefines chosen(defines, autoParams.defines());
     Sema sema(u.ast, diags, defines);
+    sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
     ok = sema.run();
     if (sema.commandLineErrors())
       return kUsageError;
@@ -86,8 +87,8 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     return kSuccess;
   }
   for (auto &g : u.graphs)
-    if (!diags.overErrorCap())
-      runInference(*g, diags);
+    if (!diags.overErrorCap() && !runInference(*g, diags))
+      noteSizeVariant(*g->kernel, firstRanges(*g->kernel));
   if (diags.hasErrors())
     return kInputError;
   // Dumps show variant 0; only generated code needs the others.
@@ -105,6 +106,11 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
     for (auto &g : u.graphs) {
       u.loops.push_back(lower::lowerKernel(*g, diags, sourceName, opts.printAfterAll ? &llvm::errs() : nullptr));
       lowered &= u.loops.back() != nullptr;
+      if (!u.loops.back())
+        for (const Dispatch &d : u.dispatches)
+          for (size_t v = 0; v < d.graphs.size() && v < d.ranges.size(); ++v)
+            if (d.graphs[v] == g.get())
+              noteSizeVariant(*g->kernel, d.ranges[v]);
     }
     if (!lowered)
       return kInputError;
@@ -227,7 +233,9 @@ bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &
       std::vector<Define> bound = autoParams.definesFor(kv, v);
       {
         ScopedDefines chosen(defines, bound);
-        if (!Sema(*ast, diags, defines).run())
+        Sema sema(*ast, diags, defines);
+        sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
+        if (!sema.run())
           return false;
       }
       AutoParams::markChosen(ast->program, bound);

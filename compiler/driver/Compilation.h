@@ -48,6 +48,7 @@ private:
     std::string kernel;
     codegen::ShapeDispatch shape;
     std::vector<const ftg::Graph *> graphs; // per variant
+    std::vector<std::string> ranges;        // per variant of defaults that depend on sizes: its first range
   };
   struct Unit {
     std::string path;
@@ -69,6 +70,11 @@ private:
   bool dispatchNamesFree(Unit &u, const std::string &kernel, size_t variants, llvm::StringRef hint);
   // Infers variant `v` of a dispatch from its own AST (parsed and checked by the caller).
   bool addVariant(Unit &u, Dispatch &d, std::unique_ptr<ASTContext> ast, size_t v);
+  // After an error in a kernel whose defaults depend on sizes: a note naming the range of
+  // sizes the failing variant was compiled for (`where`: "C in [1, 65), H in [1, 8)").
+  static void noteSizeVariant(const KernelDecl &k, const std::string &where);
+  // "C in [1, 65), H in [1, 8)": the first range of every size the defaults of `k` compare.
+  static std::string firstRanges(const KernelDecl &k);
   // Reports a kernel of `u` whose generated names a kernel of an earlier file already has.
   bool namesDistinctAcrossFiles(Unit &u);
   // With --emit=torch: reports a kernel of `u` whose torch op another kernel's ops already name.

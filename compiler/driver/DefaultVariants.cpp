@@ -35,16 +35,51 @@ const KernelDecl *findKernel(const Program &program, const std::string &name) {
   return nullptr;
 }
 
+// The description of range `r` of the cross product of `axes` (row-major, the last fastest)
+// and the sizes it starts at.
+std::string describeRange(const std::vector<codegen::ShapeDispatch::Axis> &axes, size_t r,
+                          std::map<std::string, int64_t> *sizes = nullptr) {
+  std::string where;
+  for (size_t i = axes.size(), rest = r; i-- > 0; rest /= axes[i].representatives.size()) {
+    size_t bucket = rest % axes[i].representatives.size();
+    if (sizes)
+      (*sizes)[axes[i].symbol] = axes[i].representatives[bucket];
+    where = axes[i].symbol + " in " + axes[i].ranges[bucket] + (where.empty() ? "" : ", ") + where;
+  }
+  return where;
+}
+
+std::string dependentParams(const KernelDecl &k) {
+  std::string params;
+  for (const CompileParamDecl *p : k.sizeDependentParams)
+    params += (params.empty() ? "" : ", ") + p->getName().str();
+  return params;
+}
+
 } // namespace
+
+std::string Compilation::firstRanges(const KernelDecl &k) {
+  std::string where;
+  for (const auto &[symbol, edges] : k.sizeEdges)
+    if (!edges.empty())
+      where += (where.empty() ? "" : ", ") + symbol + " in " + recommend::rangeStr({edges.begin(), edges.end()}, 0);
+  return where;
+}
+
+void Compilation::noteSizeVariant(const KernelDecl &k, const std::string &where) {
+  if (k.sizeDependentParams.empty() || where.empty())
+    return;
+  llvm::WithColor::note(llvm::errs(), "tlc")
+      << "in the variant of kernel '" << k.name << "' for " << where << ", where the defaults of "
+      << dependentParams(k) << " depend on the sizes (-D pins them)\n";
+}
 
 bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams) {
   DiagnosticEngine &diags = *u.diags;
   for (const KernelDecl *k : u.ast.program.kernels) {
     if (k->sizeEdges.empty() || k->sizeDependentParams.empty())
       continue;
-    std::string params;
-    for (const CompileParamDecl *p : k->sizeDependentParams)
-      params += (params.empty() ? "" : ", ") + p->getName().str();
+    std::string params = dependentParams(*k);
     if (llvm::any_of(u.dispatches, [&](const Dispatch &d) { return d.kernel == k->name; })) {
       diags.error(k->nameRange, "the defaults of " + params + " depend on the sizes of kernel '" + k->name +
                                     "', and so do its `auto` parameters; tlc dispatches on one of them")
@@ -80,14 +115,10 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
     std::vector<std::vector<std::string>> variants = {parameterValues(*k)};
     std::vector<std::unique_ptr<ASTContext>> asts(1);
     std::vector<size_t> variantOfRange(ranges, 0);
+    std::vector<std::string> variantRanges = {describeRange(axes, 0)};
     for (size_t r = 1; r < ranges; ++r) {
       std::map<std::string, int64_t> sizes;
-      std::string where;
-      for (size_t i = axes.size(), rest = r; i-- > 0; rest /= axes[i].representatives.size()) {
-        size_t bucket = rest % axes[i].representatives.size();
-        sizes[axes[i].symbol] = axes[i].representatives[bucket];
-        where = axes[i].symbol + " in " + axes[i].ranges[bucket] + (where.empty() ? "" : ", ") + where;
-      }
+      std::string where = describeRange(axes, r, &sizes);
       auto ast = std::make_unique<ASTContext>();
       if (!parseProgram(bufferId, *ast, diags))
         return false;
@@ -96,14 +127,13 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
         ScopedDefines chosen(defines, autoParams.defines());
         Sema sema(*ast, diags, defines);
         sema.evaluateDefaultsAt({{k->name, sizes}});
+        sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
         ok = sema.run();
       }
       AutoParams::markChosen(ast->program, autoParams.defines());
       const KernelDecl *variant = findKernel(ast->program, k->name);
       if (!ok || !variant) {
-        llvm::WithColor::note(llvm::errs(), "tlc")
-            << "in the variant of kernel '" << k->name << "' for " << where << ", where the defaults of "
-            << params << " depend on the sizes\n";
+        noteSizeVariant(*k, where);
         return false;
       }
       std::vector<std::string> values = parameterValues(*variant);
@@ -112,6 +142,7 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
       if (same == variants.end()) {
         variants.push_back(std::move(values));
         asts.push_back(std::move(ast));
+        variantRanges.push_back(where);
       }
     }
     if (variants.size() == 1)
@@ -142,9 +173,12 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
         g->symbol = variantName(k->name, 0);
         d.graphs.push_back(g.get());
       }
+    d.ranges = variantRanges;
     for (size_t v = 1; v < variants.size(); ++v)
-      if (!addVariant(u, d, std::move(asts[v]), v))
+      if (!addVariant(u, d, std::move(asts[v]), v)) {
+        noteSizeVariant(*k, variantRanges[v]);
         return false;
+      }
     u.dispatches.push_back(std::move(d));
   }
   return true;

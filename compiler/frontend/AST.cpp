@@ -169,6 +169,7 @@ static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::Tanh, "tanh"}, {Builtin::Sigmoid, "sigmoid"}, {Builtin::Max, "max"},
     {Builtin::Min, "min"}, {Builtin::Abs, "abs"}, {Builtin::Select, "select"},
     {Builtin::Inf, "inf"}, {Builtin::CeilDiv, "ceildiv"}, {Builtin::WarpgroupId, "warpgroup_id"},
+    {Builtin::MaxSharedBytes, "max_shared_bytes"},
 };
 
 Builtin parseBuiltin(llvm::StringRef name) {

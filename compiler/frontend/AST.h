@@ -317,6 +317,7 @@ enum class Builtin {
   // Scalar functions.
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
   WarpgroupId, // the calling thread's warpgroup (128 threads) in the block: per-warpgroup, not folded
+  MaxSharedBytes, // the shared memory one block may use on the target, in bytes: a compile-time constant
   None,
 };
 Builtin parseBuiltin(llvm::StringRef name);

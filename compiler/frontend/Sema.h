@@ -95,6 +95,9 @@ public:
   void evaluateDefaultsAt(std::map<std::string, std::map<std::string, int64_t>> sizes) {
     defaultSizes = std::move(sizes);
   }
+  // The target's limits that the language exposes as constants: max_shared_bytes() is
+  // `sharedBytesPerBlock` (target::TargetInfo), so that defaults can choose tiles that fit.
+  void setTarget(int64_t sharedBytesPerBlock) { targetSharedBytes = sharedBytesPerBlock; }
   // Errors in `-D` values (reported without a source location; exit code 2).
   unsigned commandLineErrors() const { return numCommandLineErrors; }
 
@@ -199,6 +202,7 @@ private:
   KernelDecl *kernel = nullptr;
   std::set<std::string> pendingShapeSymbols; // of `kernel`, while its compile params are checked
   std::map<std::string, std::map<std::string, int64_t>> defaultSizes;
+  int64_t targetSharedBytes = 0;
   std::vector<ForStmt *> loops;     // enclosing loops, innermost last
   unsigned conditionalDepth = 0;    // enclosing if statements
   // Enclosing branches whose condition is a constant that rules them out (`if ping_pong`

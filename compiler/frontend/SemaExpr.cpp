@@ -20,7 +20,7 @@ namespace {
 // Names of every builtin callable in expression position, for suggestions.
 std::vector<std::string> scalarBuiltinNames() {
   return {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid",
-          "max", "min", "abs", "select", "inf", "ceildiv", "warpgroup_id"};
+          "max", "min", "abs", "select", "inf", "ceildiv", "warpgroup_id", "max_shared_bytes"};
 }
 
 } // namespace
@@ -467,7 +467,7 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
   switch (e->builtin) {
   case Builtin::Max: case Builtin::Min: case Builtin::CeilDiv: arity = 2; break;
   case Builtin::Select: arity = 3; break;
-  case Builtin::WarpgroupId: arity = 0; break;
+  case Builtin::WarpgroupId: case Builtin::MaxSharedBytes: arity = 0; break;
   default: break;
   }
   std::vector<Type> types;
@@ -489,6 +489,14 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
   switch (e->builtin) {
   case Builtin::WarpgroupId:
     return Type::scalar(DType::I32); // differs between warpgroups: never a constant
+  case Builtin::MaxSharedBytes:
+    // The driver tells Sema the target (setTarget); each compilation has one.
+    if (targetSharedBytes <= 0) {
+      diags.error(e->getRange(), "max_shared_bytes() needs a target, and this compilation has none");
+      return Type::error();
+    }
+    e->constant = ConstValue{targetSharedBytes};
+    return Type::intLiteral();
   case Builtin::Inf: {
     if (types[0].kind() != Type::DTypeValue || !args[0]->constant) {
       diags.error(args[0]->getRange(), "inf(...) takes a dtype, e.g. inf(f32)");

@@ -116,6 +116,7 @@ std::unique_ptr<CompiledKernel> CandidateCompiler::compile(const Config &config,
   for (const Binding &b : config)
     all.push_back({kernel, b.name, b.value, false});
   Sema sema(c.ast, *c.diags, all);
+  sema.setTarget(target.limits().sharedBytesPerBlock);
   c.semaOk = sema.run();
   c.commandLineErrors = sema.commandLineErrors() != 0;
   if (!c.semaOk || !infer)

@@ -1185,7 +1185,7 @@ def _add_conv2d(t: _Tables) -> None:
     # the A/B at ResNet-50's layers (bench items).
     for label, k, stride, pad in CONV_FILTERS:
         t.add(Build(f"conv_{label}_f16_fixed", "conv2d",
-                    {"dtype": "f16", "block_M": "128", "block_N": "128", "stages": "3", "threads": "256",
+                    {"dtype": "f16", "block_M": "128", "block_N": "128", "block_K": "64", "stages": "3", "threads": "256",
                      **_conv_defines(k, stride, pad)}), shapes[:2])
     # 64 output channels per block, for the layers with F = 64 (bench items beside the default).
     for label, k, stride, pad in CONV_FILTERS[::2]:
@@ -1353,8 +1353,13 @@ def _conv2d_bench_items() -> list:
     items = [BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f))
              for build, n, h, w, c, f in CONV_BENCH_SHAPES]
     items += [BenchItem(f"{build}_fixed_{_conv_label(n, h, w, c, f)}", f"{build}_fixed", _conv_shape(n, h, w, c, f),
-                        "the defaults before: 128 x 128 tiles, 3 stages")
+                        "the defaults before: 128 x 128 x 64 tiles, 3 stages")
               for build, n, h, w, c, f in CONV_BENCH_SHAPES]
+    # The size-dependent defaults off batch 32: the 7x7x512 layer at batches 1 to 64 (its
+    # 128-channel steps stop at 32), 14x14x256 at 16.
+    for n, h, w, c, f in ((1, 7, 7, 512, 512), (8, 7, 7, 512, 512), (64, 7, 7, 512, 512), (16, 14, 14, 256, 256)):
+        for build in ("conv_3x3s1_f16", "conv_3x3s1_f16_fixed"):
+            items.append(BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f)))
     items += [BenchItem(f"{build}_n64_{_conv_label(n, h, w, c, f)}", f"{build}_n64", _conv_shape(n, h, w, c, f),
                         "-D block_N=64")
               for build, n, h, w, c, f in CONV_BENCH_SHAPES if f == 64]

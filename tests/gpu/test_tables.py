@@ -19,12 +19,12 @@ from cases import Build, BenchItem, Case, TableError  # noqa: E402
 
 
 def _split_top(text: str) -> list:
-    """Splits on commas outside (), [] and <> (not the comparisons <= and >=)."""
+    """Splits on commas outside () and [] (parameter lists nest no <>; a `<` or `>` in a
+    default is a comparison)."""
     parts, depth, cur = [], 0, ""
-    for i, ch in enumerate(text):
-        bracket = ch not in "<>" or text[i + 1:i + 2] != "="
-        depth += bracket and ch in "([<"
-        depth -= bracket and ch in ")]>"
+    for ch in text:
+        depth += ch in "(["
+        depth -= ch in ")]"
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
