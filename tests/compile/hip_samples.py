@@ -30,18 +30,11 @@ MFMA_KERNELS = {
     ("flash_attention", "flash_attention"): r"v_mfma_f32_32x32x8_?f16",
 }
 
-# Per-sample tlc flags: the tiles of samples whose defaults need more than the 64 KiB of LDS a
-# CDNA block has (tlc says so, with the numbers, without them).
+# Per-sample tlc flags. The samples' defaults fit a CDNA block's 64 KiB of LDS by themselves
+# (max_shared_bytes(); tests/compile/samples_every_target.py); gfx90a has no fp8 MFMA (tlc says
+# so), so the fp8 sample runs its structure on f16 inputs for both archs.
 TLC_FLAGS = {
-    "attention_sink": ["-D", "block_N=64"],
-    "block_sparse_attention": ["-D", "block_N=64"],
-    "dequant_gemm_w4a16": ["-D", "block_M=64"],
-    "dequant_gemm_fp4": ["-D", "block_M=64"],
-    # gfx90a has no fp8 MFMA (tlc says so): the sample's structure on f16 inputs, both archs.
     "gemm_fp8": ["-D", "dtype=f16", "-D", "block_N=128", "-D", "block_K=64", "-D", "stages=2"],
-    "flash_attention": ["-D", "block_N=64"],
-    "flash_mla_decode": ["-D", "block_H=16", "-D", "block_N=32", "-D", "threads=128"],
-    "flash_attention_bwd": ["-D", "flash_attention_fwd_lse.block_N=64", "-D", "flash_attention_bwd.block_M=32"],
 }
 # `auto` knobs are tuned for a GPU's descriptor: gfx940 (hipcc 5.2's CDNA3) has none of its own
 # (tlc would take mi300x's as the nearest; named here so that the test does not rest on that).

@@ -199,6 +199,12 @@ CASES = {
                          [dict(batch=1, heads=16, seqlen_kv=64, kv_heads=1),
                           dict(batch=1, heads=16, seqlen_kv=45, kv_heads=1),
                           dict(batch=2, heads=8, seqlen_kv=33, kv_heads=1)]),
+    # The sample's tiles for the target (max_shared_bytes()): on sm_80 32 heads and 32 cache
+    # entries per step on 128 threads, on gfx9 16 heads.
+    "flash_mla_decode_target_tiles": ("flash_mla_decode.tl", "flash_mla_decode", ["dim=64", "pe_dim=32"],
+                                      ref.flash_mla_decode, {},
+                                      [dict(batch=1, heads=32, seqlen_kv=64, kv_heads=1),
+                                       dict(batch=2, heads=40, seqlen_kv=45, kv_heads=1)]),
     "attention_sink": ("attention_sink.tl", "attention_sink",
                        ["block_M=64", "block_N=64", "threads=128", "dim=64"], ref.attention_sink, {},
                        [dict(batch=1, heads=2, kv_heads=1, seq_len=64), dict(batch=1, heads=2, kv_heads=2, seq_len=50),
