@@ -6,6 +6,7 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
+#include "target/TargetInfo.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -36,6 +37,8 @@ public:
     if (!parse())
       return false;
     Sema sema(ctx, diags, defines);
+    // What the driver does: max_shared_bytes() is the target's (here tlc's default target).
+    sema.setTarget(target::lookupTarget(target::kDefaultTargetName)->limits().sharedBytesPerBlock);
     return sema.run();
   }
 
