@@ -658,6 +658,11 @@ def _add_samples(t: _Tables) -> None:
         t.add(Build(f"mla_{dt}", "mla", {"dtype": dt, "dim": "512", "pe_dim": "64"}),
               [(f"b{b}h{h}s{s}g{g}", {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": g,
                                       "dim": 512, "pe_dim": 64}) for b, h, s, g in shapes])
+    # The sample's tiles for sm_80 (max_shared_bytes(): 32 heads and 32 cache entries per step on
+    # 128 threads, where Hopper's 64 and 64 do not fit in 163 KiB), on the mma.sync path.
+    t.add(Build("mla_f16_sm80", "mla", {"dtype": "f16", "dim": "512", "pe_dim": "64"}, target="sm_80"),
+          [(f"b{b}h{h}s{s}g{g}", {"batch": b, "heads": h, "seqlen_kv": s, "kv_heads": g,
+                                  "dim": 512, "pe_dim": 64}) for b, h, s, g in MLA_SHAPES + [(2, 40, 77, 1)]])
     # Deeper pipelines over the latent cache (32 keys per step, 3-4 stages; 64 keys fit only
     # 2), benchmarked beside the defaults: more bytes in flight per SM where one block streams
     # a whole sequence.
