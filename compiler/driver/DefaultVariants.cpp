@@ -71,7 +71,8 @@ void Compilation::noteSizeVariant(const KernelDecl &k, const std::string &where)
     return;
   llvm::WithColor::note(llvm::errs(), "tlc")
       << "in the variant of kernel '" << k.name << "' for " << where << ", where the defaults of "
-      << dependentParams(k) << " depend on the sizes (-D pins them)\n";
+      << dependentParams(k) << " depend on the sizes; -D on all of them compiles one kernel (a -D on "
+      << "some leaves the others varying with the sizes)\n";
 }
 
 bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams) {
