@@ -49,8 +49,7 @@ int Compilation::addFile(const std::string &path, llvm::raw_ostream &out) {
   bool ok = false;
   {
     ScopedDefines chosen(defines, autoParams.defines());
-    Sema sema(u.ast, diags, defines);
-    sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
+    Sema sema = makeSema(u.ast, diags);
     ok = sema.run();
     if (sema.commandLineErrors())
       return kUsageError;
@@ -168,6 +167,12 @@ bool Compilation::runInference(ftg::Graph &g, DiagnosticEngine &diags) {
   return pm.run(g, diags);
 }
 
+Sema Compilation::makeSema(ASTContext &ast, DiagnosticEngine &diags) const {
+  Sema sema(ast, diags, defines);
+  sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
+  return sema;
+}
+
 bool Compilation::dispatchNamesFree(Unit &u, const std::string &kernel, size_t variants, llvm::StringRef hint) {
   std::vector<std::string> generated = {selectorName(kernel)};
   for (size_t v = 0; v < variants; ++v)
@@ -233,9 +238,7 @@ bool Compilation::compileVariants(Unit &u, unsigned bufferId, const AutoParams &
       std::vector<Define> bound = autoParams.definesFor(kv, v);
       {
         ScopedDefines chosen(defines, bound);
-        Sema sema(*ast, diags, defines);
-        sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
-        if (!sema.run())
+        if (!makeSema(*ast, diags).run())
           return false;
       }
       AutoParams::markChosen(ast->program, bound);

@@ -61,6 +61,8 @@ private:
     std::vector<Dispatch> dispatches;
   };
   bool runInference(ftg::Graph &g, DiagnosticEngine &diags);
+  // A Sema over `ast` with the -D options and the target's limits (max_shared_bytes()).
+  Sema makeSema(ASTContext &ast, DiagnosticEngine &diags) const;
   // Compiles variants 1, 2, ... of every kernel with several (variant 0 is the unit's own):
   // of its `auto` parameters, and of defaults that compare sizes with constants
   // (DefaultVariants.cpp).

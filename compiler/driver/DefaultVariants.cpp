@@ -126,9 +126,8 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
       bool ok;
       {
         ScopedDefines chosen(defines, autoParams.defines());
-        Sema sema(*ast, diags, defines);
+        Sema sema = makeSema(*ast, diags);
         sema.evaluateDefaultsAt({{k->name, sizes}});
-        sema.setTarget(opts.targetInfo().limits().sharedBytesPerBlock);
         ok = sema.run();
       }
       AutoParams::markChosen(ast->program, autoParams.defines());

@@ -55,6 +55,32 @@ std::vector<int64_t> edgesOf(const SizeComparison &c, int64_t bound) {
   }
 }
 
+// Calls `f` on each direct subexpression of `e` (E: Expr or const Expr).
+template <typename E, typename F> void forEachChild(E *e, F &&f) {
+  switch (e->getKind()) {
+  case Expr::EK_Index: {
+    auto *x = cast<IndexExpr>(e);
+    f(x->base);
+    for (const IndexItem &i : x->indices)
+      for (Expr *bound : {i.lo, i.hi})
+        if (bound)
+          f(bound);
+    return;
+  }
+  case Expr::EK_Unary:
+    return f(cast<UnaryExpr>(e)->operand);
+  case Expr::EK_Binary:
+    f(cast<BinaryExpr>(e)->lhs);
+    return f(cast<BinaryExpr>(e)->rhs);
+  case Expr::EK_Call:
+    for (const CallArg &a : cast<CallExpr>(e)->args)
+      f(a.value);
+    return;
+  default:
+    return;
+  }
+}
+
 } // namespace
 
 std::set<std::string> Sema::laterShapeSymbols(const KernelDecl *k) const {
@@ -75,32 +101,11 @@ std::set<std::string> Sema::laterShapeSymbols(const KernelDecl *k) const {
 bool Sema::namesLaterShapeSymbol(const Expr *e) const {
   if (!e || pendingShapeSymbols.empty())
     return false;
-  switch (e->getKind()) {
-  case Expr::EK_Name: {
-    auto *n = cast<NameExpr>(e);
+  if (auto *n = dyn_cast<NameExpr>(e))
     return pendingShapeSymbols.count(n->name) && !lookup(n->name);
-  }
-  case Expr::EK_Index: {
-    auto *x = cast<IndexExpr>(e);
-    if (namesLaterShapeSymbol(x->base))
-      return true;
-    for (const IndexItem &i : x->indices)
-      if (namesLaterShapeSymbol(i.lo) || namesLaterShapeSymbol(i.hi))
-        return true;
-    return false;
-  }
-  case Expr::EK_Unary:
-    return namesLaterShapeSymbol(cast<UnaryExpr>(e)->operand);
-  case Expr::EK_Binary:
-    return namesLaterShapeSymbol(cast<BinaryExpr>(e)->lhs) || namesLaterShapeSymbol(cast<BinaryExpr>(e)->rhs);
-  case Expr::EK_Call:
-    for (const CallArg &a : cast<CallExpr>(e)->args)
-      if (namesLaterShapeSymbol(a.value))
-        return true;
-    return false;
-  default:
-    return false;
-  }
+  bool found = false;
+  forEachChild(e, [&](const Expr *child) { found = found || namesLaterShapeSymbol(child); });
+  return found;
 }
 
 Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
@@ -110,10 +115,8 @@ Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
   std::function<void(Expr *)> collect = [&](Expr *e) {
     if (!e || !ok)
       return;
-    switch (e->getKind()) {
-    case Expr::EK_Name:
-      if (namesLaterShapeSymbol(e)) {
-        auto *n = cast<NameExpr>(e);
+    if (auto *n = dyn_cast<NameExpr>(e)) {
+      if (namesLaterShapeSymbol(n)) {
         diags.error(n->getRange(), "the default of '" + p->getName() + "' uses the shape symbol '" + n->name +
                                        "' outside a comparison with a constant")
             .hint("a default may compare a size with a constant (`" + n->name + " <= 2048`); tlc compiles "
@@ -121,40 +124,17 @@ Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
         ok = false;
       }
       return;
-    case Expr::EK_Binary: {
-      auto *b = cast<BinaryExpr>(e);
-      if (isComparison(b->op)) {
-        for (bool left : {true, false}) {
-          auto *n = dyn_cast<NameExpr>(left ? b->lhs : b->rhs);
-          Expr *other = left ? b->rhs : b->lhs;
-          if (n && namesLaterShapeSymbol(n) && !namesLaterShapeSymbol(other)) {
-            comparisons.push_back({n, b, other, left});
-            return collect(other); // names no symbol; nothing to report
-          }
+    }
+    if (auto *b = dyn_cast<BinaryExpr>(e); b && isComparison(b->op))
+      for (bool left : {true, false}) {
+        auto *n = dyn_cast<NameExpr>(left ? b->lhs : b->rhs);
+        Expr *other = left ? b->rhs : b->lhs;
+        if (n && namesLaterShapeSymbol(n) && !namesLaterShapeSymbol(other)) {
+          comparisons.push_back({n, b, other, left});
+          return collect(other); // names no symbol; nothing to report
         }
       }
-      collect(b->lhs);
-      collect(b->rhs);
-      return;
-    }
-    case Expr::EK_Unary:
-      return collect(cast<UnaryExpr>(e)->operand);
-    case Expr::EK_Index: {
-      auto *x = cast<IndexExpr>(e);
-      collect(x->base);
-      for (IndexItem &i : x->indices) {
-        collect(i.lo);
-        collect(i.hi);
-      }
-      return;
-    }
-    case Expr::EK_Call:
-      for (CallArg &a : cast<CallExpr>(e)->args)
-        collect(a.value);
-      return;
-    default:
-      return;
-    }
+    forEachChild(e, collect);
   };
   collect(p->defaultValue);
   if (!ok)
