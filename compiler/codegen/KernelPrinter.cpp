@@ -19,6 +19,8 @@ std::string inlineText(const Stmt &s) {
   case StmtKind::Store:
     return s.target + " = " + s.value + ";";
   case StmtKind::AtomicAdd:
+    if (s.count > 1) // `count` consecutive f32 elements, the values listed (tl::atomic_add_vec)
+      return "tl::atomic_add_vec(&" + s.target + ", " + s.value + ");";
     return "tl::atomic_add(&" + s.target + ", " + s.value + ");";
   case StmtKind::Eval:
     return s.text + ";";

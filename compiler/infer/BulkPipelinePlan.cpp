@@ -1,6 +1,7 @@
 #include "infer/BulkPipelinePlan.h"
 
 #include "frontend/ConstantFolder.h"
+#include "infer/RegisterEstimate.h"
 #include "ir/TileOp.h"
 #include "target/TargetInfo.h"
 
@@ -14,6 +15,11 @@ namespace tlc::infer {
 std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst) {
   const Region &r = src.region;
   int rank = int(src.buffer->shape.size());
+  // A 1-d tile is one row of the tensor's innermost dimension: the row dim is the one before,
+  // held at a point (a box of one row).
+  const bool oneRow = dst.shape.size() == 1;
+  if (rank < 2 || (!oneRow && dst.shape.size() != 2))
+    return {-1, -1};
   std::vector<int> dims;
   if (r.originOnly) {
     dims = {rank - 2, rank - 1};
@@ -23,8 +29,13 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
     for (int d = 0; d < rank; ++d)
       if (!(!r.isPoint.empty() && r.isPoint[d]) && r.extents[d] != std::optional<int64_t>(1))
         dims.push_back(d);
-    if (dims.size() != 2 || r.extents[dims[0]] != dst.shape[0] || r.extents[dims[1]] != dst.shape[1])
+    if (oneRow) {
+      if (dims.size() != 1 || dims[0] != rank - 1 || r.extents[size_t(rank - 1)] != dst.shape[0])
+        return {-1, -1};
+      dims.insert(dims.begin(), rank - 2);
+    } else if (dims.size() != 2 || r.extents[dims[0]] != dst.shape[0] || r.extents[dims[1]] != dst.shape[1]) {
       return {-1, -1};
+    }
   }
   if (dims.size() != 2 || dims[1] != rank - 1 || dims[0] < 0)
     return {-1, -1};
@@ -34,15 +45,20 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
 bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype,
                     bool load) {
   const ftg::Buffer &G = *global.buffer;
-  // Loads also move 8-bit tiles (the wgmma operands of i8 and fp8 gemms, as bytes); stores
-  // stage 16-bit accumulators only.
+  // Loads also move 8-bit tiles (the wgmma operands of i8 and fp8 gemms, as bytes) and 32-bit
+  // ones (f32 rows such as attention's log-sum-exp; bulkCopyable admits them only into plain
+  // row-major tiles); stores stage 16-bit accumulators only.
   bool eightBit = dtype == DType::I8 || dtype == DType::U8 || dtype == DType::F8E4M3 || dtype == DType::F8E5M2;
+  bool thirtyTwoBit = dtype == DType::F32 || dtype == DType::I32 || dtype == DType::U32;
   // Not packed 4-bit tensors: the launcher's views of them count 4-bit elements, which a
   // tensor map of bytes cannot take.
   if (G.scope != Scope::Global || G.shape.size() < 2 || G.shape.size() > 5 || G.dtype != dtype || G.packed ||
-      (dtype != DType::F16 && dtype != DType::BF16 && !(load && eightBit)))
+      (dtype != DType::F16 && dtype != DType::BF16 && !(load && (eightBit || thirtyTwoBit))))
     return false;
-  if (tileShape.size() != 2 || !tileShape[0] || !tileShape[1] || *tileShape[0] > 256)
+  // A tile of one row (1-d) only for loads.
+  bool oneRow = tileShape.size() == 1 && load;
+  if (!(tileShape.size() == 2 || oneRow) || llvm::any_of(tileShape, [](auto e) { return !e; }) ||
+      (!oneRow && *tileShape[0] > 256))
     return false;
   ftg::Buffer tile;
   tile.shape = tileShape;
@@ -127,7 +143,10 @@ bool bulkCopyable(const ftg::Node &c) {
   if (c.kind != ftg::NodeKind::Copy || c.inputs.size() != 1 || c.outputs.size() != 1)
     return false;
   const ftg::Buffer &D = *c.outputs[0].buffer;
-  return D.scope == Scope::Shared && D.shared && (D.shared->isPanelled() || rowMajorBulkTile(*D.shared)) &&
+  // 32-bit tiles and 1-d ones only as plain row-major tiles (no wgmma operand is either).
+  bool plainOnly = bitWidth(D.dtype) == 32 || D.shape.size() == 1;
+  return D.scope == Scope::Shared && D.shared &&
+         ((D.shared->isPanelled() && !plainOnly) || rowMajorBulkTile(*D.shared)) &&
          bulkTensorTile(c.inputs[0], D.shape, D.dtype, /*load=*/true);
 }
 
@@ -231,7 +250,11 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
     const int64_t share = (perThread - p.producerRegisters) * p.producers / p.consumers / 8 * 8;
     p.consumerRegisters = int(std::min<int64_t>(240, perThread + share));
   }
-  p.minBlocksPerSM = p.consumers < 256 ? 2 : 1;
+  // Two blocks per SM with one consumer warpgroup, where the registers the kernel is estimated
+  // to need fit two blocks' share: asking for two caps every thread at that share, and a
+  // kernel that needs more (FlashAttention's backward on one warpgroup: 226 registers) spills.
+  const int64_t twoBlockShare = limits.registersPerSM / (2 * int64_t(p.threads())) / 8 * 8;
+  p.minBlocksPerSM = p.consumers < 256 && estimateRegisters(g) <= twoBlockShare ? 2 : 1;
   return p;
 }
 

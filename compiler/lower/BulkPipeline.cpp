@@ -27,6 +27,10 @@ std::string tensorMapDataType(DType t) {
   // 8-bit tiles move as bytes (no conversion, no out-of-bounds fill value but zero).
   if (bitWidth(t) == 8)
     return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  if (bitWidth(t) == 32) // loads only: moved as they are
+    return t == DType::F32 ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
+           : t == DType::I32 ? "CU_TENSOR_MAP_DATA_TYPE_INT32"
+                             : "CU_TENSOR_MAP_DATA_TYPE_UINT32";
   return t == DType::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
 }
 

@@ -320,7 +320,9 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   case StmtKind::Let: os << "let " << s.type << " " << s.name << " = " << s.value; break;
   case StmtKind::Decl: os << "decl " << s.type << " " << s.name << "[" << s.count << "]"; break;
   case StmtKind::Store: os << "store " << s.target << " = " << s.value; break;
-  case StmtKind::AtomicAdd: os << "atomic_add " << s.target << " += " << s.value; break;
+  case StmtKind::AtomicAdd:
+    os << "atomic_add" << (s.count > 1 ? ".v" + std::to_string(s.count) : "") << " " << s.target << " += " << s.value;
+    break;
   case StmtKind::Eval: os << "call " << s.text; break;
   case StmtKind::AsyncCopy:
     os << "cp.async " << s.bytes << "B " << s.dst << " <- " << s.src << (s.valid.empty() ? "" : " if " + s.valid);

@@ -143,6 +143,7 @@ struct Stmt {
   bool warpSpecialized = false; // the producer warpgroup's branch (count: the consumer threads)
 
   // Let: `[[maybe_unused]] const type name = value;  // note`; Decl: `alignas type name[count];`
+  // AtomicAdd: count > 1 adds `count` consecutive f32 elements from target, `value` listing them.
   std::string type, name, value, note;
   bool maybeUnused = false, isConstexprLet = false;
   int64_t count = 0;

@@ -411,6 +411,19 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
                       (ob.shared->isPanelled() ? ob.shared->panelCols : ob.shared->cols) % V == 0 &&
                       ob.shared->keepsVectors(V) &&
                       multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), V);
+  // Atomic adds of V consecutive f32 columns (an accumulator's pairs, a blocked vector) as one
+  // vector reduction where the target has them (sm_90: red.global.add.v2/v4.f32, each element
+  // still added atomically): FlashAttention's dQ accumulation issues half the instructions.
+  // In the instantiation whose rows are aligned, so a vector never straddles the tensor's end.
+  int atomicVec = 1;
+  if (atomic && fromFragment && other.buffer->scope == Scope::Global && other.buffer->dtype == DType::F32 &&
+      F.partials == 1 && lastDimAlong)
+    for (int w = std::min(V, L.g.target->atomicVectorBytes() / 4); w > 1; w /= 2)
+      if (V % w == 0 && (w == 2 || w == 4) &&
+          multipleOf(other.region.origins.empty() ? nullptr : other.region.origins.back(), w)) {
+        atomicVec = w;
+        break;
+      }
   auto body = [&](int v) {
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(F.registers()), v > 1 ? std::to_string(v) : "", 0), [&] {
       // Register r's element, one coordinate per dimension of the tile: the fragment's unit
@@ -453,6 +466,17 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
                                              ", tl::vec_bytes_t<" + std::to_string(bytes) + ">{})"),
                                     WriteFrag));
         }
+      } else if (v > 1 && atomic) {
+        std::string values;
+        for (int i = 0; i < v; ++i)
+          values += std::string(i ? ", " : "") + "tl::convert<float>(" + fragName + "[" + r + " + " +
+                    std::to_string(i) + "])";
+        std::string once = F.replicaGuard(kThreadIndex, r);
+        if (!once.empty())
+          pred = pred.empty() ? once : "(" + once + ") && " + pred;
+        StmtPtr add = atomicAddOf(ref, values);
+        add->count = v;
+        L.guarded(pred, leaf(std::move(add), ReadFrag | WriteOther));
       } else if (v > 1) {
         // Through an aligned temporary: registers and global elements may differ in type.
         int bytes = v * elemBytes;
@@ -494,7 +518,7 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
   };
   if (sharedVector)
     return body(V);
-  alignedOrScalar(L, vectorizable ? V : 1, {&other}, body);
+  alignedOrScalar(L, vectorizable ? V : atomicVec, {&other}, body);
 }
 
 

@@ -123,6 +123,7 @@ public:
     copyAtoms_.push_back({CopyKind::BulkTensor,
                           "cp.async.bulk.tensor.shared::cluster.global.mbarrier::complete_tx::bytes",
                           16, true, true});
+    atomicVectorBytes_ = 16;
   }
 };
 

@@ -141,6 +141,10 @@ public:
   // The widest vector access of one thread, in bytes (16: ld.global.v4.u32, buffer_load_dwordx4).
   int maxVectorBytes() const;
 
+  // The bytes of consecutive f32 elements one atomic add to global memory takes (each element
+  // added atomically): 16 on sm_90 (red.global.add.v4.f32), 4 elsewhere.
+  int atomicVectorBytes() const { return atomicVectorBytes_; }
+
   llvm::ArrayRef<BarrierKind> barriers() const { return barriers_; }
   bool hasBarrier(BarrierKind kind) const;
   PipelineStyle pipelineStyle() const { return pipelineStyle_; }
@@ -169,6 +173,7 @@ protected:
   std::vector<BarrierKind> barriers_;
   PipelineStyle pipelineStyle_ = PipelineStyle::AsyncGroups;
   int stagingRegisterBudget_ = 0;
+  int atomicVectorBytes_ = 4;
   std::optional<lds::BankModel> operandBanks_;
 };
 

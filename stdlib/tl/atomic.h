@@ -46,6 +46,31 @@ TL_DEVICE float4 atomic_add(float4* addr, float4 v) {
                      atomicAdd(&addr->z, v.z), atomicAdd(&addr->w, v.w));
 #endif
 }
+
+// Two or four consecutive f32 elements at `addr` (aligned to their 8 or 16 bytes) each += its
+// value, atomically per element (the vector is not updated as a unit), the old values unused:
+// one red.global.add.v2/v4.f32 on sm_90 (PTX 8.1), scalar reductions before it. `addr` must
+// point to global memory (the vector form has no shared-memory variant).
+TL_DEVICE void atomic_add_vec(float* addr, float a, float b) {
+#if TL_ARCH_SM90
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(addr), "f"(a), "f"(b) : "memory");
+#else
+  atomicAdd(addr, a);
+  atomicAdd(addr + 1, b);
+#endif
+}
+
+TL_DEVICE void atomic_add_vec(float* addr, float a, float b, float c, float d) {
+#if TL_ARCH_SM90
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
+               : "memory");
+#else
+  atomicAdd(addr, a);
+  atomicAdd(addr + 1, b);
+  atomicAdd(addr + 2, c);
+  atomicAdd(addr + 3, d);
+#endif
+}
 #else
 // HIP: add a packed f16 pair through compare-and-swap on the containing 32-bit word.
 TL_DEVICE f16x2 atomic_add(f16x2* addr, f16x2 v) {
