@@ -202,7 +202,7 @@ class ItemBench:
             return [Impl("cublas", lambda: torch.bmm(x["A"], x["B"]))]
         if family in ("attention", "attention_overlap"):
             return self._sdpa_peers()
-        if family == "attention_bwd":
+        if family in ("attention_bwd", "attention_bwd_split"):
             return self._sdpa_backward_peers()
         if family == "softmax":
             return [Impl("torch", lambda: torch.softmax(x["X"], dim=-1))]

@@ -42,6 +42,7 @@ PEERS = {
     "dequant_gemv_w4a16_tc": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
     "attention_bwd": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
+    "attention_bwd_split": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
     "gated_delta": [("torch", "torch, chunked (f32)"), ("triton", "Triton, same algorithm")],
 }
 
@@ -104,6 +105,9 @@ TITLES = {
     "attention_bwd": ("Flash attention backward, dQ, dK and dV from dO (samples/flash_attention_bwd.tl: "
                       "the preprocess and the backward as one operation, dQ left in f32; TFLOP/s, "
                       "10·B·H·S²·D = 2.5x the forward's, halved when causal)"),
+    "attention_bwd_split": ("Flash attention backward without atomics (samples/flash_attention_bwd.tl: the "
+                            "preprocess, the dK/dV kernel and the dQ kernel as one operation; TFLOP/s, "
+                            "10·B·H·S²·D as for the atomic form, halved when causal)"),
     "gated_delta": ("Chunk gated delta net forward (samples/chunk_gated_delta.tl, both kernels as one "
                     "operation; TFLOP/s of the chunked algorithm's matrix products at chunk 64, "
                     "problems.gated_delta_flops; shape B×H×T×dk×dv)"),
@@ -155,7 +159,8 @@ def _shape_label(item: dict) -> str:
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "gemm_batched":
         return f"{s['batch']} × {s['M']}×{s['N']}×{s['K']}"
-    if item["family"] in ("attention", "attention_overlap", "block_sparse_attention", "attention_bwd"):
+    if item["family"] in ("attention", "attention_overlap", "block_sparse_attention", "attention_bwd",
+                          "attention_bwd_split"):
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}"
     if item["family"] == "attention_sink":
         return f"{s['batch']}×{s['heads']}×{s['seq_len']}×{s['dim']}, g{s['heads'] // s['kv_heads']}"
@@ -228,7 +233,8 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     memory_bound = family in MEMORY_FAMILIES
     metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
-    causal_column = family in ("attention", "attention_overlap", "attention_sink", "attention_bwd")
+    causal_column = family in ("attention", "attention_overlap", "attention_sink", "attention_bwd",
+                               "attention_bwd_split")
     head = ["shape", "dtype"] + (["causal"] if causal_column else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:

@@ -49,8 +49,38 @@ bool overwritesWhole(const ftg::Node &n, const ftg::Buffer *b) {
   return std::all_of(n.inputs.begin(), n.inputs.end(), [&](const ftg::Operand &o) { return o.buffer != b; });
 }
 
-// The kernel's tile operators and scalar nodes numbered in program order (both branches of an
-// `if`, a loop's body once), and each loop's range of numbers.
+using NodeList = std::vector<std::unique_ptr<ftg::Node>>;
+
+bool touchesWithin(const ftg::Node &n, const ftg::Buffer *b) {
+  if (!isRegion(n))
+    return touches(n, b);
+  for (const NodeList *list : ftg::liveChildren(n))
+    for (const auto &c : *list)
+      if (touchesWithin(*c, b))
+        return true;
+  return false;
+}
+
+// The first node of `list` that touches `b`, looking into the branch a compile-time `if`
+// takes (a knob that turns a part of the kernel off); a run-time `if` or a loop that touches
+// `b` first is returned itself (not every run goes through what it holds).
+const ftg::Node *firstToucher(const NodeList &list, const ftg::Buffer *b) {
+  for (const auto &n : list) {
+    std::vector<const NodeList *> live = ftg::liveChildren(*n);
+    if (n->kind == ftg::NodeKind::If && live.size() == 1) {
+      if (const ftg::Node *f = firstToucher(*live[0], b))
+        return f;
+      continue;
+    }
+    if (touchesWithin(*n, b))
+      return n.get();
+  }
+  return nullptr;
+}
+
+// The kernel's tile operators and scalar nodes numbered in program order (both branches of a
+// run-time `if`, the taken one of a compile-time `if`, a loop's body once), and each loop's
+// range of numbers.
 struct Linear {
   llvm::DenseMap<const ftg::Buffer *, std::pair<int, int>> live; // first and last access
   struct Loop {
@@ -60,7 +90,7 @@ struct Linear {
   std::vector<Loop> loops; // inner loops before the loops around them
   int next = 0;
 
-  void walk(const std::vector<std::unique_ptr<ftg::Node>> &list) {
+  void walk(const NodeList &list) {
     for (const auto &n : list) {
       if (!isRegion(*n)) {
         for (const auto *set : {&n->reads, &n->writes})
@@ -73,8 +103,8 @@ struct Linear {
         continue;
       }
       int first = next;
-      walk(n->body);
-      walk(n->elseBody);
+      for (const NodeList *branch : ftg::liveChildren(*n))
+        walk(*branch);
       if (n->kind == ftg::NodeKind::Loop && next > first)
         loops.push_back({n.get(), first, next - 1});
     }
@@ -95,9 +125,8 @@ int bufferRegisters(const ftg::Graph &g) {
         continue;
       bool inside = range.first >= loop.first && range.second <= loop.last;
       if (inside) {
-        auto first = std::find_if(loop.node->body.begin(), loop.node->body.end(),
-                                  [&, b = b](const auto &n) { return touches(*n, b); });
-        if (first != loop.node->body.end() && !isRegion(**first) && overwritesWhole(**first, b))
+        const ftg::Node *first = firstToucher(loop.node->body, b);
+        if (first && !isRegion(*first) && overwritesWhole(*first, b))
           continue;
       }
       range.first = std::min(range.first, loop.first);

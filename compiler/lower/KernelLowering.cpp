@@ -201,6 +201,26 @@ void KernelLowering::lowerRegisterStaged(const ftg::Node &n, const std::vector<c
   finishPipeline(n, std::move(p), producers, {});
 }
 
+// `nodes` with each compile-time `if` whose taken branch declares nothing (no lets or scalar
+// variables, which lowerIf keeps in a scope of their own) and holds no pipeline producer
+// replaced by that branch's nodes, so
+// that a wgmma group stays in flight across a knob's switch as across the nodes it holds
+// (deferredGemmWaits looks at one list): flash_attention_bwd's `if atomic_dq` kept the dK gemm
+// waiting at once otherwise.
+static void appendFlattened(const std::vector<std::unique_ptr<ftg::Node>> &nodes,
+                            std::vector<const ftg::Node *> &out) {
+  for (auto &n : nodes) {
+    const auto *taken = n->kind == ftg::NodeKind::If ? ftg::takenBranch(*n) : nullptr;
+    if (taken && llvm::none_of(*taken, [](const auto &c) {
+          return c->kind == ftg::NodeKind::Let || c->kind == ftg::NodeKind::Scalar || c->producer;
+        })) {
+      appendFlattened(*taken, out);
+      continue;
+    }
+    out.push_back(n.get());
+  }
+}
+
 void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
                                     const std::vector<const ftg::Node *> &inFlight) {
   for (const ftg::Node *c : producers)
@@ -209,9 +229,8 @@ void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::ve
     gemmsInFlight[c] = 1;
   within(p->body[2]->body, [&] {
     std::vector<const ftg::Node *> consumers;
-    for (auto &c : n.body)
-      if (!c->producer)
-        consumers.push_back(c.get());
+    appendFlattened(n.body, consumers);
+    llvm::erase_if(consumers, [](const ftg::Node *c) { return c->producer; });
     lowerSiblings(consumers);
   });
   gemmsInFlight.clear();
@@ -326,8 +345,7 @@ void KernelLowering::lowerNodeHere(const ftg::Node &n) {
 
 void KernelLowering::lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes) {
   std::vector<const ftg::Node *> siblings;
-  for (auto &n : nodes)
-    siblings.push_back(n.get());
+  appendFlattened(nodes, siblings);
   lowerSiblings(siblings);
 }
 

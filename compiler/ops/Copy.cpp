@@ -113,7 +113,11 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   }
   // A local buffer is per thread: every thread copies the whole region into (or out of) its own.
   bool perThread = src.buffer->scope == Scope::Local || dst.buffer->scope == Scope::Local;
-  if (cols % vec != 0 || atomic || perThread)
+  // Atomic adds move vectors only as f32 vector reductions into global memory (sm_90's
+  // red.global.add.v2/v4.f32; AtomicAddOp::selectInstruction sets copyVector only there).
+  bool vectorAtomic = atomic && dst.buffer->scope == Scope::Global && dst.buffer->dtype == DType::F32 &&
+                      src.buffer->dtype == DType::F32 && (vec == 2 || vec == 4);
+  if (cols % vec != 0 || (atomic && !vectorAtomic) || perThread)
     vec = 1;
   bool cpAsync = n.instr == ftg::CopyInstr::CpAsync16 && vec > 1;
   DType dt = dst.buffer->dtype;
@@ -189,6 +193,19 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
         } else {
           L.add(withAccess(makeStore(regs, elementOrZero(*src.buffer, srcRef, ps, cppType(dt))), reads, none));
         }
+      } else if (v > 1 && atomic) {
+        // One vector reduction of the v elements, read from the source one by one (a shared
+        // tile's run of them is contiguous: the compiler merges the reads).
+        std::string values;
+        for (int j = 0; j < v; ++j) {
+          std::vector<std::string> at = coords;
+          if (j)
+            at.back() = coords.back() + " + " + std::to_string(j);
+          values += std::string(j ? ", " : "") + elementAt(L, *src.buffer, s.indices(at));
+        }
+        StmtPtr add = atomicAddOf(dstRef, values);
+        add->count = v;
+        L.guarded(pd, withAccess(std::move(add), reads, writes));
       } else if (v > 1 && cpAsync) {
         L.add(makeLet("const bool", "tl_valid", ps.empty() ? std::string("true") : ps, false));
         Stmt &cp = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), reads, writes);
@@ -676,6 +693,22 @@ public:
     if (const Expr *src = argument(c, 1, "src"); src && src->type.kind() == Type::Buffer)
       if (auto in = b.operand(src))
         n.inputs.push_back(*in);
+  }
+
+  // From a shared f32 tile into an f32 tensor where the target adds vectors (sm_90): 16 bytes
+  // per reduction when the tile's rows are whole chunks of them and its layout keeps them.
+  void selectInstruction(Node &n, const ftg::Graph &g) const override {
+    n.copyVector = 1;
+    if (n.inputs.empty() || n.outputs.empty())
+      return;
+    const ftg::Buffer &src = *n.inputs[0].buffer, &dst = *n.outputs[0].buffer;
+    int vec = g.target->atomicVectorBytes() / 4;
+    if (src.scope != Scope::Shared || dst.scope != Scope::Global || src.dtype != DType::F32 ||
+        dst.dtype != DType::F32 || vec < 2 || !src.shared)
+      return;
+    vec = std::min(vec, 4);
+    if (src.shared->cols % vec == 0 && src.shared->keepsVectors(vec) && src.shared->vectorRun(vec) == vec)
+      n.copyVector = vec;
   }
 
   std::string describe(const Node &) const override { return "atomic_add"; }

@@ -185,6 +185,18 @@ def flash_attention_bwd(t, p):
     return {"dQ_accum": dQ, "dK": dK, "dV": dV}
 
 
+def flash_attention_bwd_dkdv(t, p):
+    """flash_attention_bwd with atomic_dq = false: dK and dV; dQ_accum left as it started (0)."""
+    out = flash_attention_bwd(t, p)
+    out["dQ_accum"] = [0.0] * len(out["dQ_accum"])
+    return out
+
+
+def flash_attention_bwd_dq(t, p):
+    """flash_attention_bwd_dq: dQ = dS K / sqrt(D), written once."""
+    return {"dQ_accum": flash_attention_bwd(t, p)["dQ_accum"]}
+
+
 def flash_mla_decode(t, p):
     """Q [batch, heads, dim], Q_pe [batch, heads, pe], KV [batch, seq, kv_heads, dim],
     K_pe [batch, seq, kv_heads, pe] -> O [batch, heads, dim]."""

@@ -194,6 +194,25 @@ CASES = {
                                     "causal=true"],
                                    ref.flash_attention_bwd, {"causal": True, "tolerance": BWD_TOLERANCE},
                                    [dict(batch=1, seq_len=100, heads=1), dict(batch=2, seq_len=37, heads=2)]),
+    # The deterministic form: the key-block kernel without dQ (dQ_accum stays as it started, 0),
+    # and the query-block kernel that writes dQ once (its output starts as NaN: every element
+    # must be written, rows past seq_len excepted).
+    "flash_attention_bwd_dkdv": ("flash_attention_bwd.tl", "flash_attention_bwd",
+                                 ["flash_attention_bwd.block_N=64", "flash_attention_bwd.threads=128", "dim=64",
+                                  "flash_attention_bwd.atomic_dq=false"],
+                                 ref.flash_attention_bwd_dkdv, {"tolerance": BWD_TOLERANCE},
+                                 [dict(batch=1, seq_len=100, heads=2), dict(batch=2, seq_len=37, heads=1)]),
+    "flash_attention_bwd_dq": ("flash_attention_bwd.tl", "flash_attention_bwd_dq",
+                               ["flash_attention_bwd_dq.block_M=32", "flash_attention_bwd_dq.block_N=32",
+                                "flash_attention_bwd_dq.threads=64", "dim=64"],
+                               ref.flash_attention_bwd_dq, {"tolerance": BWD_TOLERANCE},
+                               [dict(batch=1, seq_len=64, heads=1), dict(batch=1, seq_len=100, heads=2),
+                                dict(batch=2, seq_len=37, heads=1)]),
+    "flash_attention_bwd_dq_causal": ("flash_attention_bwd.tl", "flash_attention_bwd_dq",
+                                      ["flash_attention_bwd_dq.block_M=32", "flash_attention_bwd_dq.block_N=32",
+                                       "flash_attention_bwd_dq.threads=64", "dim=64", "causal=true"],
+                                      ref.flash_attention_bwd_dq, {"causal": True, "tolerance": BWD_TOLERANCE},
+                                      [dict(batch=1, seq_len=100, heads=1), dict(batch=2, seq_len=37, heads=2)]),
     "flash_mla_decode": ("flash_mla_decode.tl", "flash_mla_decode",
                          ["block_H=16", "block_N=32", "threads=128", "dim=64", "pe_dim=32"], ref.flash_mla_decode, {},
                          [dict(batch=1, heads=16, seqlen_kv=64, kv_heads=1),
@@ -395,7 +414,7 @@ CASES = {
 ROUTED = {"fused_moe", "fused_moe_m64", "fused_moe_ep"}
 
 # Cases whose kernel accumulates into its outputs (atomic_add into dQ_accum): they start at 0.
-ZERO_OUTPUTS = {"flash_attention_bwd", "flash_attention_bwd_causal"}
+ZERO_OUTPUTS = {"flash_attention_bwd", "flash_attention_bwd_causal", "flash_attention_bwd_dkdv"}
 
 
 def write_routing(directory, shape, params, seed):

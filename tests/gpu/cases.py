@@ -216,6 +216,18 @@ KERNELS = {
                                 then=(Launch("flash_attention_bwd",
                                              _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum",
                                                       "out:dK", "out:dV")),)),
+    # The same backward without atomics: the key-block kernel with atomic_dq = false computes
+    # dK and dV only (dQ_accum passed, not written), and the query-block kernel computes dQ and
+    # writes it once (deterministic).
+    "attention_bwd_split": KernelSpec("attention_bwd_split", "samples/flash_attention_bwd.tl",
+                                      "flash_attention_bwd_preprocess",
+                                      _tensors("O", "dO", "out:Delta", "out:dQ_accum"),
+                                      ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal"),
+                                      then=(Launch("flash_attention_bwd",
+                                                   _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum",
+                                                            "out:dK", "out:dV")),
+                                            Launch("flash_attention_bwd_dq",
+                                                   _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum")))),
     "attention_fwd_lse": KernelSpec("attention_fwd_lse", "samples/flash_attention_bwd.tl",
                                     "flash_attention_fwd_lse", _tensors("Q", "K", "V", "out:O", "out:LSE"),
                                     ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
@@ -909,6 +921,21 @@ def _add_attention_bwd(t: _Tables) -> None:
         dim = int(defines["dim"])
         t.add(Build(name, "attention_bwd", defines, target=target),
               [(_bwd_label(*shape), _attention_shape(shape[0], shape[2], shape[1], dim)) for shape in shapes])
+    # The deterministic form (family attention_bwd_split): the key-block kernel without dQ,
+    # then the query-block dQ kernel, which writes every element of dQ_accum once.
+    no_atomic = {"flash_attention_bwd.atomic_dq": "false"}
+    for name, defines, target, shapes in (
+            ("bwd_split_f16_d128", {"dtype": "f16", "dim": "128", "causal": "false", **no_atomic}, "", BWD_SHAPES),
+            ("bwd_split_f16_d128_causal", {"dtype": "f16", "dim": "128", "causal": "true", **no_atomic}, "",
+             BWD_SHAPES),
+            ("bwd_split_bf16_d64_causal", {"dtype": "bf16", "dim": "64", "causal": "true", **no_atomic}, "",
+             BWD_SHAPES[:5]),
+            ("bwd_split_f16_d64", {"dtype": "f16", "dim": "64", "causal": "false", **no_atomic}, "", BWD_SHAPES),
+            ("bwd_split_f16_d64_sm80", {"dtype": "f16", "dim": "64", "causal": "false", **no_atomic}, "sm_80",
+             BWD_SHAPES[:5])):
+        dim = int(defines["dim"])
+        t.add(Build(name, "attention_bwd_split", defines, target=target),
+              [(_bwd_label(*shape), _attention_shape(shape[0], shape[2], shape[1], dim)) for shape in shapes])
     for name, defines in (("bwd_fwd_lse_f16_d128", {"dtype": "f16", "dim": "128", "causal": "false"}),
                           ("bwd_fwd_lse_f16_d64_causal", {"dtype": "f16", "dim": "64", "causal": "true"}),
                           ("bwd_fwd_lse_bf16_d128_causal", {"dtype": "bf16", "dim": "128", "causal": "true"})):
@@ -926,6 +953,9 @@ def _attention_bwd_bench_items() -> list:
         for b, h, s, d in ((8, 16, 1024, 128), (4, 32, 4096, 128), (8, 16, 1024, 64)):
             build = f"bwd_f16_d{d}" + ("_causal" if causal else "")
             items.append(BenchItem(f"{build}_b{b}h{h}s{s}", build, _attention_shape(b, h, s, d)))
+            if d == 128 or not causal:  # the deterministic form beside it
+                split = build.replace("bwd_", "bwd_split_")
+                items.append(BenchItem(f"{split}_b{b}h{h}s{s}", split, _attention_shape(b, h, s, d)))
     return items
 
 

@@ -1914,7 +1914,8 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "packed_i4": PackedI4Problem, "packed_u4": PackedU4Problem,
             "dequant_zp": DequantZpProblem, "dequant_fp4": DequantFp4Problem,
             "flash_decoding": FlashDecodingProblem, "fused_moe": FusedMoeProblem,
-            "attention_fwd_lse": AttentionFwdLseProblem, "gated_delta": GatedDeltaProblem, "attention_bwd": AttentionBwdProblem}
+            "attention_fwd_lse": AttentionFwdLseProblem, "gated_delta": GatedDeltaProblem, "attention_bwd": AttentionBwdProblem,
+            "attention_bwd_split": AttentionBwdProblem}
 
 
 def problem_for(build: Build) -> Problem:
