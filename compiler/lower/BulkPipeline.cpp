@@ -114,6 +114,26 @@ bool KernelLowering::bulkStorable(const ftg::Node &c) const {
   });
 }
 
+bool KernelLowering::bulkReducible(const ftg::Node &c) const {
+  if (!bulkPlan || c.kind != ftg::NodeKind::AtomicAdd || c.inputs.size() != 1 || c.outputs.size() != 1)
+    return false;
+  const ftg::Buffer &S = *c.inputs[0].buffer, &D = *c.outputs[0].buffer;
+  const DType t = S.dtype;
+  if (S.scope != Scope::Shared || !S.shared || D.dtype != t ||
+      !(t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U32) ||
+      !(S.shared->isPanelled() || infer::rowMajorBulkTile(*S.shared)) ||
+      !infer::bulkTensorTile(c.outputs[0], S.shape, t, /*load=*/true))
+    return false;
+  // Other atomic adds may add into the tensor too (every add is atomic); nothing may read it
+  // or write it otherwise (loops and ifs hold the accesses of their bodies).
+  for (const ftg::Node *n : ftg::liveNodes(g.body))
+    if (n != &c && n->kind != ftg::NodeKind::AtomicAdd && n->kind != ftg::NodeKind::Loop &&
+        n->kind != ftg::NodeKind::If &&
+        (llvm::is_contained(n->reads, &D) || llvm::is_contained(n->writes, &D)))
+      return false;
+  return true;
+}
+
 void KernelLowering::lowerBulkStore(const ftg::Node &c, const std::function<void()> &ordinary) {
   const ftg::Buffer &tile = *c.inputs[0].buffer, &tensor = *c.outputs[0].buffer;
   // The launcher encodes the store's tensor map only when the tensor's rows are aligned (bit
@@ -135,9 +155,14 @@ void KernelLowering::lowerBulkStore(const ftg::Node &c, const std::function<void
       if (!panels)
         return;
       out->tensorMaps.back().alignedRowsBit = int(index);
-      for (const BulkPanel &q : panels->panels)
-        add(makeEval("tl::tma::store_" + std::to_string(panels->rank) + "d(&" + panels->map + ", " + bufferName(tile) +
-                     (q.offset ? " + " + std::to_string(q.offset) : "") + q.coords + ")"));
+      const bool reduce = c.kind == ftg::NodeKind::AtomicAdd;
+      for (const BulkPanel &q : panels->panels) {
+        std::string from = bufferName(tile) + (q.offset ? " + " + std::to_string(q.offset) : "");
+        add(makeEval(reduce ? "tl::tma::reduce_add<" + std::to_string(panels->rank) + ">(&" + panels->map + ", " +
+                                  from + ", {" + q.coords.substr(2) + "})"
+                            : "tl::tma::store_" + std::to_string(panels->rank) + "d(&" + panels->map + ", " + from +
+                                  q.coords + ")"));
+      }
       add(makeEval("tl::tma::store_commit()")); // waited for by SyncInsertion, before the tile is written again
     });
     reads.insert(reads.begin(), access(&tile));

@@ -192,6 +192,11 @@ public:
   bool bulkStorable(const ftg::Node &c) const;
   // Copy `c` as one bulk tensor store per panel, issued by one thread.
   void lowerBulkStore(const ftg::Node &c, const std::function<void()> &ordinary);
+  // Whether atomic_add `c` from a shared tile can be one bulk tensor reduction per panel
+  // (cp.reduce.async.bulk.tensor .add) in the warp-specialized variant: an f32, f16, bf16, i32
+  // or u32 tile in a layout a tensor map describes, into a tensor that no other node of the
+  // kernel reads or writes (its adds complete asynchronously). lowerBulkStore issues it.
+  bool bulkReducible(const ftg::Node &c) const;
   // The drains of the accumulators of gemms left in flight, in the pipeline's part 3.
   void prefetchLets(const ftg::Node &loop);
   void drainAfter(Stmt &pipeline, const std::vector<const ftg::Node *> &inFlight);

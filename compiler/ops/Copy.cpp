@@ -583,12 +583,19 @@ void lowerAtomicAdd(KernelLowering &L, const Node &n) {
       once.body.push_back(withAccess(atomicAddOf(elementAt(L, *dst.buffer, idx), value), reads, {L.access(dst.buffer)}));
       return;
     }
-    L.scope([&] {
-      if (n.inputs[0].buffer->scope == Scope::Fragment)
-        fragmentCopy(L, n, n.inputs[0], dst, true);
-      else
-        cooperativeCopy(L, n, n.inputs[0], dst, true);
-    });
+    auto ordinary = [&] {
+      L.scope([&] {
+        if (n.inputs[0].buffer->scope == Scope::Fragment)
+          fragmentCopy(L, n, n.inputs[0], dst, true);
+        else
+          cooperativeCopy(L, n, n.inputs[0], dst, true);
+      });
+    };
+    // From a shared tile on sm_90a: one bulk tensor reduction per panel, issued by one thread
+    // (FlashAttention-3's dQ), where the tensor's rows are aligned.
+    if (L.bulkReducible(n))
+      return L.lowerBulkStore(n, ordinary);
+    ordinary();
   });
 }
 
@@ -671,6 +678,11 @@ public:
   }
 
   std::string describe(const Node &n) const override {
+    // The first half of an atomic_add(dst, src) staged through shared memory
+    // (infer/StoreStaging): src into the tile.
+    if (n.call->builtin == Builtin::AtomicAdd)
+      return "copy: " + toSource(n.call->args[1].value) + " -> the shared tile " + bufferName(*n.outputs[0].buffer) +
+             " (the staging of atomic_add)";
     std::string what = "copy: " + toSource(n.call->args[0].value) + " -> " + toSource(n.call->args[1].value);
     if (n.staged)
       what += n.outputs[0].buffer->scope == Scope::Shared ? ", into the shared tile " + bufferName(*n.outputs[0].buffer)

@@ -149,6 +149,33 @@ TL_DEVICE void store_5d(const CUtensorMap* map, const void* src, int x, int y, i
 #endif
 }
 
+// Bulk tensor reductions: the box at element coordinates (x: innermost, ...) added element by
+// element into the tensor (cp.reduce.async.bulk.tensor .add: each element atomically, in L2),
+// from shared memory laid out with the map's swizzle; the parts of the box outside the tensor
+// are not touched. Issued, committed and waited for as the stores above (store_commit,
+// store_wait_read).
+template <int Rank>
+TL_DEVICE void reduce_add(const CUtensorMap* map, const void* src, const int (&c)[Rank]) {
+#if TL_ARCH_SM90
+  const std::uint64_t m = reinterpret_cast<std::uint64_t>(map);
+  const std::uint32_t s = static_cast<std::uint32_t>(__cvta_generic_to_shared(src));
+  if constexpr (Rank == 2)
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];\n"
+                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]) : "memory");
+  else if constexpr (Rank == 3)
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  else if constexpr (Rank == 4)
+    asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  else
+    asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
+                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+#else
+  (void)map, (void)src, (void)c;
+#endif
+}
+
 // Closes the bulk stores issued so far into one group. The issuing thread must wait for the
 // group's reads (store_wait_read) before anything overwrites the tile or the block exits; it
 // need not wait at once (a persistent kernel's next tile runs its main loop meanwhile).
