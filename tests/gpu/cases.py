@@ -117,6 +117,17 @@ def _tensors(*names_and_roles: str) -> tuple:
     return tuple(params)
 
 
+def _attention_bwd_spec(family: str, more: tuple) -> "KernelSpec":
+    """samples/flash_attention_bwd.tl as one operation: the preprocess, the key-block kernel,
+    then `more` launches."""
+    return KernelSpec(family, "samples/flash_attention_bwd.tl", "flash_attention_bwd_preprocess",
+                      _tensors("O", "dO", "out:Delta", "out:dQ_accum"),
+                      ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal"),
+                      then=(Launch("flash_attention_bwd",
+                                   _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum", "out:dK", "out:dV")),)
+                      + more)
+
+
 # The samples' run-time signatures (samples/*.tl). Attention tensors are [batch, seq_len, heads,
 # dim]; the head dimension is a compile-time knob, so it appears in both shape_keys and knobs.
 KERNELS = {
@@ -209,25 +220,13 @@ KERNELS = {
     # FlashAttention-2 backward (samples/flash_attention_bwd.tl): the preprocess (Delta, dQ_accum
     # zeroed), then the key-block kernel; O and LSE are inputs a forward left. And that
     # file's forward, which writes LSE beside O.
-    "attention_bwd": KernelSpec("attention_bwd", "samples/flash_attention_bwd.tl",
-                                "flash_attention_bwd_preprocess",
-                                _tensors("O", "dO", "out:Delta", "out:dQ_accum"),
-                                ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal"),
-                                then=(Launch("flash_attention_bwd",
-                                             _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum",
-                                                      "out:dK", "out:dV")),)),
+    "attention_bwd": _attention_bwd_spec("attention_bwd", ()),
     # The same backward without atomics: the key-block kernel with atomic_dq = false computes
     # dK and dV only (dQ_accum passed, not written), and the query-block kernel computes dQ and
     # writes it once (deterministic).
-    "attention_bwd_split": KernelSpec("attention_bwd_split", "samples/flash_attention_bwd.tl",
-                                      "flash_attention_bwd_preprocess",
-                                      _tensors("O", "dO", "out:Delta", "out:dQ_accum"),
-                                      ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal"),
-                                      then=(Launch("flash_attention_bwd",
-                                                   _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum",
-                                                            "out:dK", "out:dV")),
-                                            Launch("flash_attention_bwd_dq",
-                                                   _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum")))),
+    "attention_bwd_split": _attention_bwd_spec(
+        "attention_bwd_split",
+        (Launch("flash_attention_bwd_dq", _tensors("Q", "K", "V", "dO", "LSE", "Delta", "out:dQ_accum")),)),
     "attention_fwd_lse": KernelSpec("attention_fwd_lse", "samples/flash_attention_bwd.tl",
                                     "flash_attention_fwd_lse", _tensors("Q", "K", "V", "out:O", "out:LSE"),
                                     ("batch", "seq_len", "heads", "dim"), ("dtype", "dim", "causal")),
