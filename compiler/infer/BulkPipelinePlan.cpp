@@ -65,6 +65,18 @@ bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<
   return bulkTileDims(global, tile).first >= 0;
 }
 
+bool bulkReducesDType(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U32;
+}
+
+bool onlyAtomicAddsTouch(const ftg::Graph &g, const ftg::Buffer &tensor) {
+  // Loops and ifs list their bodies' accesses: their nodes are visited themselves.
+  return llvm::none_of(ftg::liveNodes(g.body), [&](const ftg::Node *n) {
+    return n->kind != ftg::NodeKind::AtomicAdd && n->kind != ftg::NodeKind::Loop && n->kind != ftg::NodeKind::If &&
+           (llvm::is_contained(n->reads, &tensor) || llvm::is_contained(n->writes, &tensor));
+  });
+}
+
 bool writesMemory(const ftg::Node &n) {
   return llvm::any_of(n.writes, [](const ftg::Buffer *b) {
     return b->scope == Scope::Global || b->scope == Scope::Shared;

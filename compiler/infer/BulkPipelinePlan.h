@@ -74,6 +74,14 @@ std::pair<int, int> bulkTileDims(const ftg::Operand &src, const ftg::Buffer &dst
 bool bulkTensorTile(const ftg::Operand &global, const std::vector<std::optional<int64_t>> &tileShape, DType dtype,
                     bool load = false);
 
+// Whether a bulk tensor reduction (cp.reduce.async.bulk.tensor .add) adds elements of `t`:
+// f32, f16, bf16, i32, u32.
+bool bulkReducesDType(DType t);
+
+// Whether the nodes the kernel runs touch `tensor` only by atomic adds (whose order does not
+// matter, so each may complete asynchronously as a bulk tensor reduction).
+bool onlyAtomicAddsTouch(const ftg::Graph &g, const ftg::Buffer &tensor);
+
 // Whether a plain row-major shared tile can take an unswizzled bulk tensor copy as one box:
 // rows of whole 16-byte units and at most 256 elements, the tile a multiple of 128 bytes.
 bool rowMajorBulkTile(const SharedLayout &layout);

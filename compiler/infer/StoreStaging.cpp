@@ -60,15 +60,9 @@ std::optional<SharedLayout> atomicStagingLayout(const Graph &g, const Node &n) {
   const Buffer &F = *n.inputs[0].buffer, &D = *n.outputs[0].buffer;
   const DType t = D.dtype;
   if (F.scope != Scope::Fragment || !F.fragment || F.fragment->kind != FragmentLayout::MmaC ||
-      F.fragment->partials > 1 || F.shape.size() != 2 || !F.shape[0] || !F.shape[1] ||
-      !(t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U32) ||
-      !bulkTensorTile(n.outputs[0], F.shape, t, /*load=*/true))
+      F.fragment->partials > 1 || F.shape.size() != 2 || !F.shape[0] || !F.shape[1] || !bulkReducesDType(t) ||
+      !bulkTensorTile(n.outputs[0], F.shape, t, /*load=*/true) || !onlyAtomicAddsTouch(g, D))
     return std::nullopt;
-  // (The nodes the kernel runs: a branch a compile-time if does not take reads nothing.)
-  for (const Node *m : liveNodes(g.body))
-    if (m != &n && m->kind != NodeKind::AtomicAdd && m->kind != NodeKind::Loop && m->kind != NodeKind::If &&
-        (llvm::is_contained(m->reads, &D) || llvm::is_contained(m->writes, &D)))
-      return std::nullopt;
   return SharedLayout::wgmmaOperand(*F.shape[0], *F.shape[1], int(bitWidth(t)));
 }
 

@@ -27,7 +27,7 @@ std::string tensorMapDataType(DType t) {
   // 8-bit tiles move as bytes (no conversion, no out-of-bounds fill value but zero).
   if (bitWidth(t) == 8)
     return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
-  if (bitWidth(t) == 32) // loads only: moved as they are
+  if (bitWidth(t) == 32) // loads and reductions: moved as they are
     return t == DType::F32 ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
            : t == DType::I32 ? "CU_TENSOR_MAP_DATA_TYPE_INT32"
                              : "CU_TENSOR_MAP_DATA_TYPE_UINT32";
@@ -118,20 +118,9 @@ bool KernelLowering::bulkReducible(const ftg::Node &c) const {
   if (!bulkPlan || c.kind != ftg::NodeKind::AtomicAdd || c.inputs.size() != 1 || c.outputs.size() != 1)
     return false;
   const ftg::Buffer &S = *c.inputs[0].buffer, &D = *c.outputs[0].buffer;
-  const DType t = S.dtype;
-  if (S.scope != Scope::Shared || !S.shared || D.dtype != t ||
-      !(t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U32) ||
-      !(S.shared->isPanelled() || infer::rowMajorBulkTile(*S.shared)) ||
-      !infer::bulkTensorTile(c.outputs[0], S.shape, t, /*load=*/true))
-    return false;
-  // Other atomic adds may add into the tensor too (every add is atomic); nothing may read it
-  // or write it otherwise (loops and ifs hold the accesses of their bodies).
-  for (const ftg::Node *n : ftg::liveNodes(g.body))
-    if (n != &c && n->kind != ftg::NodeKind::AtomicAdd && n->kind != ftg::NodeKind::Loop &&
-        n->kind != ftg::NodeKind::If &&
-        (llvm::is_contained(n->reads, &D) || llvm::is_contained(n->writes, &D)))
-      return false;
-  return true;
+  return S.scope == Scope::Shared && S.shared && D.dtype == S.dtype && infer::bulkReducesDType(S.dtype) &&
+         (S.shared->isPanelled() || infer::rowMajorBulkTile(*S.shared)) &&
+         infer::bulkTensorTile(c.outputs[0], S.shape, S.dtype, /*load=*/true) && infer::onlyAtomicAddsTouch(g, D);
 }
 
 void KernelLowering::lowerBulkStore(const ftg::Node &c, const std::function<void()> &ordinary) {
