@@ -251,16 +251,25 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
     return {}; // the kernel's barriers take all 15 ids: its consumers would have none
   p.consumerBarrier = int(free - taken.begin());
   p.loop = loop;
-  // 40 registers are enough to issue copies; setmaxnreg counts in multiples of 8. A kernel
-  // that moves registers is compiled with the most its launch bounds allow (R per thread,
-  // whole multiples of 8), and setmaxnreg.inc takes only what the producers' setmaxnreg.dec
-  // gave back to the block's pool: each consumer gets R plus its share of the producers'
-  // R - 40 (a larger claim waits forever: GPU run 112, four consumer warpgroups, 96 + 16).
+  // setmaxnreg counts in multiples of 8. A kernel that moves registers is compiled with the
+  // most its launch bounds allow (R per thread, whole multiples of 8), and setmaxnreg.inc
+  // takes only what the producers' setmaxnreg.dec gave back to the block's pool: each
+  // consumer gets R plus its share of the producers' R - P (a larger claim waits forever: GPU
+  // run 112, four consumer warpgroups, 96 + 16). P = 40 lets the producers compute their
+  // copies' coordinates without spilling (MLA's spill at 24); a kernel estimated to need about
+  // as many registers as that leaves its consumers keeps P = 24, setmaxnreg's least, as
+  // FlashAttention-3 does for two consumer warpgroups: at 232 ptxas serialized the attention
+  // backward's wgmma (C7512), at 240 it runs 2-9% faster (GPU run 143).
   if (p.producers == 128) {
-    p.producerRegisters = 40;
     const int64_t perThread = limits.registersPerSM / (p.consumers + p.producers) / 8 * 8;
-    const int64_t share = (perThread - p.producerRegisters) * p.producers / p.consumers / 8 * 8;
-    p.consumerRegisters = int(std::min<int64_t>(240, perThread + share));
+    auto claim = [&](int producerRegisters) {
+      const int64_t share = (perThread - producerRegisters) * p.producers / p.consumers / 8 * 8;
+      return int(std::min<int64_t>(240, perThread + share));
+    };
+    // The estimate counts fragments and 32 scalars; wgmma groups in flight need headroom
+    // beyond it (the backward: estimated 224 against 232, serialized), hence the 16.
+    p.producerRegisters = estimateRegisters(g) + 16 > claim(40) ? 24 : 40;
+    p.consumerRegisters = claim(p.producerRegisters);
   }
   // Two blocks per SM with one consumer warpgroup, where the registers the kernel is estimated
   // to need fit two blocks' share: asking for two caps every thread at that share, and a
