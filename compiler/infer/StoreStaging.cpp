@@ -79,7 +79,9 @@ public:
     bool changed = false;
     // Atomic adds inside the pipelined loop (and the branches compile-time ifs take there), in
     // kernels that get the warp-specialized variant.
-    if (g.tilesOverlap || mayWarpSpecialize(g))
+    // Not in persistent kernels: their tile loop around the pipeline would hold the bulk
+    // reductions' reads across tiles, a protocol no GPU run has checked yet.
+    if (!g.persistent && (g.tilesOverlap || mayWarpSpecialize(g)))
       for (size_t i = 0; i < g.body.size(); ++i)
         if (g.body[i]->kind == NodeKind::Loop && g.body[i]->loop->loopKind == LoopKind::Pipelined)
           changed |= stageAtomics(g, i, g.body[i]->body, {g.body[i].get()});
@@ -184,13 +186,12 @@ private:
       const Buffer &F = *n.inputs[0].buffer;
       int64_t bytes = *F.shape[0] * *F.shape[1] * int64_t(bitWidth(n.outputs[0].buffer->dtype)) / 8, used = 0;
       // The tile lives through the loop: it needs bytes beside the buffers live there (those
-      // used only before or after the loop share bytes with the loop's; in a persistent kernel
-      // whose tiles overlap, every buffer is live throughout).
+      // used only before or after the loop share bytes with the loop's).
       auto lifetimes = topLevelLifetimes(g);
       for (const auto &b : g.buffers)
         if (b->scope == Scope::Shared)
-          if (auto it = lifetimes.find(b.get()); it == lifetimes.end() || (g.persistent && g.tilesOverlap) ||
-                                                 (it->second.first <= loopAt && loopAt <= it->second.last))
+          if (auto it = lifetimes.find(b.get());
+              it == lifetimes.end() || (it->second.first <= loopAt && loopAt <= it->second.last))
             used += b->bytes() * b->stages;
       // Room for the mbarrier rings and the alignment of wgmma tiles, as above.
       if (used + bytes + 2048 > g.target->limits().sharedBytesPerBlock)
