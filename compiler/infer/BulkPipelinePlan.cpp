@@ -260,6 +260,7 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
   // as many registers as that leaves its consumers keeps P = 24, setmaxnreg's least, as
   // FlashAttention-3 does for two consumer warpgroups: at 232 ptxas serialized the attention
   // backward's wgmma (C7512), at 240 it runs 2-9% faster (GPU run 143).
+  const int estimate = estimateRegisters(g);
   if (p.producers == 128) {
     const int64_t perThread = limits.registersPerSM / (p.consumers + p.producers) / 8 * 8;
     auto claim = [&](int producerRegisters) {
@@ -268,14 +269,14 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
     };
     // The estimate counts fragments and 32 scalars; wgmma groups in flight need headroom
     // beyond it (the backward: estimated 224 against 232, serialized), hence the 16.
-    p.producerRegisters = estimateRegisters(g) + 16 > claim(40) ? 24 : 40;
+    p.producerRegisters = estimate + 16 > claim(40) ? 24 : 40;
     p.consumerRegisters = claim(p.producerRegisters);
   }
   // Two blocks per SM with one consumer warpgroup, where the registers the kernel is estimated
   // to need fit two blocks' share: asking for two caps every thread at that share, and a
   // kernel that needs more (FlashAttention's backward on one warpgroup: 226 registers) spills.
   const int64_t twoBlockShare = limits.registersPerSM / (2 * int64_t(p.threads())) / 8 * 8;
-  p.minBlocksPerSM = p.consumers < 256 && estimateRegisters(g) <= twoBlockShare ? 2 : 1;
+  p.minBlocksPerSM = p.consumers < 256 && estimate <= twoBlockShare ? 2 : 1;
   return p;
 }
 

@@ -23,8 +23,8 @@
 // query block) go the same way: `copy(acc_dq, acc_dq_staged)` into f32 panels, then
 // `atomic_add(dQ_accum[...], acc_dq_staged)`, which that variant issues as one bulk tensor
 // reduction per panel (cp.reduce.async.bulk.tensor .add: whole lines added in L2 instead of
-// 4096 reductions of 8 bytes; GPU run 139: the backward 6-13% faster). This tile lives through
-// the loop, so it takes new bytes: only where they fit beside every other buffer.
+// 4096 reductions of 8 bytes; GPU run 140: the backward 10-17% faster). This tile lives
+// through the loop, so it takes new bytes: only where they fit beside the loop's buffers.
 #include "infer/Passes.h"
 
 #include "infer/BulkPipelinePlan.h"

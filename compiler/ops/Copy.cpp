@@ -113,11 +113,9 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   }
   // A local buffer is per thread: every thread copies the whole region into (or out of) its own.
   bool perThread = src.buffer->scope == Scope::Local || dst.buffer->scope == Scope::Local;
-  // Atomic adds move vectors only as f32 vector reductions into global memory (sm_90's
-  // red.global.add.v2/v4.f32; AtomicAddOp::selectInstruction sets copyVector only there).
-  bool vectorAtomic = atomic && dst.buffer->scope == Scope::Global && dst.buffer->dtype == DType::F32 &&
-                      src.buffer->dtype == DType::F32 && (vec == 2 || vec == 4);
-  if (cols % vec != 0 || (atomic && !vectorAtomic) || perThread)
+  // An atomic add's vectors are f32 vector reductions into global memory, where
+  // AtomicAddOp::selectInstruction chose them (sm_90's red.global.add.v2/v4.f32).
+  if (cols % vec != 0 || perThread)
     vec = 1;
   bool cpAsync = n.instr == ftg::CopyInstr::CpAsync16 && vec > 1;
   DType dt = dst.buffer->dtype;
@@ -441,6 +439,12 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         atomicVec = w;
         break;
       }
+  // `pred` and, where the fragment holds an element in several threads (a reduction's row,
+  // partial sums), that register r's thread is the one that writes it.
+  auto onceGuarded = [&](std::string pred) {
+    std::string once = F.replicaGuard(kThreadIndex, r);
+    return once.empty() ? pred : pred.empty() ? once : "(" + once + ") && " + pred;
+  };
   auto body = [&](int v) {
     L.nest(makeFor(ForRole::Registers, r, "0", std::to_string(F.registers()), v > 1 ? std::to_string(v) : "", 0), [&] {
       // Register r's element, one coordinate per dimension of the tile: the fragment's unit
@@ -488,12 +492,9 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         for (int i = 0; i < v; ++i)
           values += std::string(i ? ", " : "") + "tl::convert<float>(" + fragName + "[" + r + " + " +
                     std::to_string(i) + "])";
-        std::string once = F.replicaGuard(kThreadIndex, r);
-        if (!once.empty())
-          pred = pred.empty() ? once : "(" + once + ") && " + pred;
         StmtPtr add = atomicAddOf(ref, values);
         add->count = v;
-        L.guarded(pred, leaf(std::move(add), ReadFrag | WriteOther));
+        L.guarded(onceGuarded(pred), leaf(std::move(add), ReadFrag | WriteOther));
       } else if (v > 1) {
         // Through an aligned temporary: registers and global elements may differ in type.
         int bytes = v * elemBytes;
@@ -523,9 +524,8 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         // each element once, from its first replica; plain stores write the same value from
         // every replica.
         // (Sums of partial sums: every group holds them; the first group stores them.)
-        std::string once = atomic || F.partials > 1 ? F.replicaGuard(kThreadIndex, r) : "";
-        if (!once.empty())
-          pred = pred.empty() ? once : "(" + once + ") && " + pred;
+        if (atomic || F.partials > 1)
+          pred = onceGuarded(pred);
         L.guarded(pred, leaf(atomic ? atomicAddOf(ref, value) : makeStore(ref, value), ReadFrag | WriteOther));
       } else {
         L.add(leaf(makeStore(fragName + "[" + r + "]", elementOrZero(*other.buffer, ref, pred, TF)),
@@ -719,7 +719,7 @@ public:
         dst.dtype != DType::F32 || vec < 2 || !src.shared)
       return;
     vec = std::min(vec, 4);
-    if (src.shared->cols % vec == 0 && src.shared->keepsVectors(vec) && src.shared->vectorRun(vec) == vec)
+    if (src.shared->cols % vec == 0 && src.shared->keepsVectors(vec))
       n.copyVector = vec;
   }
 

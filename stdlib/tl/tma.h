@@ -156,6 +156,7 @@ TL_DEVICE void store_5d(const CUtensorMap* map, const void* src, int x, int y, i
 // store_wait_read).
 template <int Rank>
 TL_DEVICE void reduce_add(const CUtensorMap* map, const void* src, const int (&c)[Rank]) {
+  static_assert(Rank >= 2 && Rank <= 5, "bulk tensor reductions take 2-d to 5-d boxes");
 #if TL_ARCH_SM90
   const std::uint64_t m = reinterpret_cast<std::uint64_t>(map);
   const std::uint32_t s = static_cast<std::uint32_t>(__cvta_generic_to_shared(src));
