@@ -169,11 +169,13 @@ struct KMajor {
   using L = GmmaLayout<Rows, K, 8 * sizeof(T)>;
   static_assert(L::kValid, "wgmma operand: rows a multiple of 32 bytes, 8-row multiples");
   static constexpr int kSpan = L::kSpanBytes;
-  TL_DEVICE static std::uint64_t desc(std::uint32_t base, int row, int kb) {
-    int kbyte = kb * 32;
-    std::uint32_t addr = base + std::uint32_t((kbyte / kSpan) * L::kPanelElems * int(sizeof(T)) +
-                                              row * kSpan + kbyte % kSpan);
-    return make_descriptor(addr, 16u, 8u * kSpan, swizzle_of<kSpan>());
+  // Bytes from k step 0 to k step kb (a multiple of 16): a constant once kb is unrolled.
+  TL_HOST_DEVICE static constexpr int kstep_bytes(int kb) {
+    return (kb * 32 / kSpan) * L::kPanelElems * int(sizeof(T)) + (kb * 32) % kSpan;
+  }
+  TL_HOST_DEVICE static constexpr std::uint64_t desc(std::uint32_t base, int row, int kb) {
+    return make_descriptor(base + std::uint32_t(row * kSpan + kstep_bytes(kb)), 16u, 8u * kSpan,
+                           swizzle_of<kSpan>());
   }
 };
 
@@ -185,12 +187,23 @@ struct MNMajor {
   using L = GmmaLayout<K, MN, 8 * sizeof(T)>;
   static_assert(L::kValid && K % 16 == 0, "wgmma operand: rows a multiple of 32 bytes, 16-row multiples");
   static constexpr int kSpan = L::kSpanBytes;
-  TL_DEVICE static std::uint64_t desc(std::uint32_t base, int col, int kb) {
+  TL_HOST_DEVICE static constexpr int kstep_bytes(int kb) { return kb * 16 * kSpan; }
+  TL_HOST_DEVICE static constexpr std::uint64_t desc(std::uint32_t base, int col, int kb) {
     std::uint32_t addr = base + std::uint32_t((col / L::kPanelCols) * L::kPanelElems * int(sizeof(T)) +
-                                              (col % L::kPanelCols) * int(sizeof(T)) + kb * 16 * kSpan);
+                                              (col % L::kPanelCols) * int(sizeof(T)) + kstep_bytes(kb));
     return make_descriptor(addr, std::uint32_t(L::kPanelElems * sizeof(T)), 8u * kSpan, swizzle_of<kSpan>());
   }
 };
+
+// A descriptor moved `bytes` (a multiple of 16) further into its tile. The start address is
+// the low 14 bits of the first word and every tile ends inside the 228 KiB of shared memory
+// (start < 2^14 in 16-byte units), so the add stays inside the field; only the low word
+// changes. gemm_ss and gemm_rs build one descriptor per 64-row or NI-column block and advance
+// it by a constant per k step: one add per instruction instead of the address arithmetic and
+// masking of make_descriptor (ALU work that competed with the softmax around the gemms).
+TL_HOST_DEVICE constexpr std::uint64_t advance(std::uint64_t desc, int bytes) {
+  return (desc & 0xFFFFFFFF00000000ull) | std::uint32_t(std::uint32_t(desc) + std::uint32_t(bytes >> 4));
+}
 
 // One wgmma group: registers written by ordinary code (the accumulator, a register A) are
 // published before its first instruction; after its last, the group is committed and at most
@@ -250,6 +263,12 @@ struct BlockTiling {
     else
       return MNMajor<K, N, T>::desc(base, col, kb);
   }
+  TL_HOST_DEVICE static constexpr int b_kstep_bytes(int kb) {
+    if constexpr (TransB)
+      return KMajor<N, K, T>::kstep_bytes(kb);
+    else
+      return MNMajor<K, N, T>::kstep_bytes(kb);
+  }
 };
 
 }  // namespace detail
@@ -269,21 +288,26 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], int thread, bool ove
   const int row0 = (wg / WGN) * Tiling::WTM, col0 = (wg % WGN) * Tiling::WTN;
   const std::uint32_t a_base = detail::smem_address(A), b_base = detail::smem_address(B);
   static_assert(!Tiling::kEightBit || !TransA, "tl::wgmma: 8-bit A is read K-major only ([M, K])");
+  using AMajor = std::conditional_t<TransA, detail::MNMajor<K, M, T>, detail::KMajor<M, K, T>>;
+  constexpr int NB = Tiling::WTN / NI;
+  // k step 0's descriptor of each 64-row block of A and NI-column block of B; each k step adds
+  // a constant (detail::advance).
+  std::uint64_t da0[Tiling::MT], db0[NB];
+#pragma unroll
+  for (int mi = 0; mi < Tiling::MT; ++mi) da0[mi] = AMajor::desc(a_base, row0 + 64 * mi, 0);
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) db0[nb] = Tiling::b_desc(b_base, col0 + NI * nb, 0);
   detail::open_group(C);
 #pragma unroll
   for (int kb = 0; kb < K / Tiling::KI; ++kb) {
 #pragma unroll
     for (int mi = 0; mi < Tiling::MT; ++mi) {
-      std::uint64_t da;
-      if constexpr (TransA)
-        da = detail::MNMajor<K, M, T>::desc(a_base, row0 + 64 * mi, kb);
-      else
-        da = detail::KMajor<M, K, T>::desc(a_base, row0 + 64 * mi, kb);
+      const std::uint64_t da = detail::advance(da0[mi], AMajor::kstep_bytes(kb));
 #pragma unroll
-      for (int nb = 0; nb < Tiling::WTN / NI; ++nb)
+      for (int nb = 0; nb < NB; ++nb)
         MmaSS<NI, T, TransA ? 1 : 0, TransB ? 0 : 1>::run(
             detail::slice<NI>(C, Tiling::first_register(mi, nb)), da,
-            Tiling::b_desc(b_base, col0 + NI * nb, kb), (overwrite && kb == 0) ? 0 : 1);
+            detail::advance(db0[nb], Tiling::b_kstep_bytes(kb)), (overwrite && kb == 0) ? 0 : 1);
     }
   }
   detail::close_group<Pending>(C);
@@ -328,15 +352,19 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
         const T* pair = &A[(mi * KT8 + 2 * kb) * 4 + 2 * j];
         a[kb][mi][j] = tl::detail::pack2(pair[0], pair[1]);
       }
+  constexpr int NB = Tiling::WTN / NI;
+  std::uint64_t db0[NB];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) db0[nb] = Tiling::b_desc(b_base, NI * nb, 0);
   detail::open_group(C);
 #pragma unroll
   for (int kb = 0; kb < K / 16; ++kb) {
 #pragma unroll
     for (int mi = 0; mi < Tiling::MT; ++mi) {
 #pragma unroll
-      for (int nb = 0; nb < Tiling::WTN / NI; ++nb)
+      for (int nb = 0; nb < NB; ++nb)
         MmaRS<NI, T, TransB ? 0 : 1>::run(detail::slice<NI>(C, Tiling::first_register(mi, nb)),
-                                         a[kb][mi], Tiling::b_desc(b_base, NI * nb, kb), 1);
+                                         a[kb][mi], detail::advance(db0[nb], Tiling::b_kstep_bytes(kb)), 1);
     }
   }
   detail::close_group<Pending>(C);

@@ -499,6 +499,34 @@ static_assert(tl::wgmma::make_descriptor(0x400, 16, 1024, tl::wgmma::Swizzle::B1
 static_assert(tl::wgmma::Layout::row(37, 6) == 25 && tl::wgmma::Layout::col(37, 6) == 10,
               "accumulator layout");
 
+// gemm_ss/gemm_rs build one descriptor per row or column block at k step 0 and advance it by
+// a constant per k step (tl::wgmma::detail::advance): the same descriptor as recomputing the
+// address, for every k step, row or column block and base the compiler can emit (K-major and
+// MN-major operands in the 32-, 64- and 128-byte swizzles, 16- and 8-bit elements, several
+// panels along K, tiles ending at the top of the 228 KiB of shared memory).
+template <class Op>
+constexpr bool advances_like_recomputing(int blocks, int block_step, int ksteps, std::uint32_t base) {
+  for (int b = 0; b < blocks; ++b)
+    for (int kb = 0; kb < ksteps; ++kb)
+      if (tl::wgmma::detail::advance(Op::desc(base, b * block_step, 0), Op::kstep_bytes(kb)) !=
+          Op::desc(base, b * block_step, kb))
+        return false;
+  return true;
+}
+namespace wd = tl::wgmma::detail;
+static_assert(advances_like_recomputing<wd::KMajor<128, 64, tl::f16>>(2, 64, 4, 0x400), "K-major 128B");
+static_assert(advances_like_recomputing<wd::KMajor<64, 576, tl::f16>>(1, 64, 36, 131072), "K-major, 9 panels");
+static_assert(advances_like_recomputing<wd::KMajor<64, 32, tl::f16>>(1, 64, 2, 0x800), "K-major 64B");
+static_assert(advances_like_recomputing<wd::KMajor<64, 16, tl::f16>>(1, 64, 1, 0x800), "K-major 32B");
+static_assert(advances_like_recomputing<wd::KMajor<64, 32, tl::bf16>>(8, 8, 2, 0x1000), "K-major, 8-row blocks");
+static_assert(advances_like_recomputing<wd::KMajor<128, 128, std::int8_t>>(2, 64, 4, 0x2000), "K-major 8-bit");
+static_assert(advances_like_recomputing<wd::KMajor<128, 256, std::int8_t>>(2, 64, 8, 0x2000), "K-major 8-bit, 2 panels");
+static_assert(advances_like_recomputing<wd::MNMajor<64, 512, tl::f16>>(8, 64, 4, 0x10000), "MN-major 128B");
+static_assert(advances_like_recomputing<wd::MNMajor<64, 96, tl::f16>>(12, 8, 4, 0x400), "MN-major, columns inside panels");
+static_assert(advances_like_recomputing<wd::MNMajor<32, 32, tl::f16>>(4, 8, 2, 0x400), "MN-major 64B");
+static_assert(advances_like_recomputing<wd::MNMajor<16, 16, tl::f16>>(2, 8, 1, 0x400), "MN-major 32B");
+static_assert(advances_like_recomputing<wd::KMajor<64, 64, tl::f16>>(1, 64, 4, 228 * 1024 - 8192), "top of shared memory");
+
 }  // namespace
 
 // The kernels have internal linkage; reference them so that they are emitted and checked.
