@@ -41,13 +41,14 @@ std::string inlineText(const Stmt &s) {
     auto flag = [](bool b) { return b ? std::string("true") : std::string("false"); };
     if (s.warpgroup) {
       std::string wg = dims + ", " + std::to_string(s.instrN);
+      std::string args = s.a + ", " + s.b + ", " + s.c +
+                         (s.overwrite.empty() ? "" : ", tl::wgmma::Overwrite{" + s.overwrite + "}") + ");" +
+                         (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
       if (s.aInRegisters)
         return "tl::wgmma::gemm_rs<" + wg + ", " + flag(s.transB) +
-               (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
-               (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
+               (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + args;
       return "tl::wgmma::gemm_ss<" + wg + ", " + flag(s.transA) + ", " + flag(s.transB) +
-             (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + s.a + ", " + s.b + ", " + s.c + ");" +
-             (s.pending ? "  // left in flight: tl::wgmma::drain waits for it" : "");
+             (s.pending ? ", " + std::to_string(s.pending) : "") + ">(" + args;
     }
     // Operands in annotated layouts pass their offset functors (tl::SwizzledOperand{} for
     // the other shared one; an operand in registers has none).

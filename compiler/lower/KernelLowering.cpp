@@ -376,7 +376,8 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
     auto issued = llvm::find_if(deferred, [&](const infer::DeferredGemm &d) { return d.issuedAt == i; });
     if (issued != deferred.end())
       gemmsInFlight[issued->gemm] = issued->pending;
-    lowerNode(*siblings[i]);
+    if (!lowerAccumulatorInit(siblings, i))
+      lowerNode(*siblings[i]);
   }
 }
 

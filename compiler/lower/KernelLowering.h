@@ -156,7 +156,15 @@ public:
   // Inside the version of a parallel loop without per-element tests: comparison `cmp`'s value,
   // "true"/"false" or the name of its block-uniform bool; otherwise nothing.
   std::optional<std::string> uniformComparison(const Expr *cmp);
+  // A C++ test, evaluated before parallel loop `n`, that `cond` is `value` at every element of
+  // its tile ("true"/"false" when known now), or nothing.
+  std::optional<std::string> conditionEverywhere(const ftg::Node &n, const Expr *cond, bool value);
   struct TileTestBuilder;
+  // ---- a wgmma accumulator's fill that is 0 on whole tiles, folded into the gemm after it
+  // (AccumulatorInit.cpp): the gemm -> the name of its block-uniform overwrite flag.
+  llvm::SmallDenseMap<const ftg::Node *, std::string, 2> overwriteFlags;
+  // If `siblings[i]` is such a fill, lowers it under its test and records the flag.
+  bool lowerAccumulatorInit(const std::vector<const ftg::Node *> &siblings, size_t i);
   // A gathered copy (GatherCopy.cpp): cp.async per element or vector; `prefetch`: issued by its
   // pipeline (which commits and waits), otherwise committed and waited for at once.
   void lowerGather(const ftg::Node &n, bool prefetch);

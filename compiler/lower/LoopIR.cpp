@@ -333,7 +333,8 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   case StmtKind::Mma:
     if (s.warpgroup)
       os << "wgmma " << s.m << "x" << s.n << "x" << s.k << " warpgroups " << s.warpsM << "x" << s.warpsN
-         << " n" << s.instrN << (s.pending ? " in flight" : "");
+         << " n" << s.instrN << (s.pending ? " in flight" : "")
+         << (s.overwrite.empty() ? "" : " overwrite if " + s.overwrite);
     else
       os << "mma " << s.m << "x" << s.n << "x" << s.k << " warps " << s.warpsM << "x" << s.warpsN;
     os << (s.mfmaSize ? " mfma " + std::to_string(s.mfmaSize) + "x" + std::to_string(s.mfmaSize) : "")

@@ -196,6 +196,9 @@ struct Stmt {
   int64_t leadBytes = 0;
   // Mma: wgmma groups left pending when the call returns (0: it waits for its own).
   int pending = 0;
+  // Mma on wgmma: a block-uniform C++ bool under which the gemm ignores the accumulator's
+  // registers and overwrites them (clear_accum: "true"); empty: it accumulates.
+  std::string overwrite;
 };
 
 // Statement factories.

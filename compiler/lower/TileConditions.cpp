@@ -360,6 +360,8 @@ struct KernelLowering::TileTestBuilder {
     std::optional<std::string> holds, fails; // C++ tests, "true"/"false" when known now
   };
 
+  std::optional<std::string> everywhere(const Expr *c, bool value);
+
   Tests tests(const BinaryExpr *cmp) {
     if (cmp->op == BinaryOp::Eq || cmp->op == BinaryOp::Ne)
       return {};
@@ -403,6 +405,64 @@ struct KernelLowering::TileTestBuilder {
     return t;
   }
 };
+
+// A test that condition `c` has `value` at every element of the tile, or nothing when the
+// conditions it is made of cannot be decided for the whole tile. Sufficient, not necessary:
+// `a || b` holds everywhere if a does or b does.
+std::optional<std::string> KernelLowering::TileTestBuilder::everywhere(const Expr *c, bool value) {
+  if (!c)
+    return std::nullopt;
+  if (c->constant)
+    return c->constant->isBool() ? std::optional<std::string>(c->constant->getBool() == value ? "true" : "false")
+                                 : std::nullopt;
+  if (auto *n = dyn_cast<NameExpr>(c)) {
+    auto *let = dyn_cast_or_null<LetDecl>(n->decl);
+    return let ? everywhere(let->init, value) : std::nullopt;
+  }
+  if (auto *u = dyn_cast<UnaryExpr>(c))
+    return u->op == UnaryOp::Not ? everywhere(u->operand, !value) : std::nullopt;
+  auto *b = dyn_cast<BinaryExpr>(c);
+  if (!b)
+    return std::nullopt;
+  if (b->op == BinaryOp::And || b->op == BinaryOp::Or) {
+    std::optional<std::string> l = everywhere(b->lhs, value), r = everywhere(b->rhs, value);
+    // value everywhere of a && b needs both (of a || b: either); false everywhere the reverse.
+    if ((b->op == BinaryOp::And) == value)
+      return l && r ? std::optional<std::string>(conjoin(*l, *r)) : std::nullopt;
+    if (!l || !r)
+      return l ? l : r;
+    if (*l == "true" || *r == "true")
+      return std::string("true");
+    return *l == "false" ? *r : *r == "false" ? *l : "(" + *l + " || " + *r + ")";
+  }
+  if (!isComparison(b->op))
+    return std::nullopt;
+  Tests t = tests(b);
+  if (!t.holds && !t.fails) {
+    // Not linear in the loop's variables, or the same at every element: then one evaluation
+    // decides it, if it reads no buffer.
+    std::optional<Linear> l = analysis.linear(b->lhs), r = analysis.linear(b->rhs);
+    if (!l || !r || !l->uniform() || !r->uniform())
+      return std::nullopt;
+    std::optional<std::string> s = at(b, llvm::SmallVector<int64_t, 2>(analysis.rank(), 0));
+    if (!s)
+      return std::nullopt;
+    return value ? "(" + *s + ")" : "!(" + *s + ")";
+  }
+  const std::optional<std::string> &test = value ? t.holds : t.fails;
+  if (!test)
+    return std::nullopt;
+  return *test;
+}
+
+std::optional<std::string> KernelLowering::conditionEverywhere(const ftg::Node &n, const Expr *cond, bool value) {
+  const ForStmt &loop = *n.loop;
+  for (const Expr *e : loop.extents)
+    if (!e->constant || !e->constant->isInt() || e->constant->getInt() < 1)
+      return std::nullopt;
+  TileTestBuilder builder{*this, n, TileAnalysis(loop)};
+  return builder.everywhere(cond, value);
+}
 
 std::optional<KernelLowering::TileVersions> KernelLowering::tileVersions(const ftg::Node &n) {
   const ForStmt &loop = *n.loop;

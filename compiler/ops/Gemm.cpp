@@ -742,7 +742,11 @@ public:
       };
       std::string aOffset = n.elementwiseA ? offsetFunctor(A) : unitFunctor(A);
       std::string bOffset = n.elementwiseB ? offsetFunctor(B) : unitFunctor(B);
-      if (n.clearAccum) {
+      // wgmma overwrites instead (its scale-d operand): no loop writes the registers, and
+      // tl::wgmma::discard ends their earlier values here rather than at the gemm.
+      if (n.clearAccum && n.warpgroupMma)
+        L.accessing(L.add(makeEval("tl::wgmma::discard(" + bufferName(C) + ")")), {}, {L.access(&C)});
+      if (n.clearAccum && !n.warpgroupMma) {
         std::string zero = C.dtype == DType::F32 ? "0.0f" : "tl::convert<" + cppType(C.dtype) + ">(0.0f)";
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
                              withAccess(makeStore(bufferName(C) + "[tl_q]", zero), {}, {L.access(&C)}), -1));
@@ -767,6 +771,13 @@ public:
       mma.bKSplit = n.bKSplit;
       auto inFlight = L.gemmsInFlight.find(&n);
       mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
+      if (n.warpgroupMma && n.clearAccum)
+        mma.overwrite = "true";
+      // A fill of the accumulator folded into this gemm (lower/AccumulatorInit.cpp).
+      if (auto flag = L.overwriteFlags.find(&n); flag != L.overwriteFlags.end()) {
+        mma.overwrite = flag->second;
+        L.overwriteFlags.erase(flag);
+      }
       mma.a = mma.aInRegisters ? bufferName(A) : ptr(A);
       mma.b = mma.bInRegisters ? bufferName(B) : ptr(B);
       mma.c = bufferName(C);

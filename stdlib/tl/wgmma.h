@@ -319,6 +319,35 @@ TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R]) {
   gemm_ss<M, N, K, WGM, WGN, NI, TransA, TransB, Pending>(A, B, C, static_cast<int>(threadIdx.x));
 }
 
+// C = A @ B where `value` (the first k step's instructions ignore C's registers: no loop of
+// ordinary code writes them, which is what clear_accum and a mask that is 0 on the whole tile
+// become), C += A @ B otherwise. A run-time value: one predicate per instruction.
+struct Overwrite {
+  bool value;
+};
+
+// The accumulator's values are dead from here on (a gemm that overwrites it comes next): no
+// instruction, but the registers' earlier values need not be kept alive until that gemm (they
+// would be, since its asm reads them), which leaves the register allocator free in between.
+template <class Acc, int R>
+TL_DEVICE void discard(Acc (&C)[R]) {
+  auto& regs = tl::detail::accum_registers(C);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(regs) / sizeof(regs[0])); ++i) {
+    if constexpr (std::is_same_v<std::remove_reference_t<decltype(regs[0])>, float>)
+      asm volatile("" : "=f"(regs[i]));
+    else
+      asm volatile("" : "=r"(regs[i]));
+  }
+}
+
+template <int M, int N, int K, int WGM, int WGN, int NI, bool TransA, bool TransB, int Pending = 0,
+          class T, class Acc, int R>
+TL_DEVICE void gemm_ss(const T* A, const T* B, Acc (&C)[R], Overwrite overwrite) {
+  gemm_ss<M, N, K, WGM, WGN, NI, TransA, TransB, Pending>(A, B, C, static_cast<int>(threadIdx.x),
+                                                          overwrite.value);
+}
+
 // Waits for the wgmma groups of this thread but the `Depth` most recent ones (those issued
 // after C's group, which may run on); C may then be read and written.
 template <int Depth = 0, class Acc, int R>
@@ -333,7 +362,7 @@ TL_DEVICE void drain(Acc (&C)[R]) {
 // Pending as for gemm_ss; the caller leaves A's registers alone until C is drained.
 template <int M, int N, int K, int WGM, int WGN, int NI, bool TransB, int Pending = 0, class T, int RA, class Acc,
           int R>
-TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
+TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R], Overwrite overwrite = Overwrite{false}) {
   using Tiling = detail::BlockTiling<M, N, K, WGM, WGN, NI, TransB, T, Acc, R>;
   static_assert(!Tiling::kEightBit, "tl::wgmma::gemm_rs: A in registers is for 16-bit inputs");
   constexpr int KT8 = K / 8;
@@ -364,7 +393,8 @@ TL_DEVICE void gemm_rs(const T (&A)[RA], const T* B, Acc (&C)[R]) {
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb)
         MmaRS<NI, T, TransB ? 0 : 1>::run(detail::slice<NI>(C, Tiling::first_register(mi, nb)),
-                                         a[kb][mi], detail::advance(db0[nb], Tiling::b_kstep_bytes(kb)), 1);
+                                         a[kb][mi], detail::advance(db0[nb], Tiling::b_kstep_bytes(kb)),
+                                         (overwrite.value && kb == 0) ? 0 : 1);
     }
   }
   detail::close_group<Pending>(C);
