@@ -12,7 +12,7 @@ rm -rf /tmp/tlcfz && mkdir -p /tmp/tlcfz "$outdir/artifacts" && tar -xzf "$archi
 cd /tmp/tlcfz
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
-common=(-timeout=30 -rss_limit_mb=4096 -close_fd_mask=3 -max_len=65536
+common=(-timeout=30 -report_slow_units=30 -rss_limit_mb=4096 -close_fd_mask=3 -max_len=65536
         "-artifact_prefix=$outdir/artifacts/")
 echo "replaying $(ls regressions | grep -vc '\.md$') regression inputs"
 ./tlc-fuzz "${common[@]}" $(ls -d regressions/* | grep -v '\.md$') >"$outdir/replay.log" 2>&1
