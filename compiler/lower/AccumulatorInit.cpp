@@ -101,18 +101,18 @@ bool KernelLowering::lowerAccumulatorInit(const std::vector<const ftg::Node *> &
   atLineOf(fill, [&] {
     sourceComment(fill, "fill of '" + acc.name + "': where every element it writes is 0 (a test for the " +
                             "whole tile), the gemm into it overwrites it instead (wgmma's scale-d)");
-    if (*test == "true") {
-      accessing(add(makeEval("tl::wgmma::discard(" + bufferName(acc) + ")")), {}, {access(&acc)});
-      overwriteFlags[gemm] = "true";
-      return;
-    }
-    add(makeLet("const bool", flag, *test, /*maybeUnused=*/false));
+    // Decided at compile time: no test, no fill.
+    bool always = *test == "true";
+    if (!always)
+      add(makeLet("const bool", flag, *test, /*maybeUnused=*/false));
     // Without a fill on every path the registers' previous values would stay alive until the
     // gemm reads them (measured 4-8% slower, run 150): end them here.
     accessing(add(makeEval("tl::wgmma::discard(" + bufferName(acc) + ")")), {}, {access(&acc)});
-    Stmt &guard = add(makeIf("!" + flag));
-    within(guard.body, [&] { lowerNodeHere(fill); });
-    overwriteFlags[gemm] = flag;
+    if (!always) {
+      Stmt &guard = add(makeIf("!" + flag));
+      within(guard.body, [&] { lowerNodeHere(fill); });
+    }
+    overwriteFlags[gemm] = always ? "true" : flag;
   });
   return true;
 }

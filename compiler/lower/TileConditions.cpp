@@ -237,6 +237,22 @@ std::string conjoin(const std::string &a, const std::string &b) {
   return a + " && " + b;
 }
 
+std::string disjoin(const std::string &a, const std::string &b) {
+  if (a == "true" || b == "true")
+    return "true";
+  if (a == "false")
+    return b;
+  if (b == "false")
+    return a;
+  return "(" + a + " || " + b + ")";
+}
+
+// Whether every extent of a parallel loop is a positive constant: the tile the tests decide.
+bool constantExtents(const ForStmt &loop) {
+  return llvm::all_of(loop.extents,
+                      [](const Expr *e) { return e->constant && e->constant->isInt() && e->constant->getInt() >= 1; });
+}
+
 // The comparisons that decide the body's selects and ifs: each select's first operand and
 // each if's condition, taken apart at &&, || and !, in source order, once each.
 // A bool let's comparisons are its uses' too (`let visible = k_pos < seq_len`), each let
@@ -431,9 +447,7 @@ std::optional<std::string> KernelLowering::TileTestBuilder::everywhere(const Exp
       return l && r ? std::optional<std::string>(conjoin(*l, *r)) : std::nullopt;
     if (!l || !r)
       return l ? l : r;
-    if (*l == "true" || *r == "true")
-      return std::string("true");
-    return *l == "false" ? *r : *r == "false" ? *l : "(" + *l + " || " + *r + ")";
+    return disjoin(*l, *r);
   }
   if (!isComparison(b->op))
     return std::nullopt;
@@ -457,18 +471,16 @@ std::optional<std::string> KernelLowering::TileTestBuilder::everywhere(const Exp
 
 std::optional<std::string> KernelLowering::conditionEverywhere(const ftg::Node &n, const Expr *cond, bool value) {
   const ForStmt &loop = *n.loop;
-  for (const Expr *e : loop.extents)
-    if (!e->constant || !e->constant->isInt() || e->constant->getInt() < 1)
-      return std::nullopt;
+  if (!constantExtents(loop))
+    return std::nullopt;
   TileTestBuilder builder{*this, n, TileAnalysis(loop)};
   return builder.everywhere(cond, value);
 }
 
 std::optional<KernelLowering::TileVersions> KernelLowering::tileVersions(const ftg::Node &n) {
   const ForStmt &loop = *n.loop;
-  for (const Expr *e : loop.extents)
-    if (!e->constant || !e->constant->isInt() || e->constant->getInt() < 1)
-      return std::nullopt;
+  if (!constantExtents(loop))
+    return std::nullopt;
   Comparisons found;
   collectConditions(loop.body, found);
   const std::vector<const BinaryExpr *> &comparisons = found.list;

@@ -742,11 +742,12 @@ public:
       };
       std::string aOffset = n.elementwiseA ? offsetFunctor(A) : unitFunctor(A);
       std::string bOffset = n.elementwiseB ? offsetFunctor(B) : unitFunctor(B);
-      // wgmma overwrites instead (its scale-d operand): no loop writes the registers, and
-      // tl::wgmma::discard ends their earlier values here rather than at the gemm.
-      if (n.clearAccum && n.warpgroupMma)
+      // wgmma overwrites instead (its scale-d operand, mma.overwrite below): no loop writes
+      // the registers, and tl::wgmma::discard ends their earlier values here rather than at
+      // the gemm.
+      if (n.clearAccum && n.warpgroupMma) {
         L.accessing(L.add(makeEval("tl::wgmma::discard(" + bufferName(C) + ")")), {}, {L.access(&C)});
-      if (n.clearAccum && !n.warpgroupMma) {
+      } else if (n.clearAccum) {
         std::string zero = C.dtype == DType::F32 ? "0.0f" : "tl::convert<" + cppType(C.dtype) + ">(0.0f)";
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
                              withAccess(makeStore(bufferName(C) + "[tl_q]", zero), {}, {L.access(&C)}), -1));
