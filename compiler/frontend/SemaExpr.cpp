@@ -303,6 +303,19 @@ Type Sema::checkBinary(BinaryExpr *e) {
       result = a;
       break;
     }
+    // `dtype == f32`, `policy != square`: compile-time parameters compared at compile time,
+    // so that a default can depend on the element type (`block_K = select(dtype == f32, 32,
+    // 64)`). Such values are always constants; compare them here, foldBinary takes numbers.
+    if ((a.kind() == Type::DTypeValue || a.kind() == Type::PolicyValue) && a == b) {
+      if (!e->lhs->constant || !e->rhs->constant)
+        return mismatch("operands known at compile time");
+      bool equal = e->lhs->constant->value == e->rhs->constant->value;
+      e->constant = ConstValue{equal == (e->op == BinaryOp::Eq)};
+      return Type::scalar(DType::Bool);
+    }
+    if (a.kind() == Type::DTypeValue || b.kind() == Type::DTypeValue ||
+        a.kind() == Type::PolicyValue || b.kind() == Type::PolicyValue)
+      return mismatch("two numbers, two dtypes or two policies");
     [[fallthrough]];
   case BinaryOp::Lt:
   case BinaryOp::Le:
