@@ -231,7 +231,7 @@ class ItemBench:
             return decode_peers(x)
         if family in ("conv2d", "conv2d_splitk"):
             return [conv2d_cudnn(x, self.problem)]
-        if family in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm",
+        if family in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_gemv_w4a16_tcs", "dequant_fp4_gemm",
                       "w4a16_wreg"):
             return [dequantized_cublas(x, self.problem)]
         if family == "fused_moe":

@@ -40,6 +40,7 @@ PEERS = {
     "w4a16_wreg": [("cublas", "cuBLAS on dequantized W")],
     "dequant_gemv_w4a16": [("cublas", "cuBLAS on dequantized W")],
     "dequant_gemv_w4a16_tc": [("cublas", "cuBLAS on dequantized W")],
+    "dequant_gemv_w4a16_tcs": [("cublas", "cuBLAS on dequantized W")],
     "fused_moe": [("torch", "torch loop over experts"), ("triton", "Triton fused_moe")],
     "attention_bwd": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
     "attention_bwd_split": [("sdpa_flash", "SDPA flash backward"), ("sdpa_cudnn", "SDPA cuDNN backward")],
@@ -53,7 +54,7 @@ MEMORY_FAMILIES = ("softmax", "rmsnorm", "log_softmax", "layernorm", "swiglu", "
 
 # Families whose table gives times against the item's roofline floor (bench.py's roofline_floor)
 # rather than rates.
-FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm", "w4a16_wreg",
+FLOOR_FAMILIES = ("mla", "dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_gemv_w4a16_tcs", "dequant_fp4_gemm", "w4a16_wreg",
                   "fused_moe")
 
 TITLES = {
@@ -97,6 +98,10 @@ TITLES = {
     "dequant_gemv_w4a16_tc": ("W4A16 GEMV on the tensor cores, C = A @ dequant(B)ᵀ on the same int4 weights, "
                               "against its roofline floor (samples/dequant_gemv_w4a16_tc.tl at group size 128; "
                               "M×N×K; µs)"),
+    "dequant_gemv_w4a16_tcs": ("W4A16 GEMV on the tensor cores with the weights staged through shared memory, "
+                               "C = A @ dequant(B)ᵀ on the same int4 weights, against its roofline floor "
+                               "(samples/dequant_gemv_w4a16_tcs.tl at group size 128; "
+                               "M×N×K; µs)"),
     "w4a16_wreg": ("W4A16 GEMM with the weights dequantized into the tensor cores' A operand in registers, "
                    "C = A @ dequant(B)ᵀ, against its roofline floor (samples/"
                    "dequant_gemm_w4a16_regs.tl at group size 128; M×N×K; µs)"),
@@ -172,7 +177,7 @@ def _shape_label(item: dict) -> str:
         return f"{s['N']}×{s['H']}×{s['W']}×{s['C']}→{s['F']}, {item['build'].split('_')[1]}"
     if item["family"] == "flash_decoding":
         return f"{s['batch']}×{s['heads']}×{s['seqlen']}×{s['dim']}, {s['kv_heads']} KV heads"
-    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_fp4_gemm",
+    if item["family"] in ("dequant_w4a16", "dequant_gemv_w4a16", "dequant_gemv_w4a16_tc", "dequant_gemv_w4a16_tcs", "dequant_fp4_gemm",
                           "w4a16_wreg"):
         return f"{s['M']}×{s['N']}×{s['K']}"
     if item["family"] == "fused_moe":

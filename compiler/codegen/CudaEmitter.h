@@ -52,11 +52,16 @@ struct KernelInput {
 // the kernel reads the sizes of the call, finds their bucket and runs that bucket's variant.
 // Every variant takes any size; the bucket decides only which one runs.
 struct ShapeDispatch {
+  // An axis splits one symbol's sizes into ranges at `edges`, or, with a `divisor`, into the
+  // sizes that are not multiples of it (bucket 0) and those that are (bucket 1). A symbol may
+  // have several axes.
   struct Axis {
     std::string symbol;
     std::vector<int64_t> edges;           // the first size of buckets 1, 2, ...
     std::vector<std::string> ranges;      // per bucket, "[64, 1024)" (comments)
     std::vector<int64_t> representatives; // per bucket, the size it was tuned or evaluated at (comments)
+    int64_t divisor = 0;
+    size_t buckets() const { return divisor ? 2 : edges.size() + 1; }
   };
   const lower::Launch *kernel = nullptr;  // the kernel (every variant has its signature)
   std::string selector;                   // the function that maps sizes to a variant

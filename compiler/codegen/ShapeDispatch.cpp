@@ -32,7 +32,7 @@ std::string sizeSource(const lower::Launch &k, const std::string &symbol) {
 void emitTable(const ShapeDispatch &d, size_t axis, size_t &next, const std::string &end,
                CodeWriter &w) {
   const ShapeDispatch::Axis &a = d.axes[axis];
-  size_t n = a.edges.size() + 1;
+  size_t n = a.buckets();
   if (axis + 1 == d.axes.size()) {
     std::vector<std::string> cells;
     for (size_t b = 0; b < n; ++b)
@@ -43,7 +43,7 @@ void emitTable(const ShapeDispatch &d, size_t axis, size_t &next, const std::str
   w.open("");
   for (size_t b = 0; b < n; ++b) {
     if (axis == 0)
-      w.line("// " + a.symbol + " in " + a.ranges[b]);
+      w.line("// " + a.symbol + (a.divisor ? ": " : " in ") + a.ranges[b]);
     emitTable(d, axis + 1, next, b + 1 == n ? "" : ",", w);
   }
   w.close(end);
@@ -69,15 +69,22 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::st
   // Names (Naming.h): the sizes are the user's shape symbols; the tables are tlc's.
   auto edgesName = [](const ShapeDispatch::Axis &a) { return generatedName(a.symbol + "_edges"); };
   const std::string variantOf = generatedName("variant_of");
-  std::vector<std::string> params, args, dims, lookups;
+  // One parameter per symbol, though a symbol may have a range axis and divisibility axes.
+  std::vector<std::string> symbols, params, args, dims, lookups;
   for (const ShapeDispatch::Axis &a : d.axes) {
-    params.push_back("int64_t " + cppName(a.symbol));
-    lookups.push_back("[tlc::bucketOf(" + cppName(a.symbol) + ", " + edgesName(a) + ")]");
-    dims.push_back("[" + std::to_string(a.edges.size() + 1) + "]");
+    if (llvm::find(symbols, a.symbol) == symbols.end()) {
+      symbols.push_back(a.symbol);
+      params.push_back("int64_t " + cppName(a.symbol));
+    }
+    lookups.push_back(a.divisor ? "[" + cppName(a.symbol) + " % " + std::to_string(a.divisor) + " == 0]"
+                                : "[tlc::bucketOf(" + cppName(a.symbol) + ", " + edgesName(a) + ")]");
+    dims.push_back("[" + std::to_string(a.buckets()) + "]");
   }
   const std::string variantFn = cppName(d.selector);
   w.open("inline int " + variantFn + "(" + join(params, ", ") + ")");
   for (const ShapeDispatch::Axis &a : d.axes) {
+    if (a.divisor)
+      continue;
     std::vector<std::string> edges;
     for (int64_t e : a.edges)
       edges.push_back(std::to_string(e));
@@ -85,7 +92,7 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::st
   }
   std::vector<std::string> order;
   for (const ShapeDispatch::Axis &a : d.axes)
-    order.push_back(a.symbol);
+    order.push_back(a.divisor ? a.symbol + " % " + std::to_string(a.divisor) + " == 0" : a.symbol);
   w.line("// The variant of each bucket, indexed [" + join(order, "][") + "].");
   w.line("static constexpr unsigned char " + variantOf + join(dims, "") + " =");
   size_t next = 0;
@@ -103,10 +110,10 @@ void emitDispatcher(const ShapeDispatch &d, const std::string &ns, const std::st
   w.open(launcherDecl(cppName(k.kernel), sig, inlineC));
   w.line("// Only the sizes are read here (0 where a tensor lacks the dimension); the variant checks");
   w.line("// the tensors against the contract.");
-  for (const ShapeDispatch::Axis &a : d.axes) {
-    std::string src = sizeSource(k, a.symbol);
-    w.line("const int64_t " + cppName(a.symbol) + " = " + (src.empty() ? "0" : src) + ";");
-    args.push_back(cppName(a.symbol));
+  for (const std::string &symbol : symbols) {
+    std::string src = sizeSource(k, symbol);
+    w.line("const int64_t " + cppName(symbol) + " = " + (src.empty() ? "0" : src) + ";");
+    args.push_back(cppName(symbol));
   }
   w.open("switch (" + qualified(d.selector) + "(" + join(args, ", ") + "))");
   for (size_t v = 1; v < d.variants.size(); ++v)

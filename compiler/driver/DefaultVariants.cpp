@@ -12,6 +12,8 @@
 
 #include "llvm/Support/WithColor.h"
 
+#include <numeric>
+
 namespace tlc::driver {
 
 namespace {
@@ -35,18 +37,47 @@ const KernelDecl *findKernel(const Program &program, const std::string &name) {
   return nullptr;
 }
 
-// The description of range `r` of the cross product of `axes` (row-major, the last fastest)
-// and the sizes it starts at.
-std::string describeRange(const std::vector<codegen::ShapeDispatch::Axis> &axes, size_t r,
-                          std::map<std::string, int64_t> *sizes = nullptr) {
-  std::string where;
-  for (size_t i = axes.size(), rest = r; i-- > 0; rest /= axes[i].representatives.size()) {
-    size_t bucket = rest % axes[i].representatives.size();
-    if (sizes)
-      (*sizes)[axes[i].symbol] = axes[i].representatives[bucket];
-    where = axes[i].symbol + " in " + axes[i].ranges[bucket] + (where.empty() ? "" : ", ") + where;
+// The description of bucket `r` of the cross product of `axes` (row-major, the last fastest)
+// and, in `sizes`, the smallest sizes in it: per symbol the first size of its range that meets
+// its divisibility tests. False when no size does (`K in [1, 8)` and a multiple of 8): no call
+// reaches the bucket.
+bool describeBucket(const std::vector<codegen::ShapeDispatch::Axis> &axes, size_t r, std::string &where,
+                    std::map<std::string, int64_t> *sizes = nullptr) {
+  where.clear();
+  struct Wanted {
+    int64_t lo = 1, hi = kMaxShapeExtent + 1;
+    std::vector<std::pair<int64_t, bool>> multipleOf; // (divisor, whether a multiple)
+  };
+  std::map<std::string, Wanted> wanted;
+  for (size_t i = axes.size(), rest = r; i-- > 0; rest /= axes[i].buckets()) {
+    const codegen::ShapeDispatch::Axis &a = axes[i];
+    size_t bucket = rest % a.buckets();
+    Wanted &w = wanted[a.symbol];
+    if (a.divisor) {
+      w.multipleOf.push_back({a.divisor, bucket == 1});
+    } else {
+      w.lo = a.representatives[bucket];
+      if (bucket < a.edges.size())
+        w.hi = a.edges[bucket];
+    }
+    where = a.symbol + (a.divisor ? " " : " in ") + a.ranges[bucket] + (where.empty() ? "" : ", ") + where;
   }
-  return where;
+  for (const auto &[symbol, w] : wanted) {
+    // The sizes meeting the tests repeat with the divisors' least common multiple, at most
+    // kMaxSizeDivisor^tests: searching that far from the start of the range finds one if any.
+    int64_t period = 1;
+    for (const auto &[divisor, multiple] : w.multipleOf)
+      period = std::min<int64_t>(std::lcm(period, divisor), kMaxShapeExtent);
+    std::optional<int64_t> found;
+    for (int64_t s = w.lo; s < w.hi && s < w.lo + period && !found; ++s)
+      if (llvm::all_of(w.multipleOf, [&](const auto &t) { return (s % t.first == 0) == t.second; }))
+        found = s;
+    if (!found)
+      return false;
+    if (sizes)
+      (*sizes)[symbol] = *found;
+  }
+  return true;
 }
 
 std::string dependentParams(const KernelDecl &k) {
@@ -78,7 +109,7 @@ void Compilation::noteSizeVariant(const KernelDecl &k, const std::string &where)
 bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoParams &autoParams) {
   DiagnosticEngine &diags = *u.diags;
   for (const KernelDecl *k : u.ast.program.kernels) {
-    if (k->sizeEdges.empty() || k->sizeDependentParams.empty())
+    if ((k->sizeEdges.empty() && k->sizeDivisors.empty()) || k->sizeDependentParams.empty())
       continue;
     std::string params = dependentParams(*k);
     if (llvm::any_of(u.dispatches, [&](const Dispatch &d) { return d.kernel == k->name; })) {
@@ -101,10 +132,23 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
       if (ranges > kMaxRanges)
         break;
     }
+    // Then an axis per divisibility test: bucket 0 holds the sizes that are not multiples
+    // (1 among them, where Sema evaluated variant 0), bucket 1 the multiples.
+    for (const auto &[symbol, divisors] : k->sizeDivisors)
+      for (int64_t d : divisors) {
+        if (ranges > kMaxRanges)
+          break;
+        codegen::ShapeDispatch::Axis axis{symbol, {}, {"not a multiple of " + std::to_string(d),
+                                                        "a multiple of " + std::to_string(d)}, {1, d}, d};
+        ranges *= 2;
+        axes.push_back(std::move(axis));
+      }
     if (ranges > kMaxRanges) {
       std::string counts;
       for (const auto &[symbol, edgeSet] : k->sizeEdges)
         counts += (counts.empty() ? "" : ", ") + symbol + ": " + std::to_string(edgeSet.size() + 1);
+      for (const auto &[symbol, divisors] : k->sizeDivisors)
+        counts += (counts.empty() ? "" : ", ") + symbol + " by divisibility: " + std::to_string(size_t(1) << divisors.size());
       diags.error(k->sizeDependentParams.front()->defaultValue->getRange(),
                   "the defaults of kernel '" + k->name + "' split its sizes into more than " +
                       std::to_string(kMaxRanges) + " ranges (" + counts + ")")
@@ -116,10 +160,13 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
     std::vector<std::vector<std::string>> variants = {parameterValues(*k)};
     std::vector<std::unique_ptr<ASTContext>> asts(1);
     std::vector<size_t> variantOfRange(ranges, 0);
-    std::vector<std::string> variantRanges = {describeRange(axes, 0)};
+    std::vector<std::string> variantRanges(1);
+    describeBucket(axes, 0, variantRanges[0]);
     for (size_t r = 1; r < ranges; ++r) {
       std::map<std::string, int64_t> sizes;
-      std::string where = describeRange(axes, r, &sizes);
+      std::string where;
+      if (!describeBucket(axes, r, where, &sizes))
+        continue; // no size is in it: variant 0 for the table
       auto ast = std::make_unique<ASTContext>();
       if (!parseProgram(bufferId, *ast, diags))
         return false;
@@ -153,8 +200,11 @@ bool Compilation::compileDefaultVariants(Unit &u, unsigned bufferId, const AutoP
     Dispatch d;
     d.kernel = k->name;
     d.shape.selector = selectorName(k->name);
-    d.shape.origin = "variants of the defaults that compare its sizes with constants (" + params + "), over " +
-                     std::to_string(ranges) + " ranges of sizes";
+    d.shape.origin = k->sizeDivisors.empty()
+                         ? "variants of the defaults that compare its sizes with constants (" + params + "), over " +
+                               std::to_string(ranges) + " ranges of sizes"
+                         : "variants of the defaults that compare its sizes with constants or test their "
+                           "divisibility (" + params + "), over " + std::to_string(ranges) + " buckets of sizes";
     d.shape.representativeIs = "evaluated at";
     d.shape.fallbackServesMost = false;
     d.shape.axes = std::move(axes);

@@ -472,6 +472,9 @@ public:
   // (driver/DefaultVariants.h). Symbols bound by -D have no ranges.
   std::vector<CompileParamDecl *> sizeDependentParams;
   std::map<std::string, std::set<int64_t>> sizeEdges;
+  // Per symbol, the divisors of the defaults' divisibility tests (`K % 8 == 0`): each splits
+  // the sizes into multiples of it and the rest, as an edge splits them into ranges.
+  std::map<std::string, std::set<int64_t>> sizeDivisors;
 };
 
 class Program {

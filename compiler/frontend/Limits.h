@@ -31,6 +31,11 @@ constexpr size_t kMaxRank = 8;
 // Shape symbols, tensor dimensions and loop indices are i32 in generated code.
 constexpr int64_t kMaxShapeExtent = INT32_MAX;
 
+// The largest divisor a size-dependent default may test a size by (`K % 8 == 0`): the
+// driver searches each bucket's sizes for one that meets all the tests of its symbol, which
+// takes up to the product of the divisors' least common multiple steps.
+constexpr int64_t kMaxSizeDivisor = 1024;
+
 // No GPU has more on-chip memory for one block than this (H100: 228 KiB of shared memory,
 // 256 KiB of registers per SM); the bound keeps every later size computation far from
 // int64_t overflow.

@@ -39,6 +39,7 @@ std::optional<int64_t> parseIntegerOption(llvm::StringRef text);
 
 using limits::kMaxOnChipBytes;
 using limits::kMaxShapeExtent;
+using limits::kMaxSizeDivisor;
 
 // A linear form sum(coeff_i * atom_i) + constant: enough to see that `by * 64 + 64` minus
 // `by * 64` is the constant 64, and that `Tab[k] + 64` minus `Tab[k]` is too. An atom is an

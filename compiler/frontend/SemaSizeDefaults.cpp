@@ -3,9 +3,13 @@
 //
 //     block_M = select(causal && seq_len <= 2048, 128, 192)
 //
+// or test it for divisibility by a constant,
+//
+//     hopper_tiles: bool = N % 8 == 0 && seq_len >= 1024
+//
 // and nothing else may use the symbol there. Each comparison splits the symbol's sizes into
-// two ranges, so the comparisons of a kernel split its sizes into ranges on which every
-// default is constant. Sema evaluates the defaults at one size (the first size of the range
+// two ranges, and each divisibility test into multiples and the rest, so the tests of a kernel
+// split its sizes into buckets on which every default is constant. Sema evaluates the defaults at one size (the first size of the range
 // being compiled, 1 unless the driver says otherwise) and records where the ranges start; the
 // driver compiles one variant per distinct set of values and dispatches on the sizes of each
 // call (driver/DefaultVariants.h). The rule keeps the choice exact: the variant a call runs is
@@ -30,12 +34,14 @@ bool isComparison(BinaryOp op) {
   }
 }
 
-// `symbol op bound` (or `bound op symbol` when !symbolLeft) in a default.
+// `symbol op bound` (or `bound op symbol` when !symbolLeft) in a default; for a divisibility
+// test `symbol % divisor == 0` (or `!=`, either side), `divisor` is set and `bound` is the 0.
 struct SizeComparison {
   NameExpr *symbol;
   BinaryExpr *comparison;
   Expr *bound;
   bool symbolLeft;
+  Expr *divisor = nullptr;
 };
 
 // The first sizes at which `c` changes value, given the constant it compares with: `s < 64`
@@ -119,19 +125,28 @@ Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
       if (namesLaterShapeSymbol(n)) {
         diags.error(n->getRange(), "the default of '" + p->getName() + "' uses the shape symbol '" + n->name +
                                        "' outside a comparison with a constant")
-            .hint("a default may compare a size with a constant (`" + n->name + " <= 2048`); tlc compiles "
-                  "the kernel once per range of sizes the comparisons make and picks one per call");
+            .hint("a default may compare a size with a constant (`" + n->name + " <= 2048`) or test its "
+                  "divisibility (`" + n->name + " % 8 == 0`); tlc compiles the kernel once per range of sizes "
+                  "the tests make and picks one per call");
         ok = false;
       }
       return;
     }
     if (auto *b = dyn_cast<BinaryExpr>(e); b && isComparison(b->op))
       for (bool left : {true, false}) {
-        auto *n = dyn_cast<NameExpr>(left ? b->lhs : b->rhs);
-        Expr *other = left ? b->rhs : b->lhs;
+        Expr *side = left ? b->lhs : b->rhs, *other = left ? b->rhs : b->lhs;
+        auto *n = dyn_cast<NameExpr>(side);
         if (n && namesLaterShapeSymbol(n) && !namesLaterShapeSymbol(other)) {
           comparisons.push_back({n, b, other, left});
           return collect(other); // names no symbol; nothing to report
+        }
+        // `symbol % divisor == 0`: a divisibility test.
+        auto *rem = dyn_cast<BinaryExpr>(side);
+        if (rem && rem->op == BinaryOp::Rem && (n = dyn_cast<NameExpr>(rem->lhs)) && namesLaterShapeSymbol(n) &&
+            !namesLaterShapeSymbol(rem->rhs) && !namesLaterShapeSymbol(other)) {
+          comparisons.push_back({n, b, other, left, rem->rhs});
+          collect(rem->rhs);
+          return collect(other);
         }
       }
     forEachChild(e, collect);
@@ -180,6 +195,25 @@ Type Sema::checkSizeDependentDefault(CompileParamDecl *p) {
   for (const SizeComparison &c : comparisons) {
     if (c.bound->type.isError() || bound.count(c.symbol->name))
       continue;
+    if (c.divisor) {
+      if (c.divisor->type.isError())
+        continue;
+      const bool positive = c.divisor->constant && c.divisor->constant->isInt() && c.divisor->constant->getInt() >= 2 &&
+                            c.divisor->constant->getInt() <= kMaxSizeDivisor;
+      const bool zero = c.bound->constant && c.bound->constant->isInt() && c.bound->constant->getInt() == 0;
+      if (!positive || !zero || (c.comparison->op != BinaryOp::Eq && c.comparison->op != BinaryOp::Ne)) {
+        diags.error(c.comparison->getRange(), "the default of '" + p->getName() + "' tests the shape symbol '" +
+                                                   c.symbol->name + "' in a way tlc cannot dispatch on")
+            .hint("a default may test a size for divisibility by a constant from 2 to " +
+                  std::to_string(kMaxSizeDivisor) + ": `" + c.symbol->name + " % 8 == 0` or `" + c.symbol->name +
+                  " % 8 != 0`");
+        t = Type::error();
+        continue;
+      }
+      if (!pinned)
+        kernel->sizeDivisors[c.symbol->name].insert(c.divisor->constant->getInt());
+      continue;
+    }
     if (!c.bound->constant || !c.bound->constant->isInt()) {
       auto diag = diags.error(c.bound->getRange(), "the default of '" + p->getName() + "' compares the shape symbol '" +
                                                        c.symbol->name + "' with " +

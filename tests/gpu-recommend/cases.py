@@ -82,7 +82,7 @@ ATTENTION_HELD_OUT = [(8, 32, 2048), (4, 16, 3000)]
 
 CASES = [
     Case(name="gemm", sample="samples/gemm.tl", kernel="gemm",
-         pinned={"panel": "8", "dtype": "f16"},
+         pinned={"panel": "8", "dtype": "f16", "hopper_tiles": "false"},
          values={"block_M": "32,64,128,256", "block_N": "32,64,128,256", "block_K": "32,64,128",
                  "stages": "2,3,4", "threads": "128,256", "policy": "full_col,square"},
          shapes=[{"M": m, "N": n, "K": k} for (m, n, k) in GEMM_SHAPES + GEMM_HELD_OUT],

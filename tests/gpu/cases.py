@@ -204,6 +204,10 @@ KERNELS = {
     "dequant_gemv_w4a16_tc": KernelSpec("dequant_gemv_w4a16_tc", "samples/dequant_gemv_w4a16_tc.tl",
                                         "dequant_gemv_w4a16_tc", _tensors("A", "B", "Scales", "out:C"),
                                         ("M", "N", "K"), ("dtype", "group_size")),
+    # The same with the weights staged through shared memory (a cp.async ring of `stages`).
+    "dequant_gemv_w4a16_tcs": KernelSpec("dequant_gemv_w4a16_tcs", "samples/dequant_gemv_w4a16_tcs.tl",
+                                         "dequant_gemv_w4a16_tcs", _tensors("A", "B", "Scales", "out:C"),
+                                         ("M", "N", "K"), ("dtype", "group_size")),
     # Split-KV decoding: the split pass writes per-split partials, the combine pass reads them.
     "flash_decoding": KernelSpec("flash_decoding", "samples/flash_decoding.tl", "flash_decoding",
                                  _tensors("Q", "K", "V", "out:Partial", "out:LSE"),
@@ -369,6 +373,8 @@ class BenchItem:
 
 def _gemm_builds() -> list:
     # Square warp tiles (64x64 per warp with 4 warps) balance ldmatrix traffic between A and B.
+    # On sm_90a the defaults take the Hopper tiles (hopper_tiles; layout_gemm_generic keeps the
+    # 128x128x32 ones).
     return [Build(f"gemm_{dt}", "gemm", {"dtype": dt, "policy": "square"}) for dt in ("f16", "bf16")]
 
 
@@ -998,7 +1004,9 @@ LAYOUT_HEAD_DIMS = (64, 80, 96, 128)
 def _add_layout_widths(t: _Tables) -> None:
     for knob in ("block_N", "block_K"):
         for w in LAYOUT_WIDTHS:
-            defines = {"dtype": "f16", "policy": "square", knob: str(w)}
+            # The generic 128 x 128 x 32 tiles with one knob changed (hopper_tiles would also
+            # change the threads, the step and the launch on sm_90a).
+            defines = {"dtype": "f16", "policy": "square", "hopper_tiles": "false", knob: str(w)}
             if knob == "block_K" and w >= 160:
                 defines["stages"] = "2"   # 3 stages of 128 x 160 tiles exceed shared memory
             bn = w if knob == "block_N" else 128
@@ -1110,7 +1118,7 @@ def _add_layout_widths(t: _Tables) -> None:
     # wgmma group left in flight.
     t.add(Build("layout_gemm_s4_n256", "gemm",
                 {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
-                 "block_K": "64", "stages": "4", "threads": "256"}),
+                 "block_K": "64", "stages": "4", "threads": "256", "persist": "false", "hopper_tiles": "false"}),
           [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
            ("mult", {"M": 512, "N": 1024, "K": 512}),
            # Ragged M and N with 16-byte aligned rows: the warp-specialized variant, its bulk
@@ -1124,18 +1132,25 @@ def _add_layout_widths(t: _Tables) -> None:
                       ("1000x1024x1016", {"M": 1000, "N": 1024, "K": 1016}),
                       ("77x264x136", {"M": 77, "N": 264, "K": 136}), ("m1", {"M": 1, "N": 520, "K": 64}),
                       ("4096x4096x512", {"M": 4096, "N": 4096, "K": 512})]
-    for name, extra in (("persist_gemm_s3_n256", {"persist": "true"}), ("layout_gemm_s3_n256", {})):
+    for name, extra in (("persist_gemm_s3_n256", {"persist": "true"}), ("layout_gemm_s3_n256", {"persist": "false"})):
         t.add(Build(name, "gemm", {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
-                                   "block_K": "64", "stages": "3", "threads": "256", **extra}), persist_shapes)
-    t.add(Build("persist_gemm_bf16", "gemm", {"dtype": "bf16", "policy": "square", "persist": "true"}),
+                                   "block_K": "64", "stages": "3", "threads": "256", "hopper_tiles": "false", **extra}),
+              persist_shapes)
+    # The generic tiles persistent (the defaults on sm_90a are persistent with the Hopper tiles).
+    t.add(Build("persist_gemm_bf16", "gemm", {"dtype": "bf16", "policy": "square", "persist": "true",
+                                              "hopper_tiles": "false"}),
           persist_shapes[:3])
+    # The generic 128x128x32 tiles on sm_90a (`-D hopper_tiles=false`; wgmma on one
+    # warpgroup), which the bench times beside the defaults at every size.
+    t.add(Build("layout_gemm_generic", "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false"}),
+          persist_shapes)
     t.add(Build("persist_gemm_sm80", "gemm", {"dtype": "f16", "policy": "square", "persist": "true"},
                 target="sm_80"), persist_shapes[:3] + persist_shapes[-1:])
     # wgmma with two warpgroups over a 64-wide tile: each owns 32 columns, the second starting
     # inside B's 64-column panel.
     t.add(Build("layout_gemm_n64_wg2", "gemm",
                 {"dtype": "f16", "policy": "full_col", "block_M": "64", "block_N": "64",
-                 "block_K": "64", "threads": "256"}),
+                 "block_K": "64", "threads": "256", "persist": "false", "hopper_tiles": "false"}),
           [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("mult", {"M": 256, "N": 256, "K": 256})])
     for dim in (64, 96):
         t.add(Build(f"layout_gather_d{dim}", "gather_table",
@@ -1169,7 +1184,8 @@ def _add_f16_accumulators(t: _Tables) -> None:
     # samples/gemm.tl with accum=f16 on both paths: mma.sync (sm_80) and wgmma (sm_90a, its
     # aligned cases warp-specialized), the default tiles and the H100 ones (layout_gemm_s4_n256),
     # whose ordinary variant (the unaligned K = 999) leaves each wgmma group in flight.
-    h100 = {"block_M": "128", "block_N": "256", "block_K": "64", "stages": "4", "threads": "256"}
+    h100 = {"block_M": "128", "block_N": "256", "block_K": "64", "stages": "4", "threads": "256", "persist": "false",
+            "hopper_tiles": "false"}
     for name, tiles, target in (("accum_gemm_f16_sm80", {}, "sm_80"), ("accum_gemm_f16", {}, ""),
                                 ("accum_gemm_f16_h100tiles", h100, "")):
         t.add(Build(name, "gemm", {"dtype": "f16", "accum": "f16", "policy": "square", **tiles},
@@ -1738,6 +1754,31 @@ def _add_w4a16_tc(t: _Tables) -> None:
                      W4A16_TC_VARIANTS, [(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)])
 
 
+# The staged tensor-core GEMV (dequant_gemv_w4a16_tcs: the weights through a cp.async ring in
+# shared memory) on the same shapes; its defaults split K over two one-warp groups (block_N 16,
+# block_M 8, 64 threads). Variants: deeper rings, other tiles of the register form.
+W4A16_TCS_VARIANTS = {"_t128k1024": {"threads": "128", "block_K": "1024"},
+                      "_t128k1024s3": {"threads": "128", "block_K": "1024", "stages": "3"},
+                      "_t128k1024s2": {"threads": "128", "block_K": "1024", "stages": "2"},
+                      "_n32t256k1024s3": {"threads": "256", "block_N": "32", "block_K": "1024", "stages": "3"},
+                      "_n64t128k512": {"threads": "128", "block_N": "64"},
+                      "_n64t128k512s3": {"threads": "128", "block_N": "64", "stages": "3"},
+                      "_n64t128k512s2": {"threads": "128", "block_N": "64", "stages": "2"},
+                      "_t64k1024s3": {"block_K": "1024", "stages": "3"},
+                      "_s3": {"stages": "3"}}
+
+
+def _add_w4a16_tcs(t: _Tables) -> None:
+    _add_gemv_builds(t, "w4a16_tcs", "dequant_gemv_w4a16_tcs", W4A16_TC_SHAPES,
+                     [("_f16_g64", {"group_size": "64"}, [(1, 4097, 640), (16, 264, 1088), (3, 4096, 4096)]),
+                      ("_f16_g32_k128", {"group_size": "32", "block_K": "128"},
+                       [(1, 1000, 544), (16, 4097, 1152), (33, 72, 96)])],
+                     [("_bf16_g32_m16n32t128k256", {"dtype": "bf16", "group_size": "32", "threads": "128",
+                                                    "block_M": "16", "block_N": "32", "block_K": "256"},
+                       [(16, 4097, 1152), (33, 72, 96), (1, 1000, 544)])],
+                     W4A16_TCS_VARIANTS, [(1, 4096, 4096), (3, 4097, 1152), (17, 1000, 4224), (1, 4097, 640)])
+
+
 # ---- samples/chunk_gated_delta.tl: chunk gated delta net forward (issue 12) --------------------
 # Build, case and bench item names start with gdn_ (`--only '^gdn_'`). A case runs both kernels
 # as one operation and compares O with the float64 recurrence (not the chunked algorithm).
@@ -1791,7 +1832,7 @@ def _op_tables() -> tuple:
     t = _Tables()
     for add in (_add_gemm_variants, _add_gemm_dtypes, _add_reductions, _add_memory_ops, _add_samples,
                 _add_dispatch, _add_layout_widths, _add_f16_accumulators, _add_flash_decoding, _add_conv2d,
-                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_prefill, _add_w4a16_wreg, _add_w4a16_gemv, _add_w4a16_tc,
+                _add_gather_rows, _add_packed, _add_fused_moe, _add_w4a16_small_m, _add_w4a16_prefill, _add_w4a16_wreg, _add_w4a16_gemv, _add_w4a16_tc, _add_w4a16_tcs,
                 _add_attention_bwd, _add_gated_delta):
         add(t)
     return t.builds, t.cases
@@ -1800,6 +1841,9 @@ def _op_tables() -> tuple:
 # TileLang paper, appendix N: table 12 (FP16 matmul) and table 14 (FlashAttention).
 PAPER_GEMM_SHAPES = [(8192, 1024, 8192), (8192, 8192, 8192), (8192, 28672, 8192),
                      (8192, 8192, 28672)]
+# Sizes from a few tiles to a few waves of them, for the sample's defaults against its generic tiles.
+GEMM_SIZE_SHAPES = [(16, 4096, 4096), (256, 4096, 4096), (1024, 1024, 1024), (2048, 2048, 2048),
+                    (1024, 4096, 4096), (2048, 4096, 4096), (512, 8192, 8192)]
 PAPER_ATTENTION_SEQ = [1024, 2048, 4096, 8192]
 # Issue 11's flash attention bar: (batch, heads, seq_len).
 ISSUE11_ATTENTION_SHAPES = [(8, 16, 1024), (4, 32, 4096), (1, 32, 8192)]
@@ -1817,6 +1861,13 @@ def _bench_items() -> list:
     for dt in ("f16", "bf16"):
         for m, n, k in gemm_shapes:
             items.append(BenchItem(f"gemm_{dt}_{m}x{n}x{k}", f"gemm_{dt}", {"M": m, "N": n, "K": k}))
+    # The sample's defaults (on sm_90a the Hopper tiles) against its generic 128x128x32 tiles
+    # at every size, small ones included, where the larger tiles leave SMs idle.
+    for m, n, k in gemm_shapes + [s for s in GEMM_SIZE_SHAPES if s not in gemm_shapes]:
+        if (m, n, k) not in gemm_shapes:
+            items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", {"M": m, "N": n, "K": k}))
+        items.append(BenchItem(f"gemm_f16_generic_{m}x{n}x{k}", "layout_gemm_generic", {"M": m, "N": n, "K": k},
+                               "-D hopper_tiles=false"))
     att = [(b, h, s, d, "") for b, h, s, d in ATTENTION_CHECK_SHAPES]
     for s in PAPER_ATTENTION_SEQ:
         if (64, 64, s, 128) in ATTENTION_CHECK_SHAPES:
@@ -1975,7 +2026,7 @@ def _bench_items() -> list:
         shape = {"M": m, "N": n, "K": k}
         items.append(BenchItem(f"auto_gemm_dispatch_f16_{m}x{n}x{k}", "auto_gemm_dispatch_f16",
                                shape))
-        if (m, n, k) not in gemm_shapes:
+        if not any(i.name == f"gemm_f16_{m}x{n}x{k}" for i in items):
             items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", shape))
     items += _flash_decoding_bench_items()
     items += _conv2d_bench_items()
@@ -2044,6 +2095,10 @@ def _moe_and_w4a16_bench_items() -> list:
                 items.append(BenchItem(f"w4a16_tc_f16_g128_{m}x{n}x{k}", "w4a16_tc_f16_g128", shape))
                 for suffix, knobs in W4A16_TC_VARIANTS.items():
                     items.append(BenchItem(f"w4a16_tc_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_tc_f16_g128{suffix}",
+                                           shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
+                items.append(BenchItem(f"w4a16_tcs_f16_g128_{m}x{n}x{k}", "w4a16_tcs_f16_g128", shape))
+                for suffix, knobs in W4A16_TCS_VARIANTS.items():
+                    items.append(BenchItem(f"w4a16_tcs_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_tcs_f16_g128{suffix}",
                                            shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
     return items
 

@@ -1907,7 +1907,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "gemv": GemvProblem,
             "rmsnorm": RmsNormProblem, "mla": MlaDecodeProblem,
             "dequant_w4a16": DequantW4A16Problem, "dequant_fp4_gemm": DequantFp4GemmProblem,
-            "dequant_gemv_w4a16": DequantW4A16Problem, "dequant_gemv_w4a16_tc": DequantW4A16Problem, "gemm_sr_runs": DequantW4A16Problem, "gemm_sr_split": DequantW4A16Problem, "w4a16_wreg": DequantW4A16Problem, "gemm_nt": GemmNTProblem, "gemm_fp8": GemmFp8Problem, "gemm_fp8_decode": GemmFp8Problem,
+            "dequant_gemv_w4a16": DequantW4A16Problem, "dequant_gemv_w4a16_tc": DequantW4A16Problem, "dequant_gemv_w4a16_tcs": DequantW4A16Problem, "gemm_sr_runs": DequantW4A16Problem, "gemm_sr_split": DequantW4A16Problem, "w4a16_wreg": DequantW4A16Problem, "gemm_nt": GemmNTProblem, "gemm_fp8": GemmFp8Problem, "gemm_fp8_decode": GemmFp8Problem,
             "gemm_batched": GemmBatchedProblem, "masked_gemm": MaskedGemmProblem,
             "gemm_tn": GemmTNProblem, "gemm_tt": GemmTTProblem, "gemm_rs": GemmRsProblem,
             "gemm_sr": GemmSrProblem, "gemm_rr": GemmSrProblem,

@@ -41,10 +41,11 @@ def tl_signature(path: str, kernel: str) -> tuple:
         text = re.sub(r"//[^\n]*|/\*.*?\*/", "", f.read(), flags=re.S)
     pos = re.search(rf"\bkernel\s+{kernel}\s*<", text).end()
     depth, start = 0, pos
-    while not (text[pos] == ">" and depth == 0):
+    # The list ends at the first '>' outside parentheses that is not part of '>=' or '>>'.
+    while not (text[pos] == ">" and depth == 0 and not text.startswith((">=", ">>"), pos)):
         depth += text[pos] == "("
         depth -= text[pos] == ")"
-        pos += 1
+        pos += 2 if text.startswith((">=", "<=", ">>", "<<"), pos) else 1
     compile_params = [re.match(r"\w+", p).group(0) for p in _split_top(text[start:pos])]
     open_paren = text.index("(", pos)
     depth, end = 0, open_paren
