@@ -63,15 +63,29 @@ bool describeBucket(const std::vector<codegen::ShapeDispatch::Axis> &axes, size_
     where = a.symbol + (a.divisor ? " " : " in ") + a.ranges[bucket] + (where.empty() ? "" : ", ") + where;
   }
   for (const auto &[symbol, w] : wanted) {
-    // The sizes meeting the tests repeat with the divisors' least common multiple, at most
-    // kMaxSizeDivisor^tests: searching that far from the start of the range finds one if any.
-    int64_t period = 1;
+    // The sizes that are multiples of every divisor the bucket asks for are the multiples t * L
+    // of their least common multiple L; t * L is a multiple of another divisor d exactly where
+    // t is a multiple of d / gcd(L, d) (never, where that is 1: no size is in the bucket). Each
+    // such quotient is at least 2, so among the first few t past the range's start one avoids
+    // them all (at most 6 tests: a bucket table has at most 64 cells); the search is bounded
+    // all the same.
+    int64_t lcm = 1;
     for (const auto &[divisor, multiple] : w.multipleOf)
-      period = std::min<int64_t>(std::lcm(period, divisor), kMaxShapeExtent);
+      if (multiple && (lcm = std::lcm(lcm, divisor)) > kMaxShapeExtent)
+        return false;
+    std::vector<int64_t> avoid;
+    for (const auto &[divisor, multiple] : w.multipleOf)
+      if (!multiple) {
+        int64_t q = divisor / std::gcd(lcm, divisor);
+        if (q == 1)
+          return false;
+        avoid.push_back(q);
+      }
     std::optional<int64_t> found;
-    for (int64_t s = w.lo; s < w.hi && s < w.lo + period && !found; ++s)
-      if (llvm::all_of(w.multipleOf, [&](const auto &t) { return (s % t.first == 0) == t.second; }))
-        found = s;
+    constexpr int64_t kSearch = 1 << 16;
+    for (int64_t t = (w.lo + lcm - 1) / lcm, steps = 0; t * lcm < w.hi && steps < kSearch && !found; ++t, ++steps)
+      if (llvm::none_of(avoid, [&](int64_t q) { return t % q == 0; }))
+        found = t * lcm;
     if (!found)
       return false;
     if (sizes)

@@ -377,6 +377,17 @@ CASES = {
     "dequant_gemv_w4a16_tcts_5": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
                                   ["block_K=640", "group_size=32", "threads=160", "block_N=16", "block_M=8"],
                                   ref.dequant_gemm_w4a16, {}, [dict(M=3, N=17, K=1280)]),
+    # The staged form (samples/dequant_gemv_w4a16_tcs.tl: the weights through a cp.async ring
+    # in shared memory): its defaults' two variants, dispatched on N (32 rows on 8 warps in 4
+    # K groups below 8192 rows; 64 rows transposed from 8192: too large here, so pinned small:
+    # 16 rows per warp on two warps), K off the steps, M over two row tiles.
+    "dequant_gemv_w4a16_staged": ("dequant_gemv_w4a16_tcs.tl", "dequant_gemv_w4a16_tcs",
+                                  ["group_size=32"], ref.dequant_gemm_w4a16, {},
+                                  [dict(M=1, N=40, K=1088), dict(M=9, N=33, K=128)]),
+    "dequant_gemv_w4a16_staged_t": ("dequant_gemv_w4a16_tcs.tl", "dequant_gemv_w4a16_tcs",
+                                    ["group_size=32", "block_K=128", "threads=64", "block_N=32", "stages=3"],
+                                    ref.dequant_gemm_w4a16, {},
+                                    [dict(M=1, N=70, K=416), dict(M=3, N=32, K=96)]),
     "dequant_gemv_w4a16_tc_k32": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
                                   ["block_K=32", "group_size=32", "threads=32"],
                                   ref.dequant_gemm_w4a16, {},

@@ -1755,17 +1755,12 @@ def _add_w4a16_tc(t: _Tables) -> None:
 
 
 # The staged tensor-core GEMV (dequant_gemv_w4a16_tcs: the weights through a cp.async ring in
-# shared memory) on the same shapes; its defaults split K over two one-warp groups (block_N 16,
-# block_M 8, 64 threads). Variants: deeper rings, other tiles of the register form.
-W4A16_TCS_VARIANTS = {"_t128k1024": {"threads": "128", "block_K": "1024"},
-                      "_t128k1024s3": {"threads": "128", "block_K": "1024", "stages": "3"},
-                      "_t128k1024s2": {"threads": "128", "block_K": "1024", "stages": "2"},
-                      "_n32t256k1024s3": {"threads": "256", "block_N": "32", "block_K": "1024", "stages": "3"},
-                      "_n64t128k512": {"threads": "128", "block_N": "64"},
-                      "_n64t128k512s3": {"threads": "128", "block_N": "64", "stages": "3"},
-                      "_n64t128k512s2": {"threads": "128", "block_N": "64", "stages": "2"},
-                      "_t64k1024s3": {"block_K": "1024", "stages": "3"},
-                      "_s3": {"stages": "3"}}
+# shared memory) on the same shapes; its defaults depend on N (dispatched at launch). Variants:
+# persistent, and each default tile at every N (GPU runs 155-157 swept the others).
+W4A16_TCS_VARIANTS = {"_p": {"persist": "true"},
+                      "_n16t128k1024s3": {"threads": "128", "block_N": "16", "block_K": "1024", "stages": "3"},
+                      "_n64t128k512s3": {"threads": "128", "block_N": "64", "block_K": "512", "stages": "3"},
+                      "_n32t256k1024s4": {"threads": "256", "block_N": "32", "block_K": "1024", "stages": "4"}}
 
 
 def _add_w4a16_tcs(t: _Tables) -> None:
