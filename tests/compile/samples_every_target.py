@@ -15,7 +15,8 @@ TARGETS = ["sm_80", "sm_86", "sm_89", "sm_90a", "gfx90a", "gfx940", "gfx942"]
 UNSUPPORTED = {
     ("chunk_gated_delta", r"gfx.*"): r"error: gemm on f32 inputs needs sm_80",
     ("dequant_gemv_w4a16_tc", r"gfx.*"): r"error: not supported yet: gemm with B dequantized in registers",
-    ("dequant_gemv_w4a16_tcs", r"gfx.*"): r"error: not supported yet: gemm with B dequantized in registers",
+    # Its 8-row tiles do not split over 64-lane waves, which tlc reports first.
+    ("dequant_gemv_w4a16_tcs", r"gfx.*"): r"error: (not supported yet: gemm with B dequantized in registers|gemm tile 8x32 cannot be split)",
     ("gemm_fp8", r"sm_8[06]|gfx90a"): r"error: gemm on f8e4m3 inputs needs",
 }
 
