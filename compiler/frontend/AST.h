@@ -144,8 +144,11 @@ public:
   bool isAuto = false;
   std::vector<Expr *> autoCandidates; // `auto(64, 128)`
   llvm::SMRange autoRange;
-  // Filled by Sema: where the value came from.
+  // Filled by Sema: where the value came from, and whether anything but other parameters'
+  // defaults names it (the body, the launch, a shape): otherwise its value reaches the kernel
+  // only through those parameters' values, and variants that differ in it alone are one.
   enum class Source { Default, CommandLine, Auto, Missing } source = Source::Default;
+  bool usedOutsideDefaults = false;
   static bool classof(const Decl *d) { return d->getKind() == DK_CompileParam; }
 };
 

@@ -349,8 +349,10 @@ void Sema::checkCompileParam(CompileParamDecl *p) {
   Type type = autoPolicy ? Type::policyValue() : declared.value_or(Type::intLiteral());
   std::optional<ConstValue> value;
   if (p->defaultValue) {
+    checkingDefault = true;
     Type dt = namesLaterShapeSymbol(p->defaultValue) ? checkSizeDependentDefault(p)
                                                       : checkExpr(p->defaultValue);
+    checkingDefault = false;
     if (!dt.isError()) {
       if (!p->defaultValue->constant) {
         diags.error(p->defaultValue->getRange(), "the default of '" + p->getName() +

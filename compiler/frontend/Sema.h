@@ -202,6 +202,7 @@ private:
   std::vector<llvm::StringMap<Decl *>> scopes;
   KernelDecl *kernel = nullptr;
   std::set<std::string> pendingShapeSymbols; // of `kernel`, while its compile params are checked
+  bool checkingDefault = false;               // while a compile param's default is checked
   std::map<std::string, std::map<std::string, int64_t>> defaultSizes;
   int64_t targetSharedBytes = 0;
   std::vector<ForStmt *> loops;     // enclosing loops, innermost last

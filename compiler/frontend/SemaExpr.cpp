@@ -111,6 +111,8 @@ Type Sema::checkName(NameExpr *e, ExprContext context) {
     return Type::error();
   }
   e->decl = d;
+  if (auto *param = dyn_cast<CompileParamDecl>(d); param && !checkingDefault)
+    param->usedOutsideDefaults = true;
   if (auto *buf = dyn_cast<BufferLikeDecl>(d)) {
     auto *tp = dyn_cast<TensorParamDecl>(d);
     if (!tp || !tp->isScalar()) {

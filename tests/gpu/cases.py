@@ -1140,6 +1140,11 @@ def _add_layout_widths(t: _Tables) -> None:
     t.add(Build("persist_gemm_bf16", "gemm", {"dtype": "bf16", "policy": "square", "persist": "true",
                                               "hopper_tiles": "false"}),
           persist_shapes[:3])
+    # Smaller tiles for problems of few 128x256 tiles (M and N up to a few thousand), timed
+    # beside the defaults at such sizes: more blocks for the 132 SMs.
+    for name, tiles in GEMM_SMALL_TILES.items():
+        t.add(Build(name, "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false", **tiles}),
+              persist_shapes[:3])
     # The generic 128x128x32 tiles on sm_90a (`-D hopper_tiles=false`; wgmma on one
     # warpgroup), which the bench times beside the defaults at every size.
     t.add(Build("layout_gemm_generic", "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false"}),
@@ -1836,6 +1841,16 @@ def _op_tables() -> tuple:
 # TileLang paper, appendix N: table 12 (FP16 matmul) and table 14 (FlashAttention).
 PAPER_GEMM_SHAPES = [(8192, 1024, 8192), (8192, 8192, 8192), (8192, 28672, 8192),
                      (8192, 8192, 28672)]
+# Tiles for GEMMs of few 128x256 tiles (names: layout_gemm_small_MxNxK_sS_tT[_p]).
+GEMM_SMALL_TILES = {
+    f"layout_gemm_small_{m}x{n}x{k}_s{st}_t{th}" + ("_p" if p else ""):
+        {"block_M": str(m), "block_N": str(n), "block_K": str(k), "stages": str(st), "threads": str(th),
+         "persist": "true" if p else "false"}
+    for m, n, k, st, th, p in [(64, 128, 64, 4, 128, False), (64, 128, 64, 4, 128, True), (64, 64, 64, 4, 128, False),
+                               (64, 256, 64, 3, 128, False), (128, 128, 64, 4, 256, False), (128, 64, 64, 4, 128, False),
+                               (64, 128, 128, 3, 128, False)]}
+GEMM_SMALL_SHAPES = [(1000, 1000, 1000), (1024, 1024, 1024), (512, 1024, 1024), (256, 4096, 4096), (512, 2048, 4096),
+                     (2048, 1024, 1024), (1024, 2048, 2048), (128, 8192, 8192)]
 # Sizes from a few tiles to a few waves of them, for the sample's defaults against its generic tiles.
 GEMM_SIZE_SHAPES = [(16, 4096, 4096), (256, 4096, 4096), (1024, 1024, 1024), (2048, 2048, 2048),
                     (1024, 4096, 4096), (2048, 4096, 4096), (512, 8192, 8192)]
@@ -1863,6 +1878,12 @@ def _bench_items() -> list:
             items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", {"M": m, "N": n, "K": k}))
         items.append(BenchItem(f"gemm_f16_generic_{m}x{n}x{k}", "layout_gemm_generic", {"M": m, "N": n, "K": k},
                                "-D hopper_tiles=false"))
+    for m, n, k in GEMM_SMALL_SHAPES:
+        if not any(i.name == f"gemm_f16_{m}x{n}x{k}" for i in items):
+            items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", {"M": m, "N": n, "K": k}))
+        for name, tiles in GEMM_SMALL_TILES.items():
+            items.append(BenchItem(f"gemm_f16_{name[len('layout_gemm_'):]}_{m}x{n}x{k}", name, {"M": m, "N": n, "K": k},
+                                   " ".join(f"-D {a}={b}" for a, b in tiles.items())))
     att = [(b, h, s, d, "") for b, h, s, d in ATTENTION_CHECK_SHAPES]
     for s in PAPER_ATTENTION_SEQ:
         if (64, 64, s, 128) in ATTENTION_CHECK_SHAPES:
