@@ -414,7 +414,9 @@ int runEmulated(RunArgs &a) {
       return usage("shape symbol '" + sym.name + "' of kernel '" + chosen->launch.kernel +
                    "' needs a size: --shape " + sym.name + "=N (or -D " + sym.name + "=N to compile it in)");
   for (const std::string &s : a.shapes) {
-    auto [name, value] = llvm::StringRef(s).split('=');
+    // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
+    std::pair<llvm::StringRef, llvm::StringRef> nameValue = llvm::StringRef(s).split('=');
+    llvm::StringRef name = nameValue.first, value = nameValue.second;
     int64_t n;
     if (value.getAsInteger(10, n) || n < 0)
       return usage("--shape " + s + ": expected NAME=N with N >= 0");
