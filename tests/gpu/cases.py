@@ -504,6 +504,13 @@ def _add_gemm_variants(t: _Tables) -> None:
                     # warp-specialized variant still runs (bulk loads) and stores C itself.
                     ("1000x1001x512", {"M": 1000, "N": 1001, "K": 512}),
                     ("300x4095x256", {"M": 300, "N": 4095, "K": 256})])
+    # The same with samples/gemm.tl's Hopper tiles as its defaults take them (3 stages,
+    # persistent): the NN defaults' counterpart for the bench.
+    hopper = {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256", "block_K": "64",
+              "stages": "3", "threads": "256", "persist": "true"}
+    t.add(Build("ops_gemm_nt_f16_hopper", "gemm_nt", hopper),
+          shapes + [("1000x1001x512", {"M": 1000, "N": 1001, "K": 512}), ("300x4095x256", {"M": 300, "N": 4095, "K": 256}),
+                    ("4096x4096x512", {"M": 4096, "N": 4096, "K": 512})])
     # Batched GEMM: 2-d tiles of 3-d tensors (one 3-d bulk copy per panel on sm_90a), with the
     # defaults and the H100 tiles.
     batched = [("b3_257x1000x999", {"batch": 3, "M": 257, "N": 1000, "K": 999}),
@@ -513,6 +520,8 @@ def _add_gemm_variants(t: _Tables) -> None:
     t.add(Build("ops_gemm_batched_f16_h100tiles", "gemm_batched",
                 {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
                  "block_K": "64", "stages": "4", "threads": "256"}), batched)
+    t.add(Build("ops_gemm_batched_f16_hopper", "gemm_batched", hopper),
+          batched + [("b3_1024x1024x512", {"batch": 3, "M": 1024, "N": 1024, "K": 512})])
     # A copy under an `if` in a pipelined loop (block-sparse over K): issued in its own
     # iteration; on sm_90a by the consumers of the warp-specialized variant, beside the
     # producer's bulk copies of A. Both paths, and two consumer warpgroups.
@@ -2007,6 +2016,9 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_nt_f16_h100tiles_{m}x{n}x{k}", "ops_gemm_nt_f16_h100tiles",
                                {"M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_nt.tl with the h100tiles of samples/gemm.tl"))
+        items.append(BenchItem(f"gemm_nt_f16_hopper_{m}x{n}x{k}", "ops_gemm_nt_f16_hopper",
+                               {"M": m, "N": n, "K": k},
+                               "tests/gpu/ops/gemm_nt.tl with samples/gemm.tl's Hopper tiles (persistent)"))
     # samples/gemm_fp8.tl against torch._scaled_mm with the same row-wise scales.
     for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192)]:
         items.append(BenchItem(f"gemm_fp8_{m}x{n}x{k}", "dtypes_gemm_fp8", {"M": m, "N": n, "K": k}))
@@ -2027,6 +2039,9 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_batched_f16_h100tiles_b{b}_{m}x{n}x{k}",
                                "ops_gemm_batched_f16_h100tiles", {"batch": b, "M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_batched.tl with the h100tiles of samples/gemm.tl"))
+        items.append(BenchItem(f"gemm_batched_f16_hopper_b{b}_{m}x{n}x{k}",
+                               "ops_gemm_batched_f16_hopper", {"batch": b, "M": m, "N": n, "K": k},
+                               "tests/gpu/ops/gemm_batched.tl with samples/gemm.tl's Hopper tiles (persistent)"))
     # The sample's defaults (block_H = 64, block_N = 64, 2 stages), as the checks build it.
     b, h = MLA_BENCH_BATCH, MLA_BENCH_HEADS
     for build in ("mla_f16", "mla_f16_n32_s3", "mla_f16_n32_s4"):
