@@ -1,4 +1,4 @@
-// Defaults that depend on the sizes of a call (docs/language.md 3.2): a compile-time
+// Defaults that depend on the sizes of a call (docs/language.md 3.1): a compile-time
 // parameter's default may compare a shape symbol with a constant,
 //
 //     block_M = select(causal && seq_len <= 2048, 128, 192)
