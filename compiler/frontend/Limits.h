@@ -32,8 +32,8 @@ constexpr size_t kMaxRank = 8;
 constexpr int64_t kMaxShapeExtent = INT32_MAX;
 
 // The largest divisor a size-dependent default may test a size by (`K % 8 == 0`): the
-// driver searches each bucket's sizes for one that meets all the tests of its symbol, which
-// takes up to the product of the divisors' least common multiple steps.
+// driver finds each bucket's smallest size through the divisors' least common multiple
+// (driver/DefaultVariants.cpp), and small divisors keep the buckets a table of sizes reaches.
 constexpr int64_t kMaxSizeDivisor = 1024;
 
 // No GPU has more on-chip memory for one block than this (H100: 228 KiB of shared memory,

@@ -9,8 +9,9 @@
 //
 // and nothing else may use the symbol there. Each comparison splits the symbol's sizes into
 // two ranges, and each divisibility test into multiples and the rest, so the tests of a kernel
-// split its sizes into buckets on which every default is constant. Sema evaluates the defaults at one size (the first size of the range
-// being compiled, 1 unless the driver says otherwise) and records where the ranges start; the
+// split its sizes into buckets on which every default is constant. Sema evaluates the
+// defaults at one size (the smallest of the bucket being compiled, 1 unless the driver says
+// otherwise) and records where the ranges start and which divisors are tested; the
 // driver compiles one variant per distinct set of values and dispatches on the sizes of each
 // call (driver/DefaultVariants.h). The rule keeps the choice exact: the variant a call runs is
 // the one the default names for its sizes, not that of a nearby size.
