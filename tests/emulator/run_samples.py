@@ -3,7 +3,7 @@
 output with a float64 reference (references.py) within the dtype's tolerance.
 
   run_samples.py --tlc build/bin/tlc --work DIR [--only REGEX] [--target T] [--expect-mismatch]
-                 [--env NAME=VALUE]
+                 [--env NAME=VALUE] [--random N --seed S]
 
 Each case builds its program once (a kept --build-dir) and runs it at three shapes, tile
 multiples and not. --target picks the lowering: sm_80 (CUDA: mma.sync, ldmatrix, cp.async; the
@@ -639,6 +639,53 @@ def run_case(args, name, case, env):
     return not problems
 
 
+# --random N: N cases drawn from these templates with a seeded generator, each with random
+# knobs and two random shapes (tile multiples or not): configurations the fixed cases never
+# name. A configuration tlc rejects with a located error (a tile that cannot be split, too
+# many registers) is skipped and counted; any other failure fails the run.
+RANDOM_TEMPLATES = {
+    "gemm": lambda rng: ("gemm.tl", "gemm", [
+        "block_M=%d" % rng.choice([16, 32, 64, 128]), "block_N=%d" % rng.choice([16, 32, 48, 64, 96, 128]),
+        "block_K=%d" % rng.choice([16, 32, 64]), "threads=%d" % rng.choice([32, 64, 128, 256]),
+        "stages=%d" % rng.choice([1, 2, 3, 4]), "policy=" + rng.choice(["square", "full_row", "full_col"]),
+        "dtype=" + rng.choice(["f16", "bf16"]), "persist=" + rng.choice(["false", "true"])], ref.gemm, {},
+        [dict(M=rng.randint(1, 300), N=rng.randint(1, 300), K=rng.randint(1, 300)) for _ in range(2)]),
+    "flash_attention": lambda rng: (lambda causal: ("flash_attention.tl", "flash_attention", [
+        "dim=%d" % rng.choice([32, 64, 80, 96, 128]), "causal=" + str(causal).lower(),
+        "block_M=%d" % rng.choice([32, 64, 128]), "block_N=%d" % rng.choice([32, 64]),
+        "stages=%d" % rng.choice([1, 2, 3]), "threads=%d" % rng.choice([64, 128, 256]),
+        "dtype=" + rng.choice(["f16", "bf16"]), "persist=" + rng.choice(["false", "true"])],
+        ref.flash_attention, {"causal": causal},
+        [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 160), heads=rng.randint(1, 3)) for _ in range(2)]))(
+            rng.choice([False, True])),
+}
+
+
+def random_cases(args, count, seed):
+    """`count` cases from RANDOM_TEMPLATES that tlc accepts for args.target (the rejected ones
+    are drawn again, at most 8 times as many draws in all)."""
+    import random
+    rng = random.Random(seed)
+    cases, rejected = {}, 0
+    for draw in range(8 * count):
+        if len(cases) == count:
+            break
+        template = rng.choice(sorted(RANDOM_TEMPLATES))
+        case = RANDOM_TEMPLATES[template](rng)
+        cmd = [args.tlc, os.path.join(ROOT, "samples", case[0]), "--target", args.target, "-o", os.devnull]
+        for d in case[2]:
+            cmd += ["-D", d]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        if r.returncode == 1 and re.search(r"^\S+:\d+:\d+: error: ", r.stdout, re.M):
+            rejected += 1
+            continue
+        if r.returncode != 0:
+            raise SystemExit("FAIL tlc exited with %d on %s\n%s" % (r.returncode, " ".join(cmd), r.stdout[-2000:]))
+        cases["random%d_%s %s" % (draw, template, " ".join(case[2]))] = case
+    print("random cases: %d drawn, %d rejected by tlc with a located error" % (len(cases) + rejected, rejected))
+    return cases
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tlc", required=True)
@@ -648,6 +695,8 @@ def main():
     ap.add_argument("--target", default="sm_80", help="the lowering: sm_80, or gfx90a/gfx940/gfx942 (HIP)")
     ap.add_argument("--expect-mismatch", action="store_true")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for tlc (test hooks)")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="N cases with random knobs and shapes (RANDOM_TEMPLATES) instead of the fixed ones")
     ap.add_argument("--cache-dir", help="tlc run --emulate's --cache-dir (default: driver-cache next to --work, "
                     "shared by the cases of one ctest run, which compile the emulator's driver once)")
     args = ap.parse_args()
@@ -664,6 +713,8 @@ def main():
     cases = dict(CASES, **(CASES_GFX9 if args.target.startswith("gfx") else {}))
     if args.target in ("gfx940", "gfx942"):
         cases.update(CASES_GFX942)
+    if args.random:
+        cases = random_cases(args, args.random, args.seed)
     names = [n for n in cases if re.fullmatch(args.only, n)]
     if not names:
         print("no case matches " + args.only)
