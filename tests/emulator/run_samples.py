@@ -658,6 +658,17 @@ RANDOM_TEMPLATES = {
         ref.flash_attention, {"causal": causal},
         [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 160), heads=rng.randint(1, 3)) for _ in range(2)]))(
             rng.choice([False, True])),
+    "flash_mla_decode": lambda rng: ("flash_mla_decode.tl", "flash_mla_decode", [
+        "block_H=%d" % rng.choice([16, 32]), "block_N=%d" % rng.choice([16, 32, 64]),
+        "stages=%d" % rng.choice([1, 2, 3]), "threads=%d" % rng.choice([64, 128]),
+        "dim=%d" % rng.choice([32, 64, 128]), "pe_dim=%d" % rng.choice([16, 32, 64])], ref.flash_mla_decode, {},
+        [dict(batch=rng.randint(1, 2), heads=rng.choice([8, 16, 24, 32]), seqlen_kv=rng.randint(1, 150), kv_heads=1)
+         for _ in range(2)]),
+    "rows": lambda rng: (lambda kind, eps: ("%s.tl" % kind, kind, [
+        "block_N=%d" % rng.choice([256, 512, 1024]), "threads=%d" % rng.choice([32, 64, 128]),
+        "dtype=" + rng.choice(["f16", "bf16"])], getattr(ref, kind), {"eps": eps} if eps else {},
+        [dict(M=rng.randint(1, 9), N=rng.randint(1, 2100)) for _ in range(2)]))(
+            *rng.choice([("softmax", None), ("log_softmax", None), ("rmsnorm", 1e-6), ("layernorm", 1e-5)])),
 }
 
 
@@ -681,7 +692,7 @@ def random_cases(args, count, seed):
             continue
         if r.returncode != 0:
             raise SystemExit("FAIL tlc exited with %d on %s\n%s" % (r.returncode, " ".join(cmd), r.stdout[-2000:]))
-        cases["random%d_%s %s" % (draw, template, " ".join(case[2]))] = case
+        cases["random%d_%s %s" % (draw, case[1], " ".join(case[2]))] = case
     print("random cases: %d drawn, %d rejected by tlc with a located error" % (len(cases) + rejected, rejected))
     return cases
 
