@@ -664,6 +664,15 @@ RANDOM_TEMPLATES = {
         "dim=%d" % rng.choice([32, 64, 128]), "pe_dim=%d" % rng.choice([16, 32, 64])], ref.flash_mla_decode, {},
         [dict(batch=rng.randint(1, 2), heads=rng.choice([8, 16, 24, 32]), seqlen_kv=rng.randint(1, 150), kv_heads=1)
          for _ in range(2)]),
+    "conv2d": lambda rng: (lambda k, stride, pad: ("conv2d.tl", "conv2d", [
+        "kh=%d" % k, "kw=%d" % k, "stride=%d" % stride, "pad=%d" % pad,
+        "block_M=%d" % rng.choice([64, 128]), "block_N=%d" % rng.choice([32, 64]),
+        "block_K=%d" % rng.choice([16, 32, 64]), "stages=%d" % rng.choice([1, 2, 3]),
+        "threads=%d" % rng.choice([64, 128, 256]), "persist=" + rng.choice(["false", "true"])],
+        ref.conv2d, {"stride": stride, "pad": pad},
+        [dict(N=rng.randint(1, 2), H=rng.randint(3, 10), W=rng.randint(3, 10), C=rng.randint(1, 40),
+              F=rng.randint(1, 40)) for _ in range(2)]))(
+            *rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])),
     "rows": lambda rng: (lambda kind, eps: ("%s.tl" % kind, kind, [
         "block_N=%d" % rng.choice([256, 512, 1024]), "threads=%d" % rng.choice([32, 64, 128]),
         "dtype=" + rng.choice(["f16", "bf16"])], getattr(ref, kind), {"eps": eps} if eps else {},
