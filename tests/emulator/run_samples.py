@@ -643,42 +643,56 @@ def run_case(args, name, case, env):
 # knobs and two random shapes (tile multiples or not): configurations the fixed cases never
 # name. A configuration tlc rejects with a located error (a tile that cannot be split, too
 # many registers) is skipped and counted; any other failure fails the run.
-RANDOM_TEMPLATES = {
-    "gemm": lambda rng: ("gemm.tl", "gemm", [
-        "block_M=%d" % rng.choice([16, 32, 64, 128]), "block_N=%d" % rng.choice([16, 32, 48, 64, 96, 128]),
-        "block_K=%d" % rng.choice([16, 32, 64]), "threads=%d" % rng.choice([32, 64, 128, 256]),
-        "stages=%d" % rng.choice([1, 2, 3, 4]), "policy=" + rng.choice(["square", "full_row", "full_col"]),
-        "dtype=" + rng.choice(["f16", "bf16"]), "persist=" + rng.choice(["false", "true"])], ref.gemm, {},
-        [dict(M=rng.randint(1, 300), N=rng.randint(1, 300), K=rng.randint(1, 300)) for _ in range(2)]),
-    "flash_attention": lambda rng: (lambda causal: ("flash_attention.tl", "flash_attention", [
-        "dim=%d" % rng.choice([32, 64, 80, 96, 128]), "causal=" + str(causal).lower(),
-        "block_M=%d" % rng.choice([32, 64, 128]), "block_N=%d" % rng.choice([32, 64]),
-        "stages=%d" % rng.choice([1, 2, 3]), "threads=%d" % rng.choice([64, 128, 256]),
-        "dtype=" + rng.choice(["f16", "bf16"]), "persist=" + rng.choice(["false", "true"])],
-        ref.flash_attention, {"causal": causal},
-        [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 160), heads=rng.randint(1, 3)) for _ in range(2)]))(
-            rng.choice([False, True])),
-    "flash_mla_decode": lambda rng: ("flash_mla_decode.tl", "flash_mla_decode", [
-        "block_H=%d" % rng.choice([16, 32]), "block_N=%d" % rng.choice([16, 32, 64]),
-        "stages=%d" % rng.choice([1, 2, 3]), "threads=%d" % rng.choice([64, 128]),
-        "dim=%d" % rng.choice([32, 64, 128]), "pe_dim=%d" % rng.choice([16, 32, 64])], ref.flash_mla_decode, {},
-        [dict(batch=rng.randint(1, 2), heads=rng.choice([8, 16, 24, 32]), seqlen_kv=rng.randint(1, 150), kv_heads=1)
-         for _ in range(2)]),
-    "conv2d": lambda rng: (lambda k, stride, pad: ("conv2d.tl", "conv2d", [
-        "kh=%d" % k, "kw=%d" % k, "stride=%d" % stride, "pad=%d" % pad,
-        "block_M=%d" % rng.choice([64, 128]), "block_N=%d" % rng.choice([32, 64]),
-        "block_K=%d" % rng.choice([16, 32, 64]), "stages=%d" % rng.choice([1, 2, 3]),
-        "threads=%d" % rng.choice([64, 128, 256]), "persist=" + rng.choice(["false", "true"])],
-        ref.conv2d, {"stride": stride, "pad": pad},
-        [dict(N=rng.randint(1, 2), H=rng.randint(3, 10), W=rng.randint(3, 10), C=rng.randint(1, 40),
-              F=rng.randint(1, 40)) for _ in range(2)]))(
-            *rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])),
-    "rows": lambda rng: (lambda kind, eps: ("%s.tl" % kind, kind, [
-        "block_N=%d" % rng.choice([256, 512, 1024]), "threads=%d" % rng.choice([32, 64, 128]),
-        "dtype=" + rng.choice(["f16", "bf16"])], getattr(ref, kind), {"eps": eps} if eps else {},
-        [dict(M=rng.randint(1, 9), N=rng.randint(1, 2100)) for _ in range(2)]))(
-            *rng.choice([("softmax", None), ("log_softmax", None), ("rmsnorm", 1e-6), ("layernorm", 1e-5)])),
-}
+def _draw(rng, choices):
+    """`name=value` for each (name, options) of `choices`, drawn in order."""
+    return ["%s=%s" % (name, rng.choice(options)) for name, options in choices]
+
+
+def _random_gemm(rng):
+    knobs = _draw(rng, [("block_M", [16, 32, 64, 128]), ("block_N", [16, 32, 48, 64, 96, 128]),
+                        ("block_K", [16, 32, 64]), ("threads", [32, 64, 128, 256]), ("stages", [1, 2, 3, 4]),
+                        ("policy", ["square", "full_row", "full_col"]), ("dtype", ["f16", "bf16"]),
+                        ("persist", ["false", "true"])])
+    shapes = [dict(M=rng.randint(1, 300), N=rng.randint(1, 300), K=rng.randint(1, 300)) for _ in range(2)]
+    return "gemm.tl", "gemm", knobs, ref.gemm, {}, shapes
+
+
+def _random_attention(rng):
+    causal = rng.choice([False, True])
+    knobs = _draw(rng, [("dim", [32, 64, 80, 96, 128])]) + ["causal=" + str(causal).lower()] + _draw(
+        rng, [("block_M", [32, 64, 128]), ("block_N", [32, 64]), ("stages", [1, 2, 3]), ("threads", [64, 128, 256]),
+              ("dtype", ["f16", "bf16"]), ("persist", ["false", "true"])])
+    shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 160), heads=rng.randint(1, 3)) for _ in range(2)]
+    return "flash_attention.tl", "flash_attention", knobs, ref.flash_attention, {"causal": causal}, shapes
+
+
+def _random_mla(rng):
+    knobs = _draw(rng, [("block_H", [16, 32]), ("block_N", [16, 32, 64]), ("stages", [1, 2, 3]), ("threads", [64, 128]),
+                        ("dim", [32, 64, 128]), ("pe_dim", [16, 32, 64])])
+    shapes = [dict(batch=rng.randint(1, 2), heads=rng.choice([8, 16, 24, 32]), seqlen_kv=rng.randint(1, 150), kv_heads=1)
+              for _ in range(2)]
+    return "flash_mla_decode.tl", "flash_mla_decode", knobs, ref.flash_mla_decode, {}, shapes
+
+
+def _random_conv2d(rng):
+    k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])
+    knobs = ["kh=%d" % k, "kw=%d" % k, "stride=%d" % stride, "pad=%d" % pad] + _draw(
+        rng, [("block_M", [64, 128]), ("block_N", [32, 64]), ("block_K", [16, 32, 64]), ("stages", [1, 2, 3]),
+              ("threads", [64, 128, 256]), ("persist", ["false", "true"])])
+    shapes = [dict(N=rng.randint(1, 2), H=rng.randint(3, 10), W=rng.randint(3, 10), C=rng.randint(1, 40),
+                   F=rng.randint(1, 40)) for _ in range(2)]
+    return "conv2d.tl", "conv2d", knobs, ref.conv2d, {"stride": stride, "pad": pad}, shapes
+
+
+def _random_rows(rng):
+    kind, eps = rng.choice([("softmax", None), ("log_softmax", None), ("rmsnorm", 1e-6), ("layernorm", 1e-5)])
+    knobs = _draw(rng, [("block_N", [256, 512, 1024]), ("threads", [32, 64, 128]), ("dtype", ["f16", "bf16"])])
+    shapes = [dict(M=rng.randint(1, 9), N=rng.randint(1, 2100)) for _ in range(2)]
+    return "%s.tl" % kind, kind, knobs, getattr(ref, kind), {"eps": eps} if eps else {}, shapes
+
+
+RANDOM_TEMPLATES = {"gemm": _random_gemm, "flash_attention": _random_attention, "flash_mla_decode": _random_mla,
+                    "conv2d": _random_conv2d, "rows": _random_rows}
 
 
 def random_cases(args, count, seed):
