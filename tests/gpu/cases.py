@@ -2125,15 +2125,13 @@ def _moe_and_w4a16_bench_items() -> list:
                 for suffix, knobs in W4A16_GEMV_VARIANTS.items():
                     items.append(BenchItem(f"w4a16_gemv_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_gemv_f16_g128{suffix}",
                                            shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
-                # The tensor-core GEMV on the same weights, beside them.
-                items.append(BenchItem(f"w4a16_tc_f16_g128_{m}x{n}x{k}", "w4a16_tc_f16_g128", shape))
-                for suffix, knobs in W4A16_TC_VARIANTS.items():
-                    items.append(BenchItem(f"w4a16_tc_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_tc_f16_g128{suffix}",
-                                           shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
-                items.append(BenchItem(f"w4a16_tcs_f16_g128_{m}x{n}x{k}", "w4a16_tcs_f16_g128", shape))
-                for suffix, knobs in W4A16_TCS_VARIANTS.items():
-                    items.append(BenchItem(f"w4a16_tcs_f16_g128{suffix}_{m}x{n}x{k}", f"w4a16_tcs_f16_g128{suffix}",
-                                           shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
+                # The tensor-core GEMVs on the same weights (registers, staged), beside them.
+                for build, variants in (("w4a16_tc_f16_g128", W4A16_TC_VARIANTS),
+                                        ("w4a16_tcs_f16_g128", W4A16_TCS_VARIANTS)):
+                    items.append(BenchItem(f"{build}_{m}x{n}x{k}", build, shape))
+                    for suffix, knobs in variants.items():
+                        items.append(BenchItem(f"{build}{suffix}_{m}x{n}x{k}", f"{build}{suffix}",
+                                               shape, " ".join(f"-D {a}={b}" for a, b in knobs.items())))
     return items
 
 
