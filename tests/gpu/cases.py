@@ -2152,6 +2152,32 @@ def default_tables(selftest: bool = False, known_rejections: bool = False) -> tu
     return select(builds, cases, bench, None)
 
 
+def random_tables(count: int, seed: int, tlc: str, target: str, targets: list) -> dict:
+    """`count` random configurations (random_tables.py), each for one of `targets` (a build for
+    another target than the bundle's `target` says so), as the JSON that --tables reads: builds
+    named rnd<i>_<stem> (rnd<i>_<stem>_<target> off the bundle's target), three cases each, no
+    bench items."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import random_tables as rt
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    drawn, rejected = rt.draw(count, seed, tlc, root, targets, lambda family: KERNELS[family].source)
+    builds, cases = [], []
+    for i, (family, stem, defines, shapes, build_target) in enumerate(drawn):
+        own = build_target != target
+        name = f"rnd{i}_{stem}" + (f"_{build_target}" if own else "")
+        builds.append({"name": name, "family": family, "defines": defines, **({"target": build_target} if own else {})})
+        cases += [{"name": f"{name}_{j}", "build": name, "shape": shape} for j, shape in enumerate(shapes)]
+    return {"seed": seed, "drawn": len(drawn) + rejected, "rejected": rejected, "builds": builds, "cases": cases}
+
+
+def tables_from_json(path: str) -> tuple:
+    """(builds, cases, bench items) of a random_tables() file."""
+    with open(path) as f:
+        data = json.load(f)
+    return ([Build(b["name"], b["family"], b["defines"], b.get("target", "")) for b in data["builds"]],
+            [Case(c["name"], c["build"], c["shape"]) for c in data["cases"]], [])
+
+
 def select(builds, cases, bench, only) -> tuple:
     """Keeps the builds whose name matches `only` (a regex; None keeps all), and what uses them."""
     if only:
@@ -2303,18 +2329,35 @@ def _main(argv) -> int:
         p.add_argument("--only", help="regex over build names")
         p.add_argument("--known-rejections", action="store_true",
                        help="include the builds of KNOWN_TLC_REJECTIONS (to retry them)")
+        p.add_argument("--tables", help="the builds and cases of a `random` file instead of the fixed tables")
         if name == "manifest":
             p.add_argument("--out", required=True)
             p.add_argument("--target", default="sm_90a")
             p.add_argument("--generator", default="", help="tlc version / git revision")
     sub.add_parser("torch-ext").add_argument("--library", action="store_true",
                                              help="print the torch library's name instead")
+    p = sub.add_parser("random", help="draw random configurations (random_tables.py) into a --tables file")
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--tlc", required=True, help="the compiler that filters the draws")
+    p.add_argument("--target", default="sm_90a", help="the bundle's target")
+    p.add_argument("--targets", help="comma-separated targets the draws choose from (default: --target)")
+    p.add_argument("--out", required=True)
     args = ap.parse_args(argv)
+    if args.cmd == "random":
+        data = random_tables(args.count, args.seed, args.tlc, args.target,
+                             args.targets.split(",") if args.targets else [args.target])
+        with open(args.out, "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+        print(f"random tables: {len(data['builds'])} configurations, {data['rejected']} of {data['drawn']} draws "
+              f"rejected by tlc with a located error")
+        return 0
     if args.cmd == "torch-ext":
         print(TORCH_EXT_LIBRARY if args.library else "\n".join(torch_ext_tlc_args()))
         return 0
-    builds, cases, bench = select(*default_tables(args.selftest, args.known_rejections),
-                                  args.only)
+    tables = tables_from_json(args.tables) if args.tables else default_tables(args.selftest, args.known_rejections)
+    builds, cases, bench = select(*tables, args.only)
     validate(builds, cases, bench)
     if args.cmd == "builds":
         # One line per build: name, source, kernel, then the -D values (no spaces inside) and,

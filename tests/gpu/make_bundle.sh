@@ -5,13 +5,18 @@
 # on the GPU machine.
 #
 #   tests/gpu/make_bundle.sh [--out DIR] [--tlc PATH] [--target sm_90a] [--only REGEX] [--torch]
-#                            [--emu-compare [--emu-only REGEX]]
+#                            [--emu-compare [--emu-only REGEX]] [--random N --seed S]
 #   tests/gpu/make_bundle.sh --selftest [--out DIR]
 #
 #   --out DIR      the bundle directory (default gpu-bundle, emptied first)
 #   --tlc PATH     the compiler (default build/bin/tlc)
 #   --target T     tlc --target (default sm_90a)
 #   --only REGEX   only the builds whose name matches (gemm_f16, fa_d128_causal, softmax_f16...)
+#   --random N     instead of the fixed tables, N configurations of the samples with random knobs
+#   --seed S       and shapes (tests/gpu/random_tables.py, seeded by S; the draws tlc rejects with
+#                  a located error are drawn again): DIR/random_tables.json has them
+#   --random-targets LIST  the targets those draws choose from (default: --target; e.g.
+#                  sm_90a,sm_80 also checks the sm_80 path on the same GPU)
 #   --selftest     no tlc: the GEMM builds are tests/gpu/selftest/naive_gemm.cu, a hand-written
 #                  kernel with the same C ABI, to validate the runner and the benchmark harness
 #   --torch        also DIR/torch/: the PyTorch extension (tlc --emit=torch) of gemm, softmax
@@ -37,8 +42,11 @@ selftest=
 torch=
 emu=
 emu_only=
+random_count=
+seed=1
+random_targets=
 
-usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while (($#)); do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -49,6 +57,9 @@ while (($#)); do
     --torch) torch=1; shift ;;
     --emu-compare) emu=1; shift ;;
     --emu-only) emu_only=$2; shift 2 ;;
+    --random) random_count=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --random-targets) random_targets=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "make_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -66,6 +77,11 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 cp -r "$root/stdlib" "$root/runtime" "$out/"
+if [[ -n $random_count ]]; then
+  python3 "$root/tests/gpu/cases.py" random --count "$random_count" --seed "$seed" --tlc "$tlc" \
+    --target "$target" --targets "${random_targets:-$target}" --out "$out/random_tables.json"
+  table_args+=(--tables "$out/random_tables.json")
+fi
 
 failed=()
 while read -r name source kernel defines; do

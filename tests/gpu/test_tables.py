@@ -147,6 +147,30 @@ class SamplesInSync(unittest.TestCase):
             self.assertIn(message, proc.stderr, name)
 
 
+class RandomTables(unittest.TestCase):
+    """make_bundle.sh --random: seeded draws that tlc accepts, valid tables, both targets."""
+
+    @unittest.skipUnless(tlc_path(), "no tlc")
+    def test_draws_are_seeded_valid_and_cover_both_targets(self):
+        first = cases.random_tables(12, 7, tlc_path(), "sm_90a", ["sm_90a", "sm_80"])
+        self.assertEqual(first, cases.random_tables(12, 7, tlc_path(), "sm_90a", ["sm_90a", "sm_80"]))
+        self.assertEqual(len(first["builds"]), 12)
+        self.assertEqual(len(first["cases"]), 36)
+        self.assertNotEqual(first["builds"], cases.random_tables(12, 8, tlc_path(), "sm_90a", ["sm_90a"])["builds"])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "random_tables.json")
+            with open(path, "w") as f:
+                json.dump(first, f)
+            builds, checks, bench = cases.tables_from_json(path)
+        cases.validate(builds, checks, bench)
+        # A build off the bundle's target carries it (make_bundle.sh reads target=...) and says
+        # so in its name.
+        own = [b for b in builds if b.target]
+        self.assertTrue(own and all(b.target == "sm_80" and b.name.endswith("_sm_80") for b in own))
+        for b in builds:
+            self.assertEqual(run_tlc(b, "-o", os.devnull).returncode, 0, b.name)
+
+
 class Tables(unittest.TestCase):
     def setUp(self):
         self.builds, self.cases, self.bench = cases.default_tables()

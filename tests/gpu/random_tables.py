@@ -1,0 +1,149 @@
+"""Random configurations for the GPU checks: `make_bundle.sh --random N --seed S`.
+
+The fixed tables (cases.py) check the knobs the samples and the benchmarks use. These draw
+knobs and shapes nobody chose: tile widths off the powers of two (48, 80, 96, 176 columns),
+one to five stages, one to three warpgroups, persistent or not, f16 and bf16, shapes that are
+tile multiples, ragged, or smaller than one tile. This is the GPU counterpart of
+tests/emulator/run_samples.py --random, for the lowerings the emulator does not run: on
+sm_90a the wgmma, bulk-copy and mbarrier paths.
+
+A draw tlc rejects with a located error (a tile the warps cannot split, too much shared
+memory) is drawn again and counted; any other tlc failure (a crash, an internal error) stops
+the draw: that is a finding. Each accepted configuration gets three shapes.
+"""
+import random
+import re
+import subprocess
+
+
+def _pick(rng, choices: dict) -> dict:
+    """{name: option} for each (name, options) of `choices`, drawn in order."""
+    return {name: str(rng.choice(options)) for name, options in choices.items()}
+
+
+def _gemm_shapes(rng, batch: bool = False) -> list:
+    """A shape whose N and K are multiples of 8 (the bulk-copy path), a ragged one, a tiny one."""
+    shapes = [dict(M=rng.randint(1, 700), N=8 * rng.randint(1, 90), K=8 * rng.randint(1, 90)),
+              dict(M=rng.randint(1, 700), N=rng.randint(1, 700), K=rng.randint(1, 700)),
+              dict(M=rng.randint(1, 20), N=rng.randint(1, 20), K=rng.randint(1, 20))]
+    if batch:
+        for s in shapes:
+            s["batch"] = rng.randint(1, 3)
+    return shapes
+
+
+GEMM_TILES = {"block_M": [64, 128, 192, 256], "block_N": [16, 24, 48, 64, 80, 96, 128, 144, 176, 192, 256],
+              "block_K": [16, 32, 64, 128], "threads": [128, 256, 384], "stages": [1, 2, 3, 4, 5],
+              "dtype": ["f16", "bf16"], "persist": ["false", "true"]}
+
+
+def _gemm(rng):
+    knobs = _pick(rng, dict(GEMM_TILES, policy=["square", "full_row", "full_col"], panel=[1, 4, 10]))
+    return "gemm", "gemm", knobs, _gemm_shapes(rng)
+
+
+def _gemm_nt(rng):
+    knobs = _pick(rng, dict(GEMM_TILES, policy=["square", "full_row", "full_col"]))
+    return "gemm_nt", "gemm_nt", knobs, _gemm_shapes(rng)
+
+
+def _gemm_batched(rng):
+    return "gemm_batched", "gemm_batched", _pick(rng, GEMM_TILES), _gemm_shapes(rng, batch=True)
+
+
+def _attention(rng):
+    knobs = _pick(rng, {"dim": [64, 96, 128], "causal": ["false", "true"], "block_M": [64, 128, 192],
+                        "block_N": [32, 48, 64, 80, 96, 128], "stages": [1, 2, 3], "threads": [128, 256, 384],
+                        "dtype": ["f16", "bf16"], "persist": ["false", "true"]})
+    dim = int(knobs["dim"])
+    shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 400), heads=rng.randint(1, 3), dim=dim)
+              for _ in range(2)] + [dict(batch=1, seq_len=rng.randint(1, 9), heads=1, dim=dim)]
+    return "attention", "fa", knobs, shapes
+
+
+def _attention_sink(rng):
+    knobs = _pick(rng, {"dim": [64, 128], "causal": ["false", "true"], "window": [0, 0, 16, 100],
+                        "block_M": [64, 128], "block_N": [32, 64, 128], "stages": [1, 2, 3],
+                        "threads": [128, 256], "dtype": ["f16", "bf16"]})
+    dim = int(knobs["dim"])
+    shapes = []
+    for _ in range(3):
+        kv = rng.choice([1, 2, 4])
+        shapes.append(dict(batch=rng.randint(1, 2), heads=kv * rng.choice([1, 2, 4]), kv_heads=kv,
+                           seq_len=rng.randint(1, 400), dim=dim))
+    return "attention_sink", "sink", knobs, shapes
+
+
+def _mla(rng):
+    knobs = _pick(rng, {"block_H": [16, 32, 64], "block_N": [16, 32, 48, 64], "stages": [1, 2, 3],
+                        "threads": [128, 256], "dim": [64, 128, 256, 512], "pe_dim": [16, 32, 64],
+                        "dtype": ["f16", "bf16"]})
+    shapes = [dict(batch=rng.randint(1, 3), heads=rng.choice([8, 16, 40, 64, 128]), seqlen_kv=rng.randint(1, 600),
+                   kv_heads=1, dim=int(knobs["dim"]), pe_dim=int(knobs["pe_dim"])) for _ in range(3)]
+    return "mla", "mla", knobs, shapes
+
+
+def _conv2d(rng):
+    k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])
+    knobs = {"kh": str(k), "kw": str(k), "stride": str(stride), "pad": str(pad)}
+    knobs.update(_pick(rng, {"block_M": [64, 128], "block_N": [32, 64, 96, 128], "block_K": [16, 32, 64, 128],
+                             "stages": [1, 2, 3, 4], "threads": [128, 256], "dtype": ["f16", "bf16"],
+                             "persist": ["false", "true"]}))
+    shapes = [dict(N=rng.randint(1, 3), H=rng.randint(3, 20), W=rng.randint(3, 20), C=rng.randint(1, 80),
+                   F=rng.randint(1, 80)) for _ in range(2)]
+    shapes.append(dict(N=2, H=rng.randint(3, 12), W=rng.randint(3, 12), C=8 * rng.randint(1, 12),
+                       F=8 * rng.randint(1, 12)))
+    return "conv2d", "conv", knobs, shapes
+
+
+def _rows(rng):
+    family = rng.choice(["softmax", "log_softmax", "rmsnorm", "layernorm"])
+    knobs = _pick(rng, {"block_N": [256, 512, 1024, 2048, 4096], "threads": [32, 64, 128, 256],
+                        "dtype": ["f16", "bf16"]})
+    if family == "rmsnorm":
+        knobs["eps"] = "1e-6"
+    shapes = [dict(M=rng.randint(1, 9), N=rng.randint(1, 5000)) for _ in range(2)] + [dict(M=3, N=rng.randint(1, 40))]
+    return family, family, knobs, shapes
+
+
+def _w4a16_gemv(rng):
+    family = rng.choice(["dequant_gemv_w4a16_tc", "dequant_gemv_w4a16_tcs"])
+    group = rng.choice([32, 64, 128])
+    knobs = {"group_size": str(group)}
+    knobs.update(_pick(rng, {"threads": [64, 128, 256], "block_N": [16, 32, 64], "block_M": [8, 16],
+                             "block_K": [g for g in (128, 256, 512, 1024) if g >= group], "dtype": ["f16", "bf16"]}))
+    if family.endswith("tcs"):
+        knobs["stages"] = str(rng.randint(1, 4))
+    shapes = [dict(M=rng.choice([1, 1, 3, 16, 17]), N=rng.randint(1, 3000), K=group * rng.randint(1, 40))
+              for _ in range(3)]
+    return family, "w4a16" if family.endswith("tc") else "w4a16s", knobs, shapes
+
+
+TEMPLATES = {"gemm": _gemm, "gemm_nt": _gemm_nt, "gemm_batched": _gemm_batched, "attention": _attention,
+             "attention_sink": _attention_sink, "mla": _mla, "conv2d": _conv2d, "rows": _rows,
+             "w4a16_gemv": _w4a16_gemv}
+
+
+def draw(count: int, seed: int, tlc: str, root: str, targets: list, source_of) -> tuple:
+    """`count` configurations tlc accepts, each for one of `targets`: [(family, stem, defines,
+    shapes, target)], and how many draws tlc rejected with a located error.
+    `source_of(family)` is the .tl file."""
+    rng = random.Random(seed)
+    accepted, rejected = [], 0
+    for _ in range(8 * count):
+        if len(accepted) == count:
+            break
+        family, stem, knobs, shapes = TEMPLATES[rng.choice(sorted(TEMPLATES))](rng)
+        target = rng.choice(targets)
+        cmd = [tlc, f"{root}/{source_of(family)}", "--target", target, "-o", "/dev/null"]
+        for k, v in knobs.items():
+            cmd += ["-D", f"{k}={v}"]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                           timeout=120)
+        if r.returncode == 1 and re.search(r"^\S+:\d+:\d+: error: ", r.stdout, re.M):
+            rejected += 1
+            continue
+        if r.returncode != 0:
+            raise RuntimeError(f"tlc exited with {r.returncode} on {' '.join(cmd)}\n{r.stdout[-2000:]}")
+        accepted.append((family, stem, knobs, shapes, target))
+    return accepted, rejected
