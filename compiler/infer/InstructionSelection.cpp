@@ -60,6 +60,24 @@ private:
           .hint("use more threads, smaller tiles, or keep large tiles in shared memory");
       ok = false;
     }
+    // ptxas cannot compile a wgmma whose accumulator alone does not fit the registers the
+    // block's size leaves a thread (C7602: a 256x256 tile on four warpgroups leaves 128 for
+    // m64n256's 154); with fewer, it spills. Warp specialization (BulkPipelinePlan) adds
+    // producer threads only where the instruction still fits.
+    const Node *widest = nullptr;
+    int need = wgmmaInstructionRegisters(g, &widest);
+    int64_t ceiling = launchBoundRegisters(limits.registersPerSM, limits.registersPerThread, g.threads);
+    if (widest && need > ceiling) {
+      diags.error(widest->call->getRange(),
+                  "gemm: one wgmma.m64n" + std::to_string(widest->instrN) + " instruction needs about " +
+                      std::to_string(need) + " registers per thread (" + std::to_string(need - kWgmmaOverhead) +
+                      " for its accumulator and operands) but " + std::to_string(g.threads) +
+                      " threads per block leave each thread " + std::to_string(ceiling) + " of the " +
+                      std::to_string(limits.registersPerSM) + " per SM")
+          .hint("use fewer threads per block, fewer columns per warpgroup (block_N, or a policy that splits N "
+                "over the warpgroups), or an f16 accumulator");
+      ok = false;
+    }
     return ok;
   }
 };

@@ -153,4 +153,28 @@ int bufferRegisters(const ftg::Graph &g) {
   return int(peak);
 }
 
+int64_t launchBoundRegisters(int64_t registersPerSM, int registersPerThread, int64_t threads) {
+  return std::min<int64_t>(registersPerThread, registersPerSM / std::max<int64_t>(1, threads) / 8 * 8);
+}
+
+int wgmmaInstructionRegisters(const ftg::Graph &g, const ftg::Node **widest) {
+  int most = 0;
+  g.walk([&](const ftg::Node &n) {
+    if (n.kind != ftg::NodeKind::Gemm || !n.warpgroupMma || n.inputs.size() < 3)
+      return;
+    // One instruction: 64 rows by instrN columns of C over a warpgroup's 128 threads, and
+    // 64 rows by one k step of A (32 bytes of each row) when A is a fragment.
+    const ftg::Buffer &A = *n.inputs[0].buffer, &C = *n.inputs[2].buffer;
+    int64_t regs = registersFor(int64_t(n.instrN) / 2, C.dtype) + kWgmmaOverhead;
+    if (A.scope == Scope::Fragment)
+      regs += 64 * 32 / 128 / 4;
+    if (regs > most) {
+      most = int(regs);
+      if (widest)
+        *widest = &n;
+    }
+  });
+  return most;
+}
+
 } // namespace tlc::infer

@@ -9,6 +9,7 @@
 
 namespace tlc::ftg {
 class Graph;
+struct Node;
 }
 
 namespace tlc::infer {
@@ -36,5 +37,19 @@ int bufferRegisters(const ftg::Graph &g);
 
 // The estimate instruction selection checks against the target's registers per thread.
 inline int estimateRegisters(const ftg::Graph &g) { return kScalarRegisters + bufferRegisters(g); }
+
+// The registers ptxas may give each thread of a block of `threads`: the SM's registers shared
+// by the block, in whole units of 8, at most the target's per-thread limit. ptxas compiles
+// every instruction of a kernel within this ceiling of its launch bounds; setmaxnreg moves
+// registers between warpgroups at run time but does not raise it.
+int64_t launchBoundRegisters(int64_t registersPerSM, int registersPerThread, int64_t threads);
+
+// What ptxas needs to compile the kernel's widest warpgroup MMA (wgmma.m64nNk*): the
+// accumulator registers of one instruction (N/2 32-bit values per thread, N/4 for f16
+// accumulators), its A registers when A is a fragment, and kWgmmaOverhead (ptxas asked for 122
+// registers at m64n192k16 and 154 at m64n256k16 with f32 accumulators, each 26 over the
+// accumulator). 0 when the kernel has no wgmma; `widest`, when given, gets its gemm.
+constexpr int kWgmmaOverhead = 26;
+int wgmmaInstructionRegisters(const ftg::Graph &g, const ftg::Node **widest = nullptr);
 
 } // namespace tlc::infer

@@ -33,7 +33,7 @@ def _gemm_shapes(rng, batch: bool = False) -> list:
 
 
 GEMM_TILES = {"block_M": [64, 128, 192, 256], "block_N": [16, 24, 48, 64, 80, 96, 128, 144, 176, 192, 256],
-              "block_K": [16, 32, 64, 128], "threads": [128, 256, 384], "stages": [1, 2, 3, 4, 5],
+              "block_K": [16, 32, 64, 128], "threads": [128, 256, 384, 512], "stages": [1, 2, 3, 4, 5],
               "dtype": ["f16", "bf16"], "persist": ["false", "true"]}
 
 
@@ -119,9 +119,77 @@ def _w4a16_gemv(rng):
     return family, "w4a16" if family.endswith("tc") else "w4a16s", knobs, shapes
 
 
+def _block_sparse(rng):
+    knobs = _pick(rng, {"dim": [64, 128], "block_M": [64, 128], "block_N": [32, 64, 128], "stages": [1, 2, 3],
+                        "threads": [128, 256], "dtype": ["f16", "bf16"]})
+    shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 700), heads=rng.randint(1, 3),
+                   dim=int(knobs["dim"])) for _ in range(3)]
+    return "block_sparse_attention", "sparse", knobs, shapes
+
+
+def _flash_decoding(rng):
+    knobs = _pick(rng, {"num_splits": [1, 2, 3, 5, 8, 16], "block_H": [16, 32, 64], "block_N": [32, 64, 128],
+                        "stages": [1, 2, 3, 4], "threads": [128, 256], "dim": [64, 128], "dtype": ["f16", "bf16"]})
+    shapes = []
+    for _ in range(3):
+        kv = rng.choice([1, 2, 4])
+        shapes.append(dict(batch=rng.randint(1, 3), heads=kv * rng.choice([1, 4, 8, 16]), kv_heads=kv,
+                           seqlen=rng.randint(1, 3000), dim=int(knobs["dim"])))
+    return "flash_decoding", "decode", knobs, shapes
+
+
+def _fused_moe(rng):
+    knobs = _pick(rng, {"topk": [1, 2, 4], "mul_routed_weight": ["false", "true"], "block_M": [16, 64, 128],
+                        "block_N": [64, 128, 256], "block_K": [32, 64, 128], "stages": [2, 3, 4],
+                        "threads": [128, 256], "dtype": ["f16", "bf16"]})
+    shapes = [dict(T=rng.randint(1, 300), K=rng.choice([8 * rng.randint(1, 64), rng.randint(1, 300)]),
+                   E=rng.choice([4, 8, 16]), N=rng.randint(1, 400)) for _ in range(3)]
+    return "fused_moe", "moe", knobs, shapes
+
+
+def _gemm_fp8(rng):
+    knobs = _pick(rng, {"dtype": ["f8e4m3", "f8e5m2"], "out_dtype": ["bf16", "f16"], "block_M": [64, 128],
+                        "block_N": [64, 128, 256], "block_K": [64, 128], "stages": [2, 3, 4], "threads": [128, 256]})
+    shapes = [dict(M=rng.randint(1, 600), N=16 * rng.randint(1, 40), K=16 * rng.randint(1, 40)),
+              dict(M=rng.randint(1, 600), N=rng.randint(1, 600), K=rng.randint(1, 600)),
+              dict(M=rng.randint(1, 20), N=rng.randint(1, 20), K=rng.randint(1, 40))]
+    return "gemm_fp8", "fp8", knobs, shapes
+
+
+def _w4a16_gemm(rng):
+    group = rng.choice([32, 64, 128])
+    knobs = {"group_size": str(group)}
+    knobs.update(_pick(rng, {"block_M": [16, 64, 128], "block_N": [64, 128, 256],
+                             "block_K": [b for b in (64, 128, 256) if b >= group], "stages": [1, 2, 3],
+                             "threads": [128, 256], "dtype": ["f16", "bf16"]}))
+    shapes = [dict(M=rng.randint(1, 600), N=rng.randint(1, 600), K=group * rng.randint(1, 12)) for _ in range(3)]
+    return "dequant_w4a16", "w4a16g", knobs, shapes
+
+
+def _attention_bwd(rng):
+    knobs = _pick(rng, {"dim": [64, 128], "causal": ["false", "true"], "dtype": ["f16", "bf16"]})
+    knobs.update({f"flash_attention_bwd.{k}": v for k, v in _pick(
+        rng, {"block_M": [32, 64, 128], "block_N": [64, 128], "stages": [1, 2, 3], "threads": [128, 256]}).items()})
+    shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 600), heads=rng.randint(1, 3),
+                   dim=int(knobs["dim"])) for _ in range(3)]
+    return "attention_bwd", "bwd", knobs, shapes
+
+
+def _gated_delta(rng):
+    d = rng.choice([64, 128])
+    knobs = {"dk": str(d), "dv": str(d), "dtype": rng.choice(["f16", "bf16"]),
+             "gated_delta_output.block_V": str(rng.choice([16, 32, 64])),
+             "gated_delta_output.stages": str(rng.choice([1, 2]))}
+    shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 700), heads=rng.randint(1, 3), dk=d, dv=d)
+              for _ in range(3)]
+    return "gated_delta", "gdn", knobs, shapes
+
+
 TEMPLATES = {"gemm": _gemm, "gemm_nt": _gemm_nt, "gemm_batched": _gemm_batched, "attention": _attention,
              "attention_sink": _attention_sink, "mla": _mla, "conv2d": _conv2d, "rows": _rows,
-             "w4a16_gemv": _w4a16_gemv}
+             "w4a16_gemv": _w4a16_gemv, "block_sparse_attention": _block_sparse, "flash_decoding": _flash_decoding,
+             "fused_moe": _fused_moe, "gemm_fp8": _gemm_fp8, "w4a16_gemm": _w4a16_gemm, "attention_bwd": _attention_bwd,
+             "gated_delta": _gated_delta}
 
 
 def draw(count: int, seed: int, tlc: str, root: str, targets: list, source_of) -> tuple:
