@@ -2162,11 +2162,12 @@ def random_tables(count: int, seed: int, tlc: str, target: str, targets: list) -
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     drawn, rejected = rt.draw(count, seed, tlc, root, targets, lambda family: KERNELS[family].source)
     builds, cases = [], []
-    for i, (family, stem, defines, shapes, build_target) in enumerate(drawn):
+    for i, (family, stem, defines, shapes, build_target, tolerance) in enumerate(drawn):
         own = build_target != target
         name = f"rnd{i}_{stem}" + (f"_{build_target}" if own else "")
         builds.append({"name": name, "family": family, "defines": defines, **({"target": build_target} if own else {})})
-        cases += [{"name": f"{name}_{j}", "build": name, "shape": shape} for j, shape in enumerate(shapes)]
+        cases += [{"name": f"{name}_{j}", "build": name, "shape": shape, **({"tolerance": tolerance} if tolerance else {})}
+                  for j, shape in enumerate(shapes)]
     return {"seed": seed, "drawn": len(drawn) + rejected, "rejected": rejected, "builds": builds, "cases": cases}
 
 
@@ -2175,7 +2176,8 @@ def tables_from_json(path: str) -> tuple:
     with open(path) as f:
         data = json.load(f)
     return ([Build(b["name"], b["family"], b["defines"], b.get("target", "")) for b in data["builds"]],
-            [Case(c["name"], c["build"], c["shape"]) for c in data["cases"]], [])
+            [Case(c["name"], c["build"], c["shape"], tolerance=c.get("tolerance", DEFAULT_TOLERANCE))
+             for c in data["cases"]], [])
 
 
 def select(builds, cases, bench, only) -> tuple:

@@ -15,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import cases  # noqa: E402
+import random_tables  # noqa: E402
 from cases import Build, BenchItem, Case, TableError  # noqa: E402
 
 
@@ -169,6 +170,13 @@ class RandomTables(unittest.TestCase):
         self.assertTrue(own and all(b.target == "sm_80" and b.name.endswith("_sm_80") for b in own))
         for b in builds:
             self.assertEqual(run_tlc(b, "-o", os.devnull).returncode, 0, b.name)
+        # f16 accumulation keeps the fixed accum_ builds' tolerance, the others the default.
+        self.assertEqual(random_tables.F16_ACCUM_TOLERANCE, cases.F16_ACCUM_TOLERANCE)
+        many = cases.random_tables(40, 1, tlc_path(), "sm_90a", ["sm_90a"])
+        self.assertTrue(any(b["defines"].get("accum") == "f16" for b in many["builds"]))
+        for c in many["cases"]:
+            acc16 = next(b for b in many["builds"] if b["name"] == c["build"])["defines"].get("accum") == "f16"
+            self.assertEqual(c.get("tolerance"), cases.F16_ACCUM_TOLERANCE if acc16 else None, c["name"])
 
 
 class Tables(unittest.TestCase):
