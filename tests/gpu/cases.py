@@ -2045,6 +2045,11 @@ def _bench_items() -> list:
         items.append(BenchItem(f"gemm_batched_f16_hopper_b{b}_{m}x{n}x{k}",
                                "ops_gemm_batched_f16_hopper", {"batch": b, "M": m, "N": n, "K": k},
                                "tests/gpu/ops/gemm_batched.tl with samples/gemm.tl's Hopper tiles (persistent)"))
+    # The NN GEMM of the batched one's work as one matrix (four 4096-row blocks of A on one B):
+    # a launch as long as the batched one's, so that both run at the clock a GPU holds under
+    # that load (4096^3 runs a quarter as long, between L2 flushes).
+    items.append(BenchItem("gemm_f16_16384x4096x4096", "gemm_f16", {"M": 16384, "N": 4096, "K": 4096},
+                           "the FLOPs of 4 x 4096^3 in one product"))
     # The sample's defaults (block_H = 64, block_N = 64, 2 stages), as the checks build it.
     b, h = MLA_BENCH_BATCH, MLA_BENCH_HEADS
     for build in ("mla_f16", "mla_f16_n32_s3", "mla_f16_n32_s4"):
