@@ -522,7 +522,11 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   expandPipelines(K);
   if (!verified("PipelineExpansion"))
     return nullptr;
-  insertBarriers(K);
+  if (std::string why = insertBarriers(K); !why.empty()) {
+    diags.error(k.nameRange, "kernel '" + k.name + "': " + why)
+        .hint("read shared tiles written in a turn after its barrier_arrive, or write them before its barrier_wait");
+    return nullptr;
+  }
   if (!verified("SyncInsertion"))
     return nullptr;
   insertProxyFences(K);

@@ -27,8 +27,9 @@ void expandPipelines(Kernel &k);
 
 // SyncInsertion (SyncInsertion.cpp): places __syncthreads from the access sets of the
 // statements, wherever a shared buffer is read after another thread wrote it or written
-// while another thread may still use it.
-void insertBarriers(Kernel &k);
+// while another thread may still use it. Returns why a barrier could only go where the
+// kernel's own named barriers make it deadlock (empty: placed).
+std::string insertBarriers(Kernel &k);
 
 // ProxyFences (ProxyFences.cpp): in a kernel that issues wgmma (whose shared operands are read
 // through the async proxy), every barrier is preceded by fence.proxy.async.

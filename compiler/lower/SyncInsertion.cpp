@@ -119,18 +119,51 @@ bool touchesAny(const std::vector<Access> &set, const std::vector<const Buffer *
   });
 }
 
+// The kernel's own named barrier that `s` is or holds last in program order (barrier_wait or
+// barrier_arrive, possibly under an if), or null.
+const Stmt *lastNamedBarrier(const Stmt &s) {
+  if (s.kind == StmtKind::NamedBarrier)
+    return &s;
+  const Stmt *last = nullptr;
+  for (const StmtList *l : {&s.body, &s.elseBody})
+    for (const StmtPtr &c : *l)
+      if (const Stmt *n = lastNamedBarrier(*c))
+        last = n;
+  return last;
+}
+
 class SyncInsertion {
 public:
   void walk(StmtList &list) {
+    // A turn of the kernel's own named barriers in this list: from a barrier_wait to the next
+    // barrier_arrive. Warpgroups that take turns (FlashAttention-3's ping-pong) are inside
+    // theirs at different times, one waiting for the other's arrive, so a __syncthreads in a
+    // turn deadlocks (one stage: the barrier before Q @ K^T's read of K_s, GPU run 170 and
+    // the emulator). A barrier that a statement of the turn needs only for accesses made
+    // before the turn goes before the turn's wait instead; one it needs for accesses made in
+    // the turn is an error (`error`).
+    struct Turn {
+      size_t wait;             // index of the barrier_wait in `list`
+      State before, inside;    // pending at the wait; made since
+    };
+    std::optional<Turn> turn;
     for (size_t i = 0; i < list.size(); ++i) {
       Stmt &s = *list[i];
+      if (const Stmt *named = lastNamedBarrier(s)) {
+        if (named->arriveOnly)
+          turn.reset();
+        else
+          turn = Turn{i, state, State{}};
+      }
       switch (s.kind) {
       case StmtKind::Barrier:
         state.clear();
+        turn.reset();
         continue;
       case StmtKind::Seq:
       case StmtKind::Scope:
         walk(s.body);
+        turn.reset(); // what it accessed is not in the turn's sets: no barrier moves across it
         continue;
       case StmtKind::If:
         if (s.uniform && !s.isConstexpr && !s.variants) {
@@ -141,11 +174,13 @@ public:
           state = entry;
           walk(s.elseBody);
           state.merge(taken);
+          turn.reset();
           continue;
         }
         break;
       case StmtKind::For:
         if (s.role == ForRole::Tile) {
+          turn.reset();
           State entry = state;
           walk(s.body);
           if (!state.asyncReads.empty()) {
@@ -185,25 +220,68 @@ public:
         state.clear();
         state.asyncReads.clear();
       } else if (!why.empty()) {
-        // From the line of the statement that needs it.
+        // From the line of the statement that needs it; before the turn's wait when the
+        // conflict is with accesses made before it only.
         StmtPtr barrier = makeBarrier(why);
         barrier->line = s.line;
-        list.insert(list.begin() + i, std::move(barrier));
+        size_t at = i;
+        if (turn && arriveFollows(list, i)) {
+          if (!conflictWith(turn->inside, e)) {
+            at = turn->wait;
+            while (at > 0 && list[at - 1]->kind == StmtKind::Comment) // above the wait's comment
+              --at;
+          } else if (error.empty()) {
+            error = "line " + std::to_string(s.line) + " needs a __syncthreads (" + why +
+                    ") between the barrier_wait of line " + std::to_string(list[turn->wait]->line) +
+                    " and the barrier_arrive after it, where the warpgroups taking turns would wait for each other";
+          }
+        }
+        list.insert(list.begin() + at, std::move(barrier));
         ++i;
-        state.clear();
+        if (at != i - 1) {
+          state = turn->inside;
+          turn->wait += 1;
+          turn->before.clear();
+        } else {
+          state.clear();
+          turn.reset();
+        }
       }
+      if (turn && turn->wait != i)
+        turn->inside.add(e.headReads, e.headWrites);
       state.add(e.headReads, e.headWrites);
       if (e.barrier) {
         state.clear();
         state.add(e.tailReads, e.tailWrites);
+        turn.reset();
       }
       state.addAsync(e.asyncReads);
     }
   }
 
   State state;
+  std::string error; // the first barrier that only a deadlocking position could take
 
 private:
+  // Whether the next of the kernel's own named barriers from list[i] on is a barrier_arrive:
+  // then list[i] is inside a turn that hands over after it (a turn that only ends the
+  // kernel, as FlashAttention's last barrier_wait, holds no one up).
+  static bool arriveFollows(const StmtList &list, size_t i) {
+    for (; i < list.size(); ++i)
+      if (const Stmt *named = lastNamedBarrier(*list[i]))
+        return named->arriveOnly;
+    return false;
+  }
+
+  // Whether unit `e`'s first accesses conflict with `pending`.
+  bool conflictWith(const State &pending, const Effect &e) {
+    State saved = std::move(state);
+    state = pending;
+    bool found = !conflict(e.headReads, e.headWrites).empty();
+    state = std::move(saved);
+    return found;
+  }
+
   // Tile loop `loop`, whose body ends with bulk stores still reading shared memory (`state`):
   // the wait and the barrier before the first statement of the body that conflicts with what
   // is pending at its end (top-level statements run on every thread), instead of a barrier
@@ -368,17 +446,21 @@ bool dropBarrier(StmtList &list, int &n) {
 
 } // namespace
 
-void insertBarriers(Kernel &k) {
+std::string insertBarriers(Kernel &k) {
+  std::string error;
   for (StmtList *body : {&k.body, &k.bulkBody}) {
     SyncInsertion pass;
     pass.walk(*body);
     if (!pass.state.asyncReads.empty())
       body->push_back(makeStoreWait()); // the block's shared memory outlives the stores' reads
+    if (error.empty())
+      error = pass.error;
   }
   if (const char *n = std::getenv("TLC_TEST_DROP_BARRIER")) {
     int index = std::atoi(n);
     dropBarrier(k.body, index);
   }
+  return error;
 }
 
 } // namespace tlc::lower

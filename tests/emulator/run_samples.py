@@ -172,6 +172,14 @@ CASES = {
                                            "persist=true"],
                                           ref.flash_attention, {"causal": True},
                                           [dict(batch=2, seq_len=150, heads=2)]),
+    # FlashAttention-3's ping-pong (two warpgroups taking turns on barrier_wait/arrive) without
+    # a pipeline: the barrier before Q @ K^T's read of K_s goes before the turn's wait (inside
+    # it, one warpgroup waited there for the other's hand-over: a deadlock, GPU run 170).
+    "flash_attention_ping_pong_one_stage": ("flash_attention.tl", "flash_attention",
+                                            ["block_M=128", "block_N=64", "threads=256", "dim=64", "causal=true",
+                                             "stages=1", "ping_pong=true"],
+                                            ref.flash_attention, {"causal": True},
+                                            [dict(batch=1, seq_len=81, heads=2), dict(batch=1, seq_len=200, heads=1)]),
     # samples/flash_attention_bwd.tl, kernel by kernel (-D KERNEL.knob: the file's kernels have
     # different tiles). The backward runs on random LSE and Delta (its reference applies the
     # same formulas to them) into a zeroed dQ_accum, as the preprocess leaves it; keys and
@@ -661,7 +669,7 @@ def _random_attention(rng):
     causal = rng.choice([False, True])
     knobs = _draw(rng, [("dim", [32, 64, 80, 96, 128])]) + ["causal=" + str(causal).lower()] + _draw(
         rng, [("block_M", [32, 64, 128]), ("block_N", [32, 64]), ("stages", [1, 2, 3]), ("threads", [64, 128, 256]),
-              ("dtype", ["f16", "bf16"]), ("persist", ["false", "true"])])
+              ("dtype", ["f16", "bf16"]), ("persist", ["false", "true"]), ("ping_pong", ["false", "false", "true"])])
     shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 160), heads=rng.randint(1, 3)) for _ in range(2)]
     return "flash_attention.tl", "flash_attention", knobs, ref.flash_attention, {"causal": causal}, shapes
 
