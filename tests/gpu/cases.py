@@ -1040,6 +1040,15 @@ def _add_layout_widths(t: _Tables) -> None:
                                         "ping_pong": "true", **extra}),
               [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim))
                for b, h, s in ((2, 3, 1000), (1, 2, 256), (1, 1, 77), (8, 16, 1024))])
+    # ... with one stage (no pipeline), sm_90a and sm_80: the barrier for Q @ K^T's read of K_s
+    # goes before the turn's barrier_wait (inside the turn it hung, GPU run 170).
+    for target, dim, causal in (("", 64, True), ("sm_80", 96, True), ("sm_80", 64, False)):
+        name = f"layout_fa_pingpong_s1_d{dim}" + ("_causal" if causal else "") + (f"_{target.replace('_', '')}" if target else "")
+        t.add(Build(name, "attention", {"dtype": "f16", "dim": str(dim), "causal": str(causal).lower(),
+                                        "ping_pong": "true", "stages": "1", "block_M": "128", "threads": "256",
+                                        **({"block_N": "96" if dim == 96 else "64"} if target else {})},
+                    target=target),
+              [(f"b{b}h{h}s{s}", _attention_shape(b, h, s, dim)) for b, h, s in ((2, 3, 381), (1, 1, 81), (1, 2, 256))])
     # persistent(): one block per resident slot looping over the tiles (lower/PersistentTiles);
     # the warp-specialized variant's rings run on from tile to tile. More tiles than blocks
     # (every block loops), ragged edges (the ordinary instantiation where rows are unaligned),
