@@ -199,11 +199,60 @@ def _gated_delta(rng):
     return "gated_delta", "gdn", knobs, shapes
 
 
+def _gemm_transposed(rng):
+    family = rng.choice(["gemm_tn", "gemm_tt"])
+    knobs = _pick(rng, {k: v for k, v in GEMM_TILES.items() if k != "persist"})
+    knobs["policy"] = rng.choice(["square", "full_row", "full_col"])
+    return family, family, knobs, _gemm_shapes(rng)
+
+
+def _masked_gemm(rng):
+    knobs = _pick(rng, {"block_M": [64, 128], "block_N": [32, 64, 128], "block_K": [32, 64], "stages": [1, 2, 3, 4],
+                        "threads": [128, 256], "dtype": ["f16", "bf16"]})
+    return "masked_gemm", "masked", knobs, _gemm_shapes(rng)
+
+
+def _vertical_slash(rng):
+    knobs = _pick(rng, {"block_M": [64, 128], "block_N": [32, 64, 128], "stages": [1, 2, 3], "threads": [128, 256],
+                        "dim": [64, 128], "dtype": ["f16", "bf16"]})
+    shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 1500), heads=rng.randint(1, 3),
+                   dim=int(knobs["dim"]), nnz_s=rng.randint(1, 100), nnz_v=rng.randint(1, 200)) for _ in range(3)]
+    return "vertical_slash_attention", "vs", knobs, shapes
+
+
+def _memory_bound(rng):
+    if rng.random() < 0.5:
+        knobs = _pick(rng, {"block_M": [1, 2, 4, 8, 16], "block_K": [128, 256, 512, 1024, 2048], "stages": [1, 2, 3, 4],
+                            "threads": [32, 64, 128, 256], "dtype": ["f16", "bf16"]})
+        return "gemv", "gemv", knobs, [dict(M=rng.randint(1, 3000), K=rng.randint(1, 5000)) for _ in range(3)]
+    knobs = _pick(rng, {"block_M": [1, 4, 16, 32], "block_N": [64, 128, 256, 512], "threads": [64, 128, 256],
+                        "dtype": ["f16", "bf16"]})
+    return "swiglu", "swiglu", knobs, [dict(M=rng.randint(1, 300), N=rng.randint(1, 3000)) for _ in range(3)]
+
+
+def _w4a16_other(rng):
+    if rng.random() < 0.5:
+        group = rng.choice([32, 64, 128])
+        knobs = {"group_size": str(group), "tscales": rng.choice(["true", "false"])}
+        knobs.update(_pick(rng, {"block_M": [64, 128, 256], "block_N": [64, 128], "block_K": [32, 64],
+                                 "stages": [2, 3, 4], "threads": [128, 256], "dtype": ["f16", "bf16"]}))
+        family, stem = "w4a16_wreg", "w4a16r"
+    else:
+        group = rng.choice([16, 32])
+        knobs = {"group_size": str(group)}
+        knobs.update(_pick(rng, {"block_M": [64, 128], "block_N": [64, 128], "block_K": [64, 128], "stages": [1, 2, 3],
+                                 "threads": [128, 256], "dtype": ["f16", "bf16"]}))
+        family, stem = "dequant_fp4_gemm", "fp4"
+    shapes = [dict(M=rng.randint(1, 600), N=rng.randint(1, 600), K=max(group, 32) * rng.randint(1, 12)) for _ in range(3)]
+    return family, stem, knobs, shapes
+
+
 TEMPLATES = {"gemm": _gemm, "gemm_nt": _gemm_nt, "gemm_batched": _gemm_batched, "attention": _attention,
              "attention_sink": _attention_sink, "mla": _mla, "conv2d": _conv2d, "rows": _rows,
              "w4a16_gemv": _w4a16_gemv, "block_sparse_attention": _block_sparse, "flash_decoding": _flash_decoding,
              "fused_moe": _fused_moe, "gemm_fp8": _gemm_fp8, "w4a16_gemm": _w4a16_gemm, "attention_bwd": _attention_bwd,
-             "gated_delta": _gated_delta}
+             "gated_delta": _gated_delta, "gemm_transposed": _gemm_transposed, "masked_gemm": _masked_gemm,
+             "vertical_slash": _vertical_slash, "memory_bound": _memory_bound, "w4a16_other": _w4a16_other}
 
 
 def draw(count: int, seed: int, tlc: str, root: str, targets: list, source_of) -> tuple:
