@@ -11,6 +11,7 @@
 
 #include "frontend/AST.h"
 #include "ir/TileOp.h"
+#include "target/TargetInfo.h"
 #include "lower/KernelLowering.h"
 
 namespace tlc::ops {
@@ -29,6 +30,20 @@ public:
   std::string describe(const Node &n) const override { return toSource(n.call); }
 
   void lower(const Node &n, KernelLowering &L) const override {
+    // Named barriers are NVIDIA's (bar.sync / bar.arrive with an id and a count); gfx9 has
+    // only the block's s_barrier. Checked here, where only code that runs is lowered (a
+    // ping-pong under a knob that is false compiles for gfx).
+    const target::TargetInfo &t = *L.g.target;
+    if (!t.hasBarrier(target::BarrierKind::NamedBarrier)) {
+      L.diags
+          .error(n.call->getRange(), std::string(n.call->builtin == Builtin::BarrierArrive ? "barrier_arrive"
+                                                                                           : "barrier_wait") +
+                                         ": " + t.name().str() + " has no named barriers (only the whole block's s_barrier)")
+          .hint("keep named-barrier schedules (ping-pong) to NVIDIA targets, e.g. under a knob that is false for "
+                "gfx targets");
+      L.ok = false;
+      return;
+    }
     auto s = std::make_unique<lower::Stmt>(StmtKind::NamedBarrier);
     s->arriveOnly = n.call->builtin == Builtin::BarrierArrive;
     s->value = L.expr(argument(*n.call, 0, "id"));
