@@ -524,7 +524,8 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
     return nullptr;
   if (std::string why = insertBarriers(K); !why.empty()) {
     diags.error(k.nameRange, "kernel '" + k.name + "': " + why)
-        .hint("read shared tiles written in a turn after its barrier_arrive, or write them before its barrier_wait");
+        .hint("keep what synchronizes the whole block out of turns (a shared tile written and read in the turn, "
+              "a reduction across warps, a pipelined loop): before the barrier_wait or after the barrier_arrive");
     return nullptr;
   }
   if (!verified("SyncInsertion"))

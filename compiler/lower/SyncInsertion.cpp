@@ -428,6 +428,44 @@ private:
   llvm::DenseMap<const Stmt *, Summary> summaries;
 };
 
+// The first __syncthreads in `s` (itself, or one a tile operator or a pipeline holds), or null.
+const Stmt *firstBarrier(const Stmt &s) {
+  if (s.kind == StmtKind::Barrier)
+    return &s;
+  for (const StmtList *l : {&s.body, &s.elseBody})
+    for (const StmtPtr &c : *l)
+      if (const Stmt *b = firstBarrier(*c))
+        return b;
+  return nullptr;
+}
+
+// A __syncthreads left inside a turn of the kernel's own named barriers (see walk()): one a
+// tile operator holds (a reduction's scratch protocol), a pipeline's, one in a nested loop.
+// Why, for the first one, or empty. Linear: each list's next named barrier is found in one
+// backward pass.
+std::string barrierInTurn(const StmtList &list) {
+  std::vector<const Stmt *> nextNamed(list.size() + 1, nullptr);
+  for (size_t i = list.size(); i-- > 0;) {
+    const Stmt *named = lastNamedBarrier(*list[i]);
+    nextNamed[i] = named ? named : nextNamed[i + 1];
+  }
+  const Stmt *wait = nullptr;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Stmt &s = *list[i];
+    if (const Stmt *named = lastNamedBarrier(s))
+      wait = named->arriveOnly ? nullptr : &s; // a statement holding the turn's ends is looked into below
+    else if (wait && nextNamed[i] && nextNamed[i]->arriveOnly)
+      if (const Stmt *b = firstBarrier(s))
+        return "the __syncthreads of line " + std::to_string(b->line ? b->line : s.line) +
+               " falls between the barrier_wait of line " + std::to_string(wait->line) +
+               " and the barrier_arrive after it, where the warpgroups taking turns would wait for each other";
+    for (const StmtList *l : {&s.body, &s.elseBody})
+      if (std::string why = barrierInTurn(*l); !why.empty())
+        return why;
+  }
+  return "";
+}
+
 // Test hook (tests/emulator): TLC_TEST_DROP_BARRIER=N removes the Nth __syncthreads() of
 // the kernel body (0-based, program order, those SyncInsertion and PipelineExpansion placed),
 // a deliberately missing barrier that the CPU emulator's randomized thread order must catch.
@@ -455,6 +493,8 @@ std::string insertBarriers(Kernel &k) {
       body->push_back(makeStoreWait()); // the block's shared memory outlives the stores' reads
     if (error.empty())
       error = pass.error;
+    if (error.empty())
+      error = barrierInTurn(*body);
   }
   if (const char *n = std::getenv("TLC_TEST_DROP_BARRIER")) {
     int index = std::atoi(n);
