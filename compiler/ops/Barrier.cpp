@@ -30,17 +30,18 @@ public:
   std::string describe(const Node &n) const override { return toSource(n.call); }
 
   void lower(const Node &n, KernelLowering &L) const override {
-    // Named barriers are NVIDIA's (bar.sync / bar.arrive with an id and a count); gfx9 has
-    // only the block's s_barrier. Checked here, where only code that runs is lowered (a
-    // ping-pong under a knob that is false compiles for gfx).
+    // Named barriers (bar.sync / bar.arrive with an id and a count) are a target capability
+    // (target::BarrierKind::NamedBarrier); some targets have only the block's barrier. Checked
+    // here, where only code that runs is lowered (a ping-pong under a knob that is false
+    // compiles for every target).
     const target::TargetInfo &t = *L.g.target;
     if (!t.hasBarrier(target::BarrierKind::NamedBarrier)) {
       L.diags
           .error(n.call->getRange(), std::string(n.call->builtin == Builtin::BarrierArrive ? "barrier_arrive"
                                                                                            : "barrier_wait") +
                                          ": " + t.name().str() + " has no named barriers (only the whole block's s_barrier)")
-          .hint("keep named-barrier schedules (ping-pong) to NVIDIA targets, e.g. under a knob that is false for "
-                "gfx targets");
+          .hint("keep named-barrier schedules (ping-pong) to the targets that have named barriers, e.g. under a "
+                "knob that is false elsewhere");
       L.ok = false;
       return;
     }
