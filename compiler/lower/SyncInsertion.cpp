@@ -143,8 +143,8 @@ public:
     // before the turn goes before the turn's wait instead; one it needs for accesses made in
     // the turn is an error (`error`).
     struct Turn {
-      size_t wait;             // index of the barrier_wait in `list`
-      State before, inside;    // pending at the wait; made since
+      size_t wait;  // index of the barrier_wait in `list`
+      State inside; // the shared accesses made since
     };
     std::optional<Turn> turn;
     for (size_t i = 0; i < list.size(); ++i) {
@@ -153,7 +153,7 @@ public:
         if (named->arriveOnly)
           turn.reset();
         else
-          turn = Turn{i, state, State{}};
+          turn = Turn{i, State{}};
       }
       switch (s.kind) {
       case StmtKind::Barrier:
@@ -239,9 +239,12 @@ public:
         list.insert(list.begin() + at, std::move(barrier));
         ++i;
         if (at != i - 1) {
+          // Pending after the moved barrier: what the turn accessed (bulk stores' reads are
+          // not ended by a barrier).
+          std::vector<const Buffer *> async = std::move(state.asyncReads);
           state = turn->inside;
+          state.asyncReads = std::move(async);
           turn->wait += 1;
-          turn->before.clear();
         } else {
           state.clear();
           turn.reset();
