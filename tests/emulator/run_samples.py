@@ -699,8 +699,55 @@ def _random_rows(rng):
     return "%s.tl" % kind, kind, knobs, getattr(ref, kind), {"eps": eps} if eps else {}, shapes
 
 
+def _random_sink(rng):
+    knobs = _draw(rng, [("block_M", [32, 64, 128]), ("block_N", [32, 64]), ("stages", [1, 2]),
+                        ("threads", [64, 128, 256]), ("dim", [32, 64, 128]), ("dtype", ["f16", "bf16"])])
+    shapes = []
+    for _ in range(2):
+        kv = rng.choice([1, 2])
+        shapes.append(dict(batch=rng.randint(1, 2), heads=kv * rng.choice([1, 2, 4]), kv_heads=kv,
+                           seq_len=rng.randint(1, 150)))
+    return "attention_sink.tl", "attention_sink", knobs, ref.attention_sink, {}, shapes
+
+
+def _random_block_sparse(rng):
+    bm, bn = rng.choice([32, 64, 128]), rng.choice([32, 64])
+    knobs = ["block_M=%d" % bm, "block_N=%d" % bn] + _draw(
+        rng, [("stages", [1, 2, 3]), ("threads", [64, 128, 256]), ("dim", [32, 64]), ("dtype", ["f16", "bf16"])])
+    shapes = []
+    for _ in range(2):
+        s = rng.randint(1, 200)
+        shapes.append(dict(batch=rng.randint(1, 2), seq_len=s, heads=rng.randint(1, 2), q_blocks=-(-s // bm),
+                           k_blocks=-(-s // bn)))
+    return ("block_sparse_attention.tl", "block_sparse_attention", knobs, ref.block_sparse_attention,
+            {"block_M": bm, "block_N": bn}, shapes)
+
+
+def _random_w4a16(rng):
+    group = rng.choice([32, 64, 128])
+    sample = rng.choice(["dequant_gemm_w4a16", "dequant_gemv_w4a16_tc", "dequant_gemv_w4a16_tcs"])
+    if sample == "dequant_gemm_w4a16":
+        knobs = _draw(rng, [("block_M", [16, 32, 64]), ("block_N", [32, 64, 128]), ("block_K", [64, 128]),
+                            ("threads", [64, 128, 256]), ("stages", [1, 2, 3])])
+        rows = [rng.randint(1, 80) for _ in range(2)]
+    else:
+        knobs = _draw(rng, [("block_M", [8, 16]), ("block_N", [16, 32]), ("block_K", [128, 256]),
+                            ("threads", [64, 128])])
+        if sample.endswith("tcs"):
+            knobs += _draw(rng, [("stages", [1, 2, 3])])
+        rows = [rng.choice([1, 3, 17]) for _ in range(2)]
+    knobs += ["group_size=%d" % group] + _draw(rng, [("dtype", ["f16", "bf16"])])
+    shapes = [dict(M=m, N=rng.randint(1, 150), K=group * rng.randint(1, 6)) for m in rows]
+    # Sums of up to 768 products of int4 weights reach an RMS of about 45 (TOLERANCE's absolute
+    # terms are for outputs near 1): bf16 weights and outputs round each element by up to about
+    # 0.5 there (relative L2 error 2e-3, eight times f16's), so the absolute terms scale with it.
+    return (sample + ".tl", sample, knobs, ref.dequant_gemm_w4a16,
+            {"tolerance": dict(TOLERANCE, f16=(0.25, 1e-2), bf16=(1.0, 2e-2))}, shapes)
+
+
 RANDOM_TEMPLATES = {"gemm": _random_gemm, "flash_attention": _random_attention, "flash_mla_decode": _random_mla,
-                    "conv2d": _random_conv2d, "rows": _random_rows}
+                    "conv2d": _random_conv2d, "rows": _random_rows, "attention_sink": _random_sink,
+                    "block_sparse_attention": _random_block_sparse, "w4a16": _random_w4a16}
 
 
 def random_cases(args, count, seed):
