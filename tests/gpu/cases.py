@@ -2170,13 +2170,13 @@ def random_tables(count: int, seed: int, tlc: str, target: str, targets: list) -
     """`count` random configurations (random_tables.py), each for one of `targets` (a build for
     another target than the bundle's `target` says so), as the JSON that --tables reads: builds
     named rnd<i>_<stem> (rnd<i>_<stem>_<target> off the bundle's target), three cases each, no
-    bench items."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import random_tables as rt
+    bench items. f16 accumulation takes the tolerance of the fixed accum_ builds."""
+    import random_tables as rt  # beside this file: only the `random` command needs it
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     drawn, rejected = rt.draw(count, seed, tlc, root, targets, lambda family: KERNELS[family].source)
     builds, cases = [], []
-    for i, (family, stem, defines, shapes, build_target, tolerance) in enumerate(drawn):
+    for i, (family, stem, defines, shapes, build_target) in enumerate(drawn):
+        tolerance = F16_ACCUM_TOLERANCE if defines.get("accum") == "f16" else None
         own = build_target != target
         name = f"rnd{i}_{stem}" + (f"_{build_target}" if own else "")
         builds.append({"name": name, "family": family, "defines": defines, **({"target": build_target} if own else {})})
