@@ -250,8 +250,7 @@ BulkPipelinePlan planBulkPipeline(const ftg::Graph &g) {
   // notwithstanding, and a wgmma that no longer fits there does not compile (C7602, GPU run
   // 168: 192x256 tiles on three consumer warpgroups and a producer warpgroup leave 128 for
   // m64n256's 154). Such a kernel keeps the path without producers.
-  if (wgmmaInstructionRegisters(g) >
-      launchBoundRegisters(limits.registersPerSM, limits.registersPerThread, p.consumers + p.producers))
+  if (wgmmaInstructionRegisters(g) > launchBoundRegisters(limits, p.consumers + p.producers))
     return {};
   std::vector<bool> taken = namedBarrierIds(g);
   auto free = std::find(taken.begin() + 1, taken.end(), false);

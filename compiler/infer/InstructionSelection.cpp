@@ -66,7 +66,7 @@ private:
     // producer threads only where the instruction still fits.
     const Node *widest = nullptr;
     int need = wgmmaInstructionRegisters(g, &widest);
-    int64_t ceiling = launchBoundRegisters(limits.registersPerSM, limits.registersPerThread, g.threads);
+    int64_t ceiling = launchBoundRegisters(limits, g.threads);
     if (widest && need > ceiling) {
       diags.error(widest->call->getRange(),
                   "gemm: one wgmma.m64n" + std::to_string(widest->instrN) + " instruction needs about " +

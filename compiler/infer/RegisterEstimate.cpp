@@ -1,6 +1,7 @@
 #include "infer/RegisterEstimate.h"
 
 #include "ir/FTG.h"
+#include "target/TargetInfo.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -153,8 +154,8 @@ int bufferRegisters(const ftg::Graph &g) {
   return int(peak);
 }
 
-int64_t launchBoundRegisters(int64_t registersPerSM, int registersPerThread, int64_t threads) {
-  return std::min<int64_t>(registersPerThread, registersPerSM / std::max<int64_t>(1, threads) / 8 * 8);
+int64_t launchBoundRegisters(const target::Limits &limits, int64_t threads) {
+  return std::min<int64_t>(limits.registersPerThread, limits.registersPerSM / std::max<int64_t>(1, threads) / 8 * 8);
 }
 
 int wgmmaInstructionRegisters(const ftg::Graph &g, const ftg::Node **widest) {

@@ -11,6 +11,9 @@ namespace tlc::ftg {
 class Graph;
 struct Node;
 }
+namespace tlc::target {
+struct Limits;
+}
 
 namespace tlc::infer {
 
@@ -42,7 +45,7 @@ inline int estimateRegisters(const ftg::Graph &g) { return kScalarRegisters + bu
 // by the block, in whole units of 8, at most the target's per-thread limit. ptxas compiles
 // every instruction of a kernel within this ceiling of its launch bounds; setmaxnreg moves
 // registers between warpgroups at run time but does not raise it.
-int64_t launchBoundRegisters(int64_t registersPerSM, int registersPerThread, int64_t threads);
+int64_t launchBoundRegisters(const target::Limits &limits, int64_t threads);
 
 // What ptxas needs to compile the kernel's widest warpgroup MMA (wgmma.m64nNk*): the
 // accumulator registers of one instruction (N/2 32-bit values per thread, N/4 for f16
