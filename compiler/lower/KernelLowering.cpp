@@ -50,8 +50,11 @@ Stmt &KernelLowering::tileOp(const ftg::Node &n, const std::function<void()> &f)
   for (const ftg::Buffer *b : n.writes)
     op->writes.push_back(access(b));
   // Half of a register-staged copy: the load writes registers only, the store reads them only
-  // (SyncInsertion compares the shared accesses).
-  if (registerStaging)
+  // (SyncInsertion compares the shared accesses). Where only its element path is staged, the
+  // load half also issues the vector path's cp.async into the stage the store half writes.
+  if (registerStaging && registerStaging->elementsOnly && registerStaging->half == RegisterStaging::Load)
+    op->writesRepeated = true;
+  else if (registerStaging)
     (registerStaging->half == RegisterStaging::Load ? op->writes : op->reads).clear();
   Stmt *r = nullptr;
   atLineOf(n, [&] { r = &nest(std::move(op), f); });
@@ -138,16 +141,79 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
       stageOf[prefetched(*c)] = {p->slots[part], {p->slots[part], 0, n.stages}};
   };
   // The copies of one iteration, twice (the prologue's and the steady state's), with the
-  // lets their addresses use recomputed (their access sets are those of their nodes).
+  // lets their addresses use recomputed (their access sets are those of their nodes). In the
+  // steady state, a copy element by element (rows not aligned for cp.async) goes through
+  // registers: loaded where the prefetch is issued, stored into its stage after the consumers
+  // (parts 4 and 5, as in the register-staged expansion), so that its loads are in flight
+  // while the consumers run instead of stalling each store.
+  const std::vector<bool> viaRegisters = stagedThroughRegisters(n, producers, p->inFlight);
+  std::vector<int64_t> elements(producers.size(), 0);
+  auto arrayOf = [&](size_t i) { return generatedName(producers[i]->outputs[0].buffer->name + "_regs"); };
   for (int part = 0; part < 2; ++part) {
     staged(part);
     within(p->body[part]->body, [&] {
       prefetchLets(n);
-      for (const ftg::Node *c : producers)
+      for (size_t i = 0; i < producers.size(); ++i) {
+        const ftg::Node *c = producers[i];
+        if (part == 1 && viaRegisters[i])
+          registerStaging = RegisterStaging{RegisterStaging::Load, arrayOf(i), 0, /*elementsOnly=*/true};
         guardedPrefetch(*c, [&] { c->op ? c->op->lowerPrefetch(*c, *this) : lowerGather(*c, true); });
+        if (registerStaging)
+          elements[i] = registerStaging->elements;
+        registerStaging.reset();
+      }
+    });
+  }
+  if (llvm::any_of(elements, [](int64_t e) { return e > 0; })) {
+    p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq)); // part 4: the stores
+    p->body.push_back(std::make_unique<Stmt>(StmtKind::Seq)); // part 5: the arrays
+    staged(1);
+    within(p->body[4]->body, [&] {
+      for (size_t i = 0; i < producers.size(); ++i) {
+        if (!elements[i])
+          continue;
+        registerStaging = RegisterStaging{RegisterStaging::Store, arrayOf(i), 0, /*elementsOnly=*/true};
+        atLineOf(*producers[i], [&] { producers[i]->op->lowerPrefetch(*producers[i], *this); });
+        registerStaging.reset();
+        auto decl = std::make_unique<Stmt>(StmtKind::Decl);
+        decl->type = cppType(producers[i]->outputs[0].buffer->dtype);
+        decl->name = arrayOf(i);
+        decl->count = elements[i];
+        decl->align = 16;
+        p->body[5]->body.push_back(std::move(decl));
+      }
     });
   }
   finishPipeline(n, std::move(p), producers, inFlight);
+}
+
+// Which producers of pipelined loop `n` (cp.async groups) take the register-staged path for
+// their element copies: plain copies into shared memory, unguarded, while the prefetch runs
+// at least one iteration ahead (the stores land in the stage of iteration k + distance after
+// iteration k's consumers) and within kStagedElementRegisters per thread, in program order.
+// The other copies' element loads stay where they are, each store waiting for its load.
+std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
+                                                         const std::vector<const ftg::Node *> &producers,
+                                                         bool consumersInFlight) const {
+  std::vector<bool> staged(producers.size(), false);
+  if (n.stages - 1 - (consumersInFlight ? 1 : 0) < 1)
+    return staged;
+  int64_t registers = 0;
+  for (size_t i = 0; i < producers.size(); ++i) {
+    const ftg::Node &c = *producers[i];
+    if (c.kind != ftg::NodeKind::Copy || !c.op || c.prefetchGuard || c.inputs.empty() || c.outputs.empty() ||
+        c.inputs[0].buffer->scope != Scope::Global || c.outputs[0].buffer->scope != Scope::Shared)
+      continue;
+    const ftg::Buffer &tile = *c.outputs[0].buffer;
+    // A register per element (ptxas keeps a 16-bit load in a register of its own).
+    int64_t perThread = (tile.numElements() + g.threads - 1) / g.threads;
+    int64_t regs = perThread * ((int64_t(bitWidth(tile.dtype)) + 31) / 32);
+    if (registers + regs > kStagedElementRegisters)
+      continue;
+    registers += regs;
+    staged[i] = true;
+  }
+  return staged;
 }
 
 // Each producer twice in halves: the load of iteration 0 and its store into buffer 0 (part

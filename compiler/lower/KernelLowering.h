@@ -172,6 +172,11 @@ public:
   // The register-staged form (gfx9): each producer lowered as a load into registers and a
   // store from them, for the prologue and the steady state (PipelineExpansion.cpp).
   void lowerRegisterStaged(const ftg::Node &n, const std::vector<const ftg::Node *> &producers);
+  std::vector<bool> stagedThroughRegisters(const ftg::Node &n, const std::vector<const ftg::Node *> &producers,
+                                           bool consumersInFlight) const;
+  // Registers per thread that a cp.async pipeline's element copies may hold between their
+  // loads and their stores (stagedThroughRegisters).
+  static constexpr int64_t kStagedElementRegisters = 64;
   // The warp-specialized variant (BulkPipeline.cpp): the loop lowered with bulk copies by the
   // producer threads.
   void lowerBulkPipelined(const ftg::Node &n);
@@ -259,10 +264,16 @@ public:
   // While a register-staged pipeline's producers are lowered (gfx9): which half of each copy
   // to emit, and the per-thread array the tile passes through (the copy lowering names the
   // elements it needs in `elements`, for the array's declaration).
+  //
+  // In a pipeline of asynchronous copies (NVIDIA), `elementsOnly`: only the element path of a
+  // copy from global into shared memory goes through the array (its rows are not aligned for
+  // cp.async); the vector path stays cp.async, issued by the load half, and another copy is
+  // issued whole by the load half.
   struct RegisterStaging {
     enum Half { Load, Store } half = Load;
     std::string array;
     int64_t elements = 0;
+    bool elementsOnly = false;
   };
   std::optional<RegisterStaging> registerStaging;
 

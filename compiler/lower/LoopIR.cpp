@@ -305,7 +305,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
   switch (s.kind) {
   case StmtKind::Seq: os << "seq"; break;
   case StmtKind::Scope: os << "scope"; break;
-  case StmtKind::TileOp: os << "tileop " << s.text; break;
+  case StmtKind::TileOp: os << "tileop " << s.text << (s.writesRepeated ? " (writes repeated)" : ""); break;
   case StmtKind::For:
     os << "for[" << roleName(s.role) << "] " << s.var << " = " << s.lo << " .. " << s.hi;
     if (!s.step.empty())

@@ -139,6 +139,11 @@ struct Stmt {
   // A choice between two lowerings of the same accesses (ifAligned: vectors or scalars, per
   // the launch's alignment): barriers treat it as one unit, like a constexpr if.
   bool variants = false;
+  // TileOp: the load half of a copy staged through registers in a cp.async pipeline
+  // (KernelLowering::RegisterStaging::elementsOnly), whose cp.async path writes the stage that
+  // the store half writes after the consumers. SyncInsertion takes the store half's write for
+  // both: the two write the same values, and only one of them runs.
+  bool writesRepeated = false;
   bool elseIf = false; // the else branch is a single If written as `else if`
   bool warpSpecialized = false; // the producer warpgroup's branch (count: the consumer threads)
 

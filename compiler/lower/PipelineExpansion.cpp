@@ -84,12 +84,20 @@ StmtList expand(Stmt &p) {
   };
   size_t producers = countProducers(issueFirst);
 
+  // Element copies staged through registers (KernelLowering::stagedThroughRegisters): their
+  // stores, after the consumers, and the arrays.
+  StmtList none, &stores = p.body.size() > 4 ? p.body[4]->body : none, &arrays = p.body.size() > 5 ? p.body[5]->body : none;
+
   StmtList out;
   out.push_back(makeComment("pipelined loop over " + user + ": " + std::to_string(producers) +
                             " copies prefetched " + std::to_string(plan.distance()) + " iteration(s) ahead into " +
-                            S + " rotating shared buffers"));
+                            S + " rotating shared buffers" +
+                            (arrays.empty() ? "" : ", " + std::to_string(arrays.size()) +
+                                                       " of them element by element through registers")));
   auto scope = std::make_unique<Stmt>(StmtKind::Scope);
   scope->body.push_back(makeLet("const int", count, p.hi, /*maybeUnused=*/false));
+  for (StmtPtr &a : arrays)
+    scope->body.push_back(std::move(a));
   // The copies of iteration `iter` into stage `index`; the loop variable is there for the
   // lets the addresses use.
   auto issue = [&](StmtList &copies, const std::string &slot, const std::string &iter, const std::string &index,
@@ -116,15 +124,24 @@ StmtList expand(Stmt &p) {
   std::string freed = std::to_string(plan.stages - plan.distance());
   steady->body.push_back(makeBarrier("stage " + user + " % " + S + " has landed; stage (" + user + " - " + freed +
                                      ") % " + S + " is free again"));
+  // `next` is the prefetch's alone, but for the stores after the consumers.
+  StmtPtr nextLet = makeLet("const int", next, var + " + " + std::to_string(plan.distance()), false);
+  const StageRef nextStage{var, plan.distance(), plan.stages};
   auto prefetch = std::make_unique<Stmt>(StmtKind::Scope);
-  prefetch->body.push_back(makeLet("const int", next, var + " + " + std::to_string(plan.distance()), false));
-  prefetch->body.push_back(
-      issue(issueNext, p.slots[1], next, "(" + next + " % " + S + ")", {var, plan.distance(), plan.stages}));
+  (stores.empty() ? prefetch->body : steady->body).push_back(std::move(nextLet));
+  prefetch->body.push_back(issue(issueNext, p.slots[1], next, "(" + next + " % " + S + ")", nextStage));
   prefetch->body.push_back(std::make_unique<Stmt>(StmtKind::AsyncCommit));
   steady->body.push_back(std::move(prefetch));
   for (StmtPtr &c : consumers) {
     fillSlot(*c, p.slots[2], "(" + var + " % " + S + ")", {var, 0, plan.stages});
     steady->body.push_back(std::move(c));
+  }
+  if (!stores.empty()) {
+    // Stage (k + distance) % S is free since this iteration's barrier, and the barrier of
+    // iteration k + 1 hands these stores over before iteration k + distance reads them.
+    steady->body.push_back(makeComment("store the element copies' registers into stage (" + user + " + " +
+                                       std::to_string(plan.distance()) + ") % " + S));
+    steady->body.push_back(issue(stores, p.slots[1], next, "(" + next + " % " + S + ")", nextStage));
   }
   scope->body.push_back(std::move(steady));
   scope->body.push_back(waitFor(0));

@@ -170,6 +170,14 @@ void KernelLowering::ifAligned(llvm::ArrayRef<const ftg::Buffer *> tensors, cons
   i.variants = true;
   within(i.body, aligned);
   within(i.elseBody, otherwise);
+  // A half of a register-staged copy (KernelLowering::RegisterStaging::elementsOnly) may have
+  // nothing on one side: one branch, or nothing.
+  if (i.body.empty() && i.elseBody.empty()) {
+    cur->pop_back();
+  } else if (i.body.empty()) {
+    i.cond = "!(" + i.cond + ")";
+    std::swap(i.body, i.elseBody);
+  }
 }
 
 void KernelLowering::forEachChunk(int64_t chunks, bool unrollFully,

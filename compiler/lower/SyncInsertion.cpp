@@ -76,24 +76,27 @@ struct Effect {
   bool barrier = false;
 };
 
-void gather(const Stmt &s, Effect &e) {
+// (`writes`: false below a Stmt::writesRepeated, whose writes another statement makes again.)
+void gather(const Stmt &s, Effect &e, bool writes = true) {
   if (s.kind == StmtKind::Barrier) {
     e.barrier = true;
     e.tailReads.clear();
     e.tailWrites.clear();
     return;
   }
+  writes = writes && !s.writesRepeated;
   auto &r = e.barrier ? e.tailReads : e.headReads;
   auto &w = e.barrier ? e.tailWrites : e.headWrites;
   r.insert(r.end(), s.reads.begin(), s.reads.end());
-  w.insert(w.end(), s.writes.begin(), s.writes.end());
+  if (writes)
+    w.insert(w.end(), s.writes.begin(), s.writes.end());
   if (s.asyncProxyRead)
     for (const Access &a : s.reads)
       if (a.buffer->scope == MemScope::Shared)
         e.asyncReads.push_back(a.buffer);
   for (const StmtList *l : {&s.body, &s.elseBody})
     for (const StmtPtr &c : *l)
-      gather(*c, e);
+      gather(*c, e, writes);
 }
 
 bool isShared(const Access &a) { return a.buffer->scope == MemScope::Shared; }

@@ -133,10 +133,19 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   // array. The load zero-fills out-of-bounds elements as cp.async does; the store writes the
   // whole chunk. Every loop unrolls fully, so that the array's indices are constants and it
   // stays in registers.
-  auto *staging = L.registerStaging ? &*L.registerStaging : nullptr;
+  // In a pipeline of cp.async groups (elementsOnly) only element loads from global into shared
+  // memory are staged: the vector path is cp.async, another copy is issued whole by the load
+  // half, and the store half has nothing of either.
+  const bool stagesElements =
+      !atomic && !perThread && src.buffer->scope == Scope::Global && dst.buffer->scope == Scope::Shared;
   const std::vector<Access> none;
 
   auto body = [&](int v) {
+    auto *staging = L.registerStaging && (!L.registerStaging->elementsOnly || (v == 1 && stagesElements))
+                        ? &*L.registerStaging
+                        : nullptr;
+    if (!staging && L.registerStaging && L.registerStaging->half == KernelLowering::RegisterStaging::Store)
+      return;
     int64_t chunks = total / v, threads = L.g.threads;
     if (staging)
       staging->elements = std::max(staging->elements, (chunks + threads - 1) / threads * v);
@@ -542,8 +551,10 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
 void lowerCopy(KernelLowering &L, const Node &n, bool prefetch) {
   const Operand &src = n.inputs[0], &dst = n.outputs[0];
   L.tileOp(n, [&] {
+    const bool stores = L.registerStaging && L.registerStaging->half == KernelLowering::RegisterStaging::Store;
     if (prefetch)
-      L.add(makeComment("prefetch: " + toSource(n.call->args[0].value) + " -> " + dst.buffer->name));
+      L.add(makeComment(std::string(stores ? "prefetch, from registers: " : "prefetch: ") +
+                        toSource(n.call->args[0].value) + " -> " + dst.buffer->name));
     auto ordinary = [&] {
       L.scope([&] {
         if (src.buffer->scope == Scope::Fragment || dst.buffer->scope == Scope::Fragment)

@@ -401,7 +401,10 @@ GEMM_CHECK_SHAPES = [("8192", 8192, 8192, 8192, "float32"),
                      ("m1", 1, 4096, 4096, "float64"),
                      ("n4095", 4096, 4095, 4096, "float64"),
                      # A's rows unaligned, B's and C's aligned: B keeps its vector copies.
-                     ("k1001", 1000, 1024, 1001, "float64")]
+                     ("k1001", 1000, 1024, 1001, "float64"),
+                     # The same at a size where the element copies' loads, staged through
+                     # registers, decide the rate (lower/pipeline-expansion.tl).
+                     ("k4095", 4096, 4096, 4095, "float64")]
 
 # (batch, heads, seq_len, dim): issue 3.
 ATTENTION_CHECK_SHAPES = [(2, 8, 1000, 64), (8, 16, 1024, 128), (64, 64, 2048, 128)]
