@@ -211,8 +211,12 @@ def _masked_gemm(rng):
 def _vertical_slash(rng):
     knobs = _pick(rng, {"block_M": [64, 128], "block_N": [32, 64, 128], "stages": [1, 2, 3], "threads": [128, 256],
                         "dim": [64, 128], "dtype": ["f16", "bf16"]})
+    # One slash diagonal takes ceil(block_M / block_N) blocks of a query block's table (GPU run
+    # 173 drew a table one block wide for 128-row query blocks of 32-key blocks).
+    per_slash = -(-int(knobs["block_M"]) // int(knobs["block_N"]))
     shapes = [dict(batch=rng.randint(1, 2), seq_len=rng.randint(1, 1500), heads=rng.randint(1, 3),
-                   dim=int(knobs["dim"]), nnz_s=rng.randint(1, 100), nnz_v=rng.randint(1, 200)) for _ in range(3)]
+                   dim=int(knobs["dim"]), nnz_s=rng.randint(per_slash, 100), nnz_v=rng.randint(1, 200))
+              for _ in range(3)]
     return "vertical_slash_attention", "vs", knobs, shapes
 
 

@@ -190,8 +190,10 @@ def print_table(records: list) -> None:
     for rec in records:
         status = "PASS" if rec["passed"] else ("SKIP" if rec.get("skipped") else "FAIL")
         err = rec.get("error", {})
-        rel = f"{err['rel']:9.2e}" if "rel" in err else f"{'-':>9s}"
-        max_abs = f"{err['max_abs']:9.2e}" if "max_abs" in err else f"{'-':>9s}"
+        # NaN and infinity reach results.json as null (a failed case's rel: NaN poison left,
+        # or an error against an all-zero reference).
+        rel = f"{err['rel']:9.2e}" if err.get("rel") is not None else f"{'-':>9s}"
+        max_abs = f"{err['max_abs']:9.2e}" if err.get("max_abs") is not None else f"{'-':>9s}"
         ms = f"{rec['time_ms']:9.3f}" if "time_ms" in rec else f"{'-':>9s}"
         print(f"{rec['name']:34s} {_shape_text(rec['shape']):34s} {rel} {max_abs} {ms} "
               f"{_rate_text(rec):>16s}  {status}")

@@ -76,6 +76,21 @@ class JsonSafety(unittest.TestCase):
         run = json.loads(json.dumps(json_safe_run()))
         self.assertIn("| wrong |", report.markdown(run))
 
+    def test_the_table_prints_a_failure_whose_error_is_null(self):
+        # GPU run 173: an output against an all-zero reference (rel = inf, null in JSON) stopped
+        # the table and the totals after it.
+        import contextlib
+        import io
+        from metrics import json_safe
+        rec = json_safe({"name": "log_softmax_2", "shape": {"M": 3, "N": 1}, "passed": False,
+                         "reason": "relative error inf > 1e-02",
+                         "error": stats(diff_sq=1e-14, ref_sq=0.0).as_dict()})
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            run.print_table([json.loads(json.dumps(rec))])
+        self.assertIn("log_softmax_2", out.getvalue())
+        self.assertIn("FAIL", out.getvalue())
+
 
 def json_safe_run():
     from metrics import json_safe

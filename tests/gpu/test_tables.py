@@ -178,6 +178,19 @@ class RandomTables(unittest.TestCase):
             self.assertEqual(c.get("tolerance"), cases.F16_ACCUM_TOLERANCE if acc16 else None, c["name"])
 
 
+    def test_vertical_slash_tables_are_wide_enough_for_one_slash(self):
+        # A slash diagonal takes ceil(block_M / block_N) blocks of a query block's table: a
+        # narrower table is an input no index builder can fill (GPU run 173).
+        import random
+        import random_tables
+        rng = random.Random(173)
+        for _ in range(300):
+            _, _, knobs, shapes = random_tables._vertical_slash(rng)
+            per_slash = -(-int(knobs["block_M"]) // int(knobs["block_N"]))
+            for shape in shapes:
+                self.assertGreaterEqual(shape["nnz_s"], per_slash, (knobs, shape))
+
+
 class Tables(unittest.TestCase):
     def setUp(self):
         self.builds, self.cases, self.bench = cases.default_tables()
