@@ -2,6 +2,7 @@
 // FTG in order, serial loops and branches. Tile operators, parallel loops and pipelines have
 // their own files (KernelLowering.h).
 #include "lower/KernelLowering.h"
+#include "infer/RegisterEstimate.h"
 
 #include "ir/TileOp.h"
 #include "target/TargetInfo.h"
@@ -207,7 +208,7 @@ std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
     const ftg::Buffer &tile = *c.outputs[0].buffer;
     // A register per element (ptxas keeps a 16-bit load in a register of its own).
     int64_t perThread = (tile.numElements() + g.threads - 1) / g.threads;
-    int64_t regs = perThread * ((int64_t(bitWidth(tile.dtype)) + 31) / 32);
+    int64_t regs = perThread * infer::registersFor(1, tile.dtype);
     if (registers + regs > kStagedElementRegisters)
       continue;
     registers += regs;

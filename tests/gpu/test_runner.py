@@ -359,7 +359,7 @@ class Scripts(unittest.TestCase):
 
     def test_run_dry_run(self):
         out = self.dry_run(os.path.join(HERE, "run.py"))
-        self.assertIn("2 builds, 12 cases, 2 contract checks", out)
+        self.assertIn("2 builds, 14 cases, 2 contract checks", out)
         out = self.dry_run(os.path.join(HERE, "run.py"), "--only", "n4095")
         self.assertIn("2 builds, 2 cases, 2 contract checks", out)
 
@@ -396,11 +396,11 @@ class Scripts(unittest.TestCase):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         with open(os.path.join(out, "results.json")) as f:
             results = json.load(f)
-        self.assertEqual(len(results["cases"]), 6)
+        self.assertEqual(len(results["cases"]), 7)
         for rec in results["cases"] + results["contract"]:
             self.assertFalse(rec["passed"])
             self.assertRegex(rec["reason"], r"^build failed: .*error.*\(build\.log\)$")
-        self.assertEqual(results["summary"], {"passed": 0, "failed": 7, "skipped": 0})
+        self.assertEqual(results["summary"], {"passed": 0, "failed": 8, "skipped": 0})
         with open(os.path.join(out, "build.log")) as f:
             self.assertIn("==== gemm_bf16: FAILED", f.read())
 
