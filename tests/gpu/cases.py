@@ -1022,7 +1022,7 @@ def _add_layout_widths(t: _Tables) -> None:
         for w in LAYOUT_WIDTHS:
             # The generic 128 x 128 x 32 tiles with one knob changed (hopper_tiles would also
             # change the threads, the step and the launch on sm_90a).
-            defines = {"dtype": "f16", "policy": "square", "hopper_tiles": "false", knob: str(w)}
+            defines = {"dtype": "f16", "policy": "square", "hopper_tiles": "false", "few_tiles": "false", knob: str(w)}
             if knob == "block_K" and w >= 160:
                 defines["stages"] = "2"   # 3 stages of 128 x 160 tiles exceed shared memory
             bn = w if knob == "block_N" else 128
@@ -1143,7 +1143,7 @@ def _add_layout_widths(t: _Tables) -> None:
     # wgmma group left in flight.
     t.add(Build("layout_gemm_s4_n256", "gemm",
                 {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
-                 "block_K": "64", "stages": "4", "threads": "256", "persist": "false", "hopper_tiles": "false"}),
+                 "block_K": "64", "stages": "4", "threads": "256", "persist": "false", "hopper_tiles": "false", "few_tiles": "false"}),
           [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("130x70x40", {"M": 130, "N": 70, "K": 40}),
            ("mult", {"M": 512, "N": 1024, "K": 512}),
            # Ragged M and N with 16-byte aligned rows: the warp-specialized variant, its bulk
@@ -1159,20 +1159,20 @@ def _add_layout_widths(t: _Tables) -> None:
                       ("4096x4096x512", {"M": 4096, "N": 4096, "K": 512})]
     for name, extra in (("persist_gemm_s3_n256", {"persist": "true"}), ("layout_gemm_s3_n256", {"persist": "false"})):
         t.add(Build(name, "gemm", {"dtype": "f16", "policy": "square", "block_M": "128", "block_N": "256",
-                                   "block_K": "64", "stages": "3", "threads": "256", "hopper_tiles": "false", **extra}),
+                                   "block_K": "64", "stages": "3", "threads": "256", "hopper_tiles": "false", "few_tiles": "false", **extra}),
               persist_shapes)
     # The generic tiles persistent (the defaults on sm_90a are persistent with the Hopper tiles).
     t.add(Build("persist_gemm_bf16", "gemm", {"dtype": "bf16", "policy": "square", "persist": "true",
-                                              "hopper_tiles": "false"}),
+                                              "hopper_tiles": "false", "few_tiles": "false"}),
           persist_shapes[:3])
     # Smaller tiles for problems of few 128x256 tiles (M and N up to a few thousand), timed
     # beside the defaults at such sizes: more blocks for the 132 SMs.
     for name, tiles in GEMM_SMALL_TILES.items():
-        t.add(Build(name, "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false", **tiles}),
+        t.add(Build(name, "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false", "few_tiles": "false", **tiles}),
               persist_shapes[:3])
     # The generic 128x128x32 tiles on sm_90a (`-D hopper_tiles=false`; wgmma on one
     # warpgroup), which the bench times beside the defaults at every size.
-    t.add(Build("layout_gemm_generic", "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false"}),
+    t.add(Build("layout_gemm_generic", "gemm", {"dtype": "f16", "policy": "square", "hopper_tiles": "false", "few_tiles": "false"}),
           persist_shapes)
     t.add(Build("persist_gemm_sm80", "gemm", {"dtype": "f16", "policy": "square", "persist": "true"},
                 target="sm_80"), persist_shapes[:3] + persist_shapes[-1:])
@@ -1180,7 +1180,7 @@ def _add_layout_widths(t: _Tables) -> None:
     # inside B's 64-column panel.
     t.add(Build("layout_gemm_n64_wg2", "gemm",
                 {"dtype": "f16", "policy": "full_col", "block_M": "64", "block_N": "64",
-                 "block_K": "64", "threads": "256", "persist": "false", "hopper_tiles": "false"}),
+                 "block_K": "64", "threads": "256", "persist": "false", "hopper_tiles": "false", "few_tiles": "false"}),
           [("257x1000x999", {"M": 257, "N": 1000, "K": 999}), ("mult", {"M": 256, "N": 256, "K": 256})])
     for dim in (64, 96):
         t.add(Build(f"layout_gather_d{dim}", "gather_table",
@@ -1215,7 +1215,7 @@ def _add_f16_accumulators(t: _Tables) -> None:
     # aligned cases warp-specialized), the default tiles and the H100 ones (layout_gemm_s4_n256),
     # whose ordinary variant (the unaligned K = 999) leaves each wgmma group in flight.
     h100 = {"block_M": "128", "block_N": "256", "block_K": "64", "stages": "4", "threads": "256", "persist": "false",
-            "hopper_tiles": "false"}
+            "hopper_tiles": "false", "few_tiles": "false"}
     for name, tiles, target in (("accum_gemm_f16_sm80", {}, "sm_80"), ("accum_gemm_f16", {}, ""),
                                 ("accum_gemm_f16_h100tiles", h100, "")):
         t.add(Build(name, "gemm", {"dtype": "f16", "accum": "f16", "policy": "square", **tiles},
