@@ -468,6 +468,10 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
         coords = {F.kind == FragmentLayout::Row ? F.rowOf(kThreadIndex, r) : F.colOf(kThreadIndex, r)};
       }
       for (size_t i = 0; i < coords.size(); ++i) {
+        // A constant coordinate (a one-row fragment's) is used as it is: a let of it may go
+        // unused (nvcc's warning 177 on a GEMV's `y[bx]`).
+        if (llvm::all_of(coords[i], [](char ch) { return ch >= '0' && ch <= '9'; }))
+          continue;
         L.add(makeLet("const int", generatedName("t" + std::to_string(i)), coords[i], false));
         coords[i] = generatedName("t" + std::to_string(i));
       }
