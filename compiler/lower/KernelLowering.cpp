@@ -189,8 +189,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
 }
 
 // Which producers of pipelined loop `n` (cp.async groups) take the register-staged path for
-// their element copies: plain copies and im2col copies into shared memory, unguarded, while
-// the prefetch runs
+// their element copies: plain copies into shared memory, unguarded, while the prefetch runs
 // at least one iteration ahead (the stores land in the stage of iteration k + distance after
 // iteration k's consumers) and within kStagedElementRegisters per thread, in program order.
 // The other copies' element loads stay where they are, each store waiting for its load.
@@ -203,8 +202,7 @@ std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
   int64_t registers = 0;
   for (size_t i = 0; i < producers.size(); ++i) {
     const ftg::Node &c = *producers[i];
-    if ((c.kind != ftg::NodeKind::Copy && c.kind != ftg::NodeKind::Im2col) || !c.op || c.prefetchGuard ||
-        c.inputs.empty() || c.outputs.empty() ||
+    if (c.kind != ftg::NodeKind::Copy || !c.op || c.prefetchGuard || c.inputs.empty() || c.outputs.empty() ||
         c.inputs[0].buffer->scope != Scope::Global || c.outputs[0].buffer->scope != Scope::Shared)
       continue;
     const ftg::Buffer &tile = *c.outputs[0].buffer;

@@ -104,35 +104,21 @@ std::string describeIm2col(const Node &n) {
          std::to_string(a.stride) + ", pad " + std::to_string(a.pad);
 }
 
-// This thread's `it`-th chunk of the tile (`c` its index): its slot in a register-staged copy's
-// array (KernelLowering::RegisterStaging), which only a fully unrolled loop keeps in registers.
-std::string stagingSlot(const KernelLowering &L, const std::string &c, const std::string &it) {
-  return it.empty() ? "(" + c + " / " + std::to_string(L.g.threads) + ")" : it;
-}
-
-// The tile's element (row, column) of chunk `c` of `V` channels, as two lets.
-std::pair<std::string, std::string> chunkPosition(KernelLowering &L, const ftg::Buffer &A, int64_t V,
-                                                  const std::string &c) {
-  std::string i = L.fresh("row"), j = L.fresh("col"), perRowChunks = std::to_string(*A.shape[1] / V);
-  L.add(makeLet("const int", i, c + " / " + perRowChunks, false));
-  L.add(makeLet("const int", j, V > 1 ? "(" + c + " % " + perRowChunks + ") * " + std::to_string(V)
-                                      : c + " % " + perRowChunks, false));
-  return {i, j};
-}
-
 // The tile in accesses of `V` channels: per access, its output pixel decomposed, the input
-// pixel's validity, and `access(dst, src, valid, reads, slot)` (element references; `slot`,
-// the staging array's index, where `unrollFully`).
-void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t V, bool unrollFully,
+// pixel's validity, and `access(dst, src, valid)` (element references).
+void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t V,
                    const std::function<void(const std::string &, const std::string &, const std::string &,
-                                            std::vector<Access>, const std::string &)> &access) {
+                                            std::vector<Access>)> &access) {
   const Node::Im2colArgs &a = *n.im2col;
   const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
   const int64_t rows = *A.shape[0], cols = *A.shape[1];
-  L.forEachChunk(rows * cols / V, unrollFully, [&](const std::string &c, const std::string &it) {
-    auto [i, j] = chunkPosition(L, A, V, c);
-    std::string m = L.fresh("m"), pq = L.fresh("pq"), img = L.fresh("n"), h = L.fresh("h"), w = L.fresh("w"),
-                valid = L.fresh("valid");
+  L.forEachChunk(rows * cols / V, false, [&](const std::string &c, const std::string &) {
+    std::string i = L.fresh("row"), j = L.fresh("col"), m = L.fresh("m"), pq = L.fresh("pq"), img = L.fresh("n"),
+                h = L.fresh("h"), w = L.fresh("w"), valid = L.fresh("valid");
+    std::string perRowChunks = std::to_string(cols / V);
+    L.add(makeLet("const int", i, c + " / " + perRowChunks, false));
+    L.add(makeLet("const int", j, V > 1 ? "(" + c + " % " + perRowChunks + ") * " + std::to_string(V)
+                                        : c + " % " + perRowChunks, false));
     L.add(makeLet("const int", m, p.first + " + " + i, false));
     L.add(makeLet("const int", img, m + " / " + p.perImage, false));
     L.add(makeLet("const int", pq, m + " % " + p.perImage, false));
@@ -151,56 +137,29 @@ void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t
     std::string src = elementAt(L, X, {img, h, w, p.channel + " + " + j});
     std::vector<Access> reads = p.reads;
     reads.insert(reads.begin(), L.access(&X));
-    access(dst, src, valid, reads, stagingSlot(L, c, it));
+    access(dst, src, valid, reads);
   });
 }
 
 void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
   const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
   const int64_t V = n.copyVector;
-  // A half of the element path staged through registers in a cp.async pipeline
-  // (KernelLowering::stagedThroughRegisters): the load half also issues the cp.async path, the
-  // store half has nothing else.
-  auto *staging = L.registerStaging && L.registerStaging->elementsOnly ? &*L.registerStaging : nullptr;
-  const bool storeHalf = staging && staging->half == KernelLowering::RegisterStaging::Store;
   L.tileOp(n, [&] {
-    L.sourceComment(n, std::string(storeHalf ? "prefetch, from registers: " : prefetch ? "prefetch: " : "") +
-                           describeIm2col(n) + ", " + n.im2col->note);
+    L.sourceComment(n, std::string(prefetch ? "prefetch: " : "") + describeIm2col(n) + ", " + n.im2col->note);
     L.scope([&] {
-      // The store half reads nothing but the array: no positions.
-      std::optional<Positions> p;
-      if (!storeHalf)
-        p = positions(n, L);
+      Positions p = positions(n, L);
       auto elements = [&] {
-        if (staging) {
-          const int64_t threads = L.g.threads;
-          staging->elements = std::max(staging->elements, (n.outputs[0].buffer->numElements() + threads - 1) / threads);
-        }
-        if (storeHalf) {
-          L.forEachChunk(A.numElements(), true, [&](const std::string &c, const std::string &it) {
-            auto [i, j] = chunkPosition(L, A, 1, c);
-            L.accessing(L.add(makeStore(elementAt(L, A, {i, j}), staging->array + "[" + stagingSlot(L, c, it) + "]")),
-                        {}, {L.access(&A)});
-          });
-          return;
-        }
-        forEachAccess(n, L, *p, 1, staging != nullptr,
-                      [&](const std::string &dst, const std::string &src, const std::string &valid,
-                          std::vector<Access> reads, const std::string &slot) {
-                        std::string value = elementOrZero(X, src, valid, cppType(A.dtype));
-                        if (staging)
-                          L.accessing(L.add(makeStore(staging->array + "[" + slot + "]", value)), std::move(reads), {});
-                        else
-                          L.accessing(L.add(makeStore(dst, value)), std::move(reads), {L.access(&A)});
-                      });
+        forEachAccess(n, L, p, 1, [&](const std::string &dst, const std::string &src, const std::string &valid,
+                                      std::vector<Access> reads) {
+          L.accessing(L.add(makeStore(dst, elementOrZero(X, src, valid, cppType(A.dtype)))), std::move(reads),
+                      {L.access(&A)});
+        });
       };
       if (n.instr != ftg::CopyInstr::CpAsync16)
         return elements();
       L.ifAligned({&X}, [&] {
-        if (storeHalf)
-          return;
-        forEachAccess(n, L, *p, V, false, [&](const std::string &dst, const std::string &src, const std::string &valid,
-                                             std::vector<Access> reads, const std::string &) {
+        forEachAccess(n, L, p, V, [&](const std::string &dst, const std::string &src, const std::string &valid,
+                                      std::vector<Access> reads) {
           Stmt &cp = L.accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), std::move(reads), {L.access(&A)});
           cp.bytes = int(V * bitWidth(A.dtype) / 8);
           cp.dst = "&" + dst;
