@@ -189,27 +189,37 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
 }
 
 // Which producers of pipelined loop `n` (cp.async groups) take the register-staged path for
-// their element copies: plain copies into shared memory, unguarded, while the prefetch runs
+// their element copies: plain copies of 16- or 32-bit elements into shared memory, unguarded,
+// while the prefetch runs
 // at least one iteration ahead (the stores land in the stage of iteration k + distance after
-// iteration k's consumers) and within kStagedElementRegisters per thread, in program order.
-// The other copies' element loads stay where they are, each store waiting for its load.
+// iteration k's consumers), in program order while their registers fit the target's staging
+// budget and what the kernel's own registers leave under its launch bound (with
+// kStagingMargin for the addresses and temporaries the estimate leaves out: an attention
+// kernel at its bound spilled 472 bytes with its K and V tiles staged). The other copies'
+// element loads stay where they are, each store waiting for its load.
 std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
                                                          const std::vector<const ftg::Node *> &producers,
                                                          bool consumersInFlight) const {
   std::vector<bool> staged(producers.size(), false);
   if (n.stages - 1 - (consumersInFlight ? 1 : 0) < 1)
     return staged;
+  const int64_t left = infer::launchBoundRegisters(g.target->limits(), g.threads) - infer::estimateRegisters(g) -
+                       kStagingMargin;
+  const int64_t budget = std::min<int64_t>(g.target->stagingRegisterBudget(), left);
   int64_t registers = 0;
   for (size_t i = 0; i < producers.size(); ++i) {
     const ftg::Node &c = *producers[i];
     if (c.kind != ftg::NodeKind::Copy || !c.op || c.prefetchGuard || c.inputs.empty() || c.outputs.empty() ||
         c.inputs[0].buffer->scope != Scope::Global || c.outputs[0].buffer->scope != Scope::Shared)
       continue;
+    // 16- and 32-bit elements as registersFor packs them (ptxas pairs halves: the generic GEMM's
+    // 64 staged halves per thread took 49 more registers). 8-bit tiles stay as they are: each
+    // byte takes a register of its own, and staged they made the fp8 GEMMs spill (128-916 bytes).
     const ftg::Buffer &tile = *c.outputs[0].buffer;
-    // A register per element (ptxas keeps a 16-bit load in a register of its own).
-    int64_t perThread = (tile.numElements() + g.threads - 1) / g.threads;
-    int64_t regs = perThread * infer::registersFor(1, tile.dtype);
-    if (registers + regs > kStagedElementRegisters)
+    if (bitWidth(tile.dtype) < 16)
+      continue;
+    const int64_t regs = infer::registersFor((tile.numElements() + g.threads - 1) / g.threads, tile.dtype);
+    if (registers + regs > budget)
       continue;
     registers += regs;
     staged[i] = true;

@@ -174,9 +174,9 @@ public:
   void lowerRegisterStaged(const ftg::Node &n, const std::vector<const ftg::Node *> &producers);
   std::vector<bool> stagedThroughRegisters(const ftg::Node &n, const std::vector<const ftg::Node *> &producers,
                                            bool consumersInFlight) const;
-  // Registers per thread that a cp.async pipeline's element copies may hold between their
-  // loads and their stores (stagedThroughRegisters).
-  static constexpr int64_t kStagedElementRegisters = 64;
+  // Registers per thread the kernel's estimate (infer::estimateRegisters) leaves out, kept
+  // free of staged element copies (stagedThroughRegisters).
+  static constexpr int64_t kStagingMargin = 48;
   // The warp-specialized variant (BulkPipeline.cpp): the loop lowered with bulk copies by the
   // producer threads.
   void lowerBulkPipelined(const ftg::Node &n);

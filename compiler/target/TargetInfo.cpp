@@ -109,6 +109,9 @@ public:
     barriers_ = {BarrierKind::Block, BarrierKind::AsyncGroupWait, BarrierKind::NamedBarrier,
                  BarrierKind::Mbarrier};
     pipelineStyle_ = PipelineStyle::AsyncGroups;
+    // Element copies (rows cp.async cannot move) staged through registers: as on gfx9, a
+    // quarter of the 255 registers a thread may have.
+    stagingRegisterBudget_ = 64;
   }
 };
 

@@ -148,8 +148,9 @@ public:
   llvm::ArrayRef<BarrierKind> barriers() const { return barriers_; }
   bool hasBarrier(BarrierKind kind) const;
   PipelineStyle pipelineStyle() const { return pipelineStyle_; }
-  // RegisterStaged pipelines: the 32-bit registers per thread the staged tiles of one loop may
-  // hold (they stay live across the gemm of the iteration); 0 on the other styles.
+  // The 32-bit registers per thread the tiles of one pipelined loop staged through registers
+  // may hold (they stay live across the gemm of the iteration): every copy of a RegisterStaged
+  // pipeline, the element copies of an AsyncGroups one (lower/PipelineExpansion.cpp).
   int stagingRegisterBudget() const { return stagingRegisterBudget_; }
   // The shared-memory banks that choose the layouts of gemm operand tiles (ir/LdsBanks.h:
   // gfx9's LDS, read by MFMA lanes in 8-byte runs), or null where the operand layout is the
