@@ -190,13 +190,12 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
 
 // Which producers of pipelined loop `n` (cp.async groups) take the register-staged path for
 // their element copies: plain copies of 16- or 32-bit elements into shared memory, unguarded,
-// while the prefetch runs
-// at least one iteration ahead (the stores land in the stage of iteration k + distance after
-// iteration k's consumers), in program order while their registers fit the target's staging
-// budget and what the kernel's own registers leave under its launch bound (with
-// kStagingMargin for the addresses and temporaries the estimate leaves out: an attention
-// kernel at its bound spilled 472 bytes with its K and V tiles staged). The other copies'
-// element loads stay where they are, each store waiting for its load.
+// while the prefetch runs at least one iteration ahead (the stores land in the stage of
+// iteration k + distance after iteration k's consumers), in program order while their
+// registers fit the target's staging budget and what the kernel's own registers leave under
+// its launch bound (with kStagingMargin for the addresses and temporaries the estimate leaves
+// out: an attention kernel at its bound spilled 472 bytes with its K and V tiles staged). The
+// other copies' element loads stay where they are, each store waiting for its load.
 std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
                                                          const std::vector<const ftg::Node *> &producers,
                                                          bool consumersInFlight) const {
@@ -220,7 +219,7 @@ std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
       continue;
     // The element loop's coordinates must be shifts and masks of constants (the block's threads
     // a multiple of the tile's width or the other way round): widths of 48, 80 or 112 divide
-    // per element, and their staged loads spilled (up to 664 bytes) where the estimate saw room.
+    // per element, and their staged loads spilled (96-1816 bytes) where the estimate saw room.
     const int64_t width = tile.shape.empty() ? 1 : tile.shape.back().value_or(1);
     if (width <= 0 || (g.threads % width != 0 && width % g.threads != 0))
       continue;
