@@ -238,9 +238,7 @@ private:
   // destination tile, in whole accesses of the widest vector.
   static int64_t stagingRegisters(const Graph &g, const Node &n) {
     const ftg::Buffer &dst = *n.outputs[0].buffer;
-    int64_t elements = dst.numElements(), vec = std::max(1, n.copyVector), threads = std::max<int64_t>(1, g.threads);
-    int64_t perThread = (elements / vec + threads - 1) / threads * vec;
-    return registersFor(perThread, dst.dtype);
+    return stagedTileRegisters(dst.numElements(), dst.dtype, g.threads, n.copyVector);
   }
 
   // Gathered copy `n` (infer/GatherCopy.cpp), a direct child of the loop body, is issued ahead

@@ -24,6 +24,15 @@ constexpr int kScalarRegisters = 32;
 // 32-bit registers that hold `elements` values of `dtype` in one thread (packed, rounded up).
 int64_t registersFor(int64_t elements, DType dtype);
 
+// Registers each of `threads` threads holds for a tile of `elements` values of `dtype` staged
+// through registers in chunks of `vec` (a register-staged pipeline's copies: the planner's
+// budget on gfx9, the element copies lower/ stages in cp.async pipelines).
+inline int64_t stagedTileRegisters(int64_t elements, DType dtype, int64_t threads, int64_t vec = 1) {
+  threads = threads < 1 ? 1 : threads;
+  vec = vec < 1 ? 1 : vec;
+  return registersFor((elements / vec + threads - 1) / threads * vec, dtype);
+}
+
 // The fewest registers one thread can hold a buffer of `elements` values in, before its layout
 // is known: a fragment spread evenly over the block's `threads`, a local array whole. The lower
 // bound of the estimate below that layout inference and the recommender's quick check test.

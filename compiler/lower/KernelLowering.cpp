@@ -149,7 +149,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
   // while the consumers run instead of stalling each store.
   const std::vector<bool> viaRegisters = stagedThroughRegisters(n, producers, p->inFlight);
   std::vector<int64_t> elements(producers.size(), 0);
-  auto arrayOf = [&](size_t i) { return generatedName(producers[i]->outputs[0].buffer->name + "_regs"); };
+  auto arrayOf = [&](size_t i) { return stagingArrayName(*producers[i]->outputs[0].buffer); };
   for (int part = 0; part < 2; ++part) {
     staged(part);
     within(p->body[part]->body, [&] {
@@ -176,12 +176,7 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
         registerStaging = RegisterStaging{RegisterStaging::Store, arrayOf(i), 0, /*elementsOnly=*/true};
         atLineOf(*producers[i], [&] { producers[i]->op->lowerPrefetch(*producers[i], *this); });
         registerStaging.reset();
-        auto decl = std::make_unique<Stmt>(StmtKind::Decl);
-        decl->type = cppType(producers[i]->outputs[0].buffer->dtype);
-        decl->name = arrayOf(i);
-        decl->count = elements[i];
-        decl->align = 16;
-        p->body[5]->body.push_back(std::move(decl));
+        p->body[5]->body.push_back(stagingArray(*producers[i]->outputs[0].buffer, elements[i]));
       }
     });
   }
@@ -223,7 +218,7 @@ std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
     const int64_t width = tile.shape.empty() ? 1 : tile.shape.back().value_or(1);
     if (width <= 0 || (g.threads % width != 0 && width % g.threads != 0))
       continue;
-    const int64_t regs = infer::registersFor((tile.numElements() + g.threads - 1) / g.threads, tile.dtype);
+    const int64_t regs = infer::stagedTileRegisters(tile.numElements(), tile.dtype, g.threads);
     if (registers + regs > budget)
       continue;
     registers += regs;
@@ -260,7 +255,7 @@ void KernelLowering::lowerRegisterStaged(const ftg::Node &n, const std::vector<c
       if (half == RegisterStaging::Load)
         prefetchLets(n);
       for (size_t i = 0; i < producers.size(); ++i) {
-        registerStaging = RegisterStaging{half, generatedName(producers[i]->outputs[0].buffer->name + "_regs"), 0};
+        registerStaging = RegisterStaging{half, stagingArrayName(*producers[i]->outputs[0].buffer), 0};
         atLineOf(*producers[i], [&] { producers[i]->op->lowerPrefetch(*producers[i], *this); });
         elements[i] = std::max(elements[i], registerStaging->elements);
       }
@@ -271,16 +266,20 @@ void KernelLowering::lowerRegisterStaged(const ftg::Node &n, const std::vector<c
   halves(p->body[0]->body, RegisterStaging::Store, 0);
   halves(p->body[1]->body, RegisterStaging::Load, 1);
   halves(p->body[4]->body, RegisterStaging::Store, 1);
-  for (size_t i = 0; i < producers.size(); ++i) {
-    const ftg::Buffer &dst = *producers[i]->outputs[0].buffer;
-    auto decl = std::make_unique<Stmt>(StmtKind::Decl);
-    decl->type = cppType(dst.dtype);
-    decl->name = generatedName(dst.name + "_regs");
-    decl->count = std::max<int64_t>(1, elements[i]);
-    decl->align = 16;
-    p->body[5]->body.push_back(std::move(decl));
-  }
+  for (size_t i = 0; i < producers.size(); ++i)
+    p->body[5]->body.push_back(stagingArray(*producers[i]->outputs[0].buffer, std::max<int64_t>(1, elements[i])));
   finishPipeline(n, std::move(p), producers, {});
+}
+
+std::string KernelLowering::stagingArrayName(const ftg::Buffer &tile) { return generatedName(tile.name + "_regs"); }
+
+StmtPtr KernelLowering::stagingArray(const ftg::Buffer &tile, int64_t elements) {
+  auto decl = std::make_unique<Stmt>(StmtKind::Decl);
+  decl->type = cppType(tile.dtype);
+  decl->name = stagingArrayName(tile);
+  decl->count = elements;
+  decl->align = 16; // 16-byte loads and stores of it on gfx9
+  return decl;
 }
 
 // `nodes` with each compile-time `if` whose taken branch declares nothing (no lets or scalar

@@ -174,6 +174,10 @@ public:
   void lowerRegisterStaged(const ftg::Node &n, const std::vector<const ftg::Node *> &producers);
   std::vector<bool> stagedThroughRegisters(const ftg::Node &n, const std::vector<const ftg::Node *> &producers,
                                            bool consumersInFlight) const;
+  // The per-thread array a tile staged through registers passes through (either form), its
+  // name and its declaration.
+  static std::string stagingArrayName(const ftg::Buffer &tile);
+  static StmtPtr stagingArray(const ftg::Buffer &tile, int64_t elements);
   // Registers per thread the kernel's estimate (infer::estimateRegisters) leaves out, kept
   // free of staged element copies (stagedThroughRegisters).
   static constexpr int64_t kStagingMargin = 48;

@@ -9,6 +9,8 @@
 #include "lower/KernelLowering.h"
 #include "target/TargetInfo.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 namespace tlc::ops {
 
 using namespace lower;
@@ -133,17 +135,13 @@ void cooperativeCopy(KernelLowering &L, const Node &n, const Operand &src, const
   // array. The load zero-fills out-of-bounds elements as cp.async does; the store writes the
   // whole chunk. Every loop unrolls fully, so that the array's indices are constants and it
   // stays in registers.
-  // In a pipeline of cp.async groups (elementsOnly) only element loads from global into shared
-  // memory are staged: the vector path is cp.async, another copy is issued whole by the load
-  // half, and the store half has nothing of either.
-  const bool stagesElements =
-      !atomic && !perThread && src.buffer->scope == Scope::Global && dst.buffer->scope == Scope::Shared;
+  // In a pipeline of cp.async groups (elementsOnly: a copy KernelLowering::stagedThroughRegisters
+  // chose) only the element path is staged: the vector path is cp.async, issued by the load
+  // half, and the store half has nothing of it.
   const std::vector<Access> none;
 
   auto body = [&](int v) {
-    auto *staging = L.registerStaging && (!L.registerStaging->elementsOnly || (v == 1 && stagesElements))
-                        ? &*L.registerStaging
-                        : nullptr;
+    auto *staging = L.registerStaging && (!L.registerStaging->elementsOnly || v == 1) ? &*L.registerStaging : nullptr;
     if (!staging && L.registerStaging && L.registerStaging->half == KernelLowering::RegisterStaging::Store)
       return;
     int64_t chunks = total / v, threads = L.g.threads;
@@ -470,7 +468,7 @@ void fragmentCopy(KernelLowering &L, const Node &n, const Operand &src, const Op
       for (size_t i = 0; i < coords.size(); ++i) {
         // A constant coordinate (a one-row fragment's) is used as it is: a let of it may go
         // unused (nvcc's warning 177 on a GEMV's `y[bx]`).
-        if (llvm::all_of(coords[i], [](char ch) { return ch >= '0' && ch <= '9'; }))
+        if (llvm::all_of(coords[i], llvm::isDigit))
           continue;
         L.add(makeLet("const int", generatedName("t" + std::to_string(i)), coords[i], false));
         coords[i] = generatedName("t" + std::to_string(i));
