@@ -66,7 +66,7 @@ Signature signatureOf(Builtin b) {
   case Builtin::Cummin: return {{"src", "dst"}, 2, {"dim", "reverse"}};
   case Builtin::DequantI4: return {{"src", "dst", "scales", "zeros"}, 2, {"transpose_scales"}};
   case Builtin::Im2col:
-    return {{"src", "dst"}, 2, {"pixel", "channel", "r", "s", "kh", "kw", "stride", "pad"}};
+    return {{"src", "dst"}, 2, {"pixel", "channel", "r", "s", "column", "kh", "kw", "stride", "pad"}};
   case Builtin::AnnotateLayout: return {{"buffer", "layout"}, 2, {}};
   case Builtin::SwizzleBlocks: return {{"panel"}, 0, {}};
   case Builtin::BarrierArrive: return {{"id"}, 1, {}};
@@ -675,9 +675,9 @@ void TileOpChecker::checkCumsum() {
   checkDim("dim", src->tileShape().size(), "the " + src->shapeStr() + " tile");
 }
 
-// im2col(X, A_s, pixel = m0, channel = c0, r = r, s = s, kh = kh, kw = kw, stride = .., pad = ..):
-// X a whole NHWC tensor [N, H, W, C], A_s a shared [rows, cols] tile of its dtype; pixel,
-// channel, r and s integer expressions (uniform over the block, as every tile operand), the
+// im2col(X, A_s, pixel = m0, channel = c0, r = r, s = s, kh = kh, kw = kw, stride = .., pad = ..)
+// or im2col(X, A_s, pixel = m0, column = k0, kh = .., ...): X a whole NHWC tensor [N, H, W, C],
+// A_s a shared [rows, cols] tile of its dtype; pixel, channel, r and s (or column) integer expressions (uniform over the block, as every tile operand), the
 // filter size, stride and padding compile-time constants (the launcher's tensor map and the
 // output size P = (H + 2 pad - kh) / stride + 1 are built from them).
 void TileOpChecker::checkIm2col() {
@@ -715,12 +715,26 @@ void TileOpChecker::checkIm2col() {
                                                    dtypeName(src->elemType).str());
     ok = false;
   }
-  // The positions: integers, required.
-  for (const char *name : {"pixel", "channel", "r", "s"}) {
+  // The positions: integers, required. Two forms: one tap's channels (channel, r, s), or
+  // columns over taps and channels folded into one K index (column).
+  const bool folded = arg("column") != nullptr;
+  if (folded)
+    for (const char *name : {"channel", "r", "s"})
+      if (arg(name)) {
+        sema.checkExpr(arg(name));
+        diags.error(arg(name)->getRange(), std::string("im2col takes either 'column' (taps and channels as one "
+                                                       "index) or 'channel', 'r' and 's' (one tap), not both"))
+            .hint("drop '" + std::string(name) + "': with column = k, column k is tap k / C, channel k % C");
+        ok = false;
+      }
+  const std::vector<const char *> positions =
+      folded ? std::vector<const char *>{"pixel", "column"} : std::vector<const char *>{"pixel", "channel", "r", "s"};
+  for (const char *name : positions) {
     Expr *e = arg(name);
     if (!e) {
       diags.error(call->getRange(), std::string("im2col is missing its '") + name + "' argument")
-          .hint("expected im2col(src, dst, pixel = .., channel = .., r = .., s = .., kh = .., kw = ..)");
+          .hint("expected im2col(src, dst, pixel = .., channel = .., r = .., s = .., kh = .., kw = ..), or "
+                "im2col(src, dst, pixel = .., column = .., kh = .., kw = ..)");
       ok = false;
       continue;
     }

@@ -168,11 +168,11 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
       g.threads + producerThreads > t.limits().threadsPerBlock)
     return nullptr;
   const ftg::Node *loop = nullptr;
-  for (const auto &n : g.body) {
+  for (const ftg::Node *n : ftg::flattenedSiblings(g.body)) {
     if (n->kind == ftg::NodeKind::Loop && n->loop->loopKind == LoopKind::Pipelined) {
       if (loop)
         return nullptr; // one pipelined loop
-      loop = n.get();
+      loop = n;
       continue;
     }
     // Before the loop: what the producers may run too, or a fill or copy that only the
@@ -200,13 +200,14 @@ const ftg::Node *bulkLoopOf(const ftg::Graph &g, int producerThreads) {
 // the destination.
 std::vector<const ftg::Node *> leadCopies(const ftg::Graph &g, const ftg::Node &loop) {
   std::vector<const ftg::Node *> leads;
-  auto at = llvm::find_if(g.body, [&](const auto &n) { return n.get() == &loop; });
-  for (auto n = g.body.begin(); n != at; ++n) {
+  const std::vector<const ftg::Node *> siblings = ftg::flattenedSiblings(g.body);
+  auto at = llvm::find(siblings, &loop);
+  for (auto n = siblings.begin(); n != at; ++n) {
     const ftg::Node &c = **n;
     if (c.kind != ftg::NodeKind::Copy || c.gather || !bulkCopyable(c))
       continue;
     const ftg::Buffer *dst = c.outputs[0].buffer, *src = c.inputs[0].buffer;
-    bool untouched = std::none_of(std::next(n), at, [&](const auto &m) {
+    bool untouched = std::none_of(std::next(n), at, [&](const ftg::Node *m) {
       return llvm::is_contained(m->reads, dst) || llvm::is_contained(m->writes, dst) ||
              llvm::is_contained(m->writes, src);
     });

@@ -115,9 +115,10 @@ public:
         for (const Operand *op : {&n.inputs[0], &n.outputs[0]})
           for (const Expr *o : op->region.origins)
             collectDecls(o, used);
-        if (n.im2col) // an im2col tile's address: its pixel, tap and channel
-          for (const Expr *e : {n.im2col->pixel, n.im2col->channel, n.im2col->r, n.im2col->s})
-            collectDecls(e, used);
+        if (n.im2col) // an im2col tile's address: its pixel, tap and channel (or column)
+          for (const Expr *e : {n.im2col->pixel, n.im2col->channel, n.im2col->r, n.im2col->s, n.im2col->column})
+            if (e)
+              collectDecls(e, used);
         const Decl *blocker = nullptr;
         bool independent = !writtenOtherwise.count(dst);
         for (const Decl *d : used)

@@ -88,7 +88,12 @@ public:
     bool afterPipeline = false;
     for (size_t i = 0; i < g.body.size(); ++i) {
       Node &n = *g.body[i];
-      if (n.kind == NodeKind::Loop && n.loop->loopKind == LoopKind::Pipelined) {
+      // A pipelined loop, or a compile-time `if` whose branch lowering flattens holds one.
+      auto pipelined = [](const Node *m) {
+        return m->kind == NodeKind::Loop && m->loop->loopKind == LoopKind::Pipelined;
+      };
+      const auto *taken = takenBranch(n);
+      if (pipelined(&n) || (taken && llvm::any_of(flattenedSiblings(*taken), pipelined))) {
         afterPipeline = true;
         continue;
       }

@@ -581,6 +581,25 @@ std::vector<Node *> liveNodes(const std::vector<std::unique_ptr<Node>> &list) {
   return out;
 }
 
+static void appendFlattened(const std::vector<std::unique_ptr<Node>> &nodes, std::vector<const Node *> &out) {
+  for (auto &n : nodes) {
+    const auto *taken = takenBranch(*n);
+    if (taken && llvm::none_of(*taken, [](const auto &c) {
+          return c->kind == NodeKind::Let || c->kind == NodeKind::Scalar || c->producer;
+        })) {
+      appendFlattened(*taken, out);
+      continue;
+    }
+    out.push_back(n.get());
+  }
+}
+
+std::vector<const Node *> flattenedSiblings(const std::vector<std::unique_ptr<Node>> &list) {
+  std::vector<const Node *> out;
+  appendFlattened(list, out);
+  return out;
+}
+
 std::vector<const std::vector<std::unique_ptr<Node>> *> liveChildren(const Node &n) {
   if (const auto *taken = takenBranch(n))
     return {taken};

@@ -180,9 +180,10 @@ struct Node {
   const Expr *prefetchGuard = nullptr;
   bool prefetchGuardNegated = false;
   // Im2col (ops/Im2col.cpp): the call's positions (expressions of the kernel) and its filter
-  // geometry (constants). `note`: how it moves data, for --emit=inferred.
+  // geometry (constants). `note`: how it moves data, for --emit=inferred. `column` (then
+  // channel, r and s are null): the folded form, whose columns run over taps and channels.
   struct Im2colArgs {
-    const Expr *pixel = nullptr, *channel = nullptr, *r = nullptr, *s = nullptr;
+    const Expr *pixel = nullptr, *channel = nullptr, *r = nullptr, *s = nullptr, *column = nullptr;
     int64_t kh = 1, kw = 1, stride = 1, pad = 0;
     std::string note;
   };
@@ -205,6 +206,14 @@ const std::vector<std::unique_ptr<Node>> *takenBranch(const Node &n);
 // The nodes of `list` that run, in program order, with each `if` whose condition is a
 // compile-time constant replaced by the live nodes of the branch it takes.
 std::vector<Node *> liveNodes(const std::vector<std::unique_ptr<Node>> &list);
+
+// The nodes of `list` as one sequence of siblings: each compile-time `if` whose taken branch
+// declares nothing (no lets or scalar variables, which lowering keeps in a scope of their own)
+// and holds no pipeline producer replaced by that branch's nodes, recursively. Lowering emits
+// such a branch without a scope, so a pipelined loop under a knob's switch (`if fold { for ...
+// pipelined ... }`) is a top-level loop for warp specialization as it is without the switch,
+// and a wgmma group stays in flight across the switch as across the nodes it holds.
+std::vector<const Node *> flattenedSiblings(const std::vector<std::unique_ptr<Node>> &list);
 
 // The child lists of `n` that may run: both branches of an `if`, only the one a compile-time
 // condition takes, or a loop's body.

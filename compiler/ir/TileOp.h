@@ -76,6 +76,11 @@ public:
   // The node issued ahead as a pipeline stage's producer (only operators whose nodes the
   // pipeline planner marks as producers, i.e. copies, need it).
   virtual void lowerPrefetch(const Node &n, lower::KernelLowering &L) const;
+  // Whether the prefetch's element path (the instantiation whose tensor rows are not aligned
+  // for cp.async) may be lowered in halves through registers (lower::KernelLowering::
+  // RegisterStaging, elementsOnly): the loads where the prefetch is issued, the stores after
+  // the iteration's consumers. The pipeline then weighs the tile's registers.
+  virtual bool stagesElementsThroughRegisters(const Node &n, const Graph &g) const { return false; }
   // Operators other than copy that a warp-specialized pipeline's producer may issue as bulk
   // tensor copies (im2col): whether node `n` has that form, and its copies into `tile` (its
   // destination or a stage of it) completing on mbarrier `barrier`; false when it has none.

@@ -106,10 +106,11 @@ bool KernelLowering::bulkStorable(const ftg::Node &c) const {
   // The store's global writes complete asynchronously (the issuing thread waits only until
   // they have read shared memory): nothing after it in the kernel may touch the tensor. So a
   // top-level copy whose tensor no later top-level node reads or writes.
-  auto at = llvm::find_if(g.body, [&](const auto &n) { return n.get() == &c; });
-  if (at == g.body.end())
+  const std::vector<const ftg::Node *> siblings = ftg::flattenedSiblings(g.body);
+  auto at = llvm::find(siblings, &c);
+  if (at == siblings.end())
     return false;
-  return std::none_of(std::next(at), g.body.end(), [&](const auto &n) {
+  return std::none_of(std::next(at), siblings.end(), [&](const ftg::Node *n) {
     return llvm::is_contained(n->reads, &D) || llvm::is_contained(n->writes, &D);
   });
 }
@@ -168,9 +169,9 @@ void KernelLowering::lowerBulkBody() {
       if (in.buffer->scope == Scope::Global)
         bulkLoaded.push_back(in.buffer);
   bool beforeLoop = true;
-  for (const auto &n : g.body) {
-    beforeLoop = beforeLoop && n.get() != bulkPlan.loop;
-    if (llvm::is_contained(bulkPlan.leads, n.get()))
+  for (const ftg::Node *n : ftg::flattenedSiblings(g.body)) {
+    beforeLoop = beforeLoop && n != bulkPlan.loop;
+    if (llvm::is_contained(bulkPlan.leads, n))
       continue; // the producer issues it with the loop's copies (lowerBulkPipelined)
     if (beforeLoop && (infer::writesMemory(*n) || infer::holdsNamedBarrier(*n)))
       atLineOf(*n, [&] {

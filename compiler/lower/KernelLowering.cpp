@@ -184,7 +184,8 @@ void KernelLowering::lowerPipelined(const ftg::Node &n) {
 }
 
 // Which producers of pipelined loop `n` (cp.async groups) take the register-staged path for
-// their element copies: plain copies of 16- or 32-bit elements into shared memory, unguarded,
+// their element copies: those whose operator allows it (TileOp::stagesElementsThroughRegisters:
+// plain copies of 16- or 32-bit elements into shared memory, im2col's folded form), unguarded,
 // while the prefetch runs at least one iteration ahead (the stores land in the stage of
 // iteration k + distance after iteration k's consumers), in program order while their
 // registers fit the target's staging budget and what the kernel's own registers leave under
@@ -203,21 +204,9 @@ std::vector<bool> KernelLowering::stagedThroughRegisters(const ftg::Node &n,
   int64_t registers = 0;
   for (size_t i = 0; i < producers.size(); ++i) {
     const ftg::Node &c = *producers[i];
-    if (c.kind != ftg::NodeKind::Copy || !c.op || c.prefetchGuard || c.inputs.empty() || c.outputs.empty() ||
-        c.inputs[0].buffer->scope != Scope::Global || c.outputs[0].buffer->scope != Scope::Shared)
+    if (!c.op || c.prefetchGuard || c.outputs.empty() || !c.op->stagesElementsThroughRegisters(c, g))
       continue;
-    // 16- and 32-bit elements as registersFor packs them (ptxas pairs halves: the generic GEMM's
-    // 64 staged halves per thread took 49 more registers). 8-bit tiles stay as they are: each
-    // byte takes a register of its own, and staged they made the fp8 GEMMs spill (128-916 bytes).
     const ftg::Buffer &tile = *c.outputs[0].buffer;
-    if (bitWidth(tile.dtype) < 16)
-      continue;
-    // The element loop's coordinates must be shifts and masks of constants (the block's threads
-    // a multiple of the tile's width or the other way round): widths of 48, 80 or 112 divide
-    // per element, and their staged loads spilled (96-1816 bytes) where the estimate saw room.
-    const int64_t width = tile.shape.empty() ? 1 : tile.shape.back().value_or(1);
-    if (width <= 0 || (g.threads % width != 0 && width % g.threads != 0))
-      continue;
     const int64_t regs = infer::stagedTileRegisters(tile.numElements(), tile.dtype, g.threads);
     if (registers + regs > budget)
       continue;
@@ -282,26 +271,6 @@ StmtPtr KernelLowering::stagingArray(const ftg::Buffer &tile, int64_t elements) 
   return decl;
 }
 
-// `nodes` with each compile-time `if` whose taken branch declares nothing (no lets or scalar
-// variables, which lowerIf keeps in a scope of their own) and holds no pipeline producer
-// replaced by that branch's nodes, so
-// that a wgmma group stays in flight across a knob's switch as across the nodes it holds
-// (deferredGemmWaits looks at one list): flash_attention_bwd's `if atomic_dq` kept the dK gemm
-// waiting at once otherwise.
-static void appendFlattened(const std::vector<std::unique_ptr<ftg::Node>> &nodes,
-                            std::vector<const ftg::Node *> &out) {
-  for (auto &n : nodes) {
-    const auto *taken = n->kind == ftg::NodeKind::If ? ftg::takenBranch(*n) : nullptr;
-    if (taken && llvm::none_of(*taken, [](const auto &c) {
-          return c->kind == ftg::NodeKind::Let || c->kind == ftg::NodeKind::Scalar || c->producer;
-        })) {
-      appendFlattened(*taken, out);
-      continue;
-    }
-    out.push_back(n.get());
-  }
-}
-
 void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::vector<const ftg::Node *> &producers,
                                     const std::vector<const ftg::Node *> &inFlight) {
   for (const ftg::Node *c : producers)
@@ -309,8 +278,9 @@ void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::ve
   for (const ftg::Node *c : inFlight)
     gemmsInFlight[c] = 1;
   within(p->body[2]->body, [&] {
-    std::vector<const ftg::Node *> consumers;
-    appendFlattened(n.body, consumers);
+    // flattenedSiblings: flash_attention_bwd's `if atomic_dq` kept the dK gemm waiting at once
+    // otherwise (deferredGemmWaits looks at one list).
+    std::vector<const ftg::Node *> consumers = ftg::flattenedSiblings(n.body);
     llvm::erase_if(consumers, [](const ftg::Node *c) { return c->producer; });
     lowerSiblings(consumers);
   });
@@ -425,9 +395,7 @@ void KernelLowering::lowerNodeHere(const ftg::Node &n) {
 }
 
 void KernelLowering::lowerNodes(const std::vector<std::unique_ptr<ftg::Node>> &nodes) {
-  std::vector<const ftg::Node *> siblings;
-  appendFlattened(nodes, siblings);
-  lowerSiblings(siblings);
+  lowerSiblings(ftg::flattenedSiblings(nodes));
 }
 
 void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &siblings) {

@@ -704,6 +704,22 @@ public:
   }
   void lower(const Node &n, KernelLowering &L) const override { lowerCopy(L, n, false); }
   void lowerPrefetch(const Node &n, KernelLowering &L) const override { lowerCopy(L, n, true); }
+
+  // Copies from global into shared memory of 16- or 32-bit elements, as registersFor packs
+  // them (ptxas pairs halves: the generic GEMM's 64 staged halves per thread took 49 more
+  // registers). 8-bit tiles stay as they are: each byte takes a register of its own, and staged
+  // they made the fp8 GEMMs spill (128-916 bytes). The element loop's coordinates must be
+  // shifts and masks of constants (the block's threads a multiple of the tile's width or the
+  // other way round): widths of 48, 80 or 112 divide per element, and their staged loads
+  // spilled (96-1816 bytes) where the register estimate saw room.
+  bool stagesElementsThroughRegisters(const Node &c, const ftg::Graph &g) const override {
+    if (c.inputs.empty() || c.outputs.empty() || c.inputs[0].buffer->scope != Scope::Global ||
+        c.outputs[0].buffer->scope != Scope::Shared)
+      return false;
+    const ftg::Buffer &tile = *c.outputs[0].buffer;
+    const int64_t width = tile.shape.empty() ? 1 : tile.shape.back().value_or(1);
+    return bitWidth(tile.dtype) >= 16 && width > 0 && (g.threads % width == 0 || width % g.threads == 0);
+  }
 };
 
 class AtomicAddOp : public ftg::TileOp {

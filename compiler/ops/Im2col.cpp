@@ -60,7 +60,8 @@ std::string plus(const std::string &a, int64_t b) {
 // divisors that split an output pixel into (n, p, q) (at least 1, so that a kernel launched on
 // an empty output never divides by zero).
 struct Positions {
-  std::string first, channel, r, s; // m0, c0, the tap
+  std::string first, channel, r, s; // m0, c0, the tap; folded: `channel` is the column k0
+  std::string columns;              // folded: kh * kw * C, the implicit GEMM's K
   std::string pixels;               // N * P * Q
   std::string perImage, perRow;     // max(P * Q, 1), max(Q, 1)
   std::vector<Access> reads;        // what the positions read
@@ -73,19 +74,25 @@ Positions positions(const Node &n, KernelLowering &L) {
   std::string first, channel, r, s;
   p.reads = L.readsOf([&] {
     first = L.expr(a.pixel);
-    channel = L.expr(a.channel);
-    r = L.expr(a.r);
-    s = L.expr(a.s);
+    channel = L.expr(a.column ? a.column : a.channel);
+    if (!a.column) {
+      r = L.expr(a.r);
+      s = L.expr(a.s);
+    }
   });
-  auto let = [&](const std::string &stem, const std::string &value) {
+  auto let = [&](const std::string &stem, const std::string &value, const std::string &type = "const int") {
     std::string name = L.fresh(stem);
-    L.accessing(L.add(makeLet("const int", name, value)), p.reads, {});
+    L.accessing(L.add(makeLet(type, name, value)), p.reads, {});
     return name;
   };
   p.first = let("pixel", first);
-  p.channel = let("channel", channel);
-  p.r = let("tapR", r);
-  p.s = let("tapS", s);
+  p.channel = let(a.column ? "column" : "channel", channel);
+  if (a.column) {
+    p.columns = let("columns", "int64_t(" + std::to_string(a.kh * a.kw) + ") * " + L.dimExpr(X, 3), "const int64_t");
+  } else {
+    p.r = let("tapR", r);
+    p.s = let("tapS", s);
+  }
   auto outExtent = [&](size_t d, int64_t k) {
     return "tl::floordiv(" + plus(L.dimExpr(X, d), 2 * a.pad - k) + ", " + std::to_string(a.stride) + ") + 1";
   };
@@ -98,14 +105,53 @@ Positions positions(const Node &n, KernelLowering &L) {
 
 std::string describeIm2col(const Node &n) {
   const Node::Im2colArgs &a = *n.im2col;
+  std::string where = a.column ? "columns " + toSource(a.column) + ".. over taps and channels"
+                               : "tap (" + toSource(a.r) + ", " + toSource(a.s) + "), channels " +
+                                     toSource(a.channel) + "..";
   return "im2col: " + n.inputs[0].buffer->name + " -> " + n.outputs[0].buffer->name + ", pixels " +
-         toSource(a.pixel) + ".., tap (" + toSource(a.r) + ", " + toSource(a.s) + "), channels " +
-         toSource(a.channel) + ".. of a " + std::to_string(a.kh) + "x" + std::to_string(a.kw) + " filter, stride " +
-         std::to_string(a.stride) + ", pad " + std::to_string(a.pad);
+         toSource(a.pixel) + ".., " + where + " of a " + std::to_string(a.kh) + "x" + std::to_string(a.kw) +
+         " filter, stride " + std::to_string(a.stride) + ", pad " + std::to_string(a.pad);
+}
+
+// Unsigned comparisons: one test for 0 <= v < extent.
+std::string inside(const std::string &v, const std::string &extent) {
+  return "unsigned(" + v + ") < unsigned(" + extent + ")";
+}
+
+// An output pixel's lets: its image and the input pixel that tap (r, s) reads (empty r and s:
+// the filter's top-left tap), (img, h, w), and whether it is one of the N * P * Q pixels.
+struct Pixel {
+  std::string img, h, w, valid;
+};
+
+Pixel decompose(const Node &n, KernelLowering &L, const Positions &p, const std::string &m,
+                const std::string &r = "", const std::string &s = "") {
+  const Node::Im2colArgs &a = *n.im2col;
+  Pixel px{L.fresh("n"), L.fresh("h"), L.fresh("w"), inside(m, p.pixels)};
+  std::string pq = L.fresh("pq");
+  auto tap = [](const std::string &t) { return t.empty() ? t : " + " + t; };
+  L.add(makeLet("const int", px.img, m + " / " + p.perImage, false));
+  L.add(makeLet("const int", pq, m + " % " + p.perImage, false));
+  L.add(makeLet("const int", px.h, plus(times(pq + " / " + p.perRow, a.stride), -a.pad) + tap(r), false));
+  L.add(makeLet("const int", px.w, plus(times(pq + " % " + p.perRow, a.stride), -a.pad) + tap(s), false));
+  return px;
+}
+
+// The input element of column `cursor` (a tl::TapCursor) of pixel `px` in the folded form,
+// and whether it is inside the image and the K columns.
+std::pair<std::string, std::string> foldedSource(const Node &n, KernelLowering &L, const Positions &p,
+                                                 const Pixel &px, const std::string &cursor) {
+  const ftg::Buffer &X = *n.inputs[0].buffer;
+  std::string h = px.h + " + " + cursor + ".r", w = px.w + " + " + cursor + ".s";
+  std::string valid = px.valid + " && " + cursor + ".k >= 0 && " + cursor + ".k < " + p.columns + " && " +
+                      inside(h, L.dimExpr(X, 1)) + " && " + inside(w, L.dimExpr(X, 2));
+  return {elementAt(L, X, {px.img, h, w, cursor + ".c"}), valid};
 }
 
 // The tile in accesses of `V` channels: per access, its output pixel decomposed, the input
-// pixel's validity, and `access(dst, src, valid)` (element references).
+// pixel's validity, and `access(dst, src, valid)` (element references). In the folded form an
+// access's V columns lie in one tap (the aligned instantiation's C is a multiple of V) and its
+// tap is placed by a tl::TapCursor, one division per access.
 void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t V,
                    const std::function<void(const std::string &, const std::string &, const std::string &,
                                             std::vector<Access>)> &access) {
@@ -113,42 +159,142 @@ void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t
   const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
   const int64_t rows = *A.shape[0], cols = *A.shape[1];
   L.forEachChunk(rows * cols / V, false, [&](const std::string &c, const std::string &) {
-    std::string i = L.fresh("row"), j = L.fresh("col"), m = L.fresh("m"), pq = L.fresh("pq"), img = L.fresh("n"),
-                h = L.fresh("h"), w = L.fresh("w"), valid = L.fresh("valid");
+    std::string i = L.fresh("row"), j = L.fresh("col"), m = L.fresh("m");
     std::string perRowChunks = std::to_string(cols / V);
     L.add(makeLet("const int", i, c + " / " + perRowChunks, false));
     L.add(makeLet("const int", j, V > 1 ? "(" + c + " % " + perRowChunks + ") * " + std::to_string(V)
                                         : c + " % " + perRowChunks, false));
     L.add(makeLet("const int", m, p.first + " + " + i, false));
-    L.add(makeLet("const int", img, m + " / " + p.perImage, false));
-    L.add(makeLet("const int", pq, m + " % " + p.perImage, false));
-    L.add(makeLet("const int", h, plus(times(pq + " / " + p.perRow, a.stride), -a.pad) + " + " + p.r,
-                  false));
-    L.add(makeLet("const int", w, plus(times(pq + " % " + p.perRow, a.stride), -a.pad) + " + " + p.s,
-                  false));
-    // Unsigned comparisons: one test for 0 <= v < extent.
-    auto inside = [](const std::string &v, const std::string &extent) {
-      return "unsigned(" + v + ") < unsigned(" + extent + ")";
-    };
-    std::string cond = inside(m, p.pixels) + " && " + inside(h, L.dimExpr(X, 1)) + " && " +
-                       inside(w, L.dimExpr(X, 2)) + " && " + p.channel + " + " + j + " < " + L.dimExpr(X, 3);
-    L.add(makeLet("const bool", valid, cond, false));
+    Pixel px = a.column ? decompose(n, L, p, m) : decompose(n, L, p, m, p.r, p.s);
+    std::string src, valid = L.fresh("valid");
+    if (a.column) {
+      std::string cursor = L.fresh("tap");
+      L.add(makeLet("const tl::TapCursor", cursor,
+                    "tl::TapCursor(" + p.channel + " + " + j + ", " + L.dimExpr(X, 3) + ", " + std::to_string(a.kw) + ")",
+                    false));
+      auto [element, inImage] = foldedSource(n, L, p, px, cursor);
+      src = element;
+      L.add(makeLet("const bool", valid, inImage, false));
+    } else {
+      std::string cond = px.valid + " && " + inside(px.h, L.dimExpr(X, 1)) + " && " + inside(px.w, L.dimExpr(X, 2)) +
+                         " && " + inside(p.channel + " + " + j, L.dimExpr(X, 3));
+      L.add(makeLet("const bool", valid, cond, false));
+      src = elementAt(L, X, {px.img, px.h, px.w, p.channel + " + " + j});
+    }
     std::string dst = elementAt(L, A, {i, j});
-    std::string src = elementAt(L, X, {img, h, w, p.channel + " + " + j});
     std::vector<Access> reads = p.reads;
     reads.insert(reads.begin(), L.access(&X));
     access(dst, src, valid, reads);
   });
 }
 
+// The folded form element by element, where the block's threads split the tile into whole
+// runs of consecutive columns of a row (threads a multiple of the rows and the columns of a
+// multiple of the threads per row, or rows a multiple of the threads): each thread decomposes
+// its pixel once per row and steps a tl::TapCursor along the run, instead of dividing per
+// element. Lanes take consecutive rows, so that a warp's loads of one column are neighbouring
+// pixels. The run goes through an array of the thread's registers and into the tile in
+// 16-byte stores where the tile's layout keeps them whole. Under register staging the load
+// half fills the staging array and the store half writes it out. False: no such split.
+struct RunSplit {
+  int64_t parts = 0, rowsPer = 0, run = 0; // threads per row, rows per thread, columns per run
+};
+
+std::optional<RunSplit> runSplit(const Node &n, int64_t T) {
+  const ftg::Buffer &A = *n.outputs[0].buffer;
+  const int64_t R = *A.shape[0], cols = *A.shape[1];
+  if (T % R == 0 && cols % (T / R) == 0)
+    return RunSplit{T / R, 1, cols / (T / R)};
+  if (R % T == 0)
+    return RunSplit{1, R / T, cols};
+  return std::nullopt;
+}
+
+bool foldedRuns(const Node &n, KernelLowering &L, const Positions &pos) {
+  const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
+  const int64_t R = *A.shape[0], T = L.g.threads;
+  std::optional<RunSplit> split = runSplit(n, T);
+  if (!split)
+    return false;
+  const Positions *p = &pos;
+  const int64_t parts = split->parts, rowsPer = split->rowsPer;
+  const int64_t run = split->run;
+  auto *staging = L.registerStaging ? &*L.registerStaging : nullptr;
+  const bool storeHalf = staging && staging->half == KernelLowering::RegisterStaging::Store;
+  if (staging)
+    staging->elements = std::max(staging->elements, rowsPer * run);
+  std::string regs = staging ? staging->array : L.fresh("run");
+  if (!staging) {
+    auto decl = std::make_unique<Stmt>(StmtKind::Decl);
+    decl->type = cppType(A.dtype);
+    decl->name = regs;
+    decl->count = rowsPer * run;
+    decl->align = 16;
+    L.add(std::move(decl));
+  }
+  const int64_t bytes = bitWidth(A.dtype) / 8, vec = 16 / bytes;
+  const bool vectors = run % vec == 0 && A.shared && A.shared->vectorRun(vec) == vec;
+  std::vector<Access> reads = p->reads;
+  reads.insert(reads.begin(), L.access(&X));
+  const std::vector<Access> none;
+  std::string q = L.fresh("q");
+  L.nest(makeFor(ForRole::Registers, q, "0", std::to_string(rowsPer), "", 0), [&] {
+    std::string row = L.fresh("row"), j0 = L.fresh("col");
+    L.add(makeLet("const int", row, kThreadIndex + " % " + std::to_string(R) + " + " + q + " * " + std::to_string(T),
+                  false));
+    L.add(makeLet("const int", j0, parts > 1 ? kThreadIndex + " / " + std::to_string(R) + " * " + std::to_string(run)
+                                             : std::string("0"),
+                  false));
+    const std::string slot = q + " * " + std::to_string(run);
+    if (!storeHalf) {
+      std::string m = L.fresh("m");
+      L.add(makeLet("const int", m, p->first + " + " + row, false));
+      Pixel px = decompose(n, L, *p, m);
+      std::string cursor = L.fresh("tap");
+      L.add(makeLet("tl::TapCursor", cursor,
+                    "tl::TapCursor(" + p->channel + " + " + j0 + ", " + L.dimExpr(X, 3) + ", " +
+                        std::to_string(n.im2col->kw) + ")",
+                    false));
+      std::string e = L.fresh("e");
+      L.nest(makeFor(ForRole::Registers, e, "0", std::to_string(run), "", 0), [&] {
+        auto [src, valid] = foldedSource(n, L, *p, px, cursor);
+        L.accessing(L.add(makeStore(regs + "[" + slot + " + " + e + "]",
+                                    elementOrZero(X, src, valid, cppType(A.dtype)))),
+                    reads, none);
+        L.add(makeEval(cursor + ".next(" + L.dimExpr(X, 3) + ", " + std::to_string(n.im2col->kw) + ")"));
+      });
+    }
+    if (staging && !storeHalf)
+      return;
+    // The run into the tile.
+    const int64_t step = vectors ? vec : 1;
+    std::string u = L.fresh("u");
+    L.nest(makeFor(ForRole::Registers, u, "0", std::to_string(run / step), "", 0), [&] {
+      std::string at = u + " * " + std::to_string(step);
+      std::string dst = elementAt(L, A, {row, j0 + " + " + at});
+      std::string src = regs + "[" + slot + " + " + at + "]";
+      StmtPtr st = vectors ? makeEval("tl::store_vec<16>(&" + dst + ", tl::load_vec<16>(&" + src + "))")
+                           : makeStore(dst, src);
+      L.accessing(L.add(std::move(st)), none, {L.access(&A)});
+    });
+  });
+  return true;
+}
+
 void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
   const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
   const int64_t V = n.copyVector;
+  // A half of a register-staged prefetch (only the folded form's element runs are staged:
+  // Im2colOp::stagesElementsThroughRegisters): the load half issues the cp.async path too.
+  const bool storeHalf = L.registerStaging && L.registerStaging->half == KernelLowering::RegisterStaging::Store;
   L.tileOp(n, [&] {
-    L.sourceComment(n, std::string(prefetch ? "prefetch: " : "") + describeIm2col(n) + ", " + n.im2col->note);
+    L.sourceComment(n, std::string(prefetch ? storeHalf ? "prefetch, from registers: " : "prefetch: " : "") +
+                           describeIm2col(n) + ", " + n.im2col->note);
     L.scope([&] {
       Positions p = positions(n, L);
       auto elements = [&] {
+        if (n.im2col->column && foldedRuns(n, L, p))
+          return;
         forEachAccess(n, L, p, 1, [&](const std::string &dst, const std::string &src, const std::string &valid,
                                       std::vector<Access> reads) {
           L.accessing(L.add(makeStore(dst, elementOrZero(X, src, valid, cppType(A.dtype)))), std::move(reads),
@@ -158,6 +304,8 @@ void lowerIm2col(const Node &n, KernelLowering &L, bool prefetch) {
       if (n.instr != ftg::CopyInstr::CpAsync16)
         return elements();
       L.ifAligned({&X}, [&] {
+        if (storeHalf)
+          return;
         forEachAccess(n, L, p, V, [&](const std::string &dst, const std::string &src, const std::string &valid,
                                       std::vector<Access> reads) {
           Stmt &cp = L.accessing(L.add(std::make_unique<Stmt>(StmtKind::AsyncCopy)), std::move(reads), {L.access(&A)});
@@ -196,6 +344,7 @@ public:
     a.channel = keyword("channel");
     a.r = keyword("r");
     a.s = keyword("s");
+    a.column = keyword("column");
     a.kh = intArgument(c, "kh", 1);
     a.kw = intArgument(c, "kw", 1);
     a.stride = intArgument(c, "stride", 1);
@@ -205,27 +354,38 @@ public:
 
   // 16-byte cp.async along the channels where the target has it, the tile keeps such vectors
   // whole and c0 is a multiple of the vector (the launcher proves C one in the aligned
-  // instantiation); element by element otherwise.
+  // instantiation: in the folded form a vector of columns then lies in one tap); element by
+  // element otherwise.
   void selectInstruction(Node &n, const ftg::Graph &g) const override {
     if (n.inputs.empty() || n.outputs.empty() || !n.im2col)
       return;
     const ftg::Buffer &A = *n.outputs[0].buffer;
     const int64_t bits = bitWidth(A.dtype), V = g.target->maxVectorBytes() * 8 / bits;
+    const Expr *origin = n.im2col->column ? n.im2col->column : n.im2col->channel;
+    const char *what = n.im2col->column ? "column" : "channel";
     std::string why;
     if (!g.target->copyAtom(target::CopyKind::CpAsync))
       why = g.target->name().str() + " has no cp.async";
     else if (!A.shared || *A.shape[1] % V != 0 || !A.shared->keepsVectors(V))
       why = "the rows of '" + A.name + "' are not whole " + std::to_string(V) + "-element vectors";
-    else if (!multipleOf(n.im2col->channel, V))
-      why = "channel = " + toSource(n.im2col->channel) + " is not provably a multiple of " + std::to_string(V);
+    else if (!multipleOf(origin, V))
+      why = std::string(what) + " = " + toSource(origin) + " is not provably a multiple of " + std::to_string(V);
     n.instr = why.empty() ? ftg::CopyInstr::CpAsync16 : ftg::CopyInstr::Scalar;
     n.copyVector = why.empty() ? int(V) : 1;
+    std::string elementWise = n.im2col->column && runSplit(n, g.threads)
+                                  ? "element by element in runs of columns per thread"
+                                  : "element by element";
     // After what the pipeline planner said (", not prefetched: ...").
-    n.im2col->note = (why.empty() ? "cp.async 16B per " + std::to_string(V) +
-                                        " channels, zero-filled outside the image (aligned instantiation; "
-                                        "element by element otherwise)"
-                                  : "element by element: " + why) +
+    n.im2col->note = (why.empty() ? "cp.async 16B per " + std::to_string(V) + " " + what +
+                                        "s, zero-filled outside the image (aligned instantiation; " + elementWise +
+                                        " otherwise)"
+                                  : elementWise + ": " + why) +
                      n.im2col->note;
+  }
+
+  bool stagesElementsThroughRegisters(const Node &n, const ftg::Graph &g) const override {
+    return n.im2col && n.im2col->column && !n.outputs.empty() && bitWidth(n.outputs[0].buffer->dtype) >= 16 &&
+           runSplit(n, g.threads).has_value();
   }
 
   std::string describe(const Node &n) const override { return describeIm2col(n); }
@@ -239,6 +399,8 @@ public:
       return false;
     const Node::Im2colArgs &a = *n.im2col;
     const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
+    if (a.column) // a tensor copy's box covers one tap's channels
+      return false;
     auto inRange = [](int64_t corner) { return corner >= kCornerMin && corner <= kCornerMax; };
     return (A.dtype == DType::F16 || A.dtype == DType::BF16) && X.dtype == A.dtype && X.shape.size() == 4 &&
            A.shared && A.shared->isPanelled() && *A.shape[0] <= kMaxPixels && a.stride <= kMaxStride &&

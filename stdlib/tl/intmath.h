@@ -69,4 +69,31 @@ TL_HOST_DEVICE constexpr T round_up(T a, T b) {
   return ceildiv(a, b) * b;
 }
 
+// Where column `k` of a convolution's implicit GEMM lies when taps and channels share the K
+// dimension (im2col's folded form, compiler/ops/Im2col.cpp): k = (r * kw + s) * C + c, filter
+// tap (r, s), channel c < C. Placing the cursor divides once; next() steps to column k + 1
+// with a compare and an add, so a thread's run of consecutive columns costs one division, not
+// one per element. Negative columns place (r, s) before the filter's first tap, consistently
+// with next(): the caller tests 0 <= k < kh * kw * C before using r, s and c.
+struct TapCursor {
+  int k, r, s, c;
+  TL_HOST_DEVICE constexpr TapCursor(int column, int channels, int kw)
+      : k(column), r(0), s(0), c(0) {
+    const int tap = floordiv(column, channels);
+    c = column - tap * channels;
+    r = floordiv(tap, kw);
+    s = tap - r * kw;
+  }
+  TL_HOST_DEVICE constexpr void next(int channels, int kw) {
+    ++k;
+    if (++c == channels) {
+      c = 0;
+      if (++s == kw) {
+        s = 0;
+        ++r;
+      }
+    }
+  }
+};
+
 } // namespace tl

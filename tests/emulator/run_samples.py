@@ -263,6 +263,31 @@ CASES = {
                      ["block_M=64", "block_N=64", "block_K=32", "threads=128", "kh=1", "kw=1", "stride=2", "pad=0"],
                      ref.conv2d, {"stride": 2, "pad": 0},
                      [dict(N=1, H=9, W=7, C=20, F=16), dict(N=3, H=8, W=6, C=16, F=8)]),
+    # Taps and channels folded into one K (`fold`, the default where C is not a multiple of 8):
+    # im2col's column form for the filters and the images, each thread a run of columns of one
+    # row (256 threads: two per 128-row tile; 64 threads: two rows of 64 per thread) stepping a
+    # tap cursor, staged through registers in the pipeline. C = 1, 3 and 5 (runs that cross
+    # several taps), K = 27 and 45 within one 32-column step or across two, F past the tile.
+    "conv2d_fold": ("conv2d.tl", "conv2d", ["block_M=128", "block_N=64", "block_K=32", "threads=256", "stages=3"],
+                    ref.conv2d, {},
+                    [dict(N=2, H=7, W=9, C=3, F=10), dict(N=1, H=12, W=11, C=5, F=70), dict(N=3, H=4, W=5, C=1, F=8)]),
+    "conv2d_fold_t64": ("conv2d.tl", "conv2d",
+                        ["block_M=128", "block_N=32", "block_K=16", "threads=64", "stages=2", "stride=2"],
+                        ref.conv2d, {"stride": 2, "pad": 1},
+                        [dict(N=2, H=9, W=8, C=3, F=20), dict(N=1, H=11, W=6, C=7, F=33)]),
+    # ResNet's stem: 7x7, stride 2, pad 3 over C = 3 (K = 147: five 32-column steps).
+    "conv2d_fold_7x7": ("conv2d.tl", "conv2d",
+                        ["block_M=64", "block_N=64", "block_K=32", "threads=128", "kh=7", "kw=7", "stride=2",
+                         "pad=3"],
+                        ref.conv2d, {"stride": 2, "pad": 3},
+                        [dict(N=1, H=15, W=13, C=3, F=16), dict(N=2, H=8, W=8, C=2, F=64)]),
+    # The folded form where C is a multiple of 8 (`-D fold=true`): 16-byte cp.async of 8 columns
+    # in one tap (the aligned instantiation), beside C = 12 (rows not 16-byte aligned).
+    "conv2d_fold_aligned": ("conv2d.tl", "conv2d",
+                            ["block_M=64", "block_N=64", "block_K=32", "threads=128", "fold=true"],
+                            ref.conv2d, {},
+                            [dict(N=1, H=6, W=7, C=16, F=24), dict(N=2, H=5, W=5, C=8, F=8),
+                             dict(N=1, H=5, W=6, C=12, F=9)]),
     # Split K, pass by pass: 3 splits of a 3x3 filter's 9 x ceil(C / 32) steps (C = 40: the
     # second channel block partial, C = 20: not 16-byte aligned), 4 splits of a 1x1 filter's
     # single step (three slabs of zeros); the sum of 3 slabs with M and F off the tiles.

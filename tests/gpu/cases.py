@@ -1293,6 +1293,15 @@ def _add_conv2d(t: _Tables) -> None:
                 {"dtype": "f16", "block_N": "256", **_conv_defines(1, 1, 0)}), shapes[:4])
     t.add(Build("conv_1x1s2_f16_m64", "conv2d",
                 {"dtype": "f16", "block_M": "64", "threads": "128", **_conv_defines(1, 2, 0)}), shapes[:4])
+    # Taps and channels folded into one K (`fold`, the default where C is not a multiple of 8:
+    # the C = 3 and 20 shapes of every build above): ResNet's stem (7x7, stride 2, pad 3), and
+    # the folded form forced at any C (`-D fold=true`: C of 64, 128 and 72 take its aligned
+    # instantiation, 8 columns of one tap per cp.async).
+    t.add(Build("conv_7x7s2p3_f16", "conv2d", {"dtype": "f16", **_conv_defines(7, 2, 3)}), shapes)
+    t.add(Build("conv_3x3s1_f16_fold", "conv2d", {"dtype": "f16", "fold": "true", **_conv_defines(3, 1, 1)}),
+          shapes)
+    t.add(Build("conv_3x3s1_f16_fold_sm80", "conv2d", {"dtype": "f16", "fold": "true", **_conv_defines(3, 1, 1)},
+                target="sm_80"), shapes[3:5])
     # Split K (conv2d_splitk + conv2d_splitk_sum): 5 splits of 72 steps (3x3, C = 512) and of
     # fewer steps than splits (1x1 at C = 64: one step, four zero slabs; C = 3: one step), 3
     # splits, 64-row tiles, and the sm_80 path.
@@ -1425,6 +1434,28 @@ CONV_ORDINARY_BUILDS = {
     "conv_3x3s2_f16_o": {}, "conv_1x1s2_f16_m64_o": {"block_M": "64", "threads": "128"},
     "conv_3x3s1_f16_sm80_o": {},
 }
+
+
+# Channel counts that are not multiples of 8 (the folded K: `fold`): the first layer of an image
+# network (C = 3, 3x3 at stride 1 and 2, ResNet's 7x7 stem) and odd widths of 20-100 channels;
+# then small multiples of 8 with the folded form forced beside the default.
+CONV_ODD_C_BENCH_SHAPES = [("conv_3x3s1_f16", 8, 224, 224, 3, 64), ("conv_3x3s2_f16", 8, 224, 224, 3, 64),
+                           ("conv_7x7s2p3_f16", 8, 224, 224, 3, 64), ("conv_7x7s2p3_f16", 32, 224, 224, 3, 64),
+                           ("conv_3x3s1_f16", 8, 56, 56, 20, 64), ("conv_3x3s1_f16", 8, 56, 56, 36, 128),
+                           ("conv_3x3s1_f16", 8, 28, 28, 100, 128), ("conv_1x1s1_f16", 8, 56, 56, 20, 64),
+                           ("conv_1x1s1_f16", 8, 28, 28, 100, 128)]
+CONV_FOLD_BENCH_SHAPES = [(8, 112, 112, 8, 64), (8, 112, 112, 16, 64), (8, 56, 56, 32, 64), (8, 56, 56, 64, 64)]
+
+
+def _conv2d_odd_c_bench_items() -> list:
+    items = [BenchItem(f"{build}_{_conv_label(n, h, w, c, f)}", build, _conv_shape(n, h, w, c, f), "fold (C % 8 != 0)")
+             for build, n, h, w, c, f in CONV_ODD_C_BENCH_SHAPES]
+    for n, h, w, c, f in CONV_FOLD_BENCH_SHAPES:
+        items.append(BenchItem(f"conv_3x3s1_f16_{_conv_label(n, h, w, c, f)}", "conv_3x3s1_f16",
+                               _conv_shape(n, h, w, c, f)))
+        items.append(BenchItem(f"conv_3x3s1_f16_fold_{_conv_label(n, h, w, c, f)}", "conv_3x3s1_f16_fold",
+                               _conv_shape(n, h, w, c, f), "-D fold=true"))
+    return items
 
 
 def _conv2d_bench_items() -> list:
@@ -2085,6 +2116,7 @@ def _bench_items() -> list:
             items.append(BenchItem(f"gemm_f16_{m}x{n}x{k}", "gemm_f16", shape))
     items += _flash_decoding_bench_items()
     items += _conv2d_bench_items()
+    items += _conv2d_odd_c_bench_items()
     items += _moe_and_w4a16_bench_items()
     items += _attention_bwd_bench_items()
     items += _gated_delta_bench_items()

@@ -111,3 +111,29 @@ TEST_CASE("launch arithmetic floors as the device does and survives a zero divis
       CHECK(!zero);
     }
 }
+
+TEST_CASE("tl::TapCursor places and steps through folded im2col columns", "[intmath]") {
+  // Every start column (negative ones included) and run, for several channel counts and filter
+  // widths: after any number of steps the cursor is where placing it afresh puts it, and
+  // (r, s, c) recompose the column.
+  for (int channels : {1, 2, 3, 7, 8, 20})
+    for (int kw : {1, 2, 3, 7})
+      for (int start = -2 * kw * channels - 3; start <= 3 * kw * channels; ++start) {
+        tl::TapCursor cur(start, channels, kw);
+        for (int step = 0; step < 2 * kw * channels + 5; ++step) {
+          INFO("C = " << channels << ", kw = " << kw << ", start " << start << ", step " << step);
+          const int k = start + step;
+          REQUIRE(cur.k == k);
+          REQUIRE(cur.c >= 0);
+          REQUIRE(cur.c < channels);
+          REQUIRE(cur.s >= 0);
+          REQUIRE(cur.s < kw);
+          REQUIRE((cur.r * kw + cur.s) * channels + cur.c == k);
+          tl::TapCursor fresh(k, channels, kw);
+          REQUIRE(fresh.r == cur.r);
+          REQUIRE(fresh.s == cur.s);
+          REQUIRE(fresh.c == cur.c);
+          cur.next(channels, kw);
+        }
+      }
+}
