@@ -250,19 +250,54 @@ bool foldedRuns(const Node &n, KernelLowering &L, const Positions &pos) {
       std::string m = L.fresh("m");
       L.add(makeLet("const int", m, p->first + " + " + row, false));
       Pixel px = decompose(n, L, *p, m);
-      std::string cursor = L.fresh("tap");
-      L.add(makeLet("tl::TapCursor", cursor,
-                    "tl::TapCursor(" + p->channel + " + " + j0 + ", " + L.dimExpr(X, 3) + ", " +
-                        std::to_string(n.im2col->kw) + ")",
-                    false));
-      std::string e = L.fresh("e");
-      L.nest(makeFor(ForRole::Registers, e, "0", std::to_string(run), "", 0), [&] {
-        auto [src, valid] = foldedSource(n, L, *p, px, cursor);
-        L.accessing(L.add(makeStore(regs + "[" + slot + " + " + e + "]",
-                                    elementOrZero(X, src, valid, cppType(A.dtype)))),
-                    reads, none);
-        L.add(makeEval(cursor + ".next(" + L.dimExpr(X, 3) + ", " + std::to_string(n.im2col->kw) + ")"));
-      });
+      // The run in accesses of v elements: v > 1 where C and X's strides are multiples of v and
+      // X's address of v * bytes (tested per call: a uniform branch), so that the v columns lie
+      // in one tap and one load moves them.
+      auto loads = [&](int64_t v) {
+        std::string cursor = L.fresh("tap");
+        L.add(makeLet("tl::TapCursor", cursor,
+                      "tl::TapCursor(" + p->channel + " + " + j0 + ", " + L.dimExpr(X, 3) + ", " +
+                          std::to_string(n.im2col->kw) + ")",
+                      false));
+        std::string e = L.fresh("e");
+        L.nest(makeFor(ForRole::Registers, e, "0", std::to_string(run / v), "", 0), [&] {
+          auto [src, valid] = foldedSource(n, L, *p, px, cursor);
+          std::string at = regs + "[" + slot + " + " + e + (v > 1 ? " * " + std::to_string(v) : "") + "]";
+          const std::string b = std::to_string(v * bytes);
+          L.accessing(L.add(v > 1 ? makeEval("tl::store_vec<" + b + ">(&" + at + ", (" + valid + ") ? tl::load_vec<" +
+                                             b + ">(&" + src + ") : tl::vec_bytes_t<" + b + ">{})")
+                                  : makeStore(at, elementOrZero(X, src, valid, cppType(A.dtype)))),
+                      reads, none);
+          L.add(makeEval(cursor + ".next(" + L.dimExpr(X, 3) + ", " + std::to_string(n.im2col->kw) +
+                         (v > 1 ? ", " + std::to_string(v) : "") + ")"));
+        });
+      };
+      std::vector<int64_t> widths;
+      for (int64_t b : {8, 4})
+        if (int64_t v = b / bytes; v > 1 && run % v == 0 && multipleOf(n.im2col->column, v) &&
+                                   (!X.shape[3] || *X.shape[3] % v == 0))
+          widths.push_back(v);
+      Stmt *chain = nullptr;
+      for (int64_t v : widths) {
+        std::string cond = "reinterpret_cast<std::uintptr_t>(" + bufferName(X) + ") % " + std::to_string(v * bytes) +
+                           " == 0 && " + L.dimExpr(X, 3) + " % " + std::to_string(v) + " == 0";
+        for (size_t d = 0; d + 1 < X.shape.size(); ++d)
+          cond += " && " + strideName(X.name, d) + " % " + std::to_string(v) + " == 0";
+        StmtPtr branch = makeIf(cond);
+        Stmt &b = *branch;
+        if (chain) {
+          chain->elseIf = true;
+          chain->elseBody.push_back(std::move(branch));
+        } else {
+          L.add(std::move(branch));
+        }
+        L.within(b.body, [&] { loads(v); });
+        chain = &b;
+      }
+      if (chain)
+        L.within(chain->elseBody, [&] { loads(1); });
+      else
+        loads(1);
     }
     if (staging && !storeHalf)
       return;

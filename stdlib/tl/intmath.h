@@ -84,9 +84,12 @@ struct TapCursor {
     r = floordiv(tap, kw);
     s = tap - r * kw;
   }
-  TL_HOST_DEVICE constexpr void next(int channels, int kw) {
-    ++k;
-    if (++c == channels) {
+  // Steps `step` columns (1, or a divisor of `channels` that c is a multiple of: the columns
+  // of a vector access lie in one tap).
+  TL_HOST_DEVICE constexpr void next(int channels, int kw, int step = 1) {
+    k += step;
+    c += step;
+    if (c == channels) {
       c = 0;
       if (++s == kw) {
         s = 0;

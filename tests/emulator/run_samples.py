@@ -267,10 +267,12 @@ CASES = {
     # im2col's column form for the filters and the images, each thread a run of columns of one
     # row (256 threads: two per 128-row tile; 64 threads: two rows of 64 per thread) stepping a
     # tap cursor, staged through registers in the pipeline. C = 1, 3 and 5 (runs that cross
-    # several taps), K = 27 and 45 within one 32-column step or across two, F past the tile.
+    # several taps), K = 27 and 45 within one 32-column step or across two, F past the tile; C = 6
+    # and 20, whose runs load 2 and 4 columns at a time (C and the strides multiples of them).
     "conv2d_fold": ("conv2d.tl", "conv2d", ["block_M=128", "block_N=64", "block_K=32", "threads=256", "stages=3"],
                     ref.conv2d, {},
-                    [dict(N=2, H=7, W=9, C=3, F=10), dict(N=1, H=12, W=11, C=5, F=70), dict(N=3, H=4, W=5, C=1, F=8)]),
+                    [dict(N=2, H=7, W=9, C=3, F=10), dict(N=1, H=12, W=11, C=5, F=70), dict(N=3, H=4, W=5, C=1, F=8),
+                     dict(N=1, H=6, W=5, C=6, F=12), dict(N=1, H=5, W=4, C=20, F=9)]),
     "conv2d_fold_t64": ("conv2d.tl", "conv2d",
                         ["block_M=128", "block_N=32", "block_K=16", "threads=64", "stages=2", "stride=2"],
                         ref.conv2d, {"stride": 2, "pad": 1},
@@ -711,7 +713,7 @@ def _random_conv2d(rng):
     k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])
     knobs = ["kh=%d" % k, "kw=%d" % k, "stride=%d" % stride, "pad=%d" % pad] + _draw(
         rng, [("block_M", [64, 128]), ("block_N", [32, 64]), ("block_K", [16, 32, 64]), ("stages", [1, 2, 3]),
-              ("threads", [64, 128, 256]), ("persist", ["false", "true"])])
+              ("threads", [64, 128, 256]), ("persist", ["false", "true"]), ("fold", ["false", "true"])])
     shapes = [dict(N=rng.randint(1, 2), H=rng.randint(3, 10), W=rng.randint(3, 10), C=rng.randint(1, 40),
                    F=rng.randint(1, 40)) for _ in range(2)]
     return "conv2d.tl", "conv2d", knobs, ref.conv2d, {"stride": stride, "pad": pad}, shapes

@@ -137,3 +137,26 @@ TEST_CASE("tl::TapCursor places and steps through folded im2col columns", "[intm
         }
       }
 }
+
+TEST_CASE("tl::TapCursor steps by a divisor of the channels", "[intmath]") {
+  // A vector access of `step` columns: C a multiple of step, the cursor at a multiple of it.
+  for (int channels : {2, 4, 6, 8, 12, 20})
+    for (int step : {2, 4})
+      for (int kw : {1, 3, 7}) {
+        if (channels % step != 0)
+          continue;
+        for (int start = -2 * kw * channels; start <= 2 * kw * channels; start += step) {
+          tl::TapCursor cur(start, channels, kw);
+          for (int k = start; k < start + 3 * kw * channels; k += step) {
+            INFO("C = " << channels << ", step " << step << ", kw = " << kw << ", start " << start << ", k " << k);
+            tl::TapCursor fresh(k, channels, kw);
+            REQUIRE(cur.k == k);
+            REQUIRE(cur.r == fresh.r);
+            REQUIRE(cur.s == fresh.s);
+            REQUIRE(cur.c == fresh.c);
+            REQUIRE(cur.c + step <= channels); // the access stays in one tap
+            cur.next(channels, kw, step);
+          }
+        }
+      }
+}
