@@ -196,6 +196,11 @@ void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t
 // pixels. The run goes through an array of the thread's registers and into the tile in
 // 16-byte stores where the tile's layout keeps them whole. Under register staging the load
 // half fills the staging array and the store half writes it out. False: no such split.
+// The longest run that also gets the vector variants: a 64-column run per thread loaded three
+// ways (8, 4 and 2 bytes at a time) took 255 registers and spilled 480-852 bytes where the one
+// element-by-element form took 168 (conv2d's 64 x 128 and 128 x 256 folded tiles).
+constexpr int64_t kVectorRunLimit = 32;
+
 struct RunSplit {
   int64_t parts = 0, rowsPer = 0, run = 0; // threads per row, rows per thread, columns per run
 };
@@ -274,7 +279,7 @@ bool foldedRuns(const Node &n, KernelLowering &L, const Positions &pos) {
       };
       std::vector<int64_t> widths;
       for (int64_t b : {8, 4})
-        if (int64_t v = b / bytes; v > 1 && run % v == 0 && multipleOf(n.im2col->column, v) &&
+        if (int64_t v = b / bytes; v > 1 && run <= kVectorRunLimit && run % v == 0 && multipleOf(n.im2col->column, v) &&
                                    (!X.shape[3] || *X.shape[3] % v == 0))
           widths.push_back(v);
       Stmt *chain = nullptr;
