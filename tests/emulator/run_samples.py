@@ -710,7 +710,7 @@ def _random_mla(rng):
 
 
 def _random_conv2d(rng):
-    k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])
+    k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0), (7, 2, 3)])
     knobs = ["kh=%d" % k, "kw=%d" % k, "stride=%d" % stride, "pad=%d" % pad] + _draw(
         rng, [("block_M", [64, 128]), ("block_N", [32, 64]), ("block_K", [16, 32, 64]), ("stages", [1, 2, 3]),
               ("threads", [64, 128, 256]), ("persist", ["false", "true"]), ("fold", ["false", "true"])])

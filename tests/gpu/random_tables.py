@@ -94,11 +94,14 @@ def _mla(rng):
 
 
 def _conv2d(rng):
-    k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0)])
+    k, stride, pad = rng.choice([(3, 1, 1), (3, 2, 1), (1, 1, 0), (1, 2, 0), (3, 1, 0), (7, 2, 3)])
     knobs = {"kh": str(k), "kw": str(k), "stride": str(stride), "pad": str(pad)}
+    # fold: taps and channels in one K at any C (true), or per tap at any C (false); unpinned,
+    # the sample folds where C % 8 != 0 or C <= 16.
     knobs.update(_pick(rng, {"block_M": [64, 128], "block_N": [32, 64, 96, 128], "block_K": [16, 32, 64, 128],
                              "stages": [1, 2, 3, 4], "threads": [128, 256], "dtype": ["f16", "bf16"],
-                             "persist": ["false", "true"]}))
+                             "persist": ["false", "true"], "fold": ["false", "true", ""]}))
+    knobs = {name: v for name, v in knobs.items() if v != ""}
     shapes = [dict(N=rng.randint(1, 3), H=rng.randint(3, 20), W=rng.randint(3, 20), C=rng.randint(1, 80),
                    F=rng.randint(1, 80)) for _ in range(2)]
     shapes.append(dict(N=2, H=rng.randint(3, 12), W=rng.randint(3, 12), C=8 * rng.randint(1, 12),
