@@ -101,9 +101,12 @@ namespace tlc {
 using DType = tlc_dtype;
 using TensorView = tlc_tensor_view;
 
+// The table is a plain local, not a static one: a static local of an inline function is one
+// object per process (STB_GNU_UNIQUE), shared by every library built with this header, so a
+// library built with a newer header (more dtypes) would index an older one's shorter table.
 inline const char *dtypeName(int32_t d) {
-  static const char *names[] = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2", "i4", "u4",
-                                "i8",  "u8",   "i16", "i32", "u32", "i64",    "bool", "f4e2m1"};
+  const char *const names[] = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2", "i4", "u4",
+                               "i8",  "u8",   "i16", "i32", "u32", "i64",    "bool", "f4e2m1"};
   return d >= 0 && d <= TLC_F4E2M1 ? names[d] : "unknown dtype";
 }
 
