@@ -27,6 +27,17 @@
 //    (the aligned instantiation: C a multiple of 16 bytes, c0 provably a multiple of 8); the
 //    other instantiation, and targets without cp.async (gfx9), copy element by element.
 // A pipelined loop prefetches it like a copy (infer/PipelinePlanner.cpp).
+//
+// The folded form, im2col(X, A_s, pixel = m0, column = k0, ...): the tile's columns run over the
+// taps and the channels together, as the rows of the [F, kh * kw * C] weight matrix do, so that
+// a convolution over few channels fills its K steps (C = 3: a 3x3 filter's 27 columns in one
+// step instead of nine mostly empty ones):
+//
+//   A_s[i, j] = X[n, p * stride - pad + r, q * stride - pad + s, c]   where k0 + j = (r * kw + s) * C + c
+//
+// and zero for columns outside [0, kh * kw * C). No bulk form (a tensor copy's box is one tap's
+// channels). Aligned instantiation: 8 columns of one tap per cp.async (C a multiple of 8), each
+// placed by a tl::TapCursor; otherwise whole runs of columns per thread (foldedRuns).
 #include "ops/Arguments.h"
 
 #include "frontend/Sema.h"
