@@ -79,6 +79,8 @@ struct TapCursor {
   int k, r, s, c;
   TL_HOST_DEVICE constexpr TapCursor(int column, int channels, int kw)
       : k(column), r(0), s(0), c(0) {
+    if (channels <= 0 || kw <= 0) // no column is valid (K = 0): nothing to divide by
+      return;
     const int tap = floordiv(column, channels);
     c = column - tap * channels;
     r = floordiv(tap, kw);

@@ -160,3 +160,12 @@ TEST_CASE("tl::TapCursor steps by a divisor of the channels", "[intmath]") {
         }
       }
 }
+
+TEST_CASE("tl::TapCursor of a tensor without channels divides by nothing", "[intmath]") {
+  // C = 0 (an empty tensor): K = kh * kw * C = 0 columns, every access invalid; placing and
+  // stepping the cursor must not divide by zero.
+  tl::TapCursor cur(5, 0, 3);
+  CHECK(cur.k == 5);
+  cur.next(0, 3);
+  CHECK(cur.k == 6);
+}
