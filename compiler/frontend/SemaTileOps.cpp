@@ -677,8 +677,8 @@ void TileOpChecker::checkCumsum() {
 
 // im2col(X, A_s, pixel = m0, channel = c0, r = r, s = s, kh = kh, kw = kw, stride = .., pad = ..)
 // or im2col(X, A_s, pixel = m0, column = k0, kh = .., ...): X a whole NHWC tensor [N, H, W, C],
-// A_s a shared [rows, cols] tile of its dtype; pixel, channel, r and s (or column) integer expressions (uniform over the block, as every tile operand), the
-// filter size, stride and padding compile-time constants (the launcher's tensor map and the
+// A_s a shared [rows, cols] tile of its dtype; pixel, channel, r and s (or column) integer
+// expressions (uniform over the block, as every tile operand), the filter size, stride and padding compile-time constants (the launcher's tensor map and the
 // output size P = (H + 2 pad - kh) / stride + 1 are built from them).
 void TileOpChecker::checkIm2col() {
   Expr *srcExpr = arg("src");

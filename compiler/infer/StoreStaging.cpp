@@ -86,12 +86,10 @@ public:
         if (g.body[i]->kind == NodeKind::Loop && g.body[i]->loop->loopKind == LoopKind::Pipelined)
           changed |= stageAtomics(g, i, g.body[i]->body, {g.body[i].get()});
     bool afterPipeline = false;
+    auto pipelined = [](const Node *m) { return m->kind == NodeKind::Loop && m->loop->loopKind == LoopKind::Pipelined; };
     for (size_t i = 0; i < g.body.size(); ++i) {
       Node &n = *g.body[i];
       // A pipelined loop, or a compile-time `if` whose branch lowering flattens holds one.
-      auto pipelined = [](const Node *m) {
-        return m->kind == NodeKind::Loop && m->loop->loopKind == LoopKind::Pipelined;
-      };
       const auto *taken = takenBranch(n);
       if (pipelined(&n) || (taken && llvm::any_of(flattenedSiblings(*taken), pipelined))) {
         afterPipeline = true;

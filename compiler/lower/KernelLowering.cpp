@@ -262,10 +262,10 @@ void KernelLowering::lowerRegisterStaged(const ftg::Node &n, const std::vector<c
 
 std::string KernelLowering::stagingArrayName(const ftg::Buffer &tile) { return generatedName(tile.name + "_regs"); }
 
-StmtPtr KernelLowering::stagingArray(const ftg::Buffer &tile, int64_t elements) {
+StmtPtr KernelLowering::stagingArray(const ftg::Buffer &tile, int64_t elements, const std::string &name) {
   auto decl = std::make_unique<Stmt>(StmtKind::Decl);
   decl->type = cppType(tile.dtype);
-  decl->name = stagingArrayName(tile);
+  decl->name = name.empty() ? stagingArrayName(tile) : name;
   decl->count = elements;
   decl->align = 16; // 16-byte loads and stores of it on gfx9
   return decl;

@@ -175,9 +175,9 @@ public:
   std::vector<bool> stagedThroughRegisters(const ftg::Node &n, const std::vector<const ftg::Node *> &producers,
                                            bool consumersInFlight) const;
   // The per-thread array a tile staged through registers passes through (either form), its
-  // name and its declaration.
+  // name and its declaration (another name: a temporary array of the same kind).
   static std::string stagingArrayName(const ftg::Buffer &tile);
-  static StmtPtr stagingArray(const ftg::Buffer &tile, int64_t elements);
+  static StmtPtr stagingArray(const ftg::Buffer &tile, int64_t elements, const std::string &name = "");
   // Registers per thread the kernel's estimate (infer::estimateRegisters) leaves out, kept
   // free of staged element copies (stagedThroughRegisters).
   static constexpr int64_t kStagingMargin = 48;

@@ -176,7 +176,7 @@ void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t
     L.add(makeLet("const int", j, V > 1 ? "(" + c + " % " + perRowChunks + ") * " + std::to_string(V)
                                         : c + " % " + perRowChunks, false));
     L.add(makeLet("const int", m, p.first + " + " + i, false));
-    Pixel px = a.column ? decompose(n, L, p, m) : decompose(n, L, p, m, p.r, p.s);
+    Pixel px = decompose(n, L, p, m, p.r, p.s); // the folded form has no tap: its r and s are empty
     std::string src, valid = L.fresh("valid");
     if (a.column) {
       std::string cursor = L.fresh("tap");
@@ -199,14 +199,6 @@ void forEachAccess(const Node &n, KernelLowering &L, const Positions &p, int64_t
   });
 }
 
-// The folded form element by element, where the block's threads split the tile into whole
-// runs of consecutive columns of a row (threads a multiple of the rows and the columns of a
-// multiple of the threads per row, or rows a multiple of the threads): each thread decomposes
-// its pixel once per row and steps a tl::TapCursor along the run, instead of dividing per
-// element. Lanes take consecutive rows, so that a warp's loads of one column are neighbouring
-// pixels. The run goes through an array of the thread's registers and into the tile in
-// 16-byte stores where the tile's layout keeps them whole. Under register staging the load
-// half fills the staging array and the store half writes it out. False: no such split.
 // The longest run that also gets the vector variants: a 64-column run per thread loaded three
 // ways (8, 4 and 2 bytes at a time) took 255 registers and spilled 480-852 bytes where the one
 // element-by-element form took 168 (conv2d's 64 x 128 and 128 x 256 folded tiles).
@@ -216,6 +208,9 @@ struct RunSplit {
   int64_t parts = 0, rowsPer = 0, run = 0; // threads per row, rows per thread, columns per run
 };
 
+// How `T` threads split the folded tile into whole runs of consecutive columns of a row: threads
+// a multiple of the rows and the columns a multiple of the threads per row, or the rows a
+// multiple of the threads; nullopt otherwise.
 std::optional<RunSplit> runSplit(const Node &n, int64_t T) {
   const ftg::Buffer &A = *n.outputs[0].buffer;
   const int64_t R = *A.shape[0], cols = *A.shape[1];
@@ -226,13 +221,20 @@ std::optional<RunSplit> runSplit(const Node &n, int64_t T) {
   return std::nullopt;
 }
 
-bool foldedRuns(const Node &n, KernelLowering &L, const Positions &pos) {
+// The folded form element by element, where the block's threads split the tile into whole
+// runs of consecutive columns of a row (threads a multiple of the rows and the columns of a
+// multiple of the threads per row, or rows a multiple of the threads): each thread decomposes
+// its pixel once per row and steps a tl::TapCursor along the run, instead of dividing per
+// element. Lanes take consecutive rows, so that a warp's loads of one column are neighbouring
+// pixels. The run goes through an array of the thread's registers and into the tile in
+// 16-byte stores where the tile's layout keeps them whole. Under register staging the load
+// half fills the staging array and the store half writes it out. False: no such split.
+bool foldedRuns(const Node &n, KernelLowering &L, const Positions &p) {
   const ftg::Buffer &X = *n.inputs[0].buffer, &A = *n.outputs[0].buffer;
   const int64_t R = *A.shape[0], T = L.g.threads;
   std::optional<RunSplit> split = runSplit(n, T);
   if (!split)
     return false;
-  const Positions *p = &pos;
   const int64_t parts = split->parts, rowsPer = split->rowsPer;
   const int64_t run = split->run;
   auto *staging = L.registerStaging ? &*L.registerStaging : nullptr;
@@ -240,17 +242,11 @@ bool foldedRuns(const Node &n, KernelLowering &L, const Positions &pos) {
   if (staging)
     staging->elements = std::max(staging->elements, rowsPer * run);
   std::string regs = staging ? staging->array : L.fresh("run");
-  if (!staging) {
-    auto decl = std::make_unique<Stmt>(StmtKind::Decl);
-    decl->type = cppType(A.dtype);
-    decl->name = regs;
-    decl->count = rowsPer * run;
-    decl->align = 16;
-    L.add(std::move(decl));
-  }
+  if (!staging)
+    L.add(KernelLowering::stagingArray(A, rowsPer * run, regs));
   const int64_t bytes = bitWidth(A.dtype) / 8, vec = 16 / bytes;
   const bool vectors = run % vec == 0 && A.shared && A.shared->vectorRun(vec) == vec;
-  std::vector<Access> reads = p->reads;
+  std::vector<Access> reads = p.reads;
   reads.insert(reads.begin(), L.access(&X));
   const std::vector<Access> none;
   std::string q = L.fresh("q");
@@ -264,20 +260,20 @@ bool foldedRuns(const Node &n, KernelLowering &L, const Positions &pos) {
     const std::string slot = q + " * " + std::to_string(run);
     if (!storeHalf) {
       std::string m = L.fresh("m");
-      L.add(makeLet("const int", m, p->first + " + " + row, false));
-      Pixel px = decompose(n, L, *p, m);
+      L.add(makeLet("const int", m, p.first + " + " + row, false));
+      Pixel px = decompose(n, L, p, m);
       // The run in accesses of v elements: v > 1 where C and X's strides are multiples of v and
       // X's address of v * bytes (tested per call: a uniform branch), so that the v columns lie
       // in one tap and one load moves them.
       auto loads = [&](int64_t v) {
         std::string cursor = L.fresh("tap");
         L.add(makeLet("tl::TapCursor", cursor,
-                      "tl::TapCursor(" + p->channel + " + " + j0 + ", " + L.dimExpr(X, 3) + ", " +
+                      "tl::TapCursor(" + p.channel + " + " + j0 + ", " + L.dimExpr(X, 3) + ", " +
                           std::to_string(n.im2col->kw) + ")",
                       false));
         std::string e = L.fresh("e");
         L.nest(makeFor(ForRole::Registers, e, "0", std::to_string(run / v), "", 0), [&] {
-          auto [src, valid] = foldedSource(n, L, *p, px, cursor);
+          auto [src, valid] = foldedSource(n, L, p, px, cursor);
           std::string at = regs + "[" + slot + " + " + e + (v > 1 ? " * " + std::to_string(v) : "") + "]";
           const std::string b = std::to_string(v * bytes);
           L.accessing(L.add(v > 1 ? makeEval("tl::store_vec<" + b + ">(&" + at + ", (" + valid + ") ? tl::load_vec<" +
