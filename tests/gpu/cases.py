@@ -853,7 +853,13 @@ DECODE_SPLIT_SWEEP = (8, 32)
 # blocks per SM): 128 keys or 4 stages (one block per SM, more bytes in flight per block), 32
 # keys with 6 stages and 2 stages (two blocks per SM).
 DECODE_TILE_SWEEP = {"_n128": {"block_N": "128", "stages": "2"}, "_st4": {"stages": "4"},
-                     "_n32": {"block_N": "32", "stages": "6"}, "_st2": {"stages": "2"}}
+                     "_n32": {"block_N": "32", "stages": "6"}, "_st2": {"stages": "2"},
+                     # All num_splits splits at every batch, as before fill_blocks (the sample
+                     # used 16 splits whatever the batch).
+                     "_all16": {"fill_blocks": "1000000"}}
+# fill_blocks small enough that the check shapes use fewer splits than num_splits (the unused
+# slots' LSE is -inf): 8 gives 1, 2 or 4 splits at DECODE_SHAPES, 40 gives 2 to 16.
+DECODE_FILL_CHECKS = ("8", "40")
 
 
 def _decode_shape(batch, kv_heads, groups, seqlen, dim) -> dict:
@@ -876,6 +882,10 @@ def _add_flash_decoding(t: _Tables) -> None:
             ("decode_f16_d128_sm80", {"dtype": "f16", "dim": "128"}, "sm_80", DECODE_SHAPES[:5]),
             ("decode_f16_d128_s3", {"dtype": "f16", "dim": "128", "num_splits": "3"}, "",
              DECODE_SHAPES[1:5]),
+            *((f"decode_f16_d128_fill{n}", {"dtype": "f16", "dim": "128", "fill_blocks": n}, "", DECODE_SHAPES)
+              for n in DECODE_FILL_CHECKS),
+            ("decode_bf16_d64_fill8_sm80", {"dtype": "bf16", "dim": "64", "fill_blocks": "8"}, "sm_80",
+             DECODE_SHAPES[1:]),
             # The split-count sweep of the bench items (checked at two shapes each).
             *((f"decode_f16_d128_s{n}", {"dtype": "f16", "dim": "128", "num_splits": str(n)}, "",
                [DECODE_SHAPES[1], DECODE_SHAPES[3]]) for n in DECODE_SPLIT_SWEEP),
