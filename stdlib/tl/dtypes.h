@@ -179,13 +179,11 @@ struct Int4Magic;
 template <>
 struct Int4Magic<f16> {
   static constexpr std::uint32_t kMagic = 0x64006400u;  // 1024.0 in both halves
-  static constexpr float kValue = 1024.0f;
 };
 #if TL_CUDA
 template <>
 struct Int4Magic<bf16> {
   static constexpr std::uint32_t kMagic = 0x43004300u;  // 128.0 in both halves
-  static constexpr float kValue = 128.0f;
 };
 #endif
 
@@ -205,8 +203,9 @@ TL_DEVICE void unpack_int4x8(std::uint32_t word, vec2_t<T> (&out)[4]) {
   // the mask and the sign-flip bit (0x8) inside it.
   constexpr std::uint8_t kLut = Signed ? 0x6A : 0xEA;
   constexpr std::uint32_t kOr = Signed ? (Magic::kMagic | 0x00080008u) : Magic::kMagic;
-  const float offset = Magic::kValue + (Signed ? 8.0f : 0.0f);
-  const vec2_t<T> bias = Vec2Ops<T>::splat(offset);
+  // The subtrahend, kMagic + 8 when Signed, is kOr's own bits (the 8 sits in the mantissa's
+  // ulp-1 bits): a constant, not a float converted on every call (cvt is no constant to ptxas).
+  const vec2_t<T> bias = bit_cast<vec2_t<T>>(kOr);
   const std::uint32_t shifted = word >> 4;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
@@ -245,19 +244,20 @@ namespace detail {
 
 // Where f4e2m1's bits go in a 16-bit float: the sign to bit 15 and the exponent and mantissa
 // bits (e1 e0 m) to the bottom of T's exponent field and the top of its mantissa, which makes
-// T's value 2^(1 - bias(T)) times f4e2m1's, subnormal 0.5 included; kScale undoes that exactly.
+// T's value 2^(1 - bias(T)) times f4e2m1's, subnormal 0.5 included; kScale (both halves' bits:
+// a constant, where a float splat would be converted on every call) undoes that exactly.
 template <class T>
 struct Fp4Place;
 template <>
 struct Fp4Place<f16> {
   static constexpr int kShift = 9;             // mantissa 10 bits: m at bit 9, e at bits 10-11
-  static constexpr float kScale = 16384.0f;    // 2^(15 - 1)
+  static constexpr std::uint32_t kScale = 0x74007400u;  // 2^(15 - 1) = 16384
 };
 #if TL_CUDA
 template <>
 struct Fp4Place<bf16> {
   static constexpr int kShift = 6;             // mantissa 7 bits: m at bit 6, e at bits 7-8
-  static constexpr float kScale = 8.507059173023462e37f;  // 2^(127 - 1)
+  static constexpr std::uint32_t kScale = 0x7E807E80u;  // 2^(127 - 1)
 };
 #endif
 
@@ -270,7 +270,7 @@ template <class T>
 TL_DEVICE void unpack_fp4x8(std::uint32_t word, vec2_t<T> (&out)[4]) {
   static_assert(is_one_of_v<T, f16, bf16>, "unpack_fp4x8: T must be f16 or bf16");
   using Place = detail::Fp4Place<T>;
-  const vec2_t<T> scale = Vec2Ops<T>::splat(Place::kScale);
+  const vec2_t<T> scale = bit_cast<vec2_t<T>>(Place::kScale);
   const std::uint32_t shifted = word >> 4;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
