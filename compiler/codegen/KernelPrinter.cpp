@@ -65,7 +65,9 @@ std::string inlineText(const Stmt &s) {
     if (s.bInRegisters && s.bKRun)
       return std::string(s.bRunsTransposed ? "tl::gemm_sr_runs_t<" : "tl::gemm_sr_runs<") + dims + ", " +
              std::to_string(s.bKRun) + (s.bKSplit > 1 ? ", " + std::to_string(s.bKSplit) : "") + ">(" + s.a + ", " +
-             s.b + ", " + s.c + offsets + ");";
+             s.b + ", " + s.c +
+             (s.bScales.empty() ? offsets : ", " + offset(s.aOffset) + ", " + s.bScales + "  /* scales per K group */") +
+             ");";
     if (s.bInRegisters)
       return "tl::gemm_sr<" + dims + ", " + flag(s.transA) + mfma + ">(" + s.a + ", " + s.b + ", " + s.c + offsets +
              ");";

@@ -14,6 +14,9 @@ std::unique_ptr<ftg::Pass> createLayoutInference();
 // Parallel loops that are a copy of gathered global elements into a shared tile
 // (ftg::GatherCopy): cp.async, vectorized where proven, prefetched by pipelines like copies.
 std::unique_ptr<ftg::Pass> createGatherRecognition();
+// A W4A16 gemm on B dequantized in registers applies the group scales to its f32 sums, and
+// the dequant_i4 before it converts without them (Node::foldedScales, scalesFolded).
+std::unique_ptr<ftg::Pass> createScaleFolding();
 // Pipelined loops: which copies are prefetched, how many buffers each shared tile needs.
 std::unique_ptr<ftg::Pass> createPipelinePlanner();
 // A register-staged pipelined loop (gfx9) back to an ordinary loop: its copies unprefetched,
@@ -34,6 +37,7 @@ std::unique_ptr<ftg::Pass> createInstructionSelection();
 inline void addInferencePasses(ftg::PassManager &pm) {
   pm.add(createLayoutInference());
   pm.add(createGatherRecognition());
+  pm.add(createScaleFolding());
   pm.add(createPipelinePlanner());
   pm.add(createStoreStaging());
   pm.add(createSharedMemoryPlanner());

@@ -153,11 +153,16 @@ struct Node {
   // of consecutive warps, each summing its slice of K's runs (C holds each group's partial
   // sums: FragmentLayout::partialSums).
   int bKSplit = 1;
+  // ... computed transposed, the dequant_i4 that wrote B, whose group scales this gemm applies
+  // to each K chunk's f32 sums (infer/ScaleFolding.cpp); that dequant has scalesFolded.
+  const Node *foldedScales = nullptr;
   // The instruction and how its operands are read, as --emit=inferred shows it ("warps 2x2,
   // mma.m16n8k32.s8, ldmatrix for A, B gathered"); ops/Gemm.cpp, which chose them, writes it.
   std::string mmaText;
   // DequantI4: scales and zeros are [groups, rows] (transpose_scales = true).
   bool scalesTransposed = false;
+  // DequantI4: converts without its scales, which the gemm reading dst applies (ScaleFolding).
+  bool scalesFolded = false;
   // Reduce / cumsum.
   Builtin reduceOp = Builtin::None;
   int dim = 0;

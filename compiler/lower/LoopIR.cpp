@@ -115,7 +115,8 @@ StmtPtr makeIf(std::string cond, IfStyle style, bool uniform) {
 
 void forEachText(Stmt &s, const std::function<void(std::string &)> &f) {
   for (std::string *t : {&s.text, &s.var, &s.lo, &s.hi, &s.step, &s.cond, &s.type, &s.name, &s.value,
-                         &s.note, &s.target, &s.dst, &s.src, &s.srcBase, &s.valid, &s.a, &s.b, &s.c, &s.op})
+                         &s.note, &s.target, &s.dst, &s.src, &s.srcBase, &s.valid, &s.a, &s.b, &s.c, &s.op,
+                         &s.bScales})
     f(*t);
 }
 
@@ -341,6 +342,7 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
        << (s.aInRegisters ? " A in registers" : "") << (s.bInRegisters ? " B in registers" : "")
        << (s.bKRun ? " in K runs of " + std::to_string(s.bKRun) : "") << (s.bRunsTransposed ? " transposed" : "")
        << (s.bKSplit > 1 ? " split over " + std::to_string(s.bKSplit) + " warp groups" : "")
+       << (s.bScales.empty() ? "" : " scaled per K group")
        << (s.transA ? " transA" : "")
        << (s.transB ? " transB" : "");
     break;

@@ -168,6 +168,7 @@ struct Stmt {
   int bKRun = 0;    // B in registers in K runs of this many columns per thread (tl::gemm_sr_runs)
   bool bRunsTransposed = false; // ... computed transposed (tl::gemm_sr_runs_t)
   int bKSplit = 1;  // ... over this many warp groups, each summing a slice of K
+  std::string bScales; // ... with B unscaled: {{pass 0's scale per K chunk}, {pass 1's}} (ScaleFolding)
   std::string a, b, c;
   // mma.sync operands read through an offset functor (a C++ name; "" for the default,
   // tl::SwizzledLayout read by ldmatrix): annotated shared layouts.

@@ -12,6 +12,7 @@
 // magic-number conversion, a few lop3/prmt/packed-half operations per eight weights) and
 // stores 16 bytes. Where a layout splits those vectors (an annotated layout, gfx9's 8-byte
 // swizzle units) it falls back to element by element, with the same rounding.
+#include "ops/Dequant.h"
 #include "ops/Arguments.h"
 #include "ops/Lines.h"
 
@@ -39,10 +40,14 @@ struct Params {
   DType weights = DType::I4;
   // Scales and zeros [G, R] (transpose_scales) rather than [R, G].
   bool transposed = false;
+  // The scales are the gemm's to apply (infer/ScaleFolding.cpp): the weights convert unscaled.
+  bool unscaled = false;
   explicit Params(const Node &n)
       : scales(n.inputs.size() > 1 ? n.inputs[1].buffer : nullptr),
         zeros(n.inputs.size() > 2 ? n.inputs[2].buffer : nullptr),
-        weights(n.inputs[0].buffer->packed.value_or(DType::I4)), transposed(n.scalesTransposed) {}
+        weights(n.inputs[0].buffer->packed.value_or(DType::I4)), transposed(n.scalesTransposed),
+        unscaled(n.scalesFolded) {}
+  bool scaled() const { return scales && !unscaled; }
 
   // The groups per row of dst (C columns): scales' [R, G] or, transposed, [G, R].
   int64_t groupColumns(int64_t cols) const {
@@ -59,10 +64,11 @@ struct Params {
     return elementAt(L, *scales, at(row, group));
   }
 
-  // What the operator reads: src, and the scales and zero points given.
+  // What the operator reads: src, and the scales (unless the gemm applies them) and zero
+  // points given.
   std::vector<Access> reads(KernelLowering &L, const ftg::Buffer &src) const {
     std::vector<Access> out = {L.access(&src)};
-    for (const ftg::Buffer *b : {scales, zeros})
+    for (const ftg::Buffer *b : {scaled() ? scales : nullptr, zeros})
       if (b)
         out.push_back(L.access(b));
     return out;
@@ -76,7 +82,7 @@ struct Params {
   std::string step(const std::string &T, const char *suffix) const {
     const char *form = weights == DType::U4 ? "u4x8" : weights == DType::F4E2M1 ? "fp4x8" : "i4x8";
     std::string name = std::string("tl::dequant_") + form + suffix;
-    return name + "<" + T + (zeros ? "" : scales ? ", true" : ", false") + ">(";
+    return name + "<" + T + (zeros ? "" : scaled() ? ", true" : ", false") + ">(";
   }
   // The zero point of group `group` of row `row`, in T: an element of `zeros`, or, with zero
   // points packed as u4 (as GPTQ and AWQ store them), the nibble of group g in byte g / 2.
@@ -90,7 +96,7 @@ struct Params {
   // row and its column's group of `group` columns: one without scales, "" without zeros.
   std::string registerScale(KernelLowering &L, const FragmentLayout &l, const std::string &reg, int64_t group,
                             const std::string &T) const {
-    return scales ? scaleAt(L, l.rowOf(kThreadIndex, reg), registerGroup(l, reg, group)) : one(T);
+    return scaled() ? scaleAt(L, l.rowOf(kThreadIndex, reg), registerGroup(l, reg, group)) : one(T);
   }
   std::string registerZero(KernelLowering &L, const FragmentLayout &l, const std::string &reg, int64_t group,
                            const std::string &T) const {
@@ -114,7 +120,7 @@ struct Params {
                                                  : "(float)((" + q + " ^ 8) - 8)";
     if (zeros)
       value = "tl::convert<float>(tl::convert<" + T + ">(" + value + " - tl::convert<float>(" + zero + ")))";
-    return "tl::convert<" + T + ">(" + value + (scales ? " * tl::convert<float>(" + scale + ")" : std::string()) +
+    return "tl::convert<" + T + ">(" + value + (scaled() ? " * tl::convert<float>(" + scale + ")" : std::string()) +
            ")";
   }
 };
@@ -189,6 +195,17 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
     });
   });
 }
+
+} // namespace
+
+std::string foldedScale(KernelLowering &L, const Node &dequant, int64_t reg) {
+  const ftg::Buffer &dst = *dequant.outputs[0].buffer;
+  Params p(dequant);
+  p.unscaled = false;
+  return p.registerScale(L, *dst.fragment, std::to_string(reg), p.groupColumns(dst.fragment->cols), cppType(dst.dtype));
+}
+
+namespace {
 
 // Whether every thread's registers 2p and 2p + 1 hold columns c and c + 1 (c even) of one row,
 // so that a pair is one byte of src and four pairs one 32-bit word for the magic-number
@@ -348,9 +365,10 @@ public:
     std::string s = "dequant_i4: " + n.inputs[0].buffer->name;
     if (n.inputs.size() > 2)
       s = "dequant_i4: (" + n.inputs[0].buffer->name + " - " + n.inputs[2].buffer->name + ")";
-    if (n.inputs.size() > 1)
+    if (n.inputs.size() > 1 && !n.scalesFolded)
       s += " * " + n.inputs[1].buffer->name + (n.scalesTransposed ? " (transposed)" : "");
-    return s + " -> " + n.outputs[0].buffer->name;
+    s += " -> " + n.outputs[0].buffer->name;
+    return n.scalesFolded ? s + " (" + n.inputs[1].buffer->name + " applied by the gemm)" : s;
   }
 
   // Fragments: dst's layout is src's with every register doubled, or src's dst's halved

@@ -5,6 +5,7 @@
 // layouts (wgmma's swizzled panels, or the swizzle that makes ldmatrix bank-conflict free);
 // its lowering is one tensor-core call (tl::wgmma::gemm_ss/rs, or tl::gemm_ss/rs/sr/rr).
 #include "ops/Arguments.h"
+#include "ops/Dequant.h"
 
 #include "infer/WarpSplit.h"
 #include "ir/TileOp.h"
@@ -752,9 +753,11 @@ public:
         L.add(makeCompactFor("tl_q", "0", std::to_string(C.fragment->registers()),
                              withAccess(makeStore(bufferName(C) + "[tl_q]", zero), {}, {L.access(&C)}), -1));
       }
-      // C += A @ B: the accumulator is read as well.
-      Stmt &mma = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::Mma)),
-                                            {L.access(&A), L.access(&B), L.access(&C)}, {L.access(&C)});
+      // C += A @ B: the accumulator is read as well, and scales a dequant_i4 left out.
+      std::vector<Access> reads = {L.access(&A), L.access(&B), L.access(&C)};
+      if (n.foldedScales)
+        reads.push_back(L.access(n.foldedScales->inputs[1].buffer));
+      Stmt &mma = KernelLowering::accessing(L.add(std::make_unique<Stmt>(StmtKind::Mma)), reads, {L.access(&C)});
       mma.m = *C.shape[0];
       mma.n = *C.shape[1];
       mma.k = n.transA ? *A.shape[0] : *A.shape[1];
@@ -770,6 +773,19 @@ public:
       mma.bKRun = n.bKRun;
       mma.bRunsTransposed = n.bRunsTransposed;
       mma.bKSplit = n.bKSplit;
+      if (n.foldedScales) {
+        // scales[pass][chunk]: the scale of the chunk's first register in each pass of B's
+        // runs (tl::gemm_sr_runs_t: pass p, chunk c start at register p * Pass + c * V).
+        const int64_t run = n.bKRun, chunks = mma.k / n.bKSplit / (4 * run);
+        std::string list;
+        for (int64_t pass = 0; pass < 2; ++pass) {
+          std::string row;
+          for (int64_t c = 0; c < chunks; ++c)
+            row += (c ? ", " : "") + foldedScale(L, *n.foldedScales, pass * chunks * run + c * run);
+          list += (pass ? ", {" : "{") + row + "}";
+        }
+        mma.bScales = "{" + list + "}";
+      }
       auto inFlight = L.gemmsInFlight.find(&n);
       mma.pending = inFlight == L.gemmsInFlight.end() ? 0 : inFlight->second;
       if (n.warpgroupMma && n.clearAccum)

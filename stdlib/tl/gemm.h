@@ -503,6 +503,26 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
   sums.finish();
 }
 
+namespace detail {
+// Step s of chunk c of gemm_sr_runs_t (below): the weights' pairs (rows g, g + 8, g, g + 8, as
+// dequant_i4 left them) against A's rows 8j + g at this lane's columns, for each n8 tile j
+// of A's rows, into the 4 accumulator registers acc(j).
+template <int M, int K, int V, int Pass, int NT, class T, class OffA, class AccAt>
+TL_DEVICE void runs_t_step(const T* A, const T* B, int c, int s, int col, int g, OffA offA, AccAt acc) {
+  std::uint32_t a[4];
+  std::memcpy(&a[0], &B[c * V + 4 * s], 4);
+  std::memcpy(&a[1], &B[Pass + c * V + 4 * s], 4);
+  std::memcpy(&a[2], &B[c * V + 4 * s + 2], 4);
+  std::memcpy(&a[3], &B[Pass + c * V + 4 * s + 2], 4);
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    std::uint32_t b[2];
+    load_a_run<M, K, 2>(A, 8 * j + g, col + 4 * s, offA, b);
+    WarpMma<T>::run(acc(j), a, b);
+  }
+}
+}  // namespace detail
+
 // B in registers in K runs over 16 weight rows per warp (gemm_sr_runs_t): the product computed
 // transposed, C^T = B @ A^T, with the weights as the mma's A operand and A's rows (activations)
 // as its B operand. B^T [N, K] is tlc's blocked layout of four threads per row and V columns per
@@ -528,21 +548,41 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
   for (int c = 0; c < Chunks; ++c) {
     const int col = slice + c * 4 * V + t * V;
 #pragma unroll
-    for (int s = 0; s < V / 4; ++s) {
-      std::uint32_t a[4];  // the weights' pairs as dequant_i4 left them: rows g, g + 8, g, g + 8
-      std::memcpy(&a[0], &B[c * V + 4 * s], 4);
-      std::memcpy(&a[1], &B[Pass + c * V + 4 * s], 4);
-      std::memcpy(&a[2], &B[c * V + 4 * s + 2], 4);
-      std::memcpy(&a[3], &B[Pass + c * V + 4 * s + 2], 4);
-#pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        std::uint32_t b[2];
-        detail::load_a_run<M, K, 2>(A, 8 * j + g, col + 4 * s, offA, b);
-        detail::WarpMma<T>::run(sums.at(c * (V / 4) + s, j * 4), a, b);
-      }
-    }
+    for (int s = 0; s < V / 4; ++s)
+      detail::runs_t_step<M, K, V, Pass, NT>(A, B, c, s, col, g, offA,
+                                             [&](int j) { return sums.at(c * (V / 4) + s, j * 4); });
   }
   sums.finish();
+}
+
+// The same with B's weights unscaled and each chunk's sums scaled (tlc's ScaleFolding: a group
+// of the dequantized weights' scales covers whole chunks of 4V columns): chunk c's products go
+// into two chains of their own, then C[4j + 2p + e] += (sum) * scales[p][c], pass p's row's
+// scale. In f32, so a group's products are summed exactly as the unscaled weights give them.
+template <int M, int N, int K, int WM, int WN, int V, int KS = 1, class T, class Acc, int RB, int R, class OffA,
+          class S>
+TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA,
+                              const S (&scales)[2][K / KS / (4 * V)]) {
+  static_assert(is_one_of_v<T, f16, bf16> && std::is_same_v<Acc, float>,
+                "tl::gemm_sr_runs_t with scales: f16 or bf16 inputs, f32 sums");
+  constexpr int NT = M / 8, Slice = K / KS, Chunks = Slice / (4 * V), Pass = Chunks * V;
+  static_assert(WM == 1 && N == 16 * WN && M % 8 == 0, "tl::gemm_sr_runs_t: 16 weight rows per warp, whole n8 tiles");
+  static_assert(K % KS == 0 && V % 4 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
+  static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
+  static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const int col = slice + c * 4 * V + t * V;
+    Acc part[2][R] = {};  // two chains: consecutive mmas do not wait for each other
+#pragma unroll
+    for (int s = 0; s < V / 4; ++s)
+      detail::runs_t_step<M, K, V, Pass, NT>(A, B, c, s, col, g, offA, [&](int j) { return &part[s % 2][j * 4]; });
+    const float scale[2] = {convert<float>(scales[0][c]), convert<float>(scales[1][c])};
+#pragma unroll
+    for (int i = 0; i < R; ++i) C[i] += (part[0][i] + part[1][i]) * scale[i / 2 % 2];
+  }
 }
 
 // A and B in registers (gemm_rs's A, gemm_sr's B): the registers of this warp's rows and

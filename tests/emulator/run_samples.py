@@ -423,6 +423,18 @@ CASES = {
                                     ["group_size=32", "block_K=128", "threads=64", "block_N=32", "stages=3"],
                                     ref.dequant_gemm_w4a16, {},
                                     [dict(M=1, N=70, K=416), dict(M=3, N=32, K=96)]),
+    # Groups of 128 and 256 columns, whole chunks of the transposed K runs (4 x 32 columns): the
+    # gemm scales each chunk's sums and the weights convert unscaled (infer/ScaleFolding.cpp);
+    # K past the last step's end (640 = 2.5 steps of 256) reads zero weights and zero scales.
+    "dequant_gemv_w4a16_staged_g128": ("dequant_gemv_w4a16_tcs.tl", "dequant_gemv_w4a16_tcs",
+                                       ["group_size=128", "block_K=256", "threads=64", "block_N=32", "stages=3"],
+                                       ref.dequant_gemm_w4a16, {},
+                                       [dict(M=1, N=70, K=640), dict(M=9, N=33, K=256)]),
+    "dequant_gemv_w4a16_staged_g256_bf16": ("dequant_gemv_w4a16_tcs.tl", "dequant_gemv_w4a16_tcs",
+                                            ["group_size=256", "block_K=512", "threads=128", "block_N=64",
+                                             "stages=2", "dtype=bf16"],
+                                            ref.dequant_gemm_w4a16, {},
+                                            [dict(M=2, N=64, K=1536), dict(M=1, N=100, K=512)]),
     "dequant_gemv_w4a16_tc_k32": ("dequant_gemv_w4a16_tc.tl", "dequant_gemv_w4a16_tc",
                                   ["block_K=32", "group_size=32", "threads=32"],
                                   ref.dequant_gemm_w4a16, {},
