@@ -270,7 +270,8 @@ template <class T>
 TL_DEVICE void unpack_fp4x8(std::uint32_t word, vec2_t<T> (&out)[4]) {
   static_assert(is_one_of_v<T, f16, bf16>, "unpack_fp4x8: T must be f16 or bf16");
   using Place = detail::Fp4Place<T>;
-  const vec2_t<T> scale = bit_cast<vec2_t<T>>(Place::kScale);
+  constexpr std::uint32_t kScaleBits = Place::kScale;  // a local: device code may not bind the member
+  const vec2_t<T> scale = bit_cast<vec2_t<T>>(kScaleBits);
   const std::uint32_t shifted = word >> 4;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
