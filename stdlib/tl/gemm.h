@@ -32,6 +32,7 @@
 #pragma once
 
 #include "common.h"
+#include "dtypes.h"  // convert (gemm_sr_runs_t's scales)
 #include "ldmatrix.h"
 #include "mma.h"
 #include "swizzle.h"
