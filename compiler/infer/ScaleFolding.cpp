@@ -18,8 +18,9 @@
 //
 // Conditions: the dequant goes from packed registers to registers (each thread converts its own
 // bytes), has scales but no zero points (q - z would still need its own subtraction first), its
-// destination is read by that gemm alone, as its B operand, and nothing between the two writes
-// the scales (the gemm reads them where it runs). --emit=inferred says so at the gemm.
+// destination is read by that gemm alone, as its B operand, the gemm sums in f32, and nothing
+// between the two writes the scales (the gemm reads them where it runs). --emit=inferred says so
+// at the gemm.
 #include "infer/Passes.h"
 
 #include "ir/AccessAnalysis.h"
@@ -45,8 +46,9 @@ Node *foldingGemm(const Graph &g, const std::vector<std::unique_ptr<Node>> &sibl
     Node &n = *siblings[i];
     auto touches = [&](const std::vector<Buffer *> &list, const Buffer &b) { return llvm::is_contained(list, &b); };
     if (touches(n.reads, dst) || touches(n.writes, dst)) {
-      if (n.kind != NodeKind::Gemm || n.inputs.size() < 2 || n.inputs[1].buffer != &dst || !n.bRunsTransposed ||
-          n.bKRun <= 0 || touches(n.writes, dst))
+      // (f32 sums: a 16-bit accumulator would round each chunk's scaled sum once more.)
+      if (n.kind != NodeKind::Gemm || n.inputs.size() < 3 || n.inputs[1].buffer != &dst || !n.bRunsTransposed ||
+          n.bKRun <= 0 || touches(n.writes, dst) || n.inputs[2].buffer->dtype != DType::F32)
         return nullptr;
       gemm = &n;
     } else if (touches(n.writes, scales)) {
