@@ -20,6 +20,20 @@ using lower::Launch;
 
 namespace {
 
+// `s` as a C++ string literal (source paths and expressions in the launcher's messages).
+std::string cppStringLiteral(llvm::StringRef s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += char(ch);
+    else if (ch < 0x20 || ch >= 0x7f)
+      out += "\\" + std::to_string(ch >> 6) + std::to_string((ch >> 3) & 7) + std::to_string(ch & 7);
+    else
+      out += char(ch);
+  }
+  return out + "\"";
+}
+
 // What the kernel assumes beyond each tensor's own shape: outputs have distinct addresses
 // and share memory with no other tensor, and sizes fit the kernel's 32-bit index arithmetic.
 void emitMemoryChecks(const Launch &k, CodeWriter &w) {
@@ -195,6 +209,16 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
     w.line("if (tl_gx > INT32_MAX || tl_gy > 65535 || tl_gz > 65535) return tlc::Status::error(TLC_ERROR_INVALID_ARGUMENT, "
            "std::string(tl_name) + \": grid (\" + std::to_string(tl_gx) + \", \" + std::to_string(tl_gy) + \", \" + "
            "std::to_string(tl_gz) + \") exceeds the device limits\");");
+  }
+  // The kernel's i32 arithmetic on the sizes (lower::SizeCheck), each operand before the
+  // expression that uses it, so that every value evaluated fits 64 bits. A zero divisor there
+  // yields 0 and no error: such a division may sit where the kernel never takes it.
+  if (!k.sizeChecks.empty()) {
+    w.line("bool tl_size_zero = false;");
+    for (const lower::SizeCheck &c : k.sizeChecks)
+      w.line("if (!(tl_status = tlc::check::int32Range(tl_name, " + cppStringLiteral(c.where) + ", " +
+             cppStringLiteral(c.text) + ", " + c.value + "))) return tl_status;");
+    w.line("(void)tl_size_zero;");
   }
   // The warp-specialized instantiation (kAligned) copies with the bulk tensor copy, whose
   // tensor maps encode only for 16-byte aligned bases and row strides: when one does not (or

@@ -438,6 +438,7 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   K.name = generatedName(g.symbolName() + "_kernel");
   K.threadIndex = kThreadIndex;
   K.launch = describeLaunch(g);
+  addSizeChecks(K.launch, g, diags.sourceManager(), sourceName);
   K.threads = g.threads;
   K.sharedBytes = g.sharedBytes;
   K.scratchOffset = g.scratchOffset;

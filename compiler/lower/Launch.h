@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class SourceMgr;
+}
 namespace tlc {
 class DiagnosticEngine;
 class KernelDecl;
@@ -44,6 +47,16 @@ struct HostShapeSymbol {
 // tlc_floordiv, tlc_floormod, tlc_ceildiv): declared wherever host expressions are evaluated.
 inline constexpr const char *kZeroDivisorFlag = "tl_zero_divisor";
 
+// A 32-bit value the kernel computes from the call's sizes alone (a `let` or a loop count of
+// the kernel's top level: `ceildiv(kh * kw * C, block_K)`), which the launcher evaluates in 64
+// bits and refuses the call where it leaves the i32 range (tlc::check::int32Range): where the
+// device would wrap, the host says so with the numbers.
+struct SizeCheck {
+  std::string where; // file:line:col of the sub-expression
+  std::string text;  // its source text
+  std::string value; // host expression (int64_t; its operands are checked before it)
+};
+
 struct Launch {
   std::string kernel;    // the kernel's declared name (messages, C entry)
   std::vector<HostParam> params;
@@ -57,9 +70,15 @@ struct Launch {
   int capability = 80;   // the compute capability it needs, major * 10 + minor (0: AMD)
   bool hip = false;      // an AMD target: the launcher calls the HIP runtime (hipStream_t, ...)
   std::string compileParams; // "block_M = 128, ..." for the banner
+  std::vector<SizeCheck> sizeChecks; // innermost first (addSizeChecks)
 };
 
 Launch describeLaunch(const ftg::Graph &g);
+// The sizes' i32 arithmetic of `g`'s top level (compile-time branches taken): every sum,
+// difference, product and shift of a `let` or a loop count whose operands the host knows
+// (shape symbols, scalar parameters, constants, such lets), outside `select` arms (which may
+// be what guards it). `sourceName` names the file in the checks' messages.
+void addSizeChecks(Launch &launch, const ftg::Graph &g, const llvm::SourceMgr &sm, const std::string &sourceName);
 
 // Reports tensor parameters of `k` with more dimensions than the launcher ABI carries.
 bool checkTensorRanks(const KernelDecl &k, DiagnosticEngine &diags);

@@ -383,6 +383,18 @@ inline Status fixedDim(const char *kernel, const char *param, const TensorView &
 
 // A grid extent or tensor dimension whose launch arithmetic divided by zero (a shape symbol
 // bound from an empty tensor: runtime.h's tlc_floordiv and friends).
+// A value the kernel computes in 32-bit integers from the call's sizes (`what`, at `where` in
+// its .tl source), evaluated here in 64 bits: a call where it leaves the i32 range would make
+// the kernel wrap, so it is refused with the value.
+inline Status int32Range(const char *kernel, const char *where, const char *what, int64_t value) {
+  if (value >= INT32_MIN && value <= INT32_MAX)
+    return Status::ok();
+  return Status::error(TLC_ERROR_INVALID_ARGUMENT,
+                       std::string(kernel) + ": " + where + ": '" + what + "' is " + std::to_string(value) +
+                           " for these sizes, outside the 32-bit integers the kernel computes it in "
+                           "(-2147483648 to 2147483647)");
+}
+
 inline Status zeroDivisor(const char *kernel) {
   return Status::error(TLC_ERROR_INVALID_ARGUMENT,
                        std::string(kernel) + ": a grid extent or tensor dimension divides by zero (a shape "
