@@ -57,7 +57,8 @@ std::string hostExpr(const Expr *e, bool inlineLets = false, const char *zeroFla
 }
 
 // Whether the host can evaluate `e` (hostExpr with lets inlined): constants, shape symbols,
-// scalar parameters and lets of such values, combined by what hostExpr renders.
+// scalar parameters and lets of such values, combined by what hostExpr renders but `select`,
+// whose arms are not checked (a product there could leave even 64 bits on the host).
 bool hostKnown(const Expr *e) {
   if (e->constant)
     return e->constant->isInt() || e->constant->isBool();
@@ -77,8 +78,7 @@ bool hostKnown(const Expr *e) {
     return u->op == UnaryOp::Neg && hostKnown(u->operand);
   if (auto *c = dyn_cast<CallExpr>(e)) {
     bool rendered = c->builtin == Builtin::CeilDiv || c->builtin == Builtin::Max || c->builtin == Builtin::Min ||
-                    c->builtin == Builtin::Abs || c->builtin == Builtin::Select ||
-                    (c->calleeKind == CalleeKind::Cast && isInteger(c->castType));
+                    c->builtin == Builtin::Abs || (c->calleeKind == CalleeKind::Cast && isInteger(c->castType));
     return rendered && llvm::all_of(c->positional(), [](const Expr *a) { return hostKnown(a); });
   }
   return false;
@@ -103,8 +103,10 @@ void sizeChecksOf(const Expr *e, const llvm::SourceMgr &sm, const std::string &f
     sizeChecksOf(b->lhs, sm, file, out);
     sizeChecksOf(b->rhs, sm, file, out);
   }
-  bool wraps = (b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul ||
-                      b->op == BinaryOp::Shl)) ||
+  // (A shift by a constant below 32 only: the host's own shift is defined for those.)
+  bool constantShift = b && b->op == BinaryOp::Shl && b->rhs->constant && b->rhs->constant->isInt() &&
+                       b->rhs->constant->getInt() >= 0 && b->rhs->constant->getInt() < 32;
+  bool wraps = (b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) || constantShift ||
                (isa<UnaryExpr>(e) && cast<UnaryExpr>(e)->op == UnaryOp::Neg);
   if (!wraps || !e->type.isScalar() || e->type.dtype() != DType::I32 || !hostKnown(e))
     return;

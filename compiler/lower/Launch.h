@@ -75,9 +75,10 @@ struct Launch {
 
 Launch describeLaunch(const ftg::Graph &g);
 // The sizes' i32 arithmetic of `g`'s top level (compile-time branches taken): every sum,
-// difference, product and shift of a `let` or a loop count whose operands the host knows
-// (shape symbols, scalar parameters, constants, such lets), outside `select` arms (which may
-// be what guards it). `sourceName` names the file in the checks' messages.
+// difference, product, negation and shift by a constant of a `let` or a loop count whose
+// operands the host knows (shape symbols, integer scalar parameters, constants, such lets; not
+// through a `select`, whose arms may be what a condition guards). `sourceName` names the file
+// in the checks' messages.
 void addSizeChecks(Launch &launch, const ftg::Graph &g, const llvm::SourceMgr &sm, const std::string &sourceName);
 
 // Reports tensor parameters of `k` with more dimensions than the launcher ABI carries.
