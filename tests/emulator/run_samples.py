@@ -273,6 +273,10 @@ CASES = {
                     ref.conv2d, {},
                     [dict(N=2, H=7, W=9, C=3, F=10), dict(N=1, H=12, W=11, C=5, F=70), dict(N=3, H=4, W=5, C=1, F=8),
                      dict(N=1, H=6, W=5, C=6, F=12), dict(N=1, H=5, W=4, C=20, F=9)]),
+    # An empty channel dimension (C = 0, folded by default: C <= 16): no K step at all, every
+    # output 0 (the outputs start as NaN), and the tap cursor never divides by C.
+    "conv2d_fold_c0": ("conv2d.tl", "conv2d", ["block_M=128", "block_N=64", "block_K=32", "threads=256", "stages=3"],
+                       ref.conv2d, {}, [dict(N=1, H=5, W=4, C=0, F=9), dict(N=2, H=3, W=3, C=0, F=70)]),
     "conv2d_fold_t64": ("conv2d.tl", "conv2d",
                         ["block_M=128", "block_N=32", "block_K=16", "threads=64", "stages=2", "stride=2"],
                         ref.conv2d, {"stride": 2, "pad": 1},
