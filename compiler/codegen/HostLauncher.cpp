@@ -20,20 +20,6 @@ using lower::Launch;
 
 namespace {
 
-// `s` as a C++ string literal (source paths and expressions in the launcher's messages).
-std::string cppStringLiteral(llvm::StringRef s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\')
-      out += '\\', out += char(ch);
-    else if (ch < 0x20 || ch >= 0x7f)
-      out += "\\" + std::to_string(ch >> 6) + std::to_string((ch >> 3) & 7) + std::to_string(ch & 7);
-    else
-      out += char(ch);
-  }
-  return out + "\"";
-}
-
 // What the kernel assumes beyond each tensor's own shape: outputs have distinct addresses
 // and share memory with no other tensor, and sizes fit the kernel's 32-bit index arithmetic.
 void emitMemoryChecks(const Launch &k, CodeWriter &w) {
@@ -215,10 +201,10 @@ void emitLauncher(const lower::Kernel &kernel, const std::string &ns, const std:
   // yields 0 and no error: such a division may sit where the kernel never takes it.
   if (!k.sizeChecks.empty()) {
     // (nvcc's front end takes a cast to void for no use: [[maybe_unused]] where no check divides.)
-    w.line("[[maybe_unused]] bool tl_size_zero = false;");
+    w.line("[[maybe_unused]] bool " + std::string(lower::kSizeCheckZeroFlag) + " = false;");
     for (const lower::SizeCheck &c : k.sizeChecks)
-      w.line("if (!(tl_status = tlc::check::int32Range(tl_name, " + cppStringLiteral(c.where) + ", " +
-             cppStringLiteral(c.text) + ", " + c.value + "))) return tl_status;");
+      w.line("if (!(tl_status = tlc::check::int32Range(tl_name, \"" + lower::cEscaped(c.where) + "\", \"" +
+             lower::cEscaped(c.text) + "\", " + c.value + "))) return tl_status;");
   }
   // The warp-specialized instantiation (kAligned) copies with the bulk tensor copy, whose
   // tensor maps encode only for 16-byte aligned bases and row strides: when one does not (or

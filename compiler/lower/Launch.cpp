@@ -115,7 +115,7 @@ void sizeChecksOf(const Expr *e, const llvm::SourceMgr &sm, const std::string &f
   std::string text = toSource(e);
   if (llvm::any_of(out, [&](const SizeCheck &c) { return c.text == text; }))
     return; // the same value checked once (at its first place)
-  out.push_back({where, text, hostExpr(e, true, "tl_size_zero")});
+  out.push_back({where, text, hostExpr(e, true, kSizeCheckZeroFlag)});
 }
 
 // Host type of a run-time scalar parameter (16-bit floats travel as float).

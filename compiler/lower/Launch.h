@@ -46,6 +46,8 @@ struct HostShapeSymbol {
 // The launcher's flag that launch arithmetic sets on a zero divisor (runtime/tlc/runtime.h's
 // tlc_floordiv, tlc_floormod, tlc_ceildiv): declared wherever host expressions are evaluated.
 inline constexpr const char *kZeroDivisorFlag = "tl_zero_divisor";
+// ... and the size checks' own flag, which no error follows (SizeCheck).
+inline constexpr const char *kSizeCheckZeroFlag = "tl_size_zero";
 
 // A 32-bit value the kernel computes from the call's sizes alone (a `let` or a loop count of
 // the kernel's top level: `ceildiv(kh * kw * C, block_K)`), which the launcher evaluates in 64

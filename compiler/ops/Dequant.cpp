@@ -199,10 +199,10 @@ void lowerDequantFragments(KernelLowering &L, const Node &n) {
 } // namespace
 
 std::string foldedScale(KernelLowering &L, const Node &dequant, int64_t reg) {
-  const ftg::Buffer &dst = *dequant.outputs[0].buffer;
-  Params p(dequant);
-  p.unscaled = false;
-  return p.registerScale(L, *dst.fragment, std::to_string(reg), p.groupColumns(dst.fragment->cols), cppType(dst.dtype));
+  const FragmentLayout &l = *dequant.outputs[0].buffer->fragment;
+  const Params p(dequant);
+  const std::string r = std::to_string(reg);
+  return p.scaleAt(L, l.rowOf(kThreadIndex, r), Params::registerGroup(l, r, p.groupColumns(l.cols)));
 }
 
 namespace {

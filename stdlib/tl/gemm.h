@@ -505,6 +505,19 @@ TL_DEVICE void gemm_sr_runs(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA
 }
 
 namespace detail {
+// gemm_sr_runs_t's shape (both forms, below): n8 tiles of A's rows, the K slice of each warp
+// group, its chunks of 4V columns and the registers of one pass of B.
+template <int M, int N, int K, int WM, int WN, int V, int KS, int RB, int R>
+struct RunsTShape {
+  static constexpr int NT = M / 8, Slice = K / KS, Chunks = Slice / (4 * V), Pass = Chunks * V;
+  static_assert(WM == 1 && N == 16 * WN && M % 8 == 0, "tl::gemm_sr_runs_t: 16 weight rows per warp, whole n8 tiles");
+  static_assert(K % KS == 0 && V % 4 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
+  static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
+  static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
+  // The first column of this warp group's K slice.
+  TL_DEVICE static int slice() { return KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0; }
+};
+
 // Step s of chunk c of gemm_sr_runs_t (below): the weights' pairs (rows g, g + 8, g, g + 8, as
 // dequant_i4 left them) against A's rows 8j + g at this lane's columns, for each n8 tile j
 // of A's rows, into the 4 accumulator registers acc(j).
@@ -537,21 +550,16 @@ template <int M, int N, int K, int WM, int WN, int V, int KS = 1, class T, class
           class OffA = SwizzledOperand>
 TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA offA = {}) {
   static_assert(is_one_of_v<T, f16, bf16>, "tl::gemm_sr_runs_t: inputs must be f16 or bf16");
-  constexpr int NT = M / 8, Slice = K / KS, Chunks = Slice / (4 * V), Pass = Chunks * V;
-  static_assert(WM == 1 && N == 16 * WN && M % 8 == 0, "tl::gemm_sr_runs_t: 16 weight rows per warp, whole n8 tiles");
-  static_assert(K % KS == 0 && V % 4 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
-  static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
-  static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
-  detail::RunsChains<detail::runs_chains<NT, Chunks * (V / 4)>, Acc, R> sums{C};
+  using Shape = detail::RunsTShape<M, N, K, WM, WN, V, KS, RB, R>;
+  detail::RunsChains<detail::runs_chains<Shape::NT, Shape::Chunks * (V / 4)>, Acc, R> sums{C};
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
 #pragma unroll
-  for (int c = 0; c < Chunks; ++c) {
-    const int col = slice + c * 4 * V + t * V;
+  for (int c = 0; c < Shape::Chunks; ++c) {
+    const int col = Shape::slice() + c * 4 * V + t * V;
 #pragma unroll
     for (int s = 0; s < V / 4; ++s)
-      detail::runs_t_step<M, K, V, Pass, NT>(A, B, c, s, col, g, offA,
-                                             [&](int j) { return sums.at(c * (V / 4) + s, j * 4); });
+      detail::runs_t_step<M, K, V, Shape::Pass, Shape::NT>(A, B, c, s, col, g, offA,
+                                                           [&](int j) { return sums.at(c * (V / 4) + s, j * 4); });
   }
   sums.finish();
 }
@@ -566,20 +574,16 @@ TL_DEVICE void gemm_sr_runs_t(const T* A, const T (&B)[RB], Acc (&C)[R], OffA of
                               const S (&scales)[2][K / KS / (4 * V)]) {
   static_assert(is_one_of_v<T, f16, bf16> && std::is_same_v<Acc, float>,
                 "tl::gemm_sr_runs_t with scales: f16 or bf16 inputs, f32 sums");
-  constexpr int NT = M / 8, Slice = K / KS, Chunks = Slice / (4 * V), Pass = Chunks * V;
-  static_assert(WM == 1 && N == 16 * WN && M % 8 == 0, "tl::gemm_sr_runs_t: 16 weight rows per warp, whole n8 tiles");
-  static_assert(K % KS == 0 && V % 4 == 0 && Slice % (4 * V) == 0, "tl::gemm_sr_runs_t: runs of whole k16 steps");
-  static_assert(RB == 2 * Pass, "tl::gemm_sr_runs_t: B fragment size does not match");
-  static_assert(R == NT * 4, "tl::gemm_sr_runs_t: accumulator size does not match");
+  using Shape = detail::RunsTShape<M, N, K, WM, WN, V, KS, RB, R>;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int slice = KS > 1 ? int(threadIdx.x / 32) / WN * Slice : 0;  // this warp group's K slice
 #pragma unroll
-  for (int c = 0; c < Chunks; ++c) {
-    const int col = slice + c * 4 * V + t * V;
+  for (int c = 0; c < Shape::Chunks; ++c) {
+    const int col = Shape::slice() + c * 4 * V + t * V;
     Acc part[2][R] = {};  // two chains: consecutive mmas do not wait for each other
 #pragma unroll
     for (int s = 0; s < V / 4; ++s)
-      detail::runs_t_step<M, K, V, Pass, NT>(A, B, c, s, col, g, offA, [&](int j) { return &part[s % 2][j * 4]; });
+      detail::runs_t_step<M, K, V, Shape::Pass, Shape::NT>(A, B, c, s, col, g, offA,
+                                                           [&](int j) { return &part[s % 2][j * 4]; });
     const float scale[2] = {convert<float>(scales[0][c]), convert<float>(scales[1][c])};
 #pragma unroll
     for (int i = 0; i < R; ++i) C[i] += (part[0][i] + part[1][i]) * scale[i / 2 % 2];
