@@ -57,7 +57,7 @@ Signature signatureOf(Builtin b) {
   switch (b) {
   case Builtin::Copy: return {{"src", "dst"}, 2, {}};
   case Builtin::Gemm:
-    return {{"A", "B", "C"}, 3, {"transpose_A", "transpose_B", "policy", "clear_accum"}};
+    return {{"A", "B", "C"}, 3, {"transpose_A", "transpose_B", "policy", "clear_accum", "threads"}};
   case Builtin::Fill: return {{"dst", "value"}, 2, {}};
   case Builtin::Clear: return {{"dst"}, 1, {}};
   case Builtin::AtomicAdd: return {{"dst", "src"}, 2, {}};
@@ -459,6 +459,18 @@ void TileOpChecker::checkGemm() {
   auto tb = option("transpose_B", Type::Scalar, ConstValue{false});
   option("policy", Type::PolicyValue, ConstValue{WarpPolicy::Square});
   option("clear_accum", Type::Scalar, ConstValue{false});
+  // threads = T: the gemm runs on the block's first T threads (ops/Gemm.cpp checks T against
+  // the block and the instruction's thread group, which Sema does not know yet).
+  auto threads = option("threads", Type::IntLiteral, ConstValue{int64_t(0)});
+  if (!threads)
+    return;
+  if (arg("threads") && threads->getInt() <= 0) {
+    diags.error(arg("threads")->getRange(), "'threads' of gemm must be positive, got " +
+                                                std::to_string(threads->getInt()))
+        .hint("threads = T runs the gemm on the block's first T threads (a multiple of 128 on wgmma, "
+              "of the warp size elsewhere)");
+    return;
+  }
   if (!a || !b || !c || !ta || !tb)
     return;
   for (BufferDecl *x : {a, b, c})

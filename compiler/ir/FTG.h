@@ -132,6 +132,10 @@ struct Node {
   // Gemm.
   bool transA = false, transB = false, clearAccum = false;
   WarpPolicy policy = WarpPolicy::Square;
+  // `threads = T`: the gemm runs on the block's first T threads (0: all of them); its
+  // accumulator, and every fragment computed from it, lives on those threads alone, and the
+  // tile operators over such fragments run there (lower/KernelLowering: subsetGuard).
+  int gemmThreads = 0;
   int warpsM = 0, warpsN = 0; // inferred partition over the atom's issuing groups (warps or warpgroups)
   // The tensor-core instruction chosen (the target's warpgroup atom, wgmma, or its warp
   // atom, mma.sync), and for wgmma the N of one instruction.

@@ -345,10 +345,104 @@ void KernelLowering::lowerNode(const ftg::Node &n) {
   atLineOf(n, [&] { lowerNodeHere(n); });
 }
 
+int KernelLowering::threadSubset(const ftg::Node &n) {
+  using ftg::NodeKind;
+  switch (n.kind) {
+  case NodeKind::Copy: case NodeKind::Gemm: case NodeKind::Reduce: case NodeKind::Fill: case NodeKind::AtomicAdd:
+  case NodeKind::Cumsum: case NodeKind::DequantI4: case NodeKind::Parallel:
+    break;
+  default:
+    return 0; // loops and branches: their nodes decide one by one
+  }
+  int subset = 0;
+  const ftg::Buffer *first = nullptr;
+  auto visit = [&](const ftg::Buffer *b) {
+    if (!b || b->scope != Scope::Fragment || !b->fragment || b->fragment->threads >= g.threads)
+      return;
+    if (subset && subset != b->fragment->threads) {
+      diags.error(n.stmt ? n.stmt->getRange() : llvm::SMRange(),
+                  "this statement mixes fragments on threads 0.." + std::to_string(subset - 1) + " ('" + first->name +
+                      "') and 0.." + std::to_string(b->fragment->threads - 1) + " ('" + b->name + "')")
+          .hint("give the gemms that produce them the same threads = T, or pass one through a shared buffer");
+      ok = false;
+      return;
+    }
+    subset = b->fragment->threads, first = b;
+  };
+  for (const ftg::Buffer *b : n.reads)
+    visit(b);
+  for (const ftg::Buffer *b : n.writes)
+    visit(b);
+  for (const auto *ops : {&n.inputs, &n.outputs})
+    for (const ftg::Operand &o : *ops)
+      visit(o.buffer);
+  return subset;
+}
+
+namespace {
+const Stmt *findBarrier(const StmtList &list) {
+  for (const StmtPtr &s : list) {
+    if (s->kind == StmtKind::Barrier || s->kind == StmtKind::NamedBarrier)
+      return s.get();
+    for (const StmtList *l : {&s->body, &s->elseBody})
+      if (const Stmt *b = findBarrier(*l))
+        return b;
+  }
+  return nullptr;
+}
+} // namespace
+
+void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::function<void()> &f,
+                                    SubsetGroup *group) {
+  SubsetGroup single;
+  SubsetGroup &g = group ? *group : single;
+  auto sharedOf = [](const std::vector<ftg::Buffer *> &list) {
+    std::vector<const ftg::Buffer *> out;
+    for (const ftg::Buffer *b : list)
+      if (b->scope == Scope::Shared)
+        out.push_back(b);
+    return out;
+  };
+  std::vector<const ftg::Buffer *> writes = sharedOf(n.writes), reads = sharedOf(n.reads);
+  bool joins = g.guard && g.threads == threads && writes.empty() &&
+               llvm::none_of(reads, [&](const ftg::Buffer *b) { return llvm::is_contained(g.sharedWrites, b); });
+  if (!joins) {
+    if (g.guard)
+      closeSubsetGroup(g, n);
+    g.guard = &add(makeIf(kThreadIndex + " < " + std::to_string(threads), IfStyle::Braced, /*uniform=*/false));
+    g.guard->threadSubset = true;
+    g.threads = threads;
+  }
+  g.sharedWrites.insert(g.sharedWrites.end(), writes.begin(), writes.end());
+  inThreadSubset = true;
+  within(g.guard->body, f);
+  inThreadSubset = false;
+  if (!group)
+    closeSubsetGroup(g, n);
+}
+
+void KernelLowering::closeSubsetGroup(SubsetGroup &group, const ftg::Node &last) {
+  if (!group.guard)
+    return;
+  if (findBarrier(group.guard->body)) {
+    diags.error(last.stmt ? last.stmt->getRange() : llvm::SMRange(),
+                "not supported yet: a statement here exchanges values through shared memory between the warps of "
+                "threads 0.." + std::to_string(group.threads - 1) + " (the fragments of a gemm with threads = " +
+                    std::to_string(group.threads) + "), which needs a barrier the other threads do not reach")
+        .hint("keep each row of the fragment within one warp (a reduction over dim 1 of a wgmma accumulator "
+              "is), or run the gemm on the whole block");
+    ok = false;
+  }
+  group = SubsetGroup{};
+}
+
 void KernelLowering::lowerNodeHere(const ftg::Node &n) {
   using ftg::NodeKind;
   if (n.prefetchGuard)
     return; // a copy under an `if` of a pipelined loop: its pipeline's prefetch issues it
+  if (!inThreadSubset)
+    if (int subset = threadSubset(n))
+      return onThreadSubset(n, subset, [&] { lowerNodeHere(n); });
   if (n.op) {
     sourceComment(n, n.op->describe(n));
     return n.op->lower(n, *this);
@@ -404,6 +498,12 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
   for (const infer::DeferredGemm &d : infer::deferredGemmWaits(siblings))
     if (!gemmsInFlight.count(d.gemm))
       deferred.push_back(d);
+  SubsetGroup group; // the open guard of consecutive nodes on part of the threads
+  const ftg::Node *lastInGroup = nullptr;
+  auto close = [&] {
+    if (group.guard)
+      closeSubsetGroup(group, *lastInGroup);
+  };
   for (size_t i = 0; i <= siblings.size(); ++i) {
     for (const infer::DeferredGemm &d : deferred)
       if (d.waitAt == i) {
@@ -412,12 +512,22 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
         gemmsInFlight.erase(gemm);
         const ftg::Buffer &acc = *gemm->outputs[0].buffer;
         atLineOf(*gemm, [&] {
-          sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
-                                   "follows it, completes" +
-                                   (d.depth ? " (the " + std::to_string(d.depth) + " issued after it may run on)" : ""));
-          accessing(add(makeEval("tl::wgmma::drain" + (d.depth ? "<" + std::to_string(d.depth) + ">" : std::string()) +
-                                 "(" + bufferName(acc) + ")")),
-                    {access(&acc)}, {access(&acc)});
+          auto drain = [&] {
+            sourceComment(*gemm, "wait: the wgmma group of the gemm into " + acc.name + ", left in flight over what " +
+                                     "follows it, completes" +
+                                     (d.depth ? " (the " + std::to_string(d.depth) + " issued after it may run on)" : ""));
+            accessing(add(makeEval("tl::wgmma::drain" + (d.depth ? "<" + std::to_string(d.depth) + ">" : std::string()) +
+                                   "(" + bufferName(acc) + ")")),
+                      {access(&acc)}, {access(&acc)});
+          };
+          // Only the threads that issued the gemm have its group to wait for.
+          if (int subset = threadSubset(*gemm)) {
+            onThreadSubset(*gemm, subset, drain, &group);
+            lastInGroup = gemm;
+          } else {
+            close();
+            drain();
+          }
         });
       }
     if (i == siblings.size())
@@ -425,9 +535,23 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
     auto issued = llvm::find_if(deferred, [&](const infer::DeferredGemm &d) { return d.issuedAt == i; });
     if (issued != deferred.end())
       gemmsInFlight[issued->gemm] = issued->pending;
-    if (!lowerAccumulatorInit(siblings, i))
-      lowerNode(*siblings[i]);
+    const ftg::Node &n = *siblings[i];
+    size_t before = cur->size();
+    if (lowerAccumulatorInit(siblings, i)) {
+      if (cur->size() != before) // its statements follow the open guard
+        group = SubsetGroup{};
+      continue;
+    }
+    int subset = n.prefetchGuard ? 0 : threadSubset(n);
+    if (!subset) {
+      close();
+      lowerNode(n);
+      continue;
+    }
+    atLineOf(n, [&] { onThreadSubset(n, subset, [&] { lowerNodeHere(n); }, &group); });
+    lastInGroup = &n;
   }
+  close();
 }
 
 std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {

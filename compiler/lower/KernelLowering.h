@@ -304,6 +304,25 @@ public:
   // Gemms of the pipelined loop being lowered whose wgmma group stays in flight into the next
   // iteration (lowerPipelined decides; ops/Gemm.cpp prints the deferred wait).
   llvm::SmallDenseMap<const ftg::Node *, int, 2> gemmsInFlight; // gemm -> groups pending on its return
+  // Fragments of a gemm with `threads = T` live on threads [0, T) (FragmentLayout::threads
+  // below the block's): the T of the fragments tile-level node `n` touches, 0 when it runs on
+  // the whole block. A node that touches fragments of two different subsets is an error.
+  int threadSubset(const ftg::Node &n);
+  // `f`'s statements under `if (tid < threads)`, a unit for barrier placement (SyncInsertion
+  // puts none inside; a statement that needs one, such as a reduction across warps, is an error).
+  // Within one list of siblings, consecutive nodes on the same threads share one such `if`
+  // (ptxas schedules instructions within a basic block: a guard per node cost MLA 5-10%), up
+  // to a node that writes shared memory (a barrier may have to precede it: it starts a guard
+  // of its own) or reads what the guard wrote.
+  struct SubsetGroup {
+    Stmt *guard = nullptr;
+    int threads = 0;
+    std::vector<const ftg::Buffer *> sharedWrites;
+  };
+  void onThreadSubset(const ftg::Node &n, int threads, const std::function<void()> &f,
+                      SubsetGroup *group = nullptr);
+  void closeSubsetGroup(SubsetGroup &group, const ftg::Node &last);
+  bool inThreadSubset = false;
   std::vector<std::vector<Access> *> readLogs; // the open readsOf() calls, innermost last
 
 private:

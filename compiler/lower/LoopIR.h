@@ -146,6 +146,9 @@ struct Stmt {
   bool writesRepeated = false;
   bool elseIf = false; // the else branch is a single If written as `else if`
   bool warpSpecialized = false; // the producer warpgroup's branch (count: the consumer threads)
+  // The statements of a tile operator over fragments on the block's first threads only (a
+  // gemm with `threads = T`): `if (tid < T)` (KernelLowering::onThreadSubset).
+  bool threadSubset = false;
 
   // Let: `[[maybe_unused]] const type name = value;  // note`; Decl: `alignas type name[count];`
   // AtomicAdd: count > 1 adds `count` consecutive f32 elements from target, `value` listing them.

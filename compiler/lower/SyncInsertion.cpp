@@ -201,7 +201,7 @@ public:
           std::vector<Access> headReads, headWrites;
           headAccesses(s.body, headReads, headWrites);
           std::string why = backEdgeConflict(headReads, headWrites);
-          if (!why.empty()) {
+          if (!why.empty() && !barrierBeforeFirstConflict(s)) {
             s.body.push_back(makeBarrier("loop back-edge: " + why + " in the next iteration"));
             state.clear();
           }
@@ -286,6 +286,54 @@ private:
     bool found = !conflict(e.headReads, e.headWrites).empty();
     state = std::move(saved);
     return found;
+  }
+
+  // Tile loop `loop`, whose next iteration conflicts with what is pending at the end of its
+  // body (`state`): where statements on part of the block's threads (Stmt::threadSubset)
+  // come before the first top-level statement of the body that conflicts, the barrier goes
+  // before that statement instead of closing the body, so that they overlap the end of the
+  // previous iteration in the other threads (one warpgroup's score gemm of step k + 1 while
+  // the other still multiplies step k's probabilities: FlashMLA's schedule). Where every
+  // thread runs the same statements the closing barrier stays (moving it gains nothing).
+  // Iteration 0 passes the moved barrier too (harmless); what is pending at the end of the
+  // body flows out of the loop. Not in a body with the kernel's own named barriers (a barrier
+  // inside a turn would deadlock). False: the caller closes the body.
+  bool barrierBeforeFirstConflict(Stmt &loop) {
+    if (holdsNamedBarrier(loop.body))
+      return false;
+    bool subsetBefore = false;
+    for (size_t j = 0; j < loop.body.size(); ++j) {
+      const Stmt &c = *loop.body[j];
+      const Summary &all = summaryOf(c);
+      std::string why = backEdgeConflict(all.reads, all.writes);
+      if (!why.empty()) {
+        size_t at = j;
+        while (at > 0 && loop.body[at - 1]->kind == StmtKind::Comment) // above the statement's comment
+          --at;
+        if (at == 0 || !subsetBefore)
+          return false;
+        StmtPtr barrier = makeBarrier("previous iteration: " + why);
+        barrier->line = c.line;
+        loop.body.insert(loop.body.begin() + at, std::move(barrier));
+        return true;
+      }
+      Effect e;
+      if (c.kind != StmtKind::For)
+        gather(c, e);
+      if (e.barrier)
+        return false; // the head ends before any conflict (headAccesses found one: not here)
+      subsetBefore = subsetBefore || holdsThreadSubset(c);
+    }
+    return false;
+  }
+  static bool holdsThreadSubset(const Stmt &s) {
+    return s.threadSubset || llvm::any_of(s.body, [](const StmtPtr &c) { return holdsThreadSubset(*c); }) ||
+           llvm::any_of(s.elseBody, [](const StmtPtr &c) { return holdsThreadSubset(*c); });
+  }
+  static bool holdsNamedBarrier(const StmtList &list) {
+    return llvm::any_of(list, [](const StmtPtr &s) {
+      return s->kind == StmtKind::NamedBarrier || holdsNamedBarrier(s->body) || holdsNamedBarrier(s->elseBody);
+    });
   }
 
   // Tile loop `loop`, whose body ends with bulk stores still reading shared memory (`state`):

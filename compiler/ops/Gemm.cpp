@@ -31,6 +31,9 @@ GemmShape shapeOf(const Node &n) {
   return {dim(C, 0), dim(C, 1), n.transA ? dim(A, 0) : dim(A, 1)};
 }
 
+// The threads the gemm runs on: the block's first `threads = T`, or all of them.
+int gemmThreads(const Node &n, const ftg::Graph &g) { return n.gemmThreads ? n.gemmThreads : g.threads; }
+
 // How a gemm runs on the target's warpgroup atom (wgmma), or why it cannot.
 struct WarpgroupPlan {
   bool ok = false;
@@ -72,8 +75,11 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
     p.whyNot = "wgmma has no " + dtypeName(A.dtype).str() + " -> " + dtypeName(C.dtype).str() + " form here";
     return p;
   }
-  if (g.threads % atom->threads != 0) {
-    p.whyNot = "the block is not whole warpgroups of " + std::to_string(atom->threads) + " threads";
+  const int threads = gemmThreads(n, g);
+  if (threads % atom->threads != 0) {
+    p.whyNot = n.gemmThreads ? "threads = " + std::to_string(threads) + " is not whole warpgroups of " +
+                                   std::to_string(atom->threads) + " threads"
+                             : "the block is not whole warpgroups of " + std::to_string(atom->threads) + " threads";
     return p;
   }
   if (B.scope != Scope::Shared || (A.scope != Scope::Shared && A.scope != Scope::Fragment) ||
@@ -81,7 +87,7 @@ WarpgroupPlan planWarpgroupMma(const Node &n, const ftg::Graph &g) {
     p.whyNot = "wgmma reads B from shared memory and A from shared memory or untransposed registers";
     return p;
   }
-  p.split = infer::splitWarpgroups(M, N, g.threads / atom->threads, n.policy, *atom);
+  p.split = infer::splitWarpgroups(M, N, threads / atom->threads, n.policy, *atom);
   if (!p.split.fits || K % atom->k != 0 || (A.scope == Scope::Fragment && p.split.n != 1)) {
     p.whyNot = "the tile does not split into m64 x n8 x k" + std::to_string(atom->k) + " pieces per warpgroup";
     return p;
@@ -149,7 +155,7 @@ std::vector<lds::MfmaOperandUse> mfmaUses(const ftg::Graph &g, const ftg::Buffer
     if (m.kind != ftg::NodeKind::Gemm || m.inputs.size() != 3)
       return;
     auto [M, N, K] = shapeOf(m);
-    infer::WarpSplit split = infer::splitWarps(M, N, g.threads / g.target->warpSize(), m.policy, atom);
+    infer::WarpSplit split = infer::splitWarps(M, N, gemmThreads(m, g) / g.target->warpSize(), m.policy, atom);
     if (!split.fits)
       return;
     for (int operand = 0; operand < 2; ++operand) {
@@ -171,7 +177,7 @@ std::vector<lds::MfmaOperandUse> mfmaUses(const ftg::Graph &g, const ftg::Buffer
 bool fitsWarpAtom(const Node &n, const ftg::Graph &g, const target::MmaAtom &atom) {
   auto [M, N, K] = shapeOf(n);
   bool inRegisters = n.inputs[0].buffer->scope == Scope::Fragment || n.inputs[1].buffer->scope == Scope::Fragment;
-  return infer::splitWarps(M, N, g.threads / g.target->warpSize(), n.policy, atom).fits && K % atom.k == 0 &&
+  return infer::splitWarps(M, N, gemmThreads(n, g) / g.target->warpSize(), n.policy, atom).fits && K % atom.k == 0 &&
          (!inRegisters || K % atom.n == 0);
 }
 
@@ -295,6 +301,8 @@ public:
     n.clearAccum = boolArgument(c, "clear_accum", false);
     if (const CallArg *p = c.keywordArg("policy"); p && p->value->constant)
       n.policy = p->value->constant->getPolicy();
+    if (const CallArg *t = c.keywordArg("threads"); t && t->value->constant)
+      n.gemmThreads = int(std::min<int64_t>(t->value->constant->getInt(), int64_t(1) << 30));
   }
 
   void inferLayout(Node &n, ftg::InferLevel level, ftg::LayoutRules &rules) const override {
@@ -303,10 +311,13 @@ public:
     const ftg::Graph &g = rules.graph();
     ftg::Buffer *A = n.inputs[0].buffer, *B = n.inputs[1].buffer, *C = n.inputs[2].buffer;
     auto [M, N, K] = shapeOf(n);
+    if (!checkThreads(n, rules))
+      return;
     if (kernelUsesWarpgroupMma(g))
       return inferWarpgroup(n, planWarpgroupMma(n, g), rules);
     llvm::SMRange at = n.call->getRange();
-    int warps = g.threads / g.target->warpSize();
+    const int threads = gemmThreads(n, g);
+    int warps = threads / g.target->warpSize();
     // The kernel's warp atom (gfx9: the 32x32 MFMA where every gemm fits it, else the 16x16).
     std::vector<const target::MmaAtom *> candidates = g.target->warpMmas(A->dtype);
     size_t pick = kernelWarpAtom(g);
@@ -369,8 +380,8 @@ public:
     }
     n.warpsM = wm;
     n.warpsN = wn;
-    rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, wm, wn, *atom.c),
-                 "gemm accumulator, policy " + policyName(n.policy).str(), at);
+    rules.assign(*C, FragmentLayout::mmaC(M, N, threads, wm, wn, *atom.c),
+                 "gemm accumulator, policy " + policyName(n.policy).str() + subsetText(n), at);
     if (A->scope == Scope::Fragment && B->scope == Scope::Fragment && warps != 1) {
       // A's rows would be needed by every warp column and B's columns by every warp row.
       std::string warp = g.target->vendor() == target::Vendor::Amd ? "wave" : "warp";
@@ -378,6 +389,12 @@ public:
                           std::to_string(warps) + ")",
                   "keep A or B in shared memory, or run the block as one " + warp + " (threads = " +
                       std::to_string(g.target->warpSize()) + ")");
+      return;
+    }
+    if (B->scope == Scope::Fragment && n.gemmThreads && n.gemmThreads != g.threads) {
+      rules.error(at, "not supported yet: gemm with B in registers on part of the block (threads = " +
+                          std::to_string(n.gemmThreads) + " of " + std::to_string(g.threads) + ")",
+                  "keep B in shared memory, or run the gemm on the whole block");
       return;
     }
     if (B->scope == Scope::Fragment)
@@ -396,7 +413,7 @@ public:
                             std::to_string(atom.n) + " (the accumulator columns of " + instr + ")",
                     "make the K extent of the tiles a multiple of " + std::to_string(atom.n));
       else
-        rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, wm, 1, *atom.c), "gemm A operand in registers", at);
+        rules.assign(*A, FragmentLayout::mmaC(M, K, threads, wm, 1, *atom.c), "gemm A operand in registers" + subsetText(n), at);
     }
     // A shared operand whose annotated layout (annotate_layout) is not the swizzle keeps it and
     // is read element by element through it; the others take the swizzle, which every other
@@ -673,14 +690,36 @@ public:
                 std::to_string(p.instrN) + "k" + std::to_string(atom.k) + inputSuffix(A->dtype) + ", " +
                 (A->scope == Scope::Fragment ? "A in registers" : n.transA ? "A MN-major" : "A K-major") +
                 ", B " + (n.transB ? "K-major" : "MN-major");
-    rules.assign(*C, FragmentLayout::mmaC(M, N, g.threads, p.split.m, p.split.n, *atom.c),
-                 "gemm accumulator (wgmma), policy " + policyName(n.policy).str(), at);
+    const int threads = gemmThreads(n, g);
+    rules.assign(*C, FragmentLayout::mmaC(M, N, threads, p.split.m, p.split.n, *atom.c),
+                 "gemm accumulator (wgmma), policy " + policyName(n.policy).str() + subsetText(n), at);
     if (A->scope == Scope::Fragment)
-      rules.assign(*A, FragmentLayout::mmaC(M, K, g.threads, p.split.m, 1, *atom.c),
-                   "gemm A operand in registers (wgmma)", at);
+      rules.assign(*A, FragmentLayout::mmaC(M, K, threads, p.split.m, 1, *atom.c),
+                   "gemm A operand in registers (wgmma)" + subsetText(n), at);
     else
       rules.assignShared(*A, *p.a, "strict: gemm operand read by wgmma", at);
     rules.assignShared(*B, *p.b, "strict: gemm operand read by wgmma", at);
+  }
+
+  // `threads = T`: at most the block, whole warps (wgmma: whole warpgroups, planWarpgroupMma).
+  static bool checkThreads(const Node &n, ftg::LayoutRules &rules) {
+    const ftg::Graph &g = rules.graph();
+    if (!n.gemmThreads)
+      return true;
+    const CallArg *t = n.call->keywordArg("threads");
+    llvm::SMRange at = t ? t->value->getRange() : n.call->getRange();
+    int warp = g.target->warpSize();
+    if (n.gemmThreads > g.threads || n.gemmThreads % warp != 0) {
+      rules.error(at, "gemm threads = " + std::to_string(n.gemmThreads) + " must be whole " +
+                          (g.target->vendor() == target::Vendor::Amd ? "waves of " : "warps of ") +
+                          std::to_string(warp) + " threads, at most the block's " + std::to_string(g.threads),
+                  "threads = T runs the gemm on the block's first T threads");
+      return false;
+    }
+    return true;
+  }
+  static std::string subsetText(const Node &n) {
+    return n.gemmThreads ? ", on threads 0.." + std::to_string(n.gemmThreads - 1) : std::string();
   }
 
   std::string describe(const Node &n) const override {
