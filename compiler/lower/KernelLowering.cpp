@@ -408,33 +408,33 @@ void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::
                llvm::none_of(reads, [&](const ftg::Buffer *b) { return llvm::is_contained(g.sharedWrites, b); });
   if (!joins) {
     if (g.guard)
-      closeSubsetGroup(g, n);
+      closeSubsetGroup(g);
     g.guard = &add(makeIf(kThreadIndex + " < " + std::to_string(threads), IfStyle::Braced, /*uniform=*/false));
     g.guard->threadSubset = true;
     g.threads = threads;
   }
   g.sharedWrites.insert(g.sharedWrites.end(), writes.begin(), writes.end());
+  size_t first = g.guard->body.size();
   inThreadSubset = true;
   within(g.guard->body, f);
   inThreadSubset = false;
+  for (size_t i = first; i < g.guard->body.size(); ++i)
+    if (findBarrier(g.guard->body[i]->body) || g.guard->body[i]->kind == StmtKind::Barrier ||
+        findBarrier(g.guard->body[i]->elseBody)) {
+      diags.error(n.stmt ? n.stmt->getRange() : llvm::SMRange(),
+                  "not supported yet: this statement exchanges values through shared memory between the warps of "
+                  "threads 0.." + std::to_string(threads - 1) + " (the fragments of a gemm with threads = " +
+                      std::to_string(threads) + "), which needs a barrier the other threads do not reach")
+          .hint("give each warp whole rows (policy = full_row on the gemm; a wgmma accumulator's rows are each "
+                "within one warp), or run the gemm on the whole block");
+      ok = false;
+      break;
+    }
   if (!group)
-    closeSubsetGroup(g, n);
+    closeSubsetGroup(g);
 }
 
-void KernelLowering::closeSubsetGroup(SubsetGroup &group, const ftg::Node &last) {
-  if (!group.guard)
-    return;
-  if (findBarrier(group.guard->body)) {
-    diags.error(last.stmt ? last.stmt->getRange() : llvm::SMRange(),
-                "not supported yet: a statement here exchanges values through shared memory between the warps of "
-                "threads 0.." + std::to_string(group.threads - 1) + " (the fragments of a gemm with threads = " +
-                    std::to_string(group.threads) + "), which needs a barrier the other threads do not reach")
-        .hint("keep each row of the fragment within one warp (a reduction over dim 1 of a wgmma accumulator "
-              "is), or run the gemm on the whole block");
-    ok = false;
-  }
-  group = SubsetGroup{};
-}
+void KernelLowering::closeSubsetGroup(SubsetGroup &group) { group = SubsetGroup{}; }
 
 void KernelLowering::lowerNodeHere(const ftg::Node &n) {
   using ftg::NodeKind;
@@ -499,11 +499,7 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
     if (!gemmsInFlight.count(d.gemm))
       deferred.push_back(d);
   SubsetGroup group; // the open guard of consecutive nodes on part of the threads
-  const ftg::Node *lastInGroup = nullptr;
-  auto close = [&] {
-    if (group.guard)
-      closeSubsetGroup(group, *lastInGroup);
-  };
+  auto close = [&] { closeSubsetGroup(group); };
   for (size_t i = 0; i <= siblings.size(); ++i) {
     for (const infer::DeferredGemm &d : deferred)
       if (d.waitAt == i) {
@@ -523,7 +519,6 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
           // Only the threads that issued the gemm have its group to wait for.
           if (int subset = threadSubset(*gemm)) {
             onThreadSubset(*gemm, subset, drain, &group);
-            lastInGroup = gemm;
           } else {
             close();
             drain();
@@ -549,7 +544,6 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
       continue;
     }
     atLineOf(n, [&] { onThreadSubset(n, subset, [&] { lowerNodeHere(n); }, &group); });
-    lastInGroup = &n;
   }
   close();
 }
