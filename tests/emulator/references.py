@@ -599,6 +599,32 @@ def argmax(t, p):
     return out
 
 
+def gemm_thread_subset(t, p):
+    """tests/gpu/ops/gemm_thread_subset.tl: per tile of block_N keys (rows past N zero),
+    S = A @ B_t^T, the running row maximum m, P = S - m rounded to the inputs' dtype, and
+    O = sum over tiles of P @ V_t + m."""
+    A, (M, D) = t["A"]
+    B, (N, _) = t["B"]
+    V, _ = t["V"]
+    block_n = p.get("block_N", 32)
+    rnd = _round_bf16 if p.get("dtype") == "bf16" else _round_f16
+    O = [0.0] * (M * D)
+    for i in range(M):
+        m = -math.inf
+        terms = [[] for _ in range(D)]
+        for t0 in range(0, N, block_n):
+            keys = range(t0, t0 + block_n)
+            S = [math.fsum(A[i * D + k] * B[j * D + k] for k in range(D)) if j < N else 0.0 for j in keys]
+            m = max(m, max(S))
+            P = [rnd(s - m) for s in S]
+            for d in range(D):
+                terms[d].append(m)
+                terms[d].extend(P[c] * V[j * D + d] for c, j in enumerate(keys) if j < N)
+        for d in range(D):
+            O[i * D + d] = math.fsum(terms[d])
+    return {"O": O}
+
+
 def fragment_convert(t, p):
     """tests/gpu/ops/fragment_convert.tl: O = (A @ B rounded to f16) @ V."""
     A, (M, K) = t["A"]

@@ -68,6 +68,11 @@ CASES = {
                ref.cummax, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
     "argmax": ("../tests/gpu/ops/argmax.tl", "argmax", ["block_M=32", "block_N=80", "dtype=f16"],
                ref.argmax, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
+    # A gemm on the first 128 of 256 threads (threads = T) feeding one on the whole block
+    # through shared memory, in a pipelined loop; partial tiles of keys and rows.
+    "gemm_thread_subset": ("../tests/gpu/ops/gemm_thread_subset.tl", "gemm_thread_subset", [],
+                           ref.gemm_thread_subset, {"block_N": 32},
+                           [dict(M=64, N=64), dict(M=70, N=45), dict(M=20, N=100)]),
     # A copy between fragments of different layouts (through shared memory).
     "fragment_convert": ("../tests/gpu/ops/fragment_convert.tl", "fragment_convert", [], ref.fragment_convert, {},
                          [dict(M=64, K=32), dict(M=100, K=72)]),

@@ -295,6 +295,8 @@ KERNELS.update({
                                             "out:RowIdx"), ("M", "N"), ("dtype", "block_M", "block_N")),
     "fragment_convert": _op_kernel("fragment_convert", _tensors("A", "B", "V", "out:O"), ("M", "K"),
                                    ("dtype",)),
+    "gemm_thread_subset": _op_kernel("gemm_thread_subset", _tensors("A", "B", "V", "out:O"), ("M", "N"),
+                                     ("dtype", "block_N", "score_threads")),
     "small_fragments": _op_kernel("small_fragments", _tensors("X", "out:Y", "out:S"), ("M",),
                                   ("dtype", "n")),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
@@ -668,6 +670,15 @@ def _add_memory_ops(t: _Tables) -> None:
         t.add(Build(f"ops_fragment_convert_{dt}" + ("_sm80" if target == "sm_80" else ""), "fragment_convert",
                     {"dtype": dt}, target=target),
               [("1000x72", {"M": 1000, "K": 72}), ("64x32", {"M": 64, "K": 32}), ("77x200", {"M": 77, "K": 200})])
+    # A gemm on the first warpgroup of two (threads = 128) feeding one on both through shared
+    # memory in a pipelined loop (FlashMLA's schedule): wgmma on sm_90a, mma.sync on 4 of 8
+    # warps on sm_80; 32- and 64-key tiles, partial tiles of keys and rows.
+    for name, dt, keys, target in (("f16", "f16", "32", "sm_90a"), ("bf16_n64", "bf16", "64", "sm_90a"),
+                                   ("f16_sm80", "f16", "32", "sm_80")):
+        t.add(Build(f"ops_gemm_thread_subset_{name}", "gemm_thread_subset",
+                    {"dtype": dt, "block_N": keys, "score_threads": "128"}, target=target),
+              [("64x64", {"M": 64, "N": 64}), ("70x45", {"M": 70, "N": 45}), ("1000x1000", {"M": 1000, "N": 1000}),
+               ("20x1", {"M": 20, "N": 1})])
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
     _add_annotated_layouts(t, plain)

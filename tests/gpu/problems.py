@@ -1418,6 +1418,40 @@ class FragmentConvertProblem(Problem):
         return 2.0 * shape["M"] * 64 * (shape["K"] + 64)
 
 
+class GemmThreadSubsetProblem(Problem):
+    """tests/gpu/ops/gemm_thread_subset.tl: per tile of block_N keys (rows past N zero), S = A B_t^T,
+    the running row maximum m, P = S - m rounded to dtype, O = sum over tiles of P V_t + m."""
+    bound = "compute"
+    dim = 64
+
+    def tensor_shapes(self, shape):
+        m, n = shape["M"], shape["N"]
+        return {"A": (m, self.dim), "B": (n, self.dim), "V": (n, self.dim), "O": (m, self.dim)}
+
+    def tensor_dtype(self, name):
+        return torch.float32 if name == "O" else self.dtype
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        block_n = int(self.build.defines.get("block_N", 32))
+        a, b, v = (inputs[x].to(ref) for x in ("A", "B", "V"))
+        m_run = torch.full((shape["M"], 1), -math.inf, dtype=ref, device=a.device)
+        out = torch.zeros((shape["M"], self.dim), dtype=ref, device=a.device)
+        for t0 in range(0, shape["N"], block_n):
+            bt = torch.zeros((block_n, self.dim), dtype=ref, device=a.device)
+            vt = torch.zeros_like(bt)
+            rows = min(block_n, shape["N"] - t0)
+            bt[:rows], vt[:rows] = b[t0:t0 + rows], v[t0:t0 + rows]
+            s = a @ bt.T
+            m_run = torch.maximum(m_run, s.max(dim=1, keepdim=True).values)
+            p = (s - m_run).to(self.dtype).to(ref)
+            out = out + p @ vt + m_run
+        return {"O": out}
+
+    def flops(self, shape):
+        return 4.0 * shape["M"] * shape["N"] * self.dim
+
+
 class SmallFragmentsProblem(Problem):
     """tests/gpu/ops/small_fragments.tl: Y = 2 X + 1 and S = Y.sum(1) from a replicated fragment."""
     bound = "memory"
@@ -1913,7 +1947,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "gemm_sr": GemmSrProblem, "gemm_rr": GemmSrProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
-            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem,
+            "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem, "gemm_thread_subset": GemmThreadSubsetProblem,
             "cummax": CummaxProblem, "reduce_bits": ReduceBitsProblem, "argmax": ArgmaxProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
