@@ -81,6 +81,24 @@ std::string inlineText(const Stmt &s) {
     return s.target + " = tl::detail::warp_combine<" + s.op + ", " + std::to_string(s.width) + ", " +
            std::to_string(s.laneStride) + ">(" + s.target + ");";
   case StmtKind::Barrier:
+    if (s.splitThreads) {
+      // lower/SplitBarriers.cpp: each side waits (bar.sync) or arrives (bar.arrive) at the
+      // barrier of its own id; a subset that only arrives waits for its own threads first.
+      std::string fence = s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "";
+      std::string count = std::to_string(s.barrierThreads), subset = std::to_string(s.splitThreads);
+      auto side = [&](bool waits, bool isSubset) {
+        std::string r = fence;
+        if (isSubset && s.subsetId)
+          r += "tl::barrier_sync(" + std::to_string(s.subsetId) + ", " + subset + "); ";
+        if (s.splitId)
+          r += std::string(waits ? "tl::barrier_sync(" : "tl::barrier_arrive(") + std::to_string(s.splitId) + ", " +
+               count + "); ";
+        return r;
+      };
+      std::string rest = side(s.restWaits, false);
+      return "if (" + s.cond + ") { " + side(s.subsetWaits, true) + "}" +
+             (s.splitId ? " else { " + rest + "}" : "") + "  // " + s.text;
+    }
     return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") +
            (s.barrierThreads ? "tl::barrier_sync(" + std::to_string(s.barrierId) + ", " +
                                    std::to_string(s.barrierThreads) + ");  // "

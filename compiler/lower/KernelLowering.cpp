@@ -2,6 +2,7 @@
 // FTG in order, serial loops and branches. Tile operators, parallel loops and pipelines have
 // their own files (KernelLowering.h).
 #include "lower/KernelLowering.h"
+#include "infer/BulkPipelinePlan.h"
 #include "infer/RegisterEstimate.h"
 
 #include "ir/TileOp.h"
@@ -411,6 +412,7 @@ void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::
       closeSubsetGroup(g);
     g.guard = &add(makeIf(kThreadIndex + " < " + std::to_string(threads), IfStyle::Braced, /*uniform=*/false));
     g.guard->threadSubset = true;
+    g.guard->count = threads;
     g.threads = threads;
   }
   g.sharedWrites.insert(g.sharedWrites.end(), writes.begin(), writes.end());
@@ -698,6 +700,14 @@ std::unique_ptr<Kernel> KernelLowering::run(llvm::raw_ostream *printAfterAll) {
   }
   if (!verified("SyncInsertion"))
     return nullptr;
+  if (g.target->vendor() == target::Vendor::Nvidia) { // gfx9 has no named barriers
+    std::vector<bool> taken = infer::namedBarrierIds(g);
+    std::vector<int> free;
+    for (int id = 1; id < int(taken.size()); ++id)
+      if (!taken[size_t(id)] && id != K.consumerBarrier)
+        free.push_back(id);
+    splitSubsetBarriers(K, std::move(free));
+  }
   insertProxyFences(K);
   if (!verified("ProxyFences"))
     return nullptr;

@@ -351,6 +351,14 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
        << (s.laneStride != 1 ? " " + std::to_string(s.laneStride) + " apart" : "") << ": " << s.target;
     break;
   case StmtKind::Barrier:
+    if (s.splitThreads) {
+      os << (s.proxyFence ? "fence.proxy.async; " : "") << "barrier " << s.splitId << " over "
+         << s.barrierThreads << " threads split at " << s.splitThreads << ": threads below "
+         << (s.subsetWaits ? "wait" : s.splitId ? "arrive" : "do not take part")
+         << (s.subsetId ? " after barrier " + std::to_string(s.subsetId) + " over themselves" : "") << ", the others "
+         << (!s.splitId ? "do not take part" : s.restWaits ? "wait" : "arrive") << "  // " << s.text;
+      break;
+    }
     os << (s.proxyFence ? "fence.proxy.async; " : "")
        << (s.barrierThreads ? "barrier " + std::to_string(s.barrierId) + " over " + std::to_string(s.barrierThreads) +
                                   " threads  // "

@@ -123,6 +123,14 @@ struct Stmt {
   bool asyncProxyRead = false; // reads shared memory through the async proxy (bulk tensor stores)
   int barrierThreads = 0;  // Barrier: a named barrier over this many threads (0: the block)
   int barrierId = 0;       // ... its id; NamedBarrier: `value` holds the id expression
+  // Barrier split between the threads below `splitThreads` (the statements on part of the
+  // threads before and after it, Stmt::threadSubset) and the others (SplitBarriers.cpp): each
+  // side waits for the block at named barrier `splitId` (over all of them: `barrierThreads`,
+  // else the block) or only arrives there; a subset that does not wait for the block but must
+  // see its own writes first waits for itself at barrier `subsetId` (0: it does not).
+  int splitThreads = 0;
+  bool subsetWaits = true, restWaits = true;
+  int splitId = 0, subsetId = 0;
   bool arriveOnly = false; // NamedBarrier: barrier_arrive (bar.arrive), else barrier_wait
 
   // For: `for (int var = lo; var < hi; step.empty() ? ++var : var += step)`.

@@ -34,6 +34,11 @@ std::string insertBarriers(Kernel &k);
 // ProxyFences (ProxyFences.cpp): in a kernel that issues wgmma (whose shared operands are read
 // through the async proxy), every barrier is preceded by fence.proxy.async.
 void insertProxyFences(Kernel &k);
+// SplitBarriers (after SyncInsertion): in a loop whose statements run partly on the block's
+// first T threads (a gemm with `threads = T`), a barrier that one side of the split needs
+// only to pass on becomes an arrive there (bar.arrive) and a wait on the other side, on a
+// named barrier of its own from `freeIds` (ids no other barrier of the kernel takes).
+void splitSubsetBarriers(Kernel &k, std::vector<int> freeIds);
 
 // WarpSpecialization (WarpSpecialization.cpp): in the warp-specialized variant, the barriers
 // after the producer warpgroup's branch synchronize the consumers only (named barrier 1).

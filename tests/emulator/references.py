@@ -599,30 +599,41 @@ def argmax(t, p):
     return out
 
 
+def _subset_handover(A, M, D, tiles, rnd):
+    """O = sum over tiles (B_t, V_t: block_N rows each, as lists of rows) of P_t @ V_t + m_t,
+    S_t = A @ B_t^T, m_t the running row maximum, P_t = (S_t - m_t) / 8 rounded by `rnd`."""
+    O = [0.0] * (M * D)
+    for i in range(M):
+        m = -math.inf
+        terms = [[] for _ in range(D)]
+        for bt, vt in tiles:
+            S = [math.fsum(A[i * D + k] * row[k] for k in range(D)) for row in bt]
+            m = max(m, max(S))
+            P = [rnd((x - m) * 0.125) for x in S]
+            for d in range(D):
+                terms[d].append(m)
+                terms[d].extend(P[c] * vt[c][d] for c in range(len(vt)))
+        for d in range(D):
+            O[i * D + d] = math.fsum(terms[d])
+    return O
+
+
+def _key_tile(X, N, D, t0, block_n):
+    return [[X[j * D + k] for k in range(D)] if j < N else [0.0] * D for j in range(t0, t0 + block_n)]
+
+
 def gemm_thread_subset(t, p):
     """tests/gpu/ops/gemm_thread_subset.tl: per tile of block_N keys (rows past N zero),
-    S = A @ B_t^T, the running row maximum m, P = S - m rounded to the inputs' dtype, and
-    O = sum over tiles of P @ V_t + m."""
+    S = A @ B_t^T, the running row maximum m, P = (S - m) / 8 rounded to the inputs' dtype, and
+    O = sum over tiles of P @ V_t + m; gemm_thread_subset_steps: the first tile `steps` times."""
     A, (M, D) = t["A"]
     B, (N, _) = t["B"]
     V, _ = t["V"]
     block_n = p.get("block_N", 32)
     rnd = _round_bf16 if p.get("dtype") == "bf16" else _round_f16
-    O = [0.0] * (M * D)
-    for i in range(M):
-        m = -math.inf
-        terms = [[] for _ in range(D)]
-        for t0 in range(0, N, block_n):
-            keys = range(t0, t0 + block_n)
-            S = [math.fsum(A[i * D + k] * B[j * D + k] for k in range(D)) if j < N else 0.0 for j in keys]
-            m = max(m, max(S))
-            P = [rnd(s - m) for s in S]
-            for d in range(D):
-                terms[d].append(m)
-                terms[d].extend(P[c] * V[j * D + d] for c, j in enumerate(keys) if j < N)
-        for d in range(D):
-            O[i * D + d] = math.fsum(terms[d])
-    return {"O": O}
+    starts = [0] * p["steps"] if "steps" in p else range(0, N, block_n)
+    tiles = [(_key_tile(B, N, D, t0, block_n), _key_tile(V, N, D, t0, block_n)) for t0 in starts]
+    return {"O": _subset_handover(A, M, D, tiles, rnd)}
 
 
 def fragment_convert(t, p):

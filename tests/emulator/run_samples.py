@@ -73,6 +73,11 @@ CASES = {
     "gemm_thread_subset": ("../tests/gpu/ops/gemm_thread_subset.tl", "gemm_thread_subset", [],
                            ref.gemm_thread_subset, {"block_N": 32},
                            [dict(M=64, N=64), dict(M=70, N=45), dict(M=20, N=100)]),
+    # The same handover in a loop with no other shared writes: its barriers split (the other
+    # warpgroup arrives where it has nothing to read, lower/SplitBarriers.cpp).
+    "gemm_thread_subset_steps": ("../tests/gpu/ops/gemm_thread_subset.tl", "gemm_thread_subset_steps", [],
+                                 ref.gemm_thread_subset, {"block_N": 32, "steps": 3},
+                                 [dict(M=64, N=32), dict(M=70, N=20), dict(M=20, N=100)]),
     # A copy between fragments of different layouts (through shared memory).
     "fragment_convert": ("../tests/gpu/ops/fragment_convert.tl", "fragment_convert", [], ref.fragment_convert, {},
                          [dict(M=64, K=32), dict(M=100, K=72)]),

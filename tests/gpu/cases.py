@@ -297,6 +297,9 @@ KERNELS.update({
                                    ("dtype",)),
     "gemm_thread_subset": _op_kernel("gemm_thread_subset", _tensors("A", "B", "V", "out:O"), ("M", "N"),
                                      ("dtype", "block_N", "score_threads")),
+    "gemm_thread_subset_steps": KernelSpec("gemm_thread_subset_steps", "tests/gpu/ops/gemm_thread_subset.tl",
+                                           "gemm_thread_subset_steps", _tensors("A", "B", "V", "out:O"), ("M", "N"),
+                                           ("dtype", "block_N", "score_threads", "steps")),
     "small_fragments": _op_kernel("small_fragments", _tensors("X", "out:Y", "out:S"), ("M",),
                                   ("dtype", "n")),
     "copy_paths": _op_kernel("copy_paths", _tensors("X", "out:Y", "out:Z"), ("M", "N"),
@@ -679,6 +682,12 @@ def _add_memory_ops(t: _Tables) -> None:
                     {"dtype": dt, "block_N": keys, "score_threads": "128"}, target=target),
               [("64x64", {"M": 64, "N": 64}), ("70x45", {"M": 70, "N": 45}), ("1000x1000", {"M": 1000, "N": 1000}),
                ("20x1", {"M": 20, "N": 1})])
+    # The same handover with no other shared writes in the loop (its barriers split: one side
+    # arrives where it has nothing to read, lower/SplitBarriers.cpp).
+    for name, target in (("f16", "sm_90a"), ("f16_sm80", "sm_80")):
+        t.add(Build(f"ops_gemm_thread_subset_steps_{name}", "gemm_thread_subset_steps",
+                    {"dtype": "f16", "block_N": "32", "score_threads": "128", "steps": "3"}, target=target),
+              [("64x32", {"M": 64, "N": 32}), ("70x20", {"M": 70, "N": 20}), ("1000x100", {"M": 1000, "N": 100})])
     for dt in ("f16", "bf16"):
         t.add(Build(f"ops_copy_paths_{dt}", "copy_paths", {"dtype": dt}), plain)
     _add_annotated_layouts(t, plain)

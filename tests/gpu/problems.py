@@ -1420,7 +1420,8 @@ class FragmentConvertProblem(Problem):
 
 class GemmThreadSubsetProblem(Problem):
     """tests/gpu/ops/gemm_thread_subset.tl: per tile of block_N keys (rows past N zero), S = A B_t^T,
-    the running row maximum m, P = S - m rounded to dtype, O = sum over tiles of P V_t + m."""
+    the running row maximum m, P = (S - m) / 8 rounded to dtype, O = sum over tiles of P V_t + m;
+    gemm_thread_subset_steps (steps in the build's defines): the first tile that many times."""
     bound = "compute"
     dim = 64
 
@@ -1437,14 +1438,16 @@ class GemmThreadSubsetProblem(Problem):
         a, b, v = (inputs[x].to(ref) for x in ("A", "B", "V"))
         m_run = torch.full((shape["M"], 1), -math.inf, dtype=ref, device=a.device)
         out = torch.zeros((shape["M"], self.dim), dtype=ref, device=a.device)
-        for t0 in range(0, shape["N"], block_n):
+        steps = self.build.defines.get("steps")
+        starts = [0] * int(steps) if steps else range(0, shape["N"], block_n)
+        for t0 in starts:
             bt = torch.zeros((block_n, self.dim), dtype=ref, device=a.device)
             vt = torch.zeros_like(bt)
             rows = min(block_n, shape["N"] - t0)
             bt[:rows], vt[:rows] = b[t0:t0 + rows], v[t0:t0 + rows]
             s = a @ bt.T
             m_run = torch.maximum(m_run, s.max(dim=1, keepdim=True).values)
-            p = (s - m_run).to(self.dtype).to(ref)
+            p = ((s - m_run) * 0.125).to(self.dtype).to(ref)
             out = out + p @ vt + m_run
         return {"O": out}
 
@@ -1948,6 +1951,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem, "gemm_thread_subset": GemmThreadSubsetProblem,
+            "gemm_thread_subset_steps": GemmThreadSubsetProblem,
             "cummax": CummaxProblem, "reduce_bits": ReduceBitsProblem, "argmax": ArgmaxProblem,
             "small_fragments": SmallFragmentsProblem,
             "copy_paths": CopyPathsProblem, "fill_regions": FillRegionsProblem,
