@@ -69,7 +69,15 @@ struct Splitter {
     }
   }
 
+  static bool holdsNamedBarrier(const StmtList &list) {
+    return llvm::any_of(list, [](const StmtPtr &s) {
+      return s->kind == StmtKind::NamedBarrier || holdsNamedBarrier(s->body) || holdsNamedBarrier(s->elseBody);
+    });
+  }
+
   void splitBody(StmtList &body) {
+    if (holdsNamedBarrier(body)) // the kernel's own turns: left as SyncInsertion placed them
+      return;
     int subset = 0;
     for (const StmtPtr &s : body)
       if (s->threadSubset) {
