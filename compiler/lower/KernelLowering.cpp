@@ -380,19 +380,6 @@ int KernelLowering::threadSubset(const ftg::Node &n) {
   return subset;
 }
 
-namespace {
-const Stmt *findBarrier(const StmtList &list) {
-  for (const StmtPtr &s : list) {
-    if (s->kind == StmtKind::Barrier || s->kind == StmtKind::NamedBarrier)
-      return s.get();
-    for (const StmtList *l : {&s->body, &s->elseBody})
-      if (const Stmt *b = findBarrier(*l))
-        return b;
-  }
-  return nullptr;
-}
-} // namespace
-
 void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::function<void()> &f,
                                     SubsetGroup *group) {
   SubsetGroup single;
@@ -408,8 +395,7 @@ void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::
   bool joins = g.guard && g.threads == threads && writes.empty() &&
                llvm::none_of(reads, [&](const ftg::Buffer *b) { return llvm::is_contained(g.sharedWrites, b); });
   if (!joins) {
-    if (g.guard)
-      closeSubsetGroup(g);
+    g = SubsetGroup{};
     g.guard = &add(makeIf(kThreadIndex + " < " + std::to_string(threads), IfStyle::Braced, /*uniform=*/false));
     g.guard->threadSubset = true;
     g.guard->count = threads;
@@ -420,9 +406,9 @@ void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::
   inThreadSubset = true;
   within(g.guard->body, f);
   inThreadSubset = false;
+  auto isBarrier = [](const Stmt &s) { return s.kind == StmtKind::Barrier || s.kind == StmtKind::NamedBarrier; };
   for (size_t i = first; i < g.guard->body.size(); ++i)
-    if (findBarrier(g.guard->body[i]->body) || g.guard->body[i]->kind == StmtKind::Barrier ||
-        findBarrier(g.guard->body[i]->elseBody)) {
+    if (anyStmt(*g.guard->body[i], isBarrier)) {
       diags.error(n.stmt ? n.stmt->getRange() : llvm::SMRange(),
                   "not supported yet: this statement exchanges values through shared memory between the warps of "
                   "threads 0.." + std::to_string(threads - 1) + " (the fragments of a gemm with threads = " +
@@ -432,11 +418,7 @@ void KernelLowering::onThreadSubset(const ftg::Node &n, int threads, const std::
       ok = false;
       break;
     }
-  if (!group)
-    closeSubsetGroup(g);
 }
-
-void KernelLowering::closeSubsetGroup(SubsetGroup &group) { group = SubsetGroup{}; }
 
 void KernelLowering::lowerNodeHere(const ftg::Node &n) {
   using ftg::NodeKind;
@@ -501,7 +483,7 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
     if (!gemmsInFlight.count(d.gemm))
       deferred.push_back(d);
   SubsetGroup group; // the open guard of consecutive nodes on part of the threads
-  auto close = [&] { closeSubsetGroup(group); };
+  auto close = [&] { group = SubsetGroup{}; };
   for (size_t i = 0; i <= siblings.size(); ++i) {
     for (const infer::DeferredGemm &d : deferred)
       if (d.waitAt == i) {
@@ -536,7 +518,7 @@ void KernelLowering::lowerSiblings(const std::vector<const ftg::Node *> &sibling
     size_t before = cur->size();
     if (lowerAccumulatorInit(siblings, i)) {
       if (cur->size() != before) // its statements follow the open guard
-        group = SubsetGroup{};
+        close();
       continue;
     }
     int subset = n.prefetchGuard ? 0 : threadSubset(n);

@@ -321,7 +321,6 @@ public:
   };
   void onThreadSubset(const ftg::Node &n, int threads, const std::function<void()> &f,
                       SubsetGroup *group = nullptr);
-  void closeSubsetGroup(SubsetGroup &group);
   bool inThreadSubset = false;
   std::vector<std::vector<Access> *> readLogs; // the open readsOf() calls, innermost last
 

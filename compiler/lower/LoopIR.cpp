@@ -120,6 +120,14 @@ void forEachText(Stmt &s, const std::function<void(std::string &)> &f) {
     f(*t);
 }
 
+bool anyStmt(const Stmt &s, const std::function<bool(const Stmt &)> &pred) {
+  return pred(s) || anyStmt(s.body, pred) || anyStmt(s.elseBody, pred);
+}
+
+bool anyStmt(const StmtList &list, const std::function<bool(const Stmt &)> &pred) {
+  return llvm::any_of(list, [&](const StmtPtr &s) { return anyStmt(*s, pred); });
+}
+
 void collectAccesses(const Stmt &s, std::vector<Access> &reads, std::vector<Access> &writes) {
   reads.insert(reads.end(), s.reads.begin(), s.reads.end());
   writes.insert(writes.end(), s.writes.begin(), s.writes.end());

@@ -294,6 +294,11 @@ struct Kernel {
 // Calls `f` on every text field of `s` (not its children): passes that rename or substitute.
 void forEachText(Stmt &s, const std::function<void(std::string &)> &f);
 
+// Whether `pred` holds for `s` or a statement nested in it (bodies and else branches), or for
+// a statement of `list` or one nested in it.
+bool anyStmt(const Stmt &s, const std::function<bool(const Stmt &)> &pred);
+bool anyStmt(const StmtList &list, const std::function<bool(const Stmt &)> &pred);
+
 // Structural invariants: barriers only where every thread arrives (under uniform loops and
 // branches), compact statements hold one leaf, accesses name buffers of the kernel, stage
 // references only multi-buffered shared buffers. Reports to `errors`, returns false.

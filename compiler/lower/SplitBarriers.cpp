@@ -28,15 +28,8 @@ namespace tlc::lower {
 namespace {
 
 bool touchesShared(const Stmt &s) {
-  for (const auto *set : {&s.reads, &s.writes})
-    for (const Access &a : *set)
-      if (a.buffer->scope == MemScope::Shared)
-        return true;
-  for (const StmtList *l : {&s.body, &s.elseBody})
-    for (const StmtPtr &c : *l)
-      if (touchesShared(*c))
-        return true;
-  return false;
+  auto shared = [](const Access &a) { return a.buffer->scope == MemScope::Shared; };
+  return anyStmt(s, [&](const Stmt &x) { return llvm::any_of(x.reads, shared) || llvm::any_of(x.writes, shared); });
 }
 
 // Whether the threads outside the subset touch shared memory in body[from, to).
@@ -69,14 +62,9 @@ struct Splitter {
     }
   }
 
-  static bool holdsNamedBarrier(const StmtList &list) {
-    return llvm::any_of(list, [](const StmtPtr &s) {
-      return s->kind == StmtKind::NamedBarrier || holdsNamedBarrier(s->body) || holdsNamedBarrier(s->elseBody);
-    });
-  }
-
   void splitBody(StmtList &body) {
-    if (holdsNamedBarrier(body)) // the kernel's own turns: left as SyncInsertion placed them
+    // The kernel's own turns: left as SyncInsertion placed them.
+    if (anyStmt(body, [](const Stmt &s) { return s.kind == StmtKind::NamedBarrier; }))
       return;
     int subset = 0;
     for (const StmtPtr &s : body)

@@ -299,7 +299,7 @@ private:
   // body flows out of the loop. Not in a body with the kernel's own named barriers (a barrier
   // inside a turn would deadlock). False: the caller closes the body.
   bool barrierBeforeFirstConflict(Stmt &loop) {
-    if (holdsNamedBarrier(loop.body))
+    if (anyStmt(loop.body, [](const Stmt &s) { return s.kind == StmtKind::NamedBarrier; }))
       return false;
     bool subsetBefore = false;
     for (size_t j = 0; j < loop.body.size(); ++j) {
@@ -322,18 +322,9 @@ private:
         gather(c, e);
       if (e.barrier)
         return false; // the head ends before any conflict (headAccesses found one: not here)
-      subsetBefore = subsetBefore || holdsThreadSubset(c);
+      subsetBefore = subsetBefore || anyStmt(c, [](const Stmt &s) { return s.threadSubset; });
     }
     return false;
-  }
-  static bool holdsThreadSubset(const Stmt &s) {
-    return s.threadSubset || llvm::any_of(s.body, [](const StmtPtr &c) { return holdsThreadSubset(*c); }) ||
-           llvm::any_of(s.elseBody, [](const StmtPtr &c) { return holdsThreadSubset(*c); });
-  }
-  static bool holdsNamedBarrier(const StmtList &list) {
-    return llvm::any_of(list, [](const StmtPtr &s) {
-      return s->kind == StmtKind::NamedBarrier || holdsNamedBarrier(s->body) || holdsNamedBarrier(s->elseBody);
-    });
   }
 
   // Tile loop `loop`, whose body ends with bulk stores still reading shared memory (`state`):
