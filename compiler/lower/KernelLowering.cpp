@@ -370,13 +370,10 @@ int KernelLowering::threadSubset(const ftg::Node &n) {
     }
     subset = b->fragment->threads, first = b;
   };
-  for (const ftg::Buffer *b : n.reads)
-    visit(b);
-  for (const ftg::Buffer *b : n.writes)
-    visit(b);
-  for (const auto *ops : {&n.inputs, &n.outputs})
-    for (const ftg::Operand &o : *ops)
-      visit(o.buffer);
+  // The access sets hold the operands too (ir/AccessAnalysis.h).
+  for (const auto *set : {&n.reads, &n.writes})
+    for (const ftg::Buffer *b : *set)
+      visit(b);
   return subset;
 }
 
