@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def nvcc_command(nvcc, arch, includes, source, obj):
-    archflags = subprocess.run(["sh", os.path.join(HERE, "nvcc_arch.sh"), arch], capture_output=True,
+    archflags = subprocess.run(["sh", os.path.join(HERE, "nvcc_arch.sh"), "--check", arch], capture_output=True,
                                text=True, check=True).stdout.split()
     cmd = [nvcc, "-std=c++17"] + archflags + ["-Werror", "all-warnings", "-Xcompiler=-Wall,-Wextra,-Werror"]
     for d in includes:

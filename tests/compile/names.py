@@ -228,7 +228,10 @@ def main():
         print("tlc rejected kernels whose names are C++ keywords or generated names:\n" + r.stderr[-4000:])
         return 1
     obj = out[:-3] + ".o"
-    r = run([a.nvcc, "-std=c++17", "-arch=" + a.arch, "-Werror", "all-warnings",
+    # The compile tests' flags for the arch (nvcc_arch.sh: device optimization level 1).
+    archflags = run(["sh", os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcc_arch.sh"), "--check",
+                     a.arch]).stdout.split()
+    r = run([a.nvcc, "-std=c++17"] + archflags + ["-Werror", "all-warnings",
              "-Xcompiler=-Wall,-Wextra,-Werror", "-I", a.stdlib, "-I", a.runtime, "-c", out, "-o", obj])
     if r.returncode != 0:
         print("nvcc rejected %s:\n%s" % (out, (r.stdout + r.stderr)[-6000:]))

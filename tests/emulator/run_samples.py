@@ -671,7 +671,9 @@ def run_case(args, name, case, env):
         cmd = [args.tlc, "run", "--emulate", os.path.join(ROOT, "samples", sample), "--kernel", kernel,
                "--target", args.target, "--build-dir", build, "--output-dir", out, "--seed", str(args.seed + n),
                # No debug information: a third of each build's time, and CI builds about 40.
-               "--cxx-arg=-g0", "--cache-dir", args.cache_dir]
+               # -O0: a third less again over CI's cases (compile time is most of a case's; the
+               # emulated runs at these shapes are short either way).
+               "--cxx-arg=-g0", "--cxx-arg=-O0", "--cache-dir", args.cache_dir]
         for d in defines:
             cmd += ["-D", d]
         for k, v in shape.items():

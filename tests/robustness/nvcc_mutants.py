@@ -58,10 +58,11 @@ def generate(tlc, work, name, data, arch):
 
 
 def compile_cu(nvcc, arch, stdlib, runtime, path):
-    # The tests' nvcc flag for the arch (tests/compile/nvcc_arch.sh: sm_90a as one -gencode).
-    archflag = subprocess.run(["sh", str(pathlib.Path(__file__).resolve().parents[1] / "compile" / "nvcc_arch.sh"), arch],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    r = subprocess.run([nvcc, "-std=c++17", archflag, "-I", stdlib, "-I", runtime, "-c",
+    # The compile tests' nvcc flags for the arch (tests/compile/nvcc_arch.sh: sm_90a as one
+    # -gencode, device optimization level 1).
+    archflags = subprocess.run(["sh", str(pathlib.Path(__file__).resolve().parents[1] / "compile" / "nvcc_arch.sh"),
+                                "--check", arch], capture_output=True, text=True, check=True).stdout.split()
+    r = subprocess.run([nvcc, "-std=c++17"] + archflags + ["-I", stdlib, "-I", runtime, "-c",
                         path, "-o", path[:-3] + ".o"], capture_output=True, text=True)
     out = r.stdout + r.stderr
     return r.returncode, ERROR.findall(out), WARNING.findall(out)
