@@ -2235,14 +2235,15 @@ def default_tables(selftest: bool = False, known_rejections: bool = False) -> tu
     return select(builds, cases, bench, None)
 
 
-def random_tables(count: int, seed: int, tlc: str, target: str, targets: list) -> dict:
+def random_tables(count: int, seed: int, tlc: str, target: str, targets: list, templates=None) -> dict:
     """`count` random configurations (random_tables.py), each for one of `targets` (a build for
     another target than the bundle's `target` says so), as the JSON that --tables reads: builds
     named rnd<i>_<stem> (rnd<i>_<stem>_<target> off the bundle's target), three cases each, no
-    bench items. f16 accumulation takes the tolerance of the fixed accum_ builds."""
+    bench items. f16 accumulation takes the tolerance of the fixed accum_ builds; `templates`
+    limits the draws to those of random_tables.TEMPLATES."""
     import random_tables as rt  # beside this file: only the `random` command needs it
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    drawn, rejected = rt.draw(count, seed, tlc, root, targets, lambda family: KERNELS[family].source)
+    drawn, rejected = rt.draw(count, seed, tlc, root, targets, lambda family: KERNELS[family].source, templates)
     builds, cases = [], []
     for i, (family, stem, defines, shapes, build_target) in enumerate(drawn):
         tolerance = F16_ACCUM_TOLERANCE if defines.get("accum") == "f16" else None
@@ -2427,11 +2428,13 @@ def _main(argv) -> int:
     p.add_argument("--tlc", required=True, help="the compiler that filters the draws")
     p.add_argument("--target", default="sm_90a", help="the bundle's target")
     p.add_argument("--targets", help="comma-separated targets the draws choose from (default: --target)")
+    p.add_argument("--templates", help="comma-separated names of random_tables.TEMPLATES to draw from (default: all)")
     p.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if args.cmd == "random":
         data = random_tables(args.count, args.seed, args.tlc, args.target,
-                             args.targets.split(",") if args.targets else [args.target])
+                             args.targets.split(",") if args.targets else [args.target],
+                             args.templates.split(",") if args.templates else None)
         with open(args.out, "w") as f:
             json.dump(data, f, indent=1)
             f.write("\n")

@@ -5,7 +5,7 @@
 # on the GPU machine.
 #
 #   tests/gpu/make_bundle.sh [--out DIR] [--tlc PATH] [--target sm_90a] [--only REGEX] [--torch]
-#                            [--emu-compare [--emu-only REGEX]] [--random N --seed S]
+#                            [--emu-compare [--emu-only REGEX]] [--random N --seed S [--random-templates LIST]]
 #   tests/gpu/make_bundle.sh --selftest [--out DIR]
 #
 #   --out DIR      the bundle directory (default gpu-bundle, emptied first)
@@ -17,6 +17,8 @@
 #                  a located error are drawn again): DIR/random_tables.json has them
 #   --random-targets LIST  the targets those draws choose from (default: --target; e.g.
 #                  sm_90a,sm_80 also checks the sm_80 path on the same GPU)
+#   --random-templates LIST  only these templates of random_tables.py (e.g. mla,attention: the
+#                  samples a change touched); default all
 #   --selftest     no tlc: the GEMM builds are tests/gpu/selftest/naive_gemm.cu, a hand-written
 #                  kernel with the same C ABI, to validate the runner and the benchmark harness
 #   --torch        also DIR/torch/: the PyTorch extension (tlc --emit=torch) of gemm, softmax
@@ -45,6 +47,7 @@ emu_only=
 random_count=
 seed=1
 random_targets=
+random_templates=
 
 usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while (($#)); do
@@ -60,6 +63,7 @@ while (($#)); do
     --random) random_count=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --random-targets) random_targets=$2; shift 2 ;;
+    --random-templates) random_templates=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "make_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -79,7 +83,8 @@ mkdir -p "$out"
 cp -r "$root/stdlib" "$root/runtime" "$out/"
 if [[ -n $random_count ]]; then
   python3 "$root/tests/gpu/cases.py" random --count "$random_count" --seed "$seed" --tlc "$tlc" \
-    --target "$target" --targets "${random_targets:-$target}" --out "$out/random_tables.json"
+    --target "$target" --targets "${random_targets:-$target}" --out "$out/random_tables.json" \
+    ${random_templates:+--templates "$random_templates"}
   table_args+=(--tables "$out/random_tables.json")
 fi
 

@@ -259,16 +259,21 @@ TEMPLATES = {"gemm": _gemm, "gemm_nt": _gemm_nt, "gemm_batched": _gemm_batched, 
              "vertical_slash": _vertical_slash, "memory_bound": _memory_bound, "w4a16_other": _w4a16_other}
 
 
-def draw(count: int, seed: int, tlc: str, root: str, targets: list, source_of) -> tuple:
+def draw(count: int, seed: int, tlc: str, root: str, targets: list, source_of, templates=None) -> tuple:
     """`count` configurations tlc accepts, each for one of `targets`: [(family, stem, defines,
     shapes, target)], and how many draws tlc rejected with a located error.
-    `source_of(family)` is the .tl file."""
+    `source_of(family)` is the .tl file; `templates` (names of TEMPLATES, default all) the
+    templates drawn from, to aim a run at the samples a change touched."""
+    unknown = sorted(set(templates or ()) - set(TEMPLATES))
+    if unknown:
+        raise ValueError(f"unknown templates {', '.join(unknown)} (known: {', '.join(sorted(TEMPLATES))})")
+    names = sorted(templates or TEMPLATES)
     rng = random.Random(seed)
     accepted, rejected = [], 0
     for _ in range(8 * count):
         if len(accepted) == count:
             break
-        family, stem, knobs, shapes = TEMPLATES[rng.choice(sorted(TEMPLATES))](rng)
+        family, stem, knobs, shapes = TEMPLATES[rng.choice(names)](rng)
         target = rng.choice(targets)
         cmd = [tlc, f"{root}/{source_of(family)}", "--target", target, "-o", "/dev/null"]
         for k, v in knobs.items():

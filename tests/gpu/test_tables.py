@@ -178,6 +178,17 @@ class RandomTables(unittest.TestCase):
             self.assertEqual(c.get("tolerance"), cases.F16_ACCUM_TOLERANCE if acc16 else None, c["name"])
 
 
+    @unittest.skipUnless(tlc_path(), "no tlc")
+    def test_templates_limit_the_draws(self):
+        # --random-templates: only the named templates' families, and a name that is not a
+        # template is refused with the known ones.
+        import random_tables
+        drawn = cases.random_tables(8, 3, tlc_path(), "sm_90a", ["sm_90a"], ["mla", "flash_decoding"])
+        self.assertEqual(len(drawn["builds"]), 8)
+        self.assertEqual({b["family"] for b in drawn["builds"]} - {"mla", "flash_decoding"}, set())
+        with self.assertRaisesRegex(ValueError, "unknown templates mla2 .*known: .*flash_decoding"):
+            random_tables.draw(1, 1, tlc_path(), ".", ["sm_90a"], lambda f: "", ["mla2"])
+
     def test_vertical_slash_tables_are_wide_enough_for_one_slash(self):
         # A slash diagonal takes ceil(block_M / block_N) blocks of a query block's table: a
         # narrower table is an input no index builder can fill (GPU run 173).
