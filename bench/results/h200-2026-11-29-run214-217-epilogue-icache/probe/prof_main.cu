@@ -18,7 +18,8 @@ static void* dalloc(size_t bytes, int fill) { void* p; cudaMalloc(&p, bytes); cu
 struct Shape { int b, h, kv, s, d; };
 
 __global__ void tlp_empty() {}
-template <class F> static void profile_plain(const char* label, F launch) {
+// Microseconds per call of 200 back-to-back calls (CUDA events), after 20 warm-up calls.
+template <class F> static float us_per_call(F launch) {
   for (int i = 0; i < 20; ++i) launch();
   cudaDeviceSynchronize();
   cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
@@ -27,17 +28,13 @@ template <class F> static void profile_plain(const char* label, F launch) {
   for (int i = 0; i < reps; ++i) launch();
   cudaEventRecord(e1); cudaEventSynchronize(e1);
   float ms = 0; cudaEventElapsedTime(&ms, e0, e1);
-  printf("== %s: %.2f us per call (200 back-to-back, events)\n", label, ms * 1000 / reps);
+  return ms * 1000 / reps;
+}
+template <class F> static void profile_plain(const char* label, F launch) {
+  printf("== %s: %.2f us per call (200 back-to-back, events)\n", label, us_per_call(launch));
 }
 template <class F> static void profile(const char* label, int blocks, F launch) {
-  for (int i = 0; i < 20; ++i) launch();
-  cudaDeviceSynchronize();
-  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-  const int reps = 200;
-  cudaEventRecord(e0);
-  for (int i = 0; i < reps; ++i) launch();
-  cudaEventRecord(e1); cudaEventSynchronize(e1);
-  float ms = 0; cudaEventElapsedTime(&ms, e0, e1);
+  const float us = us_per_call(launch);
   static unsigned long long gt[8192 * 16], ck[8192 * 16];
   
   void* pg; cudaGetSymbolAddress(&pg, tlp_gt); cudaMemset(pg, 0, sizeof(gt));
@@ -46,7 +43,7 @@ template <class F> static void profile(const char* label, int blocks, F launch) 
   launch();
   cudaError_t err = cudaDeviceSynchronize();
   cudaMemcpyFromSymbol(gt, tlp_gt, sizeof(gt)); cudaMemcpyFromSymbol(ck, tlp_ck, sizeof(ck));
-  printf("== %s: %.2f us per call (200 back-to-back, events), %d blocks, %s\n", label, ms * 1000 / reps, blocks,
+  printf("== %s: %.2f us per call (200 back-to-back, events), %d blocks, %s\n", label, us, blocks,
          cudaGetErrorString(err));
   unsigned long long t0 = ~0ull, tend = 0;
   for (int b = 0; b < blocks; ++b) { t0 = std::min(t0, gt[b * 16]); tend = std::max(tend, gt[b * 16 + 11]); }
