@@ -11,6 +11,9 @@
 
 namespace tlc {
 
+// Whether v is a (positive) power of two.
+inline bool isPowerOfTwo(int64_t v) { return v > 0 && llvm::isPowerOf2_64(uint64_t(v)); }
+
 // The largest power of two an int64_t holds.
 constexpr int64_t kMaxPowerOf2 = int64_t(1) << 62;
 

@@ -15,8 +15,6 @@ namespace tlc {
 
 namespace {
 
-bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 int log2Exact(int64_t v) { return static_cast<int>(log2Ceil(v)); }
 
 // Records the first failure reason; returns nullopt so callers can `return fail(...)`.

@@ -12,8 +12,6 @@ namespace tlc {
 
 namespace {
 
-bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 // c1 * c2 when it fits; the rules that need a product bail out when it does not.
 std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   int64_t r;
