@@ -156,6 +156,7 @@ tileOpName
 builtinName
     : 'exp' | 'exp2' | 'log' | 'log2' | 'sqrt' | 'rsqrt' | 'tanh' | 'sigmoid'
     | 'max' | 'min' | 'abs' | 'select' | 'inf' | 'ceildiv' | 'warpgroup_id' | 'max_shared_bytes'
+    | 'last_block'
     ;
 
 // Warp policies of `gemm(..., policy = full_row)`.

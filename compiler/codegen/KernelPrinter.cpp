@@ -99,6 +99,13 @@ std::string inlineText(const Stmt &s) {
       return "if (" + s.cond + ") { " + side(s.subsetWaits, true) + "}" +
              (s.splitId ? " else { " + rest + "}" : "") + "  // " + s.text;
     }
+    if (!s.name.empty()) // a vote: the barrier ORs `value` over its threads
+      return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") + std::string("const bool ") + s.name +
+             " = " +
+             (s.barrierThreads ? "tl::barrier_sync_or(" + std::to_string(s.barrierId) + ", " +
+                                     std::to_string(s.barrierThreads) + ", " + s.value + ");  // "
+                               : "__syncthreads_or(" + s.value + ");  // ") +
+             s.text;
     return (s.proxyFence ? "tl::wgmma::fence_proxy_async_shared(); " : "") +
            (s.barrierThreads ? "tl::barrier_sync(" + std::to_string(s.barrierId) + ", " +
                                    std::to_string(s.barrierThreads) + ");  // "

@@ -169,7 +169,7 @@ static const std::pair<Builtin, const char *> kBuiltinNames[] = {
     {Builtin::Tanh, "tanh"}, {Builtin::Sigmoid, "sigmoid"}, {Builtin::Max, "max"},
     {Builtin::Min, "min"}, {Builtin::Abs, "abs"}, {Builtin::Select, "select"},
     {Builtin::Inf, "inf"}, {Builtin::CeilDiv, "ceildiv"}, {Builtin::WarpgroupId, "warpgroup_id"},
-    {Builtin::MaxSharedBytes, "max_shared_bytes"},
+    {Builtin::MaxSharedBytes, "max_shared_bytes"}, {Builtin::LastBlock, "last_block"},
 };
 
 Builtin parseBuiltin(llvm::StringRef name) {

@@ -321,6 +321,9 @@ enum class Builtin {
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
   WarpgroupId, // the calling thread's warpgroup (128 threads) in the block: per-warpgroup, not folded
   MaxSharedBytes, // the shared memory one block may use on the target, in bytes: a compile-time constant
+  // last_block(counter, arrivals): the whole condition of a top-level `if` (Sema::checkLastBlock);
+  // true in the block whose arrival on the counter is the last of `arrivals`.
+  LastBlock,
   None,
 };
 Builtin parseBuiltin(llvm::StringRef name);
@@ -426,6 +429,8 @@ public:
   // Set by Sema: every thread of the block takes the same branch (block-level barriers may go
   // inside). A condition on warpgroup_id() is not, though each warp takes one branch.
   bool blockUniform = true;
+  // Set by Sema: the condition is a well-formed `last_block(counter, arrivals)` (9.17).
+  bool lastBlock = false;
   static bool classof(const Stmt *s) { return s->getKind() == SK_If; }
 };
 

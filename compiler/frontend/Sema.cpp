@@ -749,7 +749,10 @@ void Sema::checkLoopBoundsFitIndex(ForStmt *s) {
 }
 
 void Sema::checkIf(IfStmt *s) {
-  expectBool(s->cond, checkExpr(s->cond), "an if condition");
+  if (auto *c = dyn_cast<CallExpr>(s->cond); c && c->builtin == Builtin::LastBlock)
+    checkLastBlock(s, c);
+  else
+    expectBool(s->cond, checkExpr(s->cond), "an if condition");
   s->blockUniform = !firstNonUniform(s->cond);
   ++conditionalDepth;
   conditions.push_back(s);

@@ -139,6 +139,8 @@ private:
   // Constant loop bounds, and the element count of a parallel loop, fit the i32 index.
   void checkLoopBoundsFitIndex(ForStmt *s);
   void checkIf(IfStmt *s);
+  // `if last_block(counter, arrivals)` (SemaControl.cpp): where it stands and its operands.
+  void checkLastBlock(IfStmt *s, CallExpr *call);
   void checkAssign(AssignStmt *s);
   void checkCallStmt(CallStmt *s);
   Define *findDefine(llvm::StringRef name);

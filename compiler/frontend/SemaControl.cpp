@@ -224,4 +224,85 @@ void Sema::checkNestedPipeline(ForStmt *s) {
     }
 }
 
+// `if last_block(Done[by], splits) { ... }`: every block that reaches it counts one arrival on
+// the counter and the last of `arrivals` takes the branch (KernelLowering::lowerLastBlock). The
+// threads of a block must reach it together and at most once per launch: outside loops, under
+// block-uniform conditions only. The counter is the construct's alone, an element of an `out`
+// i32/u32 tensor.
+void Sema::checkLastBlock(IfStmt *s, CallExpr *call) {
+  std::vector<Expr *> args = call->positional();
+  for (const CallArg &a : call->args)
+    if (!a.keyword.empty())
+      diags.error(a.keywordRange, "'last_block' takes no keyword arguments")
+          .hint("write last_block(Counter[...], arrivals)");
+  std::vector<Type> types;
+  for (Expr *a : args)
+    types.push_back(checkExpr(a));
+  call->type = Type::scalar(DType::Bool);
+  if (!loops.empty()) {
+    diags.error(call->getRange(), "last_block counts one arrival per block and cannot be inside a loop")
+        .note(loops.back()->kindRange, "inside this loop")
+        .hint("move the `if last_block(...)` after the loop: each block must arrive at most once per launch");
+    return;
+  }
+  for (IfStmt *i : conditions)
+    if (const Expr *bad = firstNonUniform(i->cond)) {
+      auto diag = diags.error(call->getRange(), "last_block under a condition that can differ between the "
+                                                "threads of a block");
+      noteNonUniform(diag, bad);
+      diag.hint("the threads of a block arrive together: build the conditions around it from constants, "
+                "parameters, shape symbols and block indices");
+      return;
+    }
+  if (args.size() != call->args.size())
+    return; // reported: keyword arguments
+  if (args.size() != 2) {
+    diags.error(call->getRange(), "'last_block' takes 2 arguments (a counter element and the number of "
+                                    "arrivals), got " + std::to_string(args.size()))
+        .hint("write last_block(Counter[...], arrivals)");
+    return;
+  }
+  if (llvm::any_of(types, [](const Type &t) { return t.isError(); }))
+    return;
+  auto *ix = dyn_cast<IndexExpr>(args[0]);
+  auto *tensor = ix ? llvm::dyn_cast_or_null<TensorParamDecl>(ix->base->decl) : nullptr;
+  if (!tensor || tensor->isScalar()) {
+    diags.error(args[0]->getRange(), "last_block's counter must be an element of a tensor parameter")
+        .hint("declare a counter tensor, e.g. `Done: out i32[groups]`, zero-filled by the caller, and pass "
+              "`Done[by]`");
+    return;
+  }
+  if (tensor->elemType != DType::I32 && tensor->elemType != DType::U32) {
+    diags.error(args[0]->getRange(), "last_block's counter must be an i32 or u32 element, '" + tensor->getName().str() +
+                                         "' holds " + dtypeName(tensor->elemType))
+        .note(tensor->getRange(), "'" + tensor->getName().str() + "' is declared here");
+    return;
+  }
+  if (!tensor->isOut) {
+    reportReadOnly(tensor, args[0]->getRange());
+    return;
+  }
+  if (ix->hasSlice() || ix->indices.size() != tensor->shape.rank()) {
+    diags.error(args[0]->getRange(), "last_block's counter is one element: index every dimension of '" +
+                                         tensor->getName().str() + "' with a point")
+        .note(tensor->getRange(), "'" + tensor->getName().str() + "' has " + std::to_string(tensor->shape.rank()) +
+                                      " dimension" + (tensor->shape.rank() == 1 ? "" : "s"));
+    return;
+  }
+  if (!expectIntegral(args[1], types[1], "last_block's arrival count"))
+    return;
+  for (Expr *e : {static_cast<Expr *>(ix), args[1]})
+    if (const Expr *bad = firstNonUniform(e)) {
+      auto diag = diags.error(e->getRange(), std::string(e == args[1] ? "last_block's arrival count" : "last_block's counter") +
+                                                 " must be the same in every thread of the block");
+      noteNonUniform(diag, bad);
+      diag.hint("build it from constants, parameters, shape symbols and block indices");
+      return;
+    }
+  if (args[1]->constant && args[1]->constant->isInt() && args[1]->constant->getInt() < 1)
+    diags.error(args[1]->getRange(), "last_block's arrival count must be at least 1, got " +
+                                         std::to_string(args[1]->constant->getInt()));
+  s->lastBlock = true;
+}
+
 } // namespace tlc

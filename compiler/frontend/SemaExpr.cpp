@@ -20,7 +20,7 @@ namespace {
 // Names of every builtin callable in expression position, for suggestions.
 std::vector<std::string> scalarBuiltinNames() {
   return {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid",
-          "max", "min", "abs", "select", "inf", "ceildiv", "warpgroup_id", "max_shared_bytes"};
+          "max", "min", "abs", "select", "inf", "ceildiv", "warpgroup_id", "max_shared_bytes", "last_block"};
 }
 
 } // namespace
@@ -476,6 +476,15 @@ Type Sema::checkScalarBuiltin(CallExpr *e) {
         diags.error(a.keywordRange, "'" + name + "' takes no keyword arguments");
     for (const CallArg &a : e->args)
       checkExpr(a.value);
+    return Type::error();
+  }
+  if (e->builtin == Builtin::LastBlock) {
+    // Sema::checkIf takes it where it may stand; anywhere else it is an error.
+    diags.error(e->getRange(), "last_block(...) must be the whole condition of an `if`")
+        .hint("write `if last_block(Counter[...], arrivals) { ... }`; its branch runs in the last block to "
+              "arrive (docs/language.md 9.17)");
+    for (Expr *a : args)
+      checkExpr(a);
     return Type::error();
   }
   size_t arity = 1;

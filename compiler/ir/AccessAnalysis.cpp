@@ -157,9 +157,14 @@ void computeAccesses(const Graph &g, Node &n) {
       readsOf(g, e, acc);
     readsOf(g, n.loop->start, acc);
     break;
-  case NodeKind::If:
-    readsOf(g, cast<IfStmt>(n.stmt)->cond, acc);
+  case NodeKind::If: {
+    auto *i = cast<IfStmt>(n.stmt);
+    readsOf(g, i->cond, acc);
+    // last_block's arrival updates its counter (an atomic increment).
+    if (i->lastBlock)
+      acc.addWrite(g.bufferOf(cast<IndexExpr>(cast<CallExpr>(i->cond)->positional()[0])->base->decl));
     break;
+  }
   default:
     // A tile operator: its operands, and whatever its arguments read besides (addresses,
     // fill values, scalar sources).

@@ -293,6 +293,8 @@ void KernelLowering::finishPipeline(const ftg::Node &n, StmtPtr p, const std::ve
 }
 
 void KernelLowering::lowerIf(const ftg::Node &n) {
+  if (cast<IfStmt>(n.stmt)->lastBlock)
+    return lowerLastBlock(n);
   // An else-if chain is one If per branch, each in the else of the previous (printed at one
   // indentation level: nesting each branch one level deeper made the output quadratic in
   // the chain's length).
@@ -316,7 +318,7 @@ void KernelLowering::lowerIf(const ftg::Node &n) {
     if (node->elseBody.empty())
       break;
     const ftg::Node &next = *node->elseBody.front();
-    if (node->elseBody.size() == 1 && next.kind == ftg::NodeKind::If) {
+    if (node->elseBody.size() == 1 && next.kind == ftg::NodeKind::If && !cast<IfStmt>(next.stmt)->lastBlock) {
       branch->elseIf = true;
       atLineOf(next, [&] { within(branch->elseBody, [&] { add(branchOn(next)); }); });
       branch = branch->elseBody.back().get();

@@ -129,6 +129,7 @@ public:
   void lowerNodeHere(const ftg::Node &n);
   void lowerLoop(const ftg::Node &n);
   void lowerIf(const ftg::Node &n);
+  void lowerLastBlock(const ftg::Node &n); // `if last_block(...)` (LastBlock.cpp)
   void lowerParallel(const ftg::Node &n);      // Parallel.cpp
   // Its body over the elements (the statements of the tile op lowerParallel makes).
   void parallelElements(const ftg::Node &n);

@@ -369,9 +369,9 @@ void printStmt(const Stmt &s, llvm::raw_ostream &os, unsigned depth) {
     }
     os << (s.proxyFence ? "fence.proxy.async; " : "")
        << (s.barrierThreads ? "barrier " + std::to_string(s.barrierId) + " over " + std::to_string(s.barrierThreads) +
-                                  " threads  // "
-                            : "barrier  // ")
-       << s.text;
+                                  " threads"
+                            : "barrier")
+       << (s.name.empty() ? "" : ", " + s.name + " = any thread's " + s.value) << "  // " << s.text;
     break;
   case StmtKind::NamedBarrier:
     os << "named barrier " << (s.arriveOnly ? "arrive " : "wait ") << s.value << " over " << s.barrierThreads

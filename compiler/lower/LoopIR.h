@@ -159,6 +159,8 @@ struct Stmt {
   bool threadSubset = false;
 
   // Let: `[[maybe_unused]] const type name = value;  // note`; Decl: `alignas type name[count];`
+  // Barrier with a name: it also ORs the bool `value` over the threads it synchronizes and
+  // defines `const bool name` to the result (bar.red.or; __syncthreads_or): last_block's vote.
   // AtomicAdd: count > 1 adds `count` consecutive f32 elements from target, `value` listing them.
   std::string type, name, value, note;
   bool maybeUnused = false, isConstexprLet = false;

@@ -269,8 +269,34 @@ std::string KernelLowering::expr(const Expr *e) {
     switch (c->builtin) {
     case Builtin::Inf:
       return "tl::inf<" + T + ">()";
-    case Builtin::Select:
+    case Builtin::Select: {
+      // A global tensor element on one side: a predicated load (tl::load_or), not a branch
+      // around the load, so that a thread's loads under such selects are in flight together
+      // (the split-KV combine's partials). Where the element's type is the result's, the
+      // other side is the fallback as it is; else only a zero other side (load_or_zero).
+      auto globalElement = [&](const Expr *x) -> const IndexExpr * {
+        auto *ix = dyn_cast<IndexExpr>(x);
+        const ftg::Buffer *b = ix && !ix->hasSlice() ? g.bufferOf(ix->base->decl) : nullptr;
+        return b && b->scope == Scope::Global && !b->packed ? ix : nullptr;
+      };
+      auto isZero = [](const Expr *x) {
+        return x->constant && ((x->constant->isInt() && x->constant->getInt() == 0) ||
+                               (x->constant->isFloat() && x->constant->getFloat() == 0.0));
+      };
+      if (result.isScalar())
+        for (size_t side : {size_t(1), size_t(2)}) {
+          const IndexExpr *ix = globalElement(args[side]);
+          if (!ix)
+            continue;
+          DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
+          std::string valid = side == 1 ? expr(args[0]) : "!(" + expr(args[0]) + ")";
+          if (elem == result.dtype())
+            return "tl::load_or(&" + expr(ix) + ", " + valid + ", " + arg(3 - side) + ")";
+          if (isZero(args[3 - side]))
+            return "tl::convert<" + T + ">(tl::load_or_zero(&" + expr(ix) + ", " + valid + "))";
+        }
       return "(" + expr(args[0]) + " ? " + arg(1) + " : " + arg(2) + ")";
+    }
     case Builtin::Max: return computed("tl::max", 2);
     case Builtin::Min: return computed("tl::min", 2);
     case Builtin::Abs: return computed("tl::abs", 1);

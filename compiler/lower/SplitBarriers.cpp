@@ -63,8 +63,10 @@ struct Splitter {
   }
 
   void splitBody(StmtList &body) {
-    // The kernel's own turns: left as SyncInsertion placed them.
-    if (anyStmt(body, [](const Stmt &s) { return s.kind == StmtKind::NamedBarrier; }))
+    // The kernel's own turns, and votes (a barrier that also reduces): left as they are.
+    if (anyStmt(body, [](const Stmt &s) {
+          return s.kind == StmtKind::NamedBarrier || (s.kind == StmtKind::Barrier && !s.name.empty());
+        }))
       return;
     int subset = 0;
     for (const StmtPtr &s : body)

@@ -183,6 +183,32 @@ public:
         break;
       case StmtKind::For:
         if (s.role == ForRole::Tile) {
+          // What the loop's first iteration does before its first barrier conflicts with what
+          // is pending before the loop: the barrier goes before the loop, once, rather than
+          // inside it, where every iteration would wait at it (a loop reading a tile written
+          // just before it: the split-KV combine's weights, 16 barriers between its loads).
+          // Unless the body needs a barrier on its back edge anyway: then one at the start of
+          // the body serves both (below). Not inside a turn of the kernel's own named barriers
+          // (the loop's barriers may be where the turn wants them).
+          std::optional<size_t> hoisted;
+          std::string entryWhy;
+          State beforeLoop = state;
+          if (!turn && !anyStmt(s.body, [](const Stmt &x) { return x.kind == StmtKind::NamedBarrier; })) {
+            std::vector<Access> headReads, headWrites;
+            headAccesses(s.body, headReads, headWrites);
+            entryWhy = conflict(headReads, headWrites);
+            if (!entryWhy.empty()) {
+              StmtPtr barrier = makeBarrier(entryWhy);
+              barrier->line = s.line;
+              size_t at = i;
+              while (at > 0 && list[at - 1]->kind == StmtKind::Comment) // above the loop's comment
+                --at;
+              list.insert(list.begin() + at, std::move(barrier));
+              hoisted = at;
+              ++i;
+              state.clear();
+            }
+          }
           turn.reset();
           State entry = state;
           walk(s.body);
@@ -202,6 +228,16 @@ public:
           headAccesses(s.body, headReads, headWrites);
           std::string why = backEdgeConflict(headReads, headWrites);
           if (!why.empty() && !barrierBeforeFirstConflict(s)) {
+            if (hoisted) {
+              // One barrier at the start of the body: iteration 0's wait for what precedes the
+              // loop, and every other's for the previous iteration. What the last iteration
+              // leaves stays pending after the loop, as does what preceded it if none ran.
+              list.erase(list.begin() + ptrdiff_t(*hoisted));
+              --i;
+              s.body.insert(s.body.begin(), makeBarrier(entryWhy + "; loop back-edge: " + why + " after the previous iteration"));
+              state.merge(beforeLoop);
+              continue;
+            }
             s.body.push_back(makeBarrier("loop back-edge: " + why + " in the next iteration"));
             state.clear();
           }

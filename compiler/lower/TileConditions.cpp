@@ -202,7 +202,7 @@ private:
       auto *c = cast<CallExpr>(e);
       bool pure = c->calleeKind == CalleeKind::Cast ||
                   (c->calleeKind == CalleeKind::Builtin && !isTileOp(c->builtin) &&
-                   c->builtin != Builtin::WarpgroupId && c->builtin != Builtin::Print &&
+                   c->builtin != Builtin::WarpgroupId && c->builtin != Builtin::Print && c->builtin != Builtin::LastBlock &&
                    c->builtin != Builtin::CallExtern);
       if (!pure)
         return std::nullopt;

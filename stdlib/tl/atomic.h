@@ -86,4 +86,22 @@ TL_DEVICE f16x2 atomic_add(f16x2* addr, f16x2 v) {
 }
 #endif
 
+// last_block's arrival (lower/LastBlock.cpp), by one thread of the block after a barrier
+// over its threads: counts one arrival on `counter` and returns whether it is the last of
+// `arrivals` (at least 1), which also sets the counter back to 0 (atomicInc wraps), so that
+// the next launch starts from 0. The fence before releases what the block wrote before the
+// barrier (a fence is cumulative over the writes the barrier ordered before it); the fence
+// after makes what the other blocks released before their arrivals visible to this block
+// (CUTLASS's split-K semaphore and the CUDA samples' threadFenceReduction do the same).
+TL_DEVICE bool arrive_last(unsigned* counter, int arrivals) {
+  const unsigned limit = arrivals > 1 ? static_cast<unsigned>(arrivals) - 1u : 0u;
+  __threadfence();
+  const unsigned old = atomicInc(counter, limit);
+  __threadfence();
+  return old >= limit;
+}
+TL_DEVICE bool arrive_last(int* counter, int arrivals) {
+  return arrive_last(reinterpret_cast<unsigned*>(counter), arrivals);
+}
+
 }  // namespace tl

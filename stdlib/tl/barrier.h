@@ -40,6 +40,26 @@ TL_DEVICE void barrier_arrive(int id, int num_threads) {
 #endif
 }
 
+// bar.red.or.pred: barrier_sync that also returns whether any of the `num_threads` threads
+// passed a true `predicate` (__syncthreads_or over a named barrier: last_block's vote in a
+// warp-specialized kernel, whose consumers synchronize without the producer warps).
+TL_DEVICE bool barrier_sync_or(int id, int num_threads, bool predicate) {
+#if defined(TL_EMULATE)
+  return emu::barrier_or(id, num_threads, predicate, "bar.red.or");
+#elif TL_CUDA_ARCH > 0
+  int any;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.s32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n selp.s32 %0, 1, 0, q;\n}"
+      : "=r"(any)
+      : "r"(int(predicate)), "r"(id), "r"(num_threads)
+      : "memory");
+  return any != 0;
+#else
+  (void)id, (void)num_threads;
+  return predicate;
+#endif
+}
+
 template <int Id, int NumThreads>
 struct NamedBarrier {
   static_assert(Id >= 0 && Id < kNumHardwareBarriers, "named barrier id must be in 0..15");

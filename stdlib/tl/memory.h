@@ -102,35 +102,42 @@ TL_DEVICE vec_bytes_t<Bytes> load_vec_readonly(const void* p) {
   return __ldg(static_cast<const vec_bytes_t<Bytes>*>(p));
 }
 
-// The element at `p` where `valid`, else zero bits; `p` is dereferenced only where valid. On
+// The element at `p` where `valid`, else `fallback`; `p` is dereferenced only where valid. On
 // the GPU a predicated ld.global, no branch: `valid ? *p : 0` became a branch around each
 // load, so a thread had one element load in flight at a time (a GEMM tile of a tensor with
 // unaligned rows, copied element by element, waited for every load in turn: 7 us per k step).
+// Generated code also reads `select(valid, T[...], fallback)` so (lower/ScalarExpr.cpp).
 template <typename T>
-TL_DEVICE T load_or_zero(const T* p, bool valid) {
+TL_DEVICE T load_or(const T* p, bool valid, T fallback) {
 #if TL_CUDA_ARCH >= 800
   if constexpr (sizeof(T) == 1) {
-    unsigned int r = 0;
+    unsigned int r = bit_cast<unsigned char>(fallback);
     asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p ld.global.u8 %0, [%1];\n}" : "+r"(r) : "l"(p), "r"(int(valid)));
     return bit_cast<T>(static_cast<unsigned char>(r));
   } else if constexpr (sizeof(T) == 2) {
-    unsigned short r = 0;
+    unsigned short r = bit_cast<unsigned short>(fallback);
     asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p ld.global.u16 %0, [%1];\n}" : "+h"(r) : "l"(p), "r"(int(valid)));
     return bit_cast<T>(r);
   } else if constexpr (sizeof(T) == 4) {
-    unsigned int r = 0;
+    unsigned int r = bit_cast<unsigned int>(fallback);
     asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p ld.global.u32 %0, [%1];\n}" : "+r"(r) : "l"(p), "r"(int(valid)));
     return bit_cast<T>(r);
   } else if constexpr (sizeof(T) == 8) {
-    unsigned long long r = 0;
+    unsigned long long r = bit_cast<unsigned long long>(fallback);
     asm("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p ld.global.u64 %0, [%1];\n}" : "+l"(r) : "l"(p), "r"(int(valid)));
     return bit_cast<T>(r);
   }
 #endif
   if (valid)
     return *p;
+  return fallback;
+}
+
+// load_or with zero bits as the fallback.
+template <typename T>
+TL_DEVICE T load_or_zero(const T* p, bool valid) {
   unsigned char zero[sizeof(T)] = {};
-  return bit_cast<T>(zero);
+  return load_or(p, valid, bit_cast<T>(zero));
 }
 
 #if TL_CUDA

@@ -27,7 +27,7 @@ syn keyword tlTileOp reduce_or reduce_xor reduce_argmax reduce_argmin annotate_l
 syn keyword tlTileOp barrier_arrive barrier_wait warp_specialize persistent tune_for call_extern
 syn keyword tlTileOp print
 syn keyword tlBuiltin exp exp2 log log2 sqrt rsqrt tanh sigmoid max min abs select inf ceildiv
-syn keyword tlBuiltin warpgroup_id max_shared_bytes
+syn keyword tlBuiltin warpgroup_id max_shared_bytes last_block
 syn keyword tlPolicy full_row full_col square
 syn keyword tlBoolean true false
 syn keyword tlKeyword auto out as
@@ -38,7 +38,7 @@ syn keyword tlKernelNameKeyword contained reduce_xor reduce_argmax reduce_argmin
 syn keyword tlKernelNameKeyword contained swizzle_blocks barrier_arrive barrier_wait warp_specialize
 syn keyword tlKernelNameKeyword contained persistent tune_for call_extern print exp exp2 log log2
 syn keyword tlKernelNameKeyword contained sqrt rsqrt tanh sigmoid max min abs select inf ceildiv
-syn keyword tlKernelNameKeyword contained warpgroup_id max_shared_bytes
+syn keyword tlKernelNameKeyword contained warpgroup_id max_shared_bytes last_block
 " END GENERATED KEYWORDS
 
 " `grid`, `threads` and `dtype` are ordinary names except where the syntax needs the keyword

@@ -18,6 +18,9 @@
 #define warpSize ::tl::emu::kWarpSize
 
 inline void __syncthreads() { ::tl::emu::syncthreads(); }
+inline int __syncthreads_or(int predicate) {
+  return ::tl::emu::barrier_or(0, ::tl::emu::current_block().live, predicate != 0, "__syncthreads_or()");
+}
 inline void __threadfence() {}
 inline void __threadfence_block() {}
 [[noreturn]] inline void __trap() { ::tl::emu::fail("__trap() (tl::trap: an instruction this target lacks?)"); }
@@ -163,6 +166,12 @@ template <class T>
 T atomicCAS(T* p, T compare, T v) {
   T old = *p;
   if (old == compare) *p = v;
+  return old;
+}
+// atomicInc: old >= limit ? 0 : old + 1 (the count wraps at `limit`).
+inline unsigned atomicInc(unsigned* p, unsigned limit) {
+  unsigned old = *p;
+  *p = old >= limit ? 0u : old + 1u;
   return old;
 }
 template <class T>

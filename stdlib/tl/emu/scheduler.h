@@ -73,6 +73,10 @@ struct Thread {
 struct Barrier {
   int arrived = 0;
   std::vector<int> waiters;
+  // bar.red.or / __syncthreads_or: the OR of the predicates of the phase being gathered, and
+  // of the last completed phase (what its waiters read; the next phase cannot complete before
+  // every one of them has read it, since each must arrive again).
+  bool vote = false, voted = false;
 };
 
 // The rendezvous of a warp-collective instruction: each participating lane leaves a pointer to
@@ -146,6 +150,8 @@ inline void release(Barrier& bar) {
   for (int w : bar.waiters) make_ready(w);
   bar.waiters.clear();
   bar.arrived = 0;
+  bar.voted = bar.vote;
+  bar.vote = false;
 }
 
 // bar.sync id, n / bar.arrive id, n: the barrier completes when n threads have arrived since
@@ -169,6 +175,15 @@ inline void barrier(int id, int num_threads, bool wait, const char* what) {
 inline void syncthreads() {
   Block& b = current_block();
   barrier(0, b.live, true, "__syncthreads()");
+}
+
+// bar.red.or.pred id, n, p / __syncthreads_or(p): a waiting barrier whose threads all get the
+// OR of every arriving thread's predicate.
+inline bool barrier_or(int id, int num_threads, bool predicate, const char* what) {
+  Block& b = current_block();
+  if (id >= 0 && id < kNumBarriers) b.barriers[id].vote |= predicate;
+  barrier(id, num_threads, /*wait=*/true, what);
+  return b.barriers[id].voted;
 }
 
 // One warp-collective operation over the lanes of `mask`: every lane calls it with its own
