@@ -197,6 +197,25 @@ def flash_attention_bwd_dq(t, p):
     return {"dQ_accum": flash_attention_bwd(t, p)["dQ_accum"]}
 
 
+def flash_decoding(t, p):
+    """samples/flash_decoding.tl: Q [batch, heads, dim], K/V [batch, kv_heads, seqlen, dim] ->
+    O [batch, heads, dim] (query head h reads KV head h / (heads / kv_heads)); the counters Done
+    back at 0. Partial and LSE are scratch (run_samples.py's "scratch")."""
+    Q, (Bn, H, D) = t["Q"]
+    K, (_, G, S, _) = t["K"]
+    V, _ = t["V"]
+    done, done_shape = t["Done"]
+    O = [0.0] * len(Q)
+    for b in range(Bn):
+        for h in range(H):
+            g = h // (H // G)
+            keys = [K[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+            vals = [V[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+            base = _idx((Bn, H, D), b, h, 0)
+            O[base:base + D] = _attend(Q[base:base + D], keys, vals, 1.0 / math.sqrt(D))
+    return {"O": O, "Done": [0] * len(done)}
+
+
 def flash_mla_decode(t, p):
     """Q [batch, heads, dim], Q_pe [batch, heads, pe], KV [batch, seq, kv_heads, dim],
     K_pe [batch, seq, kv_heads, pe] -> O [batch, heads, dim]."""
@@ -516,6 +535,18 @@ def reduce_any(t, p):
                     out["Total"][o] = total
                     out["Depth"][o] = math.fsum(x(ti + a // 4 * 4 + c, tj + b) for c in range(4))
     return out
+
+
+def last_block(t, p):
+    """tests/gpu/ops/last_block.tl: the chunk sums of each row (Partial, and Own from the `if` or
+    the `else`), their total from the last block (RowSum), the Seen markers it counted (Count:
+    every chunk's), and the counters Done back at 0."""
+    X, (M, N) = t["X"]
+    bn = p["block_N"]
+    chunks = -(-N // bn)
+    part = [math.fsum(X[i * N + c * bn:i * N + min(N, (c + 1) * bn)]) for i in range(M) for c in range(chunks)]
+    return {"Partial": part, "Own": part, "Seen": [1] * (M * chunks), "Done": [0] * M,
+            "RowSum": [math.fsum(X[i * N:(i + 1) * N]) for i in range(M)], "Count": [chunks] * M}
 
 
 def _round_f16(v):

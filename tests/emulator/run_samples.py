@@ -68,6 +68,15 @@ CASES = {
                ref.cummax, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
     "argmax": ("../tests/gpu/ops/argmax.tl", "argmax", ["block_M=32", "block_N=80", "dtype=f16"],
                ref.argmax, {"block_M": 32, "block_N": 80}, [dict(M=45, N=170), dict(M=32, N=80)]),
+    # `if last_block(Done[m], chunks) { } else { }` (a test kernel of tests/gpu): the last of a
+    # row's blocks (in the emulator's order of blocks) sums the partials the others wrote; one
+    # chunk per row (N = 50), rows of 8 and 11 chunks, and more chunks than the last block reads
+    # at once (block_C = 4: a serial loop of 3 tiles). Done starts at 0 (COUNTERS) and ends so.
+    "last_block": ("../tests/gpu/ops/last_block.tl", "last_block", ["block_N=96", "block_C=4"],
+                   ref.last_block, {"block_N": 96},
+                   [dict(M=3, N=50), dict(M=2, N=768), dict(M=5, N=1000)]),
+    "last_block_bf16": ("../tests/gpu/ops/last_block.tl", "last_block", ["block_N=160", "dtype=bf16"],
+                        ref.last_block, {"block_N": 160}, [dict(M=4, N=1601), dict(M=1, N=160)]),
     # A gemm on the first 128 of 256 threads (threads = T) feeding one on the whole block
     # through shared memory, in a pipelined loop; partial tiles of keys and rows.
     "gemm_thread_subset": ("../tests/gpu/ops/gemm_thread_subset.tl", "gemm_thread_subset", [],
@@ -231,6 +240,22 @@ CASES = {
                                        "flash_attention_bwd_dq.threads=64", "dim=64", "causal=true"],
                                       ref.flash_attention_bwd_dq, {"causal": True, "tolerance": BWD_TOLERANCE},
                                       [dict(batch=1, seq_len=100, heads=1), dict(batch=2, seq_len=37, heads=2)]),
+    # Split-KV decoding, the last split of each block of a KV head's heads combining the
+    # splits (last_block; Done starts at 0, COUNTERS): splits with no key (300 keys are 5
+    # tiles for 4 splits, dealt 2 at a time; 50 keys one tile), a query head per KV head,
+    # 80 heads in 3 blocks of 32 (3 counters) combined 3 rows at a time, and one split (no
+    # combine: the block writes O itself and leaves Done alone).
+    "flash_decoding": ("flash_decoding.tl", "flash_decoding", ["dim=64", "num_splits=4"], ref.flash_decoding,
+                       {"scratch": ("Partial", "LSE")},
+                       [dict(batch=1, heads=8, kv_heads=2, seqlen=300), dict(batch=2, heads=4, kv_heads=4, seqlen=50),
+                        dict(batch=1, heads=2, kv_heads=1, seqlen=1)]),
+    "flash_decoding_h32": ("flash_decoding.tl", "flash_decoding",
+                           ["dim=64", "num_splits=3", "block_H=32", "threads=64", "combine_rows=3"],
+                           ref.flash_decoding, {"scratch": ("Partial", "LSE"), "block_H": 32},
+                           [dict(batch=1, heads=80, kv_heads=1, seqlen=200), dict(batch=2, heads=6, kv_heads=2, seqlen=130)]),
+    "flash_decoding_one_split": ("flash_decoding.tl", "flash_decoding", ["dim=64", "fill_blocks=1"],
+                                 ref.flash_decoding, {"scratch": ("Partial", "LSE")},
+                                 [dict(batch=1, heads=4, kv_heads=1, seqlen=100)]),
     "flash_mla_decode": ("flash_mla_decode.tl", "flash_mla_decode",
                          ["block_H=16", "block_N=32", "threads=128", "dim=64", "pe_dim=32"], ref.flash_mla_decode, {},
                          [dict(batch=1, heads=16, seqlen_kv=64, kv_heads=1),
@@ -488,6 +513,27 @@ ROUTED = {"fused_moe", "fused_moe_m64", "fused_moe_ep"}
 # Cases whose kernel accumulates into its outputs (atomic_add into dQ_accum): they start at 0.
 ZERO_OUTPUTS = {"flash_attention_bwd", "flash_attention_bwd_causal", "flash_attention_bwd_dkdv"}
 
+# The counters of `if last_block(Counter[...], n)` by kernel: a function of the shape and the
+# case's reference parameters giving each counter tensor's element count. The caller must give
+# them zero-filled (docs/language.md), so they are read from a file of zeros (--input) rather
+# than left to the driver's initial outputs; the reference expects them 0 again afterwards.
+COUNTERS = {"last_block": lambda shape, params: {"Done": shape["M"]},
+            # One counter per block of block_H query heads of each KV head, per sequence.
+            "flash_decoding": lambda s, p: {"Done": s["batch"] * s["kv_heads"] * -(-(s["heads"] // s["kv_heads"])
+                                                                                   // p.get("block_H", 64))}}
+
+
+def counter_inputs(kernel, directory, shape, params):
+    """The --input arguments that give `kernel`'s counters (COUNTERS) as zeros (i32)."""
+    args = []
+    for name, elements in sorted(COUNTERS.get(kernel, lambda s, p: {})(shape, params).items()):
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, name + ".zeros.i32")
+        with open(path, "wb") as f:
+            f.write(bytes(4 * elements))
+        args += ["--input", "%s=%s" % (name, path)]
+    return args
+
 
 def write_routing(directory, shape, params, seed):
     """The --input and --shape arguments of a routed case's shape."""
@@ -682,6 +728,7 @@ def run_case(args, name, case, env):
             cmd += ["--init-outputs", "zero"]
         if name in INDEXED:
             cmd += INDEXED[name](os.path.join(args.work, name, "tables%d" % n), shape, params, args.seed + n)
+        cmd += counter_inputs(kernel, os.path.join(args.work, name, "counters%d" % n), shape, params)
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         label = "%s [%s] %s" % (name, args.target, " ".join("%s=%d" % kv for kv in shape.items()))
         if r.returncode != 0:
@@ -692,7 +739,9 @@ def run_case(args, name, case, env):
         want = reference(tensors, params)
         shape_problems = []
         for t in manifest["tensors"]:
-            if t["out"]:
+            # Outputs a case names "scratch" hold intermediate results its reference does not
+            # give (what a split holds depends on the tiling).
+            if t["out"] and t["name"] not in params.get("scratch", ()):
                 shape_problems += compare(t["name"], tensors[t["name"]][0], want[t["name"]], t["dtype"],
                                           params.get("tolerance"))
         print("%s %s" % ("ok  " if not shape_problems else "DIFF", label))

@@ -71,11 +71,14 @@ class KernelSpec:
     shape_keys: tuple      # shape symbols (and compile-time dims) a case must give
     knobs: tuple           # -D values every build must set because the reference reads them
     # Further kernels of the same file that complete the operation, launched after `kernel` on
-    # the same stream, in order (split-KV decoding's combine pass): Launches whose parameters
+    # the same stream, in order (split-K convolution's sum pass): Launches whose parameters
     # are named as the operation's tensors. The runner calls them as one operation (one
     # check, one timing); a tensor one launch writes and a later one reads is an output of
     # the operation (scratch, poisoned like the others, compared only if the reference has it).
     then: tuple = ()
+    # The tensor that holds the operation's result (what the bench compares with its peers'),
+    # where it is not the last launch's first output.
+    output: str = ""
 
     @property
     def launches(self) -> tuple:
@@ -104,8 +107,9 @@ class KernelSpec:
 
     @property
     def result(self) -> str:
-        """The tensor that holds the operation's result: the last launch's first output."""
-        return next(p.name for p in self.launches[-1].params if p.role == "out")
+        """The tensor that holds the operation's result: `output`, else the last launch's
+        first output."""
+        return self.output or next(p.name for p in self.launches[-1].params if p.role == "out")
 
 
 def _tensors(*names_and_roles: str) -> tuple:
@@ -208,13 +212,13 @@ KERNELS = {
     "dequant_gemv_w4a16_tcs": KernelSpec("dequant_gemv_w4a16_tcs", "samples/dequant_gemv_w4a16_tcs.tl",
                                          "dequant_gemv_w4a16_tcs", _tensors("A", "B", "Scales", "out:C"),
                                          ("M", "N", "K"), ("dtype", "group_size")),
-    # Split-KV decoding: the split pass writes per-split partials, the combine pass reads them.
+    # Split-KV decoding: each split writes its partials, and the last split of each block of a
+    # KV head's query heads to finish (`if last_block(Done[...], splits)`) combines them into O.
+    # Done is the counter tensor (problems.Problem.counters), its shape set by block_H.
     "flash_decoding": KernelSpec("flash_decoding", "samples/flash_decoding.tl", "flash_decoding",
-                                 _tensors("Q", "K", "V", "out:Partial", "out:LSE"),
+                                 _tensors("Q", "K", "V", "out:Partial", "out:LSE", "out:Done", "out:O"),
                                  ("batch", "heads", "kv_heads", "seqlen", "dim"),
-                                 ("dtype", "dim", "num_splits"),
-                                 then=(Launch("flash_decoding_combine",
-                                              _tensors("Partial", "LSE", "out:O")),)),
+                                 ("dtype", "dim", "num_splits", "block_H"), output="O"),
     # Fused MoE over vLLM's routing (moe_align_block_size): block_M is the routing's padding
     # unit and topk the slots per token, so the tensors the problem makes depend on both.
     "fused_moe": KernelSpec("fused_moe", "samples/fused_moe.tl", "fused_moe",
@@ -247,9 +251,9 @@ KERNELS = {
 }
 
 
-def _op_kernel(family: str, params: tuple, shape_keys: tuple, knobs: tuple) -> KernelSpec:
+def _op_kernel(family: str, params: tuple, shape_keys: tuple, knobs: tuple, output: str = "") -> KernelSpec:
     """A test kernel of tests/gpu/ops/: the file, the kernel and the family share one name."""
-    return KernelSpec(family, f"tests/gpu/ops/{family}.tl", family, params, shape_keys, knobs)
+    return KernelSpec(family, f"tests/gpu/ops/{family}.tl", family, params, shape_keys, knobs, output=output)
 
 
 # The test kernels: one tile-operator variant each that the samples do not reach (their header
@@ -280,6 +284,10 @@ KERNELS.update({
                                 ("M", "N", "K"), ("dtype", "splits", "block_M", "block_N")),
     "atomic_rowsum": _op_kernel("atomic_rowsum", _tensors("X", "out:RowSum"), ("M", "N"),
                                 ("dtype",)),
+    # `if last_block(Done[by], chunks)`: Done is the counter tensor (problems.Problem.counters).
+    "last_block": _op_kernel("last_block",
+                             _tensors("X", "out:Partial", "out:Seen", "out:Done", "out:RowSum", "out:Count",
+                                      "out:Own"), ("M", "N"), ("dtype", "block_N"), output="RowSum"),
     "atomic_rows": _op_kernel("atomic_rows",
                               _tensors("A", "B", "X", "out:XTile", "out:XPar", "out:GemmTile",
                                        "out:GemmPar"), ("M", "N", "K"), ("dtype",)),
@@ -641,6 +649,21 @@ def _add_memory_ops(t: _Tables) -> None:
     t.add(Build("ops_atomic_rows_f16", "atomic_rows", {"dtype": "f16"}),
           [("1001x999x72", {"M": 1001, "N": 999, "K": 72}),
            ("256x192x64", {"M": 256, "N": 192, "K": 64})], F32_TOLERANCE)
+    # last_block: the last of a row's blocks adds up the chunk sums the others wrote. Rows of
+    # 1 to 17 chunks (N = 1: one block, the last at once; 257 = a chunk and one column) and of
+    # over a thousand (300001 columns: many blocks racing for each counter), block_N
+    # off the powers of two (160, 96), and rows of more chunks than the last block's tile of
+    # block_C (a serial loop over them); f16 on sm_90a and sm_80, bf16 and f32.
+    last = [("1x1", {"M": 1, "N": 1}), ("3x257", {"M": 3, "N": 257}), ("17x1000", {"M": 17, "N": 1000}),
+            ("5x4097", {"M": 5, "N": 4097}), ("64x2048", {"M": 64, "N": 2048}),
+            ("2x300001", {"M": 2, "N": 300001})]
+    for name, defines, target in (
+            ("f16", {"dtype": "f16", "block_N": "256"}, ""),
+            ("f16_sm80", {"dtype": "f16", "block_N": "256"}, "sm_80"),
+            ("bf16_n160_c8", {"dtype": "bf16", "block_N": "160", "block_C": "8"}, ""),
+            ("f16_n96_c4_sm80", {"dtype": "f16", "block_N": "96", "block_C": "4"}, "sm_80"),
+            ("f32_n512_t256", {"dtype": "f32", "block_N": "512", "threads": "256"}, "")):
+        t.add(Build(f"ops_last_block_{name}", "last_block", defines, target=target), last, F32_TOLERANCE)
     # Fragments smaller than the block: copies of the tile on thread groups (FREE level).
     for n in (64, 24, 4):
         t.add(Build(f"ops_small_fragments_n{n}", "small_fragments", {"dtype": "f32", "n": str(n)}),
@@ -856,8 +879,9 @@ def _add_attention_sink(t: _Tables) -> None:
 
 # ---- samples/flash_decoding.tl: split-KV decoding with GQA (issue 12) --------------------------
 # Build, case and bench item names start with decode_, so `--only '^decode_'` selects exactly
-# these in make_bundle.sh, run.py, gpu_check.sh and bench.py. Each case runs the split pass and
-# the combine as one operation (KernelSpec.then).
+# these in make_bundle.sh, run.py, gpu_check.sh and bench.py. One launch: the last split of each
+# block of a KV head's query heads to finish combines the splits (last_block; its counters Done
+# start at 0 and must end so).
 
 # (batch, kv_heads, groups, seqlen): key counts off the 64-key tiles (77, 1000, 4097, 32768 + 5),
 # groups 1, 4 and 8, and splits that get no key at all (more of the 16 splits than tiles: 77 and
@@ -866,6 +890,7 @@ def _add_attention_sink(t: _Tables) -> None:
 DECODE_SHAPES = [(1, 8, 8, 32768 + 5), (2, 8, 4, 4097), (3, 2, 8, 1000), (4, 4, 1, 77),
                  (2, 2, 8, 5), (1, 1, 80, 300)]
 DECODE_SPLITS = "16"   # the sample's default num_splits (a knob the tensor shapes depend on)
+DECODE_BLOCK_H = "64"  # the sample's default block_H (Done's second extent depends on it)
 # Other split counts the bench items time beside the default, to choose it from measurements:
 # half and twice the blocks (at batch 1, 8 x 16 = 128 blocks is one per SM of an H100).
 DECODE_SPLIT_SWEEP = (8, 32)
@@ -893,7 +918,9 @@ def _decode_label(batch, kv_heads, groups, seqlen) -> str:
 
 def _add_flash_decoding(t: _Tables) -> None:
     # The defaults at both head dims and dtypes (warp-specialized on sm_90a), the sm_80 path,
-    # and 3 splits (not a power of two: the combine's [dim, 3] tile, LSE rows of 12 bytes).
+    # 3 splits (not a power of two: the combine's [block_H, 3] weights, LSE rows of 12 bytes),
+    # and fewer heads per block (block_H 32 and 16: up to 5 blocks of one KV head's heads, each
+    # with a counter of its own) with the combine's rows 3 at a time (a partial last step).
     for name, defines, target, shapes in (
             ("decode_f16_d128", {"dtype": "f16", "dim": "128"}, "", DECODE_SHAPES),
             ("decode_bf16_d128", {"dtype": "bf16", "dim": "128"}, "", DECODE_SHAPES[:4]),
@@ -902,6 +929,10 @@ def _add_flash_decoding(t: _Tables) -> None:
             ("decode_f16_d128_sm80", {"dtype": "f16", "dim": "128"}, "sm_80", DECODE_SHAPES[:5]),
             ("decode_f16_d128_s3", {"dtype": "f16", "dim": "128", "num_splits": "3"}, "",
              DECODE_SHAPES[1:5]),
+            ("decode_f16_d128_h32", {"dtype": "f16", "dim": "128", "block_H": "32", "threads": "64"}, "",
+             DECODE_SHAPES[1:]),
+            ("decode_bf16_d64_h16_r3_sm80", {"dtype": "bf16", "dim": "64", "block_H": "16", "threads": "32",
+                                             "combine_rows": "3"}, "sm_80", DECODE_SHAPES[1:]),
             *((f"decode_f16_d128_fill{n}", {"dtype": "f16", "dim": "128", "fill_blocks": n}, "", DECODE_SHAPES)
               for n in DECODE_FILL_CHECKS),
             ("decode_bf16_d64_fill8_sm80", {"dtype": "bf16", "dim": "64", "fill_blocks": "8"}, "sm_80",
@@ -912,7 +943,7 @@ def _add_flash_decoding(t: _Tables) -> None:
             # The tile sweep of the bench items (keys per step, stages).
             *((f"decode_f16_d128{suffix}", {"dtype": "f16", "dim": "128", **knobs}, "",
                [DECODE_SHAPES[1], DECODE_SHAPES[3]]) for suffix, knobs in DECODE_TILE_SWEEP.items())):
-        defines = {"num_splits": DECODE_SPLITS, **defines}
+        defines = {"num_splits": DECODE_SPLITS, "block_H": DECODE_BLOCK_H, **defines}
         dim = int(defines["dim"])
         t.add(Build(name, "flash_decoding", defines, target=target),
               [(_decode_label(*shape), _decode_shape(*shape, dim)) for shape in shapes])

@@ -15,8 +15,9 @@ of the tiles.
     emu_compare.py run BUNDLE [--out DIR] [--only REGEX] [--dry-run]
         builds each CASE.cu with nvcc (-gencode for --arch, default sm_90a: sm_80 code on the
         H100), loads the emulator's inputs onto the GPU, fills the outputs with NaN bytes (as
-        the emulator did), calls tlc_KERNEL once, and compares every output element with the
-        emulator's within the dtype's tolerance (TOLERANCE: the GPU's exp2/rsqrt approximations
+        the emulator did; last_block's counters with zeros, as both must start them), calls
+        tlc_KERNEL once, and compares every output element with the emulator's within the
+        dtype's tolerance (TOLERANCE: the GPU's exp2/rsqrt approximations
         and the order of its f32 sums differ from the emulator's in the last bits). Prints one
         JSON record per case and a summary line; with --out, adds them to DIR/results.json under
         "emu_compare". Exit 0 when every case matches, 1 otherwise.
@@ -146,6 +147,9 @@ def prepare(args) -> int:
             emulate += ["--shape", "%s=%d" % (k, v)]
         if name in run_samples.INDEXED:   # index tables (routings): built, not random
             emulate += run_samples.INDEXED[name](os.path.join(d, "tables"), shape, params, seed)
+        # last_block's counters: zeros in (the emulator's files of them), zeros out.
+        counters = run_samples.counter_inputs(kernel, os.path.join(d, "counters"), shape, params)
+        emulate += counters
         generate = [args.tlc, source, "--target", "sm_80", "-o", os.path.join(d, name + ".cu")] + dflags
         for cmd in (emulate, generate):
             print(shlex.join(os.path.relpath(c, ROOT) if c.startswith(ROOT + "/") else c for c in cmd))
@@ -156,7 +160,7 @@ def prepare(args) -> int:
                 break
         else:
             listed.append({"name": name, "sample": sample, "kernel": kernel, "defines": defines, "shape": shape,
-                           "seed": seed})
+                           "seed": seed, "counters": [a.split("=", 1)[0] for a in counters[1::2]]})
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump({"target": "sm_80", "cases": listed}, f, indent=1)
     print("emu_compare: %d case(s) in %s%s" % (len(listed), args.out,
@@ -174,12 +178,15 @@ def nvcc_command(case_dir: str, name: str, headers: str, arch: str, nvcc: str) -
             os.path.join(case_dir, name + ".cu"), "-o", os.path.join(case_dir, "lib%s.so" % name)]
 
 
-def run_one(case_dir: str, name: str, kernel: str) -> dict:
-    """In the child process: the emulator's inputs on the GPU, one call, the comparison."""
+def run_one(case_dir: str, name: str, kernel: str, counters: str = "") -> dict:
+    """In the child process: the emulator's inputs on the GPU, one call, the comparison.
+    `counters` (comma-separated) names the last_block counters: outputs that start at 0, as
+    the caller must give them, and that the emulator left 0 (the comparison checks they end so)."""
     import ctypes
     import torch
     sys.path.insert(0, HERE)
     import abi  # noqa: E402
+    zeroed = set(filter(None, counters.split(",")))
     manifest = json.load(open(os.path.join(case_dir, "manifest.json")))
     source = open(os.path.join(case_dir, name + ".cu")).read()
     signature = abi.find_prototypes(source)[kernel]
@@ -193,7 +200,9 @@ def run_one(case_dir: str, name: str, kernel: str) -> dict:
     for t in manifest["tensors"]:
         raw = open(os.path.join(case_dir, t["file"]), "rb").read()
         n = max(tensor_bytes(t), 1)
-        if t["out"]:
+        if t["name"] in zeroed:
+            dev = torch.zeros((n,), dtype=torch.uint8, device="cuda")
+        elif t["out"]:
             dev = torch.full((n,), 0xFF, dtype=torch.uint8, device="cuda")  # NaN, as the emulator's
         elif raw:
             dev = torch.frombuffer(bytearray(raw), dtype=torch.uint8).to("cuda")
@@ -245,7 +254,8 @@ def run(args) -> int:
             record.update(ok=False, error="nvcc exited with %d: %s" % (b.returncode, b.stdout[-1500:]))
         else:
             try:
-                r = subprocess.run([sys.executable, os.path.abspath(__file__), "one", d, c["name"], c["kernel"]],
+                r = subprocess.run([sys.executable, os.path.abspath(__file__), "one", d, c["name"], c["kernel"],
+                                    ",".join(c.get("counters", []))],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                                    timeout=args.case_timeout_s)
                 lines = r.stdout.strip().splitlines()
@@ -280,7 +290,7 @@ def run(args) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) == 5 and sys.argv[1] == "one":  # the child process of `run`
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "one":  # the child process of `run`
         print(json.dumps(run_one(*sys.argv[2:])))
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -72,6 +72,12 @@ class Problem:
     # (cases.KernelSpec.then): poisoned like the others, but the reference does not give them
     # (they are not compared) and min_bytes does not count them.
     scratch = ()
+    # The counters of `if last_block(Counter[...], n)` (docs/language.md): i32 outputs that
+    # must hold 0 before the first launch, which every complete launch leaves 0 again. They
+    # start zero-filled (not poisoned), are zeroed before every launch (launcher()), are not
+    # compared with a reference nor counted by min_bytes, and the runner fails a case whose
+    # launch left one non-zero (counters_left): blocks arrived a wrong number of times.
+    counters = ()
     # Tensors that hold the bytes of packed i4/u4 tensors (name -> tlc dtype): uint8
     # [..., K / 2], marked by abi.mark_packed so that their views are the logical [..., K].
     packed: dict = {}
@@ -102,19 +108,49 @@ class Problem:
         integer case reaches (|C| of an i8 gemm stays below 2^31 by far), so an unwritten
         element fails the exact comparison those cases make (tolerance 0)."""
         shapes = self.tensor_shapes(shape)
-        return {p.name: torch.full(shapes[p.name], poison(self.tensor_dtype(p.name)),
-                                   dtype=self.tensor_dtype(p.name), device=device)
-                for p in self.spec.tensors if p.role == "out"}
+        outputs = {}
+        for p in self.spec.tensors:
+            if p.role != "out":
+                continue
+            dtype = self.tensor_dtype(p.name)
+            if p.name in self.counters:
+                if dtype not in (torch.int32, getattr(torch, "uint32", torch.int32)):
+                    raise ValueError(f"counter {p.name} must be i32 or u32, not {dtype}")
+                outputs[p.name] = torch.zeros(shapes[p.name], dtype=dtype, device=device)
+            else:
+                outputs[p.name] = torch.full(shapes[p.name], poison(dtype), dtype=dtype, device=device)
+        return outputs
+
+    def poisoned_outputs(self, outputs: dict) -> list:
+        """The outputs that start poisoned (all but the counters): a launch the launcher
+        refused must leave them so."""
+        return [t for name, t in outputs.items() if name not in self.counters]
+
+    def counters_left(self, outputs: dict) -> str:
+        """'' when every counter holds 0, else what a launch left in them (the reason a case
+        fails: the last_block arrivals were miscounted)."""
+        left = []
+        for name in self.counters:
+            t = outputs[name]
+            nonzero = int((t != 0).sum())
+            if nonzero:
+                values = t[t != 0].reshape(-1)[:3].tolist()
+                left.append(f"{name}: {nonzero} of {t.numel()} non-zero (e.g. {values})")
+        return ("last_block counter(s) left non-zero after the launch: " + "; ".join(left)
+                if left else "")
 
     def launcher(self, call, outputs: dict):
         """`call` (the bound C entry point, returning its status code) as every launch of a
         case must go through it: accumulating kernels get their outputs zeroed first, since
         the runner calls a kernel several times on the same outputs (the check, the timing,
-        the check again). The launcher-contract checks call the entry point directly: their
-        outputs must keep the NaN poison that shows a launch."""
-        if not self.accumulates:
+        the check again), and last_block's counters (`counters`) are zeroed before every
+        launch as well: a launch that left one non-zero must not break the next (the runner
+        checks them after the check and after the timing). The launcher-contract checks call
+        the entry point directly: their outputs must keep the NaN poison that shows a launch."""
+        tensors = (list(outputs.values()) if self.accumulates
+                   else [outputs[name] for name in self.counters])
+        if not tensors:
             return call
-        tensors = list(outputs.values())
 
         def zero_then_call() -> int:
             for t in tensors:
@@ -138,11 +174,12 @@ class Problem:
         raise NotImplementedError
 
     def min_bytes(self, shape: dict) -> float:
-        """Each input read once, each output written once (scratch tensors not counted)."""
+        """Each input read once, each output written once (scratch tensors and counters not
+        counted)."""
         shapes = self.tensor_shapes(shape)
         return float(sum(math.prod(s) * torch.empty((), dtype=self.tensor_dtype(name))
                          .element_size() for name, s in shapes.items()
-                         if name not in self.scratch))
+                         if name not in self.scratch and name not in self.counters))
 
 
 class GemmProblem(Problem):
@@ -622,25 +659,32 @@ class MlaDecodeProblem(Problem):
 
 class FlashDecodingProblem(Problem):
     """samples/flash_decoding.tl: one query token per sequence, query head h reading KV head
-    h / (heads / kv_heads); two launches (the split pass, then the combine) as one operation.
-    Partial and LSE are its scratch (what a split holds depends on the tiling): O is compared,
-    and the bytes it must move are Q, K and V read once and O written once."""
+    h / (heads / kv_heads); one launch, in which the last split of each block of a KV head's
+    query heads to finish combines the splits (last_block). Partial and LSE are its scratch
+    (what a split holds depends on the tiling), Done its counters (one per block of block_H
+    query heads: [batch, kv_heads * ceildiv(heads / kv_heads, block_H)]): O is compared, and
+    the bytes it must move are Q, K and V read once and O written once."""
     bound = "memory"
     scratch = ("Partial", "LSE")
+    counters = ("Done",)
 
     def __init__(self, build):
         super().__init__(build)
         self.num_splits = int(build.defines["num_splits"])
+        self.block_h = int(build.defines["block_H"])
 
     def tensor_shapes(self, shape):
         b, h, g, s, d = (shape[k] for k in ("batch", "heads", "kv_heads", "seqlen", "dim"))
         if h % g:
             raise ValueError(f"heads = {h} must be a multiple of kv_heads = {g}")
+        head_blocks = -(-(h // g) // self.block_h)
         return {"Q": (b, h, d), "K": (b, g, s, d), "V": (b, g, s, d),
                 "Partial": (b, h, self.num_splits, d), "LSE": (b, h, self.num_splits),
-                "O": (b, h, d)}
+                "Done": (b, g * head_blocks), "O": (b, h, d)}
 
     def tensor_dtype(self, name):
+        if name in self.counters:
+            return torch.int32
         return torch.float32 if name in self.scratch else self.dtype
 
     def reference(self, inputs, shape, precision):
@@ -1164,6 +1208,47 @@ class AtomicRowSumProblem(Problem):
 
     def reference(self, inputs, shape, precision):
         return {"RowSum": inputs["X"].to(REFERENCE_DTYPES[precision]).sum(dim=1)}
+
+    def flops(self, shape):
+        return float(shape["M"] * shape["N"])
+
+
+class LastBlockProblem(Problem):
+    """tests/gpu/ops/last_block.tl: a block per (chunk of block_N columns, row); the last block
+    of each row to arrive (`if last_block(Done[m], chunks)`) adds up the row's chunk sums that
+    the others wrote to Partial. RowSum = X.sum(1); Count = chunks (the Seen markers the last
+    block saw, each 1); Own = each chunk's sum, written from the `if` or the `else`. Partial is
+    scratch (the same chunk sums, but compared through RowSum), Done the counters."""
+    bound = "memory"
+    scratch = ("Partial",)
+    counters = ("Done",)
+
+    def __init__(self, build):
+        super().__init__(build)
+        self.block_n = int(build.defines["block_N"])
+
+    def chunks(self, shape) -> int:
+        return -(-shape["N"] // self.block_n)
+
+    def tensor_shapes(self, shape):
+        m, chunks = shape["M"], self.chunks(shape)
+        return {"X": (m, shape["N"]), "Partial": (m, chunks), "Seen": (m, chunks), "Done": (m,),
+                "RowSum": (m,), "Count": (m,), "Own": (m, chunks)}
+
+    def tensor_dtype(self, name):
+        if name in ("Seen", "Done", "Count"):
+            return torch.int32
+        return self.dtype if name == "X" else torch.float32
+
+    def reference(self, inputs, shape, precision):
+        ref = REFERENCE_DTYPES[precision]
+        x = inputs["X"].to(ref)
+        m, chunks = shape["M"], self.chunks(shape)
+        padded = torch.nn.functional.pad(x, (0, chunks * self.block_n - shape["N"]))
+        return {"Seen": torch.ones((m, chunks), dtype=ref, device=x.device),
+                "RowSum": x.sum(dim=1),
+                "Count": torch.full((m,), float(chunks), dtype=ref, device=x.device),
+                "Own": padded.reshape(m, chunks, self.block_n).sum(dim=2)}
 
     def flops(self, shape):
         return float(shape["M"] * shape["N"])
@@ -1950,6 +2035,7 @@ PROBLEMS = {"gemm": GemmProblem, "conv2d": Conv2dProblem, "conv2d_splitk": Conv2
             "gemm_sr": GemmSrProblem, "gemm_rr": GemmSrProblem,
             "reduce_rows": ReduceRowsProblem, "reduce_gemm": ReduceGemmProblem,
             "atomic_splitk": AtomicSplitKProblem, "atomic_rowsum": AtomicRowSumProblem,
+            "last_block": LastBlockProblem,
             "atomic_rows": AtomicRowsProblem, "cumsum": CumsumProblem, "reduce_any": ReduceAnyProblem, "fragment_convert": FragmentConvertProblem, "gemm_thread_subset": GemmThreadSubsetProblem,
             "gemm_thread_subset_steps": GemmThreadSubsetProblem,
             "cummax": CummaxProblem, "reduce_bits": ReduceBitsProblem, "argmax": ArgmaxProblem,

@@ -127,19 +127,26 @@ class Prototypes(unittest.TestCase):
             abi.find_prototypes("int tlc_k(struct foo f, void *s, char *e, size_t n)")
 
     def test_every_launch_of_an_operation_is_checked(self):
-        spec = cases.KERNELS["flash_decoding"]
-        split = ("int tlc_flash_decoding(const tlc_tensor_view *Q, const tlc_tensor_view *K, "
-                 "const tlc_tensor_view *V, const tlc_tensor_view *Partial, "
-                 "const tlc_tensor_view *LSE, void *stream, char *error, size_t error_size);")
-        combine = ("int tlc_flash_decoding_combine(const tlc_tensor_view *Partial, "
-                   "const tlc_tensor_view *LSE, const tlc_tensor_view *O, void *stream, "
-                   "char *error, size_t error_size);")
-        self.assertIsNone(abi.check_prototype(split + combine, spec))
-        self.assertRegex(abi.check_prototype(split, spec),
-                         r"no entry point tlc_flash_decoding_combine \(found: tlc_flash_decoding\)")
-        self.assertRegex(abi.check_prototype(split + combine.replace(
-            "const tlc_tensor_view *LSE, ", ""), spec),
-            r"tlc_flash_decoding_combine takes 2 tensor\(s\).*expects 3 tensor\(s\)")
+        spec = cases.KERNELS["gated_delta"]
+        prepare = ("int tlc_gated_delta_prepare(const tlc_tensor_view *K, const tlc_tensor_view *V, "
+                   "const tlc_tensor_view *G, const tlc_tensor_view *Beta, const tlc_tensor_view *Gc, "
+                   "const tlc_tensor_view *W, const tlc_tensor_view *U, void *stream, char *error, "
+                   "size_t error_size);")
+        output = ("int tlc_gated_delta_output(const tlc_tensor_view *Q, const tlc_tensor_view *K, "
+                  "const tlc_tensor_view *Gc, const tlc_tensor_view *W, const tlc_tensor_view *U, "
+                  "const tlc_tensor_view *O, void *stream, char *error, size_t error_size);")
+        self.assertIsNone(abi.check_prototype(prepare + output, spec))
+        self.assertRegex(abi.check_prototype(prepare, spec),
+                         r"no entry point tlc_gated_delta_output \(found: tlc_gated_delta_prepare\)")
+        self.assertRegex(abi.check_prototype(prepare + output.replace(
+            "const tlc_tensor_view *Gc, ", ""), spec),
+            r"tlc_gated_delta_output takes 5 tensor\(s\).*expects 6 tensor\(s\)")
+        # Split-KV decoding: one entry point since last_block, the counters before O.
+        decode = ("int tlc_flash_decoding(const tlc_tensor_view *Q, const tlc_tensor_view *K, "
+                  "const tlc_tensor_view *V, const tlc_tensor_view *Partial, "
+                  "const tlc_tensor_view *LSE, const tlc_tensor_view *Done, const tlc_tensor_view *O, "
+                  "void *stream, char *error, size_t error_size);")
+        self.assertIsNone(abi.check_prototype(decode, cases.KERNELS["flash_decoding"]))
 
     def test_the_selftest_gemm_declares_the_gemm_abi(self):
         with open(os.path.join(HERE, "selftest", "naive_gemm.cu")) as f:

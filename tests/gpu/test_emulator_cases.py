@@ -4,6 +4,7 @@ by hand, and CI would not see its lowering break."""
 import os
 import re
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,6 +21,18 @@ class EmulatorCasesRegistered(unittest.TestCase):
             registered.update(w for w in m.group(1).split() if not w.startswith("$"))
         missing = sorted(set(run_samples.CASES) - registered)
         self.assertEqual(missing, [], "emulator cases missing from tests/emulator/CMakeLists.txt")
+
+
+class Counters(unittest.TestCase):
+    def test_last_block_counters_are_given_as_zeros(self):
+        # `tlc run --emulate --input Done=FILE`: a file of exactly the counters' i32 zeros.
+        with tempfile.TemporaryDirectory() as tmp:
+            args = run_samples.counter_inputs("last_block", os.path.join(tmp, "c"), {"M": 3, "N": 5}, {})
+            self.assertEqual(args, ["--input", "Done=" + os.path.join(tmp, "c", "Done.zeros.i32")])
+            with open(args[1].split("=", 1)[1], "rb") as f:
+                self.assertEqual(f.read(), bytes(12))
+            self.assertEqual(run_samples.counter_inputs("gemm", os.path.join(tmp, "g"), {"M": 3}, {}), [])
+            self.assertFalse(os.path.exists(os.path.join(tmp, "g")))
 
 
 if __name__ == "__main__":

@@ -369,18 +369,22 @@ class Scripts(unittest.TestCase):
                       "ours vs cublas\n", out)
 
     def test_bench_dry_run_times_every_launch_of_an_operation(self):
-        # The manifest alone is enough for the plan: split-KV decoding's items run both kernels.
-        bundle = os.path.join(self.tmp.name, "decode")
-        os.makedirs(bundle)
-        subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "manifest", "--out", bundle,
-                        "--only", "^decode_f16_d128$"], check=True)
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench.py"), bundle,
-                               "--dry-run"], capture_output=True, text=True)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn("bench decode_f16_d128_b64h64kv8s32768: {'batch': 64, 'heads': 64, "
-                      "'kv_heads': 8, 'seqlen': 32768, 'dim': 128} ours (tlc_flash_decoding + "
-                      "tlc_flash_decoding_combine) vs sdpa, torch\n", proc.stdout)
-        self.assertIn("6 items, 1 builds", proc.stdout)
+        # The manifest alone is enough for the plan: the gated delta net's items run both
+        # kernels; split-KV decoding's its one (the combine is in it since last_block).
+        for name, line, count in (
+                ("gdn_f16_d128", "bench gdn_f16_d128_b8h16s4096: {'batch': 8, 'heads': 16, 'seq_len': 4096, "
+                 "'dk': 128, 'dv': 128} ours (tlc_gated_delta_prepare + tlc_gated_delta_output) vs torch, triton", 2),
+                ("decode_f16_d128", "bench decode_f16_d128_b64h64kv8s32768: {'batch': 64, 'heads': 64, "
+                 "'kv_heads': 8, 'seqlen': 32768, 'dim': 128} ours vs sdpa, torch", 6)):
+            bundle = os.path.join(self.tmp.name, name)
+            os.makedirs(bundle)
+            subprocess.run([sys.executable, os.path.join(HERE, "cases.py"), "manifest", "--out", bundle,
+                            "--only", f"^{name}$"], check=True)
+            proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench.py"), bundle,
+                                   "--dry-run"], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn(line + "\n", proc.stdout)
+            self.assertIn(f"{count} items, 1 builds", proc.stdout)
 
     @unittest.skipUnless(shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"),
                          "no nvcc")

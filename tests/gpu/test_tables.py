@@ -108,12 +108,20 @@ class SamplesInSync(unittest.TestCase):
                     if p.role == "in" and p.name in outputs:
                         self.assertIn(p.name, written, f"{family}: {launch.kernel}")
                 written |= {p.name for p in launch.tensors if p.role == "out"}
-        spec = cases.KERNELS["flash_decoding"]
+        # The operation's tensors: the first launch's in its C ABI order, then those only
+        # later launches take; its result the last launch's first output.
+        spec = cases.KERNELS["gated_delta"]
         self.assertEqual([(p.name, p.role) for p in spec.tensors],
-                         [("Q", "in"), ("K", "in"), ("V", "in"), ("Partial", "out"),
-                          ("LSE", "out"), ("O", "out")])
+                         [("K", "in"), ("V", "in"), ("G", "in"), ("Beta", "in"), ("Gc", "out"),
+                          ("W", "out"), ("U", "out"), ("Q", "in"), ("O", "out")])
         self.assertEqual(spec.result, "O")
         self.assertEqual(cases.KERNELS["gemm"].result, "C")
+        # Split-KV decoding is one launch (last_block), its counters Done before O, which
+        # KernelSpec.output names as the result.
+        spec = cases.KERNELS["flash_decoding"]
+        self.assertEqual(([(p.name, p.role) for p in spec.tensors], spec.then, spec.result),
+                         ([("Q", "in"), ("K", "in"), ("V", "in"), ("Partial", "out"),
+                           ("LSE", "out"), ("Done", "out"), ("O", "out")], (), "O"))
 
     def test_every_define_is_a_compile_time_parameter(self):
         builds, _, _ = cases.default_tables()
@@ -442,8 +450,12 @@ class OperatorCoverage(unittest.TestCase):
 
     def test_decode_cases_and_bench_items(self):
         """samples/flash_decoding.tl (issue 12): ragged key counts, groups 1, 4 and 8, both head
-        dims and dtypes, the sm_80 path, and splits that get no key."""
+        dims and dtypes, the sm_80 path, splits that get no key, and KV heads whose query heads
+        take several blocks (several counters each)."""
         decode = [c for c in self.cases if self.by_name[c.build].family == "flash_decoding"]
+        blocks = {-(-(c.shape["heads"] // c.shape["kv_heads"]) // int(self.by_name[c.build].defines["block_H"]))
+                  for c in decode}
+        self.assertLessEqual({1, 2, 3, 5}, blocks)
         seen = {(c.shape["seqlen"], c.shape["heads"] // c.shape["kv_heads"], c.shape["dim"],
                  self.by_name[c.build].defines["dtype"]) for c in decode}
         self.assertLessEqual({77, 1000, 4097, 32768 + 5}, {s for s, _, _, _ in seen})

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -155,9 +156,12 @@ class EveryFamily(unittest.TestCase):
                 self.assertEqual(len(p.scalars(case.shape)), len(p.spec.scalars))
                 for t in ordered:
                     TensorView.of(t)   # every dtype has a tlc code
-                self.assertTrue(all(problems.still_poisoned(t) for t in outs.values()))
+                # Every output poisoned but last_block's counters, which start at 0.
+                self.assertTrue(all(problems.still_poisoned(outs[n]) for n in outs if n not in p.counters))
+                self.assertTrue(all(not bool(outs[n].any()) for n in p.counters))
+                self.assertEqual(p.counters_left(outs), "")
                 ref = p.reference(ins, case.shape, case.reference)
-                self.assertEqual(set(ref), set(outs) - set(p.scratch), key)
+                self.assertEqual(set(ref), set(outs) - set(p.scratch) - set(p.counters), key)
                 for name, r in ref.items():
                     self.assertEqual(tuple(r.shape), tuple(outs[name].shape), name)
                     self.assertTrue(bool(r.isfinite().all()), name)
@@ -302,6 +306,112 @@ class OperatorReferences(unittest.TestCase):
         plain = problems.problem_for(build("gemm", dtype="f16"))
         self.assertIs(plain.launcher(call, outs), call)
 
+    # tests/gpu/ops/last_block.tl: 3 rows of 10 columns in chunks of 4 (3 chunks, the last of 2).
+    LAST_SMALL = {"M": 3, "N": 10}
+
+    def last_block_problem(self):
+        return problems.problem_for(build("last_block", dtype="f16", block_N="4"))
+
+    def test_last_block_tensors_and_reference(self):
+        p = self.last_block_problem()
+        ins = p.inputs(self.LAST_SMALL, cpu_gen())
+        outs = p.outputs(self.LAST_SMALL, device="cpu")
+        self.assertEqual({k: (tuple(v.shape), v.dtype) for k, v in outs.items()},
+                         {"Partial": ((3, 3), torch.float32), "Seen": ((3, 3), torch.int32),
+                          "Done": ((3,), torch.int32), "RowSum": ((3,), torch.float32),
+                          "Count": ((3,), torch.int32), "Own": ((3, 3), torch.float32)})
+        # The counters start at 0, every other output poisoned (the contract checks look there).
+        self.assertTrue(torch.equal(outs["Done"], torch.zeros(3, dtype=torch.int32)))
+        self.assertEqual([t is outs["Done"] for t in p.poisoned_outputs(outs)], [False] * 5)
+        self.assertTrue(all(problems.still_poisoned(t) for t in p.poisoned_outputs(outs)))
+        ref = p.reference(ins, self.LAST_SMALL, "float64")
+        self.assertEqual(set(ref), {"Seen", "RowSum", "Count", "Own"})
+        x = ins["X"].double()
+        for m in range(3):
+            self.assertAlmostEqual(float(ref["RowSum"][m]), float(x[m].sum()))
+            self.assertEqual(float(ref["Count"][m]), 3.0)
+            for c, cols in enumerate((slice(0, 4), slice(4, 8), slice(8, 10))):
+                self.assertAlmostEqual(float(ref["Own"][m, c]), float(x[m, cols].sum()))
+        self.assertTrue(torch.equal(ref["Seen"], torch.ones(3, 3, dtype=torch.float64)))
+        # X 30 f16; Seen, Own 9 and RowSum, Count 3 of 4 bytes; not Partial nor Done.
+        self.assertEqual(p.min_bytes(self.LAST_SMALL), 30 * 2 + 4 * (9 + 9 + 3 + 3))
+
+    def test_counters_are_zeroed_before_every_launch_and_checked_after(self):
+        p = self.last_block_problem()
+        outs = p.outputs(self.LAST_SMALL, device="cpu")
+        seen = []
+
+        def call():   # a kernel that miscounts: it leaves each counter one arrival short of 0
+            seen.append((outs["Done"].tolist(), bool(outs["RowSum"].isnan().all())))
+            outs["Done"].add_(2)
+            outs["RowSum"].fill_(1)
+            return 0
+        launch = p.launcher(call, outs)
+        self.assertEqual((launch(), launch()), (0, 0))
+        # Done zeroed before each launch, the other outputs not (RowSum kept the first's 1s).
+        self.assertEqual(seen, [([0, 0, 0], True), ([0, 0, 0], False)])
+        self.assertRegex(p.counters_left(outs), r"^last_block counter\(s\) left non-zero after the launch: "
+                                                r"Done: 3 of 3 non-zero \(e\.g\. \[2, 2, 2\]\)$")
+        outs["Done"][1] = 0
+        self.assertIn("Done: 2 of 3 non-zero", p.counters_left(outs))
+        outs["Done"].zero_()
+        self.assertEqual(p.counters_left(outs), "")
+        # Problems without counters: the call itself, as before.
+        plain = problems.problem_for(build("gemm", dtype="f16"))
+        self.assertEqual((plain.counters, plain.counters_left({})), ((), ""))
+        self.assertIs(plain.launcher(call, outs), call)
+
+    def test_a_counter_left_non_zero_fails_the_case(self):
+        # worker.run_case on the CPU with a stand-in kernel that computes the right outputs:
+        # the case passes when it leaves Done 0, and fails, naming the counter, when it does
+        # not (after the checked call, or only after the timed launches).
+        import worker
+        p = self.last_block_problem()
+        shape = self.LAST_SMALL
+
+        class Ctx:
+            timeout_s = 10
+
+            def wait(self):
+                pass
+
+            class timer:
+                @staticmethod
+                def measure(fn, timeout_s, **kw):
+                    for _ in range(3):
+                        fn()
+                    return worker_timing
+
+        from timing import Timing
+        worker_timing = Timing(1.0, 1.0, 1.0, 3, False)
+
+        def setup_with(leave):
+            class FakeSetup(worker.Setup):
+                def __init__(self, item, ctx):
+                    self.build, self.problem, self.shape = p.build, p, shape
+                    self.inputs = p.inputs(shape, cpu_gen())
+                    self.outputs = p.outputs(shape, device="cpu")
+                    ref = p.reference(self.inputs, shape, "float64")
+                    calls = []
+
+                    def kernel():
+                        calls.append(1)
+                        for name, r in ref.items():
+                            self.outputs[name].copy_(r.to(self.outputs[name].dtype))
+                        self.outputs["Done"].fill_(leave(len(calls)))
+                        return 0
+                    self.call = p.launcher(kernel, self.outputs)
+            return FakeSetup
+
+        item = {"name": "t", "reference": "float64", "tolerance": 1e-4}
+        for leave, passed, reason in ((lambda n: 0, True, "relative error"),
+                                      (lambda n: 1, False, "^last_block counter.*Done: 3 of 3 non-zero"),
+                                      (lambda n: int(n > 1), False, "Done.*after the timed launches")):
+            with unittest.mock.patch.object(worker, "Setup", setup_with(leave)):
+                record = worker.run_case(item, Ctx())
+            self.assertEqual(record["passed"], passed, record["reason"])
+            self.assertRegex(record["reason"], reason)
+
     def test_atomic_splitk_reference(self):
         p = problems.problem_for(build("atomic_splitk", dtype="f16", splits="3", block_M="2",
                                        block_N="2"))
@@ -445,15 +555,25 @@ class OperatorReferences(unittest.TestCase):
     # samples/flash_decoding.tl: 3 sequences, 2 KV heads of 3 query heads each, 7 keys, dim 4.
     DECODE_SMALL = {"batch": 3, "heads": 6, "kv_heads": 2, "seqlen": 7, "dim": 4}
 
+    @staticmethod
+    def decode_problem(dtype="f16", block_h="64"):
+        return problems.problem_for(build("flash_decoding", dtype=dtype, dim="4", num_splits="5",
+                                          block_H=block_h))
+
     def test_decode_reference_by_definition(self):
-        p = problems.problem_for(build("flash_decoding", dtype="f16", dim="4", num_splits="5"))
+        p = self.decode_problem()
         ins = p.inputs(self.DECODE_SMALL, cpu_gen())
         self.assertEqual({k: tuple(v.shape) for k, v in ins.items()},
                          {"Q": (3, 6, 4), "K": (3, 2, 7, 4), "V": (3, 2, 7, 4)})
         outs = p.outputs(self.DECODE_SMALL, device="cpu")
         self.assertEqual({k: (tuple(v.shape), v.dtype) for k, v in outs.items()},
                          {"Partial": ((3, 6, 5, 4), torch.float32), "LSE": ((3, 6, 5), torch.float32),
-                          "O": ((3, 6, 4), torch.float16)})
+                          "Done": ((3, 2), torch.int32), "O": ((3, 6, 4), torch.float16)})
+        # The counters (a block of heads per KV head here) start at 0, not poisoned.
+        self.assertEqual(outs["Done"].tolist(), [[0, 0]] * 3)
+        self.assertEqual(p.counters_left(outs), "")
+        # Fewer heads per block: ceildiv(3, 2) = 2 blocks of each KV head's heads, a counter each.
+        self.assertEqual(self.decode_problem(block_h="2").tensor_shapes(self.DECODE_SMALL)["Done"], (3, 4))
         out = p.reference(ins, self.DECODE_SMALL, "float64")["O"]
         q, k, v = (ins[n].double() for n in ("Q", "K", "V"))
         for b in range(3):
@@ -465,13 +585,14 @@ class OperatorReferences(unittest.TestCase):
             p.tensor_shapes({**self.DECODE_SMALL, "heads": 5})
 
     def test_decode_bytes_leave_out_the_scratch(self):
-        # Q [3, 6, 4], K and V [3, 2, 7, 4], O [3, 6, 4] in f16; not Partial nor LSE (f32).
-        p = problems.problem_for(build("flash_decoding", dtype="f16", dim="4", num_splits="5"))
+        # Q [3, 6, 4], K and V [3, 2, 7, 4], O [3, 6, 4] in f16; not Partial nor LSE (f32), nor
+        # the counters Done.
+        p = self.decode_problem()
         self.assertEqual(p.min_bytes(self.DECODE_SMALL), 2 * (72 + 2 * 168 + 72))
         self.assertEqual(p.flops(self.DECODE_SMALL), 4 * 3 * 6 * 7 * 4)
 
     def test_decode_torch_peer_is_the_reference(self):
-        p = problems.problem_for(build("flash_decoding", dtype="f32", dim="4", num_splits="5"))
+        p = self.decode_problem(dtype="f32")
         ins = p.inputs(self.DECODE_SMALL, cpu_gen(3))
         want = p.reference(ins, self.DECODE_SMALL, "float64")["O"]
         peers = {impl.key: impl for impl in measure.decode_peers(ins)}
@@ -486,17 +607,18 @@ class OperatorReferences(unittest.TestCase):
         self.assertTrue(torch.allclose(got.double(), want, rtol=1e-4, atol=1e-5))
 
     def test_decode_operation_tensors_in_order(self):
-        # The split pass's tensors in its C ABI order, then the combine's only new one; the
-        # scratch is an output of the operation, the result the combine's O.
-        p = problems.problem_for(build("flash_decoding", dtype="f16", dim="4", num_splits="5"))
+        # The kernel's tensors in its C ABI order: the scratch and the counters before O, the
+        # result.
+        p = self.decode_problem()
         ins = p.inputs(self.DECODE_SMALL, cpu_gen())
         outs = p.outputs(self.DECODE_SMALL, device="cpu")
         ordered = problems.ordered_tensors(p.spec, ins, outs)
         self.assertEqual([tuple(t.shape) for t in ordered],
-                         [(3, 6, 4), (3, 2, 7, 4), (3, 2, 7, 4), (3, 6, 5, 4), (3, 6, 5), (3, 6, 4)])
-        self.assertIs(ordered[5], outs[p.spec.result])
-        # The contract's mutations break the split pass's first input and first output, so
-        # its launcher rejects them before the combine could run.
+                         [(3, 6, 4), (3, 2, 7, 4), (3, 2, 7, 4), (3, 6, 5, 4), (3, 6, 5), (3, 2), (3, 6, 4)])
+        self.assertIs(ordered[6], outs[p.spec.result])
+        self.assertIs(ordered[5], outs["Done"])
+        # The contract's mutations break the first input and the first output (poisoned, so a
+        # launch would show).
         names = [m.name for m in contract.mutations(p.spec, ordered)]
         self.assertIn("Q with a null data pointer", names)
         self.assertIn("Partial with one more row", names)

@@ -106,7 +106,11 @@ def run_case(item: dict, ctx: Context) -> dict:
     stats = s.error_stats(reference)
     verdict = judge(stats, item["tolerance"])
     record.update(passed=verdict.passed, reason=verdict.reason, error=stats.as_dict())
-    if not verdict.passed:
+    # last_block's counters must be 0 again after a complete launch (problems.Problem.counters).
+    left = s.problem.counters_left(s.outputs)
+    if left:
+        record.update(passed=False, reason=left + "; " + verdict.reason)
+    if not record["passed"]:
         return record
 
     def checked_call():
@@ -134,12 +138,17 @@ def run_case(item: dict, ctx: Context) -> dict:
             again.rel, stats.rel, rel_tol=1e-2, abs_tol=slack):
         record.update(passed=False, reason=f"result changed between runs on the same inputs: "
                                            f"rel {stats.rel:.3e} then {again.rel:.3e} (race?)")
+    left = s.problem.counters_left(s.outputs)
+    if left:
+        record.update(passed=False, reason=left + " (after the timed launches)")
     return record
 
 
 def run_contract(item: dict, ctx: Context) -> dict:
     s = Setup(item, ctx)
-    checks = [contract.check(s.entry, m, s.scalars, list(s.outputs.values()), s.stream, ctx.wait)
+    # The counters start at 0, not poisoned: a refused launch must leave the others' poison.
+    poisoned = s.problem.poisoned_outputs(s.outputs)
+    checks = [contract.check(s.entry, m, s.scalars, poisoned, s.stream, ctx.wait)
               for m in contract.mutations(s.build.spec, s.tensors)]
     failed = [c for c in checks if not c.passed]
     reason = (f"{len(checks)} wrong argument lists rejected" if not failed
