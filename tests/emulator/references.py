@@ -197,6 +197,18 @@ def flash_attention_bwd_dq(t, p):
     return {"dQ_accum": flash_attention_bwd(t, p)["dQ_accum"]}
 
 
+def _decode_heads(batch, heads, kv_heads, dim, query, keys, vals, scale):
+    """One query token per (sequence, head), head h reading KV head h / (heads / kv_heads):
+    O [batch, heads, dim] from query(b, h), keys(b, g) and vals(b, g) (lists of rows)."""
+    O = [0.0] * (batch * heads * dim)
+    for b in range(batch):
+        for h in range(heads):
+            g = h // (heads // kv_heads)
+            base = _idx((batch, heads, dim), b, h, 0)
+            O[base:base + dim] = _attend(query(b, h), keys(b, g), vals(b, g), scale)
+    return O
+
+
 def flash_decoding(t, p):
     """samples/flash_decoding.tl: Q [batch, heads, dim], K/V [batch, kv_heads, seqlen, dim] ->
     O [batch, heads, dim] (query head h reads KV head h / (heads / kv_heads)); the counters Done
@@ -204,15 +216,10 @@ def flash_decoding(t, p):
     Q, (Bn, H, D) = t["Q"]
     K, (_, G, S, _) = t["K"]
     V, _ = t["V"]
-    done, done_shape = t["Done"]
-    O = [0.0] * len(Q)
-    for b in range(Bn):
-        for h in range(H):
-            g = h // (H // G)
-            keys = [K[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
-            vals = [V[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
-            base = _idx((Bn, H, D), b, h, 0)
-            O[base:base + D] = _attend(Q[base:base + D], keys, vals, 1.0 / math.sqrt(D))
+    done, _ = t["Done"]
+    rows = lambda T, b, g: [T[_idx((Bn, G, S, D), b, g, j, 0):][:D] for j in range(S)]
+    O = _decode_heads(Bn, H, G, D, lambda b, h: Q[_idx((Bn, H, D), b, h, 0):][:D],
+                      lambda b, g: rows(K, b, g), lambda b, g: rows(V, b, g), 1.0 / math.sqrt(D))
     return {"O": O, "Done": [0] * len(done)}
 
 
@@ -223,18 +230,11 @@ def flash_mla_decode(t, p):
     Qp, (_, _, P) = t["Q_pe"]
     KV, (_, S, G, _) = t["KV"]
     Kp, _ = t["K_pe"]
-    scale = 1.0 / math.sqrt(D + P)
-    O = [0.0] * len(Q)
-    for b in range(Bn):
-        for h in range(H):
-            g = h // (H // G)
-            q = Q[_idx((Bn, H, D), b, h, 0):][:D] + Qp[_idx((Bn, H, P), b, h, 0):][:P]
-            keys = [KV[_idx((Bn, S, G, D), b, j, g, 0):][:D] + Kp[_idx((Bn, S, G, P), b, j, g, 0):][:P]
-                    for j in range(S)]
-            vals = [KV[_idx((Bn, S, G, D), b, j, g, 0):][:D] for j in range(S)]
-            base = _idx((Bn, H, D), b, h, 0)
-            O[base:base + D] = _attend(q, keys, vals, scale)
-    return {"O": O}
+    query = lambda b, h: Q[_idx((Bn, H, D), b, h, 0):][:D] + Qp[_idx((Bn, H, P), b, h, 0):][:P]
+    keys = lambda b, g: [KV[_idx((Bn, S, G, D), b, j, g, 0):][:D] + Kp[_idx((Bn, S, G, P), b, j, g, 0):][:P]
+                         for j in range(S)]
+    vals = lambda b, g: [KV[_idx((Bn, S, G, D), b, j, g, 0):][:D] for j in range(S)]
+    return {"O": _decode_heads(Bn, H, G, D, query, keys, vals, 1.0 / math.sqrt(D + P))}
 
 
 def attention_sink(t, p):
