@@ -103,6 +103,11 @@ private:
         slot = std::max(slot, n.op->scratchSlotBytes(n, g));
         whole = std::max(whole, n.op->scratchBytes(n, g));
       }
+      // last_block's vote on AMD (no barrier that reduces): a word of the scratch
+      // (lower/LastBlock.cpp).
+      if (n.kind == NodeKind::If && llvm::cast<IfStmt>(n.stmt)->lastBlock &&
+          g.target->vendor() == target::Vendor::Amd)
+        whole = std::max<int64_t>(whole, 4);
     });
     // The scratch starts, and its slots follow one another, on 16-byte boundaries: reductions
     // of 64-bit integers and of (value, position) pairs keep 8- and 16-byte elements there.

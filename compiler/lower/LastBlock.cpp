@@ -10,7 +10,9 @@
 //                                acquire fence: the other blocks' writes before their arrivals
 //                                are visible to this block (PTX memory model: a fence of one
 //                                thread is cumulative over what the barrier ordered before it)
-//   last = barrier OR arrived    one barrier that also votes (bar.red.or / __syncthreads_or)
+//   last = barrier OR arrived    one barrier that also votes (bar.red.or / __syncthreads_or;
+//                                on AMD thread 0 writes a word of the scratch, a barrier, every
+//                                thread reads it, a barrier)
 //   if (last) { branch } else { else branch }
 //
 // The barriers are ordinary Barrier statements, so that in a warp-specialized kernel they
@@ -19,6 +21,7 @@
 #include "lower/KernelLowering.h"
 
 #include "ir/AccessAnalysis.h"
+#include "target/TargetInfo.h"
 
 namespace tlc::lower {
 
@@ -85,9 +88,24 @@ void KernelLowering::lowerLastBlock(const ftg::Node &n) {
                             ", " + arrivals + ")",
                         /*maybeUnused=*/false)),
             reads, {access(counter)});
-  Stmt &vote = add(makeBarrier("last_block: whether this block arrived last, in every thread"));
-  vote.name = last;
-  vote.value = arrived;
+  if (g.target->vendor() == target::Vendor::Amd) {
+    // No barrier reduces on gfx9 (HIP's __syncthreads_or does not compile for it with
+    // Debian's hipcc): the outcome goes through a word of the scratch area (SharedMemoryPlanner
+    // reserves it), under barriers of its own, one unit for SyncInsertion.
+    StmtPtr unit = std::make_unique<Stmt>(StmtKind::TileOp);
+    unit->text = "last_block";
+    StmtPtr once = makeIf(kThreadIndex + " == 0", IfStyle::SameLine, /*uniform=*/false);
+    once->body.push_back(makeStore("tl_reduce_scratch[0]", arrived + " ? 1.0f : 0.0f"));
+    unit->body.push_back(std::move(once));
+    unit->body.push_back(makeBarrier("last_block: whether this block arrived last is in the scratch"));
+    unit->body.push_back(makeLet("const bool", last, "tl_reduce_scratch[0] != 0.0f", /*maybeUnused=*/false));
+    unit->body.push_back(makeBarrier("last_block: the scratch area may be reused"));
+    add(std::move(unit));
+  } else {
+    Stmt &vote = add(makeBarrier("last_block: whether this block arrived last, in every thread"));
+    vote.name = last;
+    vote.value = arrived;
+  }
   Stmt &branch = add(makeIf(last, IfStyle::Braced, /*uniform=*/true));
   within(branch.body, [&] { lowerNodes(n.body); });
   within(branch.elseBody, [&] { lowerNodes(n.elseBody); });

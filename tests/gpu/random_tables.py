@@ -142,7 +142,7 @@ def _block_sparse(rng):
 
 def _flash_decoding(rng):
     knobs = _pick(rng, {"num_splits": [1, 2, 3, 5, 8, 16], "fill_blocks": [1, 4, 16, 264],
-                        "block_H": [16, 32, 64], "block_N": [32, 64, 128],
+                        "block_H": [16, 32, 64], "block_N": [32, 64, 128], "combine_rows": [1, 3, 8, 16],
                         "stages": [1, 2, 3, 4], "threads": [128, 256], "dim": [64, 128], "dtype": ["f16", "bf16"]})
     shapes = []
     for _ in range(3):

@@ -154,10 +154,11 @@ TEST_CASE("SyncInsertion: loop back edge", "[lower]") {
   CHECK(body.back()->kind == StmtKind::Barrier);
 }
 
-TEST_CASE("SyncInsertion: no back-edge barrier when the next iteration starts with one", "[lower]") {
-  // The body's first unit reads A_s, which the loop rewrites after it: the barrier placed
-  // before that read (A_s written before the loop) runs in every iteration, so the pending
-  // read at the end of the body needs none on the back edge.
+TEST_CASE("SyncInsertion: a barrier for what precedes a loop goes before the loop", "[lower]") {
+  // The body's first unit reads A_s, written before the loop: the barrier for it goes before
+  // the loop, once. In the body, A_s's rewrite and the read after it need one each; the
+  // read pending at the end of the body meets only a read at the start of the next
+  // iteration: nothing on the back edge.
   TestKernel t;
   t.k.body.push_back(op({at(t.G)}, {at(t.A)}));
   StmtPtr loop = makeFor(ForRole::Tile, "k", "0", "n");
@@ -166,10 +167,33 @@ TEST_CASE("SyncInsertion: no back-edge barrier when the next iteration starts wi
   loop->body.push_back(op({at(t.A)}, {at(t.G)}));
   t.k.body.push_back(std::move(loop));
   insertBarriers(t.k);
-  const StmtList &body = t.k.body[1]->body;
-  CHECK(barriers(body) == std::vector<std::string>{"'A_s' was written by other threads",
-                                                   "'A_s' is still being read or written by other threads",
+  REQUIRE(t.k.body.size() == 3);
+  CHECK(t.k.body[1]->kind == StmtKind::Barrier);
+  REQUIRE(t.k.body[2]->kind == StmtKind::For);
+  const StmtList &body = t.k.body[2]->body;
+  CHECK(barriers(body) == std::vector<std::string>{"'A_s' is still being read or written by other threads",
                                                    "'A_s' was written by other threads"});
+  CHECK(body.front()->kind != StmtKind::Barrier);
+  CHECK(body.back()->kind != StmtKind::Barrier);
+}
+
+TEST_CASE("SyncInsertion: one barrier at the start of a loop body serves what precedes the loop and the back edge", "[lower]") {
+  // A_s written before the loop and rewritten at the end of the body, read at its start: the
+  // first iteration's read waits for the write before the loop, every other's for the
+  // previous iteration's write. One barrier at the start of the body does both; none before
+  // the loop, none at the end of the body.
+  TestKernel t;
+  t.k.body.push_back(op({at(t.G)}, {at(t.A)}));
+  StmtPtr loop = makeFor(ForRole::Tile, "k", "0", "n");
+  loop->body.push_back(op({at(t.A)}, {at(t.G)}));
+  loop->body.push_back(op({at(t.G)}, {at(t.A)}));
+  t.k.body.push_back(std::move(loop));
+  insertBarriers(t.k);
+  REQUIRE(t.k.body.size() == 2);
+  REQUIRE(t.k.body[1]->kind == StmtKind::For);
+  const StmtList &body = t.k.body[1]->body;
+  REQUIRE(!body.empty());
+  CHECK(body.front()->kind == StmtKind::Barrier);
   CHECK(body.back()->kind != StmtKind::Barrier);
 }
 
