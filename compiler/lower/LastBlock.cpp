@@ -6,10 +6,12 @@
 //
 //   barrier                      every thread's global writes before the arrival are issued
 //   arrived = tid == 0 && in_bounds && tl::arrive_last(&counter, arrivals)
-//                                release fence, atomicInc (wraps to 0 on the last arrival),
-//                                acquire fence: the other blocks' writes before their arrivals
-//                                are visible to this block (PTX memory model: a fence of one
-//                                thread is cumulative over what the barrier ordered before it)
+//                                an increment that wraps to 0 on the last arrival, with release
+//                                and acquire semantics (atom.acq_rel.gpu; fences around atomicInc
+//                                where that does not exist): the other blocks' writes before
+//                                their arrivals are visible to this block (PTX memory model: a
+//                                release by one thread is cumulative over what the barrier
+//                                ordered before it)
 //   last = barrier OR arrived    one barrier that also votes (bar.red.or / __syncthreads_or;
 //                                on AMD thread 0 writes a word of the scratch, a barrier, every
 //                                thread reads it, a barrier)
