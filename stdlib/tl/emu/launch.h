@@ -1,6 +1,8 @@
-// tl/emu/launch.h - a kernel launch on the emulator: every block of the grid, one after
-// another (or a seeded random subset, Config::max_blocks), each with fresh shared memory
-// filled with 0xFF bytes (NaN in every float type), so that reading what no thread wrote shows.
+// tl/emu/launch.h - a kernel launch on the emulator: every block of the grid (or a seeded
+// random subset, Config::max_blocks), one after another in a seeded random order, as blocks
+// may run on a GPU (a kernel that depends on their order, or a last_block branch that assumes
+// which block comes last, gives a wrong answer), each with fresh shared memory filled with
+// 0xFF bytes (NaN in every float type), so that reading what no thread wrote shows.
 #pragma once
 
 #include <algorithm>
@@ -34,10 +36,9 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t smem_bytes,
   std::vector<long> order(static_cast<std::size_t>(total));
   std::iota(order.begin(), order.end(), 0L);
   std::mt19937_64 pick(config().seed ^ 0x9E3779B97F4A7C15ull);
+  std::shuffle(order.begin(), order.end(), pick);
   if (config().max_blocks > 0 && total > config().max_blocks) {
-    std::shuffle(order.begin(), order.end(), pick);
     order.resize(static_cast<std::size_t>(config().max_blocks));
-    std::sort(order.begin(), order.end());
     std::fprintf(stderr, "tl emulator: note: running %ld of the %ld blocks (--max-blocks)\n", config().max_blocks, total);
   }
   for (long i : order) {
