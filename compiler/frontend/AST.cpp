@@ -71,6 +71,10 @@ std::string BufferShape::str() const {
   return s + "]";
 }
 
+const IndexExpr *IfStmt::lastBlockCounter() const {
+  return llvm::cast<IndexExpr>(llvm::cast<CallExpr>(cond)->positional()[0]);
+}
+
 bool IndexExpr::hasSlice() const {
   for (const IndexItem &i : indices)
     if (i.isSlice)

@@ -321,8 +321,9 @@ enum class Builtin {
   Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Max, Min, Abs, Select, Inf, CeilDiv,
   WarpgroupId, // the calling thread's warpgroup (128 threads) in the block: per-warpgroup, not folded
   MaxSharedBytes, // the shared memory one block may use on the target, in bytes: a compile-time constant
-  // last_block(counter, arrivals): the whole condition of a top-level `if` (Sema::checkLastBlock);
-  // true in the block whose arrival on the counter is the last of `arrivals`.
+  // last_block(counter, arrivals): the whole condition of an `if` outside loops
+  // (Sema::checkLastBlock); true in the block whose arrival on the counter is the last of
+  // `arrivals`.
   LastBlock,
   None,
 };
@@ -431,6 +432,8 @@ public:
   bool blockUniform = true;
   // Set by Sema: the condition is a well-formed `last_block(counter, arrivals)` (9.17).
   bool lastBlock = false;
+  // last_block's counter element, `Done[by]` (lastBlock only).
+  const IndexExpr *lastBlockCounter() const;
   static bool classof(const Stmt *s) { return s->getKind() == SK_If; }
 };
 

@@ -162,7 +162,7 @@ void computeAccesses(const Graph &g, Node &n) {
     readsOf(g, i->cond, acc);
     // last_block's arrival updates its counter (an atomic increment).
     if (i->lastBlock)
-      acc.addWrite(g.bufferOf(cast<IndexExpr>(cast<CallExpr>(i->cond)->positional()[0])->base->decl));
+      acc.addWrite(g.bufferOf(i->lastBlockCounter()->base->decl));
     break;
   }
   default:

@@ -32,8 +32,8 @@ using llvm::cast;
 void KernelLowering::lowerLastBlock(const ftg::Node &n) {
   const auto *s = cast<IfStmt>(n.stmt);
   const auto *call = cast<CallExpr>(s->cond);
-  std::vector<Expr *> args = call->positional();
-  const auto *ix = cast<IndexExpr>(args[0]);
+  const Expr *arrivalsExpr = call->positional()[1];
+  const IndexExpr *ix = s->lastBlockCounter();
   const ftg::Buffer *counter = g.bufferOf(ix->base->decl);
   if (g.persistent) {
     // Each tile of a persistent kernel would arrive in turn; the tile loop's barriers and the
@@ -77,7 +77,7 @@ void KernelLowering::lowerLastBlock(const ftg::Node &n) {
   auto reads = readsOf([&] {
     for (const IndexItem &i : ix->indices)
       idx.push_back(expr(i.lo));
-    arrivals = expr(args[1]);
+    arrivals = expr(arrivalsExpr);
   });
   std::string inBounds;
   for (size_t d = 0; d < idx.size(); ++d)

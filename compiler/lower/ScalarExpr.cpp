@@ -283,19 +283,20 @@ std::string KernelLowering::expr(const Expr *e) {
         return x->constant && ((x->constant->isInt() && x->constant->getInt() == 0) ||
                                (x->constant->isFloat() && x->constant->getFloat() == 0.0));
       };
+      const std::string cond = expr(args[0]);
       if (result.isScalar())
         for (size_t side : {size_t(1), size_t(2)}) {
           const IndexExpr *ix = globalElement(args[side]);
           if (!ix)
             continue;
           DType elem = cast<BufferLikeDecl>(ix->base->decl)->elemType;
-          std::string valid = side == 1 ? expr(args[0]) : "!(" + expr(args[0]) + ")";
+          std::string valid = side == 1 ? cond : "!(" + cond + ")";
           if (elem == result.dtype())
             return "tl::load_or(&" + expr(ix) + ", " + valid + ", " + arg(3 - side) + ")";
           if (isZero(args[3 - side]))
             return "tl::convert<" + T + ">(tl::load_or_zero(&" + expr(ix) + ", " + valid + "))";
         }
-      return "(" + expr(args[0]) + " ? " + arg(1) + " : " + arg(2) + ")";
+      return "(" + cond + " ? " + arg(1) + " : " + arg(2) + ")";
     }
     case Builtin::Max: return computed("tl::max", 2);
     case Builtin::Min: return computed("tl::min", 2);

@@ -192,7 +192,7 @@ public:
           // (the loop's barriers may be where the turn wants them).
           std::optional<size_t> hoisted;
           std::string entryWhy;
-          State beforeLoop = state;
+          State beforeLoop; // what was pending before the loop, where a barrier was hoisted
           if (!turn && !anyStmt(s.body, [](const Stmt &x) { return x.kind == StmtKind::NamedBarrier; })) {
             std::vector<Access> headReads, headWrites;
             headAccesses(s.body, headReads, headWrites);
@@ -206,6 +206,7 @@ public:
               list.insert(list.begin() + at, std::move(barrier));
               hoisted = at;
               ++i;
+              beforeLoop = std::move(state);
               state.clear();
             }
           }
