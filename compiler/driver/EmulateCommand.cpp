@@ -23,7 +23,7 @@ namespace tlc::driver {
 
 namespace {
 
-int usage(const llvm::Twine &message) {
+int runUsage(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tlc run") << message << "\n(run tlc run --help for usage)\n";
   return kUsageError;
 }
@@ -359,12 +359,12 @@ CLI::App *addRunCommand(CLI::App &app, RunArgs &a) {
 
 int runEmulated(RunArgs &a) {
   if (!a.emulate)
-    return usage("tlc run needs --emulate (tlc runs kernels only on its CPU emulator; on a GPU, use the "
+    return runUsage("tlc run needs --emulate (tlc runs kernels only on its CPU emulator; on a GPU, use the "
                  "generated launcher)");
   const target::TargetInfo *target = target::lookupTarget(a.target);
   const bool amd = target && target->vendor() == target::Vendor::Amd;
   if (!target || !target->hasBackEnd() || (!amd && target->computeCapability() >= 90))
-    return usage("--target " + a.target + ": the emulator runs the sm_80-class lowering (mma.sync, ldmatrix, "
+    return runUsage("--target " + a.target + ": the emulator runs the sm_80-class lowering (mma.sync, ldmatrix, "
                  "cp.async) and the gfx9 one (gfx90a, gfx940, gfx942: HIP, MFMA); wgmma, TMA and "
                  "mbarriers of sm_90a are not emulated");
 
@@ -376,7 +376,7 @@ int runEmulated(RunArgs &a) {
   for (const std::string &text : a.defines) {
     auto d = parseDefine(text);
     if (!d)
-      return usage("-D " + text + ": expected name=value or kernel.name=value");
+      return runUsage("-D " + text + ": expected name=value or kernel.name=value");
     defines.push_back(*d);
   }
   std::string dump;
@@ -386,7 +386,7 @@ int runEmulated(RunArgs &a) {
     return status;
   for (const Define &d : defines)
     if (!d.used)
-      return usage("-D " + d.name + "=" + d.value + " does not name a constant, compile-time parameter or shape "
+      return runUsage("-D " + d.name + "=" + d.value + " does not name a constant, compile-time parameter or shape "
                    "symbol");
   // The kernels a call can name: each ordinary kernel, and each kernel compiled in variants,
   // whose launcher (variant 0's signature) dispatches on the sizes of the call.
@@ -404,14 +404,14 @@ int runEmulated(RunArgs &a) {
       chosen = k;
   }
   if (!chosen)
-    return usage(a.kernel.empty() ? "the file has several kernels (" + names + "): choose one with --kernel"
+    return runUsage(a.kernel.empty() ? "the file has several kernels (" + names + "): choose one with --kernel"
                                   : "no kernel '" + a.kernel + "' in " + a.input + " (it has " + names + ")");
   // Every dynamic shape symbol needs a size at run time (--shape), and --shape names only those.
   for (const lower::HostShapeSymbol &sym : chosen->launch.symbols)
     if (sym.constant.empty() && !llvm::any_of(a.shapes, [&](const std::string &s) {
           return llvm::StringRef(s).split('=').first == sym.name;
         }))
-      return usage("shape symbol '" + sym.name + "' of kernel '" + chosen->launch.kernel +
+      return runUsage("shape symbol '" + sym.name + "' of kernel '" + chosen->launch.kernel +
                    "' needs a size: --shape " + sym.name + "=N (or -D " + sym.name + "=N to compile it in)");
   for (const std::string &s : a.shapes) {
     // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
@@ -419,20 +419,20 @@ int runEmulated(RunArgs &a) {
     llvm::StringRef name = nameValue.first, value = nameValue.second;
     int64_t n;
     if (value.getAsInteger(10, n) || n < 0)
-      return usage("--shape " + s + ": expected NAME=N with N >= 0");
+      return runUsage("--shape " + s + ": expected NAME=N with N >= 0");
     if (!llvm::any_of(chosen->launch.symbols, [&](const lower::HostShapeSymbol &sym) {
           return sym.name == name && sym.constant.empty();
         }))
-      return usage("--shape " + s + ": '" + name + "' is not a dynamic shape symbol of kernel '" +
+      return runUsage("--shape " + s + ": '" + name + "' is not a dynamic shape symbol of kernel '" +
                    chosen->launch.kernel + "'");
   }
 
   std::string cxx = findCxx(a.cxx);
   if (cxx.empty())
-    return usage("cannot find a C++ compiler: set CXX or pass --cxx");
+    return runUsage("cannot find a C++ compiler: set CXX or pass --cxx");
   std::string cudaInclude = findCudaInclude(a.cudaInclude);
   if (cudaInclude.empty())
-    return usage(a.cudaInclude.empty()
+    return runUsage(a.cudaInclude.empty()
                      ? "cannot find the CUDA headers (cuda_fp16.h): set CUDA_HOME or pass --cuda-include "
                        "(the emulator needs the toolkit's headers, not a GPU)"
                      : "cannot find the CUDA headers (cuda_fp16.h) in --cuda-include " + a.cudaInclude);

@@ -16,7 +16,7 @@ namespace tlc::driver {
 
 namespace {
 
-int usage(const llvm::Twine &message) {
+int recommendUsage(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tlc recommend") << message << "\n";
   return kUsageError;
 }
@@ -57,10 +57,10 @@ std::optional<std::string> badValue(const recommend::Knob &k) {
 int runRecommend(const RecommendArgs &args) {
   auto target = target::resolveTarget(args.target);
   if (!target)
-    return usage(llvm::toString(target.takeError()));
+    return recommendUsage(llvm::toString(target.takeError()));
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(args.input, /*IsText=*/true);
   if (!buffer)
-    return usage("cannot read '" + args.input + "': " + buffer.getError().message());
+    return recommendUsage("cannot read '" + args.input + "': " + buffer.getError().message());
 
   recommend::RecommendOptions opts;
   opts.kernel = args.kernel;
@@ -68,7 +68,7 @@ int runRecommend(const RecommendArgs &args) {
   for (const std::string &text : args.defines) {
     std::optional<Define> d = parseDefine(text);
     if (!d)
-      return usage("-D " + text + ": expected name=value or kernel.name=value");
+      return recommendUsage("-D " + text + ": expected name=value or kernel.name=value");
     opts.defines.push_back(*d);
   }
   std::map<std::string, std::vector<int64_t>> assumed;
@@ -81,7 +81,7 @@ int runRecommend(const RecommendArgs &args) {
     llvm::SmallVector<llvm::StringRef, 8> items;
     list.split(items, ',', -1, /*KeepEmpty=*/false);
     if (name.trim().empty() || items.empty())
-      return usage("--values " + text + ": expected name=v1,v2,...");
+      return recommendUsage("--values " + text + ": expected name=v1,v2,...");
     auto &into = opts.values[name.trim().str()];
     for (llvm::StringRef v : items)
       into.push_back(v.trim().str());
@@ -99,13 +99,13 @@ int runRecommend(const RecommendArgs &args) {
   if (!parseProgram(id, ast, diags))
     return kInputError;
   if (ast.program.kernels.empty())
-    return usage(args.input + " has no kernel to tune");
+    return recommendUsage(args.input + " has no kernel to tune");
   if (opts.kernel.empty()) {
     if (ast.program.kernels.size() != 1) {
       std::string names;
       for (const KernelDecl *k : ast.program.kernels)
         names += (names.empty() ? "" : ", ") + k->name;
-      return usage(args.input + " has " + std::to_string(ast.program.kernels.size()) +
+      return recommendUsage(args.input + " has " + std::to_string(ast.program.kernels.size()) +
                    " kernels; choose one with --kernel (" + names + ")");
     }
     opts.kernel = ast.program.kernels[0]->name;
@@ -114,7 +114,7 @@ int runRecommend(const RecommendArgs &args) {
     std::string names;
     for (const KernelDecl *k : ast.program.kernels)
       names += (names.empty() ? "" : ", ") + k->name;
-    return usage("--kernel " + opts.kernel + ": " + args.input + " has no kernel named '" +
+    return recommendUsage("--kernel " + opts.kernel + ": " + args.input + " has no kernel named '" +
                  opts.kernel + "'" + (names.empty() ? "" : " (its kernels: " + names + ")"));
   }
 
@@ -126,13 +126,13 @@ int runRecommend(const RecommendArgs &args) {
     auto knob = llvm::find_if(result->knobs, [&](const recommend::Knob &k) { return k.name == name; });
     if (knob != result->knobs.end()) {
       if (std::optional<std::string> bad = badValue(*knob))
-        return usage("--values " + name + "=...: '" + *bad + "' is not a value of " +
+        return recommendUsage("--values " + name + "=...: '" + *bad + "' is not a value of " +
                      (knob->role == recommend::KnobRole::Policy
                           ? "a warp policy knob (full_row, full_col or square)"
                           : "an integer knob"));
       continue;
     }
-      return usage("--values " + name + "=...: '" + name + "' is not a knob of kernel '" + opts.kernel +
+      return recommendUsage("--values " + name + "=...: '" + name + "' is not a knob of kernel '" + opts.kernel +
                    "' (knobs are compile-time parameters the kernel uses as tile sizes, thread "
                    "counts, stages, policies or panels, and -D does not pin)");
   }
@@ -143,7 +143,7 @@ int runRecommend(const RecommendArgs &args) {
                    return s.name == d.name && !s.assumed;
                  });
     if (!known && (d.kernel.empty() || d.kernel == opts.kernel))
-      return usage("-D " + d.name + "=" + d.value + " does not name a compile-time parameter or "
+      return recommendUsage("-D " + d.name + "=" + d.value + " does not name a compile-time parameter or "
                    "shape symbol of kernel '" + opts.kernel + "'");
   }
 
@@ -152,7 +152,7 @@ int runRecommend(const RecommendArgs &args) {
   std::error_code ec;
   llvm::raw_fd_ostream out(args.output, ec, llvm::sys::fs::OF_Text);
   if (ec)
-    return usage("cannot open output '" + args.output + "': " + ec.message());
+    return recommendUsage("cannot open output '" + args.output + "': " + ec.message());
   recommend::ReportOptions report;
   report.top = args.top;
   report.showIllegal = args.showIllegal;
