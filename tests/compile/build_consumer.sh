@@ -21,6 +21,7 @@ done
 mkdir -p "$build/samples"
 cp "$src/../gemm.tl" "$src/../softmax.tl" "$src/../rmsnorm.tl" "$build/samples/"
 "$cmake" -S "$src" -B "$build/consumer" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CUDA_FLAGS="$(sh "$(dirname "$0")/nvcc_arch.sh" --check-flags)" \
   -DTLC_SAMPLES="$build/samples"
 "$cmake" --build "$build/consumer"
 test -x "$build/consumer/consumer"

@@ -16,7 +16,12 @@ cudart=$(ls "$cuda"/lib64/libcudart.so "$cuda"/targets/*/lib/libcudart.so 2>/dev
 cudalib=$(dirname "$cudart")
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 set -- "$src/samples/gemm_auto.tl" "$src/samples/softmax.tl" --target sm_90a --namespace kern
-"$tlc" -c "$@" --nvcc "$nvcc" -o kernels.o
+# The compile checks' device optimization (nvcc_arch.sh --check-flags): this test is about the
+# host side, and tlc -c at -O3 is compile.tlc_c's.
+xnvcc=
+for f in $(sh "$src/tests/compile/nvcc_arch.sh" --check-flags); do xnvcc="$xnvcc -Xnvcc $f"; done
+# shellcheck disable=SC2086
+"$tlc" -c "$@" --nvcc "$nvcc" $xnvcc -o kernels.o
 "$tlc" "$@" --emit=decl -o kernels.h
 cat > main.cpp <<'CPP'
 #include "kernels.h"

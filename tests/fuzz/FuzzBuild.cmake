@@ -11,8 +11,10 @@ add_link_options(-fsanitize=${TLC_FUZZ_SANITIZERS} -fno-sanitize=vptr)
 # A unity build: each library's files compiled as one translation unit, the shared headers
 # (LLVM's, ANTLR's, the IR's) parsed once per library: 254 s of clang's CPU time instead of
 # about 440 (CI builds this from nothing in fuzz.run). tlc_ops and tlc_pictures opt out (their
-# files define file-local names alike); the ordinary build stays one file per unit.
+# files define file-local names alike); .ci/setup's build is a unity build too, a build configured
+# without CMAKE_UNITY_BUILD one file per unit.
 set(CMAKE_UNITY_BUILD ON)
+set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)  # as .ci/setup's build: fewer units, less repeated work
 # Only the shared libraries tlc-fuzz uses: Debian's LLVM exports libz3 (23 MB, its optional SMT
 # solver) to every program linking LLVMSupport, and pack.sh ships what the binary loads.
 add_link_options(-Wl,--as-needed)
