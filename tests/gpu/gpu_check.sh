@@ -18,7 +18,8 @@
 # name matches REGEX (default ^layout_: the issue-9 widths, head dims and gathered table),
 # through tests/gpu/sanitize.py. Each tool's error count goes into results.json
 # ("sanitizer": {tool: {"errors": N, "exit": rc, "seconds": s}}) and its output to sanitize.log.
-# A tool that reports errors makes the command exit 4 (unless the checks already failed).
+# A tool that reports errors, a launch that fails under it, or a REGEX that launches no case
+# makes the command exit 4 (unless the checks already failed).
 #
 # --torch adds a stage after the checks (and the sanitizer): tests/gpu/torch_ext_check.py builds
 # the bundle's PyTorch extension (make_bundle.sh --torch) and checks its ops against torch
@@ -102,7 +103,8 @@ if [[ -n $sanitize ]]; then
     { echo "===== compute-sanitizer --tool $tool: ${san_errors[$tool]} errors, exit ${san_exit[$tool]}, ${san_seconds[$tool]} s"
       cat "$out/san.$tool"; } | tee -a "$out/sanitize.log" | tail -n 3
     rm -f "$out/san.$tool"
-    [[ ${san_errors[$tool]} != 0 ]] && san_rc=4
+    # Errors, or sanitize.py's own failure: a launch that failed, or no case launched at all.
+    [[ ${san_errors[$tool]} != 0 || ${san_exit[$tool]} != 0 ]] && san_rc=4
   done
   python3 - "$out/results.json" "$sanitize" \
     "memcheck=${san_errors[memcheck]},${san_exit[memcheck]},${san_seconds[memcheck]}" \

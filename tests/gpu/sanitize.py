@@ -33,7 +33,7 @@ def main(argv) -> int:
     manifest = load_manifest(args.bundle)
     build_dir = args.build_dir or os.path.join(args.bundle, "build")
     stream = torch.cuda.current_stream().cuda_stream
-    failures = 0
+    failures = launched = 0
     for b in manifest.builds:
         if not re.search(args.only, b.name):
             continue
@@ -56,7 +56,13 @@ def main(argv) -> int:
             code = call()
             torch.cuda.synchronize()
             failures += code != 0
+            launched += 1
             print(f"sanitize: {c.name} {c.shape}: launcher status {code}")
+    if not launched:
+        # A regex that names no build (run 225's '^rnd0[0-4]' against rnd0_..rnd79_) must not
+        # pass as "0 errors": nothing was sanitized.
+        print(f"sanitize: no case of a build matching {args.only!r} was launched")
+        return 3
     return 1 if failures else 0
 
 
