@@ -40,7 +40,10 @@ from report import FLOOR_FAMILIES, MEMORY_FAMILIES, PEERS, markdown  # noqa: E40
 
 METHOD = ("CUDA events around each call; median of 3-100 calls (about 100 ms) after about "
           "25 ms of warm-up; 256 MB written before each call to flush L2; every implementation "
-          "checked against the first library peer's output (rel. error <= 1e-2) before timing.")
+          "checked against the first library peer's output (rel. error <= 1e-2) before timing. "
+          "Items with a Triton peer are also timed by turns after Triton is tuned: 5 rounds, "
+          "each implementation about 20 ms per round in rotating order, the median per "
+          "implementation (the 'By turns' tables).")
 
 
 def parse_args(argv):
@@ -185,7 +188,7 @@ def run_benchmark(args, manifest, items, so_paths: dict, unusable: dict) -> int:
             recorder.save()
             torch.cuda.empty_cache()
         if not args.skip_triton:
-            run_triton_pass(manifest, items, run, recorder, timer, deadline, args, ItemBench)
+            run_triton_pass(manifest, items, run, recorder, timer, deadline, args, ItemBench, so_paths)
     except FatalError as e:
         run["fatal"] = str(e)
         recorder.save()
@@ -214,7 +217,8 @@ def bench_libraries_and_ours(item_bench, record: dict, run: dict, so_path: str,
                                else item_bench.measure_ours(so_path))
 
 
-def run_triton_pass(manifest, items, run, recorder, timer, deadline, args, item_bench) -> None:
+def run_triton_pass(manifest, items, run, recorder, timer, deadline, args, item_bench,
+                    so_paths: dict) -> None:
     import torch
     for item, record in zip(items, run["items"]):
         if "triton" not in dict(PEERS[record["family"]]):
@@ -227,12 +231,30 @@ def run_triton_pass(manifest, items, run, recorder, timer, deadline, args, item_
             ib.floor_ms = record.get("floor_ms", 0.0)
             ib.ensure_reference()
             record["impls"]["triton"] = ib.tune(ib.triton_candidates())
+            interleave(ib, record, so_paths.get(item.build))
             del ib
         except torch.cuda.OutOfMemoryError as e:
             record["impls"]["triton"] = {"status": f"error: out of memory: {e}"[:200]}
         print(_summary(record), flush=True)
         recorder.save()
         torch.cuda.empty_cache()
+
+
+def interleave(ib, record: dict, so_path: str | None) -> None:
+    """Where ours, the library peers and Triton all ran correctly: the three timed again by
+    turns (ItemBench.interleaved), as record["interleaved"] with ours' ratios to each."""
+    impls = record["impls"]
+    ok = lambda key: impls.get(key, {}).get("status") == "ok"  # noqa: E731
+    peers = [p for p in ib.library_peers() if ok(p.key)]
+    if ib.tuned is None or not so_path or not ok("ours") or not ok("triton") or not peers:
+        return
+    try:
+        timed = ib.interleaved([ib.ours(so_path), *peers, ib.tuned])
+    except Exception as e:  # noqa: BLE001 - the separate passes' figures stand without it
+        record["interleaved"] = {"status": f"error: {type(e).__name__}: {str(e)[:200]}"}
+        return
+    ms = timed["ms"]
+    record["interleaved"] = {**timed, "ours_over": {k: ms[k] / ms["ours"] for k in ms if k != "ours"}}
 
 
 def main(argv) -> int:

@@ -109,15 +109,20 @@ def latest_items(runs):
 
 
 def ratios(item):
-    """[(peer key, peer title, peer ms / our ms)] for the peers measured beside ours (and the
-    peers of item["peer_fallback"], from earlier runs)."""
+    """[(peer key, peer title, peer ms / our ms)] for the peers measured beside ours, from the
+    rounds by turns where the item has them (and the peers of item["peer_fallback"], from
+    earlier runs)."""
     impls = item["impls"]
     ours = impls.get("ours", {})
     fallback = item.get("peer_fallback", {})
+    # Timed by turns (bench.py's interleave, from run 228 on): the ratios of the same rounds.
+    turns = item.get("interleaved", {}).get("ms", {})
     out = []
     for key, title in PEERS.get(item.get("family"), []):
         peer = impls.get(key, {})
-        if ours.get("status") == "ok" and ours.get("ms") and peer.get("status") == "ok" and peer.get("ms"):
+        if "ours" in turns and key in turns:
+            out.append((key, title, turns[key] / turns["ours"]))
+        elif ours.get("status") == "ok" and ours.get("ms") and peer.get("status") == "ok" and peer.get("ms"):
             out.append((key, title, peer["ms"] / ours["ms"]))
         elif key in fallback:
             out.append((key, title, fallback[key][0]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import statistics
 import zlib
 from dataclasses import dataclass
 from typing import Callable
@@ -29,6 +30,9 @@ FP8_DTYPES = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") i
 TOLERANCE = 1e-2
 TIMING = dict(warmup_ms=25, rep_ms=100, min_reps=3, max_reps=100)
 TUNING = dict(warmup_ms=5, rep_ms=20, min_reps=2, max_reps=10)
+# Rounds of interleaved() (bench.py's Triton pass: ours, the library peers and the tuned Triton
+# kernel of an item timed by turns).
+INTERLEAVED_ROUNDS = 5
 
 
 class FatalError(RuntimeError):
@@ -87,6 +91,7 @@ class ItemBench:
         gen.manual_seed(zlib.crc32(item.name.encode()))
         self.inputs = self.problem.inputs(item.shape, gen)
         self.reference = None
+        self.tuned = None  # the fastest correct candidate of tune()
 
     # ---- measurement --------------------------------------------------------------------------
 
@@ -142,8 +147,23 @@ class ItemBench:
             if bool(torch.isfinite(out).all()):
                 self.reference = out.clone()
 
+    def interleaved(self, impls: list, rounds: int = INTERLEAVED_ROUNDS) -> dict:
+        """Each implementation (already checked by measure) timed again in `rounds` rounds, one
+        short timing of each per round, the order rotated from round to round: ratios between
+        implementations taken the same seconds apart, not minutes apart as the separate passes
+        are (cuBLAS alone moved 604-731 TFLOP/s at 4096³ between items of one process, run
+        224). The median over rounds per implementation, in ms."""
+        times = {impl.key: [] for impl in impls}
+        for r in range(rounds):
+            for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
+                with impl.context():
+                    t = self.timer.measure(impl.run, timeout_s=self.timeout_s, **TUNING)
+                times[impl.key].append(t.median_ms)
+        return {"rounds": rounds, "ms": {k: statistics.median(v) for k, v in times.items()}}
+
     def tune(self, candidates: list) -> dict:
-        """Times every candidate briefly, then the fastest correct one properly."""
+        """Times every candidate briefly, then the fastest correct one properly (kept as
+        self.tuned for interleaved())."""
         best, best_ms, tried = None, math.inf, []
         for impl in candidates:
             rec = self.measure(impl, TUNING)
@@ -152,6 +172,7 @@ class ItemBench:
                 best, best_ms = impl, rec["ms"]
         if best is None:
             return {"status": "error: no configuration ran correctly", "tried": tried}
+        self.tuned = best
         return {**self.measure(best), "tried": tried}
 
     def measure_ours(self, so_path: str) -> dict:

@@ -232,14 +232,17 @@ def floor_table(family: str, items: list) -> list:
     return lines + _note_lines(notes) + ["", FLOOR_EXPLANATION]
 
 
+# Families whose tables say whether each item is causal.
+CAUSAL_FAMILIES = ("attention", "attention_overlap", "attention_sink", "attention_bwd", "attention_bwd_split")
+
+
 def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     if family in FLOOR_FAMILIES:
         return floor_table(family, items)
     memory_bound = family in MEMORY_FAMILIES
     metric = "gbps" if memory_bound else "tflops"
     peers = PEERS[family]
-    causal_column = family in ("attention", "attention_overlap", "attention_sink", "attention_bwd",
-                               "attention_bwd_split")
+    causal_column = family in CAUSAL_FAMILIES
     head = ["shape", "dtype"] + (["causal"] if causal_column else []) + ["ours"]
     head += [title for _, title in peers] + [f"ours/{title}" for _, title in peers]
     if memory_bound:
@@ -262,6 +265,28 @@ def family_table(family: str, items: list, copy_gbps: float | None) -> list:
     return lines + _note_lines(notes)
 
 
+def turns_table(family: str, items: list) -> list:
+    """The items timed again by turns (bench.py's interleave): ours' time and its ratio to
+    each peer measured in the same rounds."""
+    items = [i for i in items if "ms" in i.get("interleaved", {})]
+    if not items:
+        return []
+    keys = [key for key, _ in PEERS[family] if any(key in i["interleaved"]["ms"] for i in items)]
+    titles = dict(PEERS[family])
+    causal = family in CAUSAL_FAMILIES
+    head = ["shape", "dtype"] + (["causal"] if causal else []) + ["ours, ms"]
+    head += [f"ours/{titles[k]}" for k in keys]
+    lines = ["", f"By turns ({items[0]['interleaved']['rounds']} rounds, each implementation timed "
+             "once per round in rotating order; peer time over ours):", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for item in items:
+        ms = item["interleaved"]["ms"]
+        row = [_shape_label(item), item["dtype"]] + (["yes" if item["causal"] else "no"] if causal else [])
+        row += [f"{ms['ours']:.3f}"] + [f"{ms[k] / ms['ours']:.2f}" if k in ms else "-" for k in keys]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
 def markdown(run: dict) -> str:
     copy = run.get("copy_TBps")
     out = [f"## {run['device']}, {run['date']}", "",
@@ -278,6 +303,7 @@ def markdown(run: dict) -> str:
             continue
         out += [f"### {TITLES[family]}", ""]
         out += family_table(family, items, copy * 1e3 if copy else None)
+        out += turns_table(family, items)
         out.append("")
     return "\n".join(out)
 

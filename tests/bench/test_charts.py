@@ -103,6 +103,12 @@ class Selection(unittest.TestCase):
         self.assertEqual(charts.ratios(item("y", "gemm", 1.0, {})), [])
         self.assertIsNone(charts.chart("gemm", "GEMM", ["gemm"], {}))
 
+    def test_ratios_by_turns_win_over_the_separate_passes(self):
+        it = item("g", "gemm", 1.0, {"cublas": 1.5, "triton": 0.5})
+        it["interleaved"] = {"rounds": 5, "ms": {"ours": 2.0, "cublas": 2.2, "triton": 2.1}}
+        got = {key: round(r, 3) for key, _, r in charts.ratios(it)}
+        self.assertEqual(got, {"cublas": 1.1, "triton": 1.05})
+
     def test_names_are_escaped(self):
         chosen = {("gemm",): (item("a<&>b", "gemm", 1.0, {"cublas": 3.0}), "r&d.json", "2026-01-01")}
         svg = charts.chart("gemm", "GEMM", ["gemm"], chosen)
