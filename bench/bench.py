@@ -10,7 +10,9 @@ roofline floor, our kernel and the library peers (cuBLAS through torch.matmul; P
 with the flash and the cuDNN backends; torch.softmax; F.rms_norm; batched torch matmuls for MLA
 decode and for attention with sinks, beside SDPA with the sink as an extra key), then, in a
 second pass so that their compile time cannot crowd out the rest, the Triton peers (a tuned
-GEMM, FlashAttention-2 style forwards: dense, with sinks and GQA, block-sparse). Every implementation is checked against
+GEMM, FlashAttention-2 style forwards: dense, with sinks and GQA, block-sparse), after which
+ours, the library peers and the tuned Triton kernel of each such item are timed again by turns
+(interleave: ratios from the same seconds). Every implementation is checked against
 the first library peer's output before it is timed (bench/measure.py); timing is
 tests/gpu/timing.py (CUDA events, warm-up, median, L2 flushed).
 
