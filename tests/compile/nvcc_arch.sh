@@ -3,8 +3,8 @@
 # (compile_batch.py, names.py, torch_ext.sh, tests/robustness/nvcc_mutants.py, the
 # stdlib_compile_* tests of tests/compile/CMakeLists.txt), one per line.
 # An arch-specific target (sm_90a) as one -gencode: `-arch=sm_90a` also runs cicc a second time
-# for compute_90 PTX (a quarter of the compile); stdlib_compile_sm_90a and compile.consumer keep
-# the -arch form users type.
+# for compute_90 PTX (a quarter of the compile); compile.consumer keeps the architectures CMake
+# passes, as a user's project does.
 # --check lowers device optimization (cicc -O1, ptxas -O0) for the tests that only ask whether
 # the code compiles: the front ends, warnings, inline PTX and resource limits are checked the
 # same, and the sm_90a batch of every sample takes 36 s of cicc and ptxas instead of 127 s
